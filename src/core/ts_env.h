@@ -1,0 +1,34 @@
+// ts_env.h: TESSERA_* environment variables and value parsing (sizes, durations, lists).
+#ifndef TS_ENV_H
+#define TS_ENV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+// Strict parsers: the whole string must be consumed. Return 0 or TS_ERR_PARSE (message names `what`
+// and the value). `what` is a label for messages, e.g. "TESSERA_SIM_DEVICES" or "--reps".
+int ts_parse_i64(const char *s, const char *what, int64_t *out);
+int ts_parse_int(const char *s, const char *what, int *out);
+int ts_parse_double(const char *s, const char *what, double *out);
+int ts_parse_bool(const char *s, const char *what, int *out);        // 1/0/yes/no/true/false/on/off
+// "4096", "64K", "2M", "1.5G", "80%"(rejected here), binary multiples; bytes out.
+int ts_parse_size(const char *s, const char *what, size_t *out);
+// "10m", "90s", "1h30m", "2.5" (seconds) -> seconds.
+int ts_parse_duration(const char *s, const char *what, double *out);
+// Comma-separated list: "1,0.5,0.25" -> up to max values; *n gets the count.
+int ts_parse_double_list(const char *s, const char *what, double *out, int max, int *n);
+int ts_parse_i64_list(const char *s, const char *what, int64_t *out, int max, int *n);
+// Sizes list for sweeps: "1024,2048" or a range "1024:8192:1024" (start:stop:step, inclusive)
+// or "1024:8192:x2" (geometric).
+int ts_parse_size_sweep(const char *s, const char *what, int64_t *out, int max, int *n);
+
+// Environment lookups: *out is untouched and 0 returned when the variable is unset or empty.
+// Returns 1 when it was set and parsed, TS_ERR_PARSE when set but malformed.
+int ts_env_int(const char *name, int *out);
+int ts_env_i64(const char *name, int64_t *out);
+int ts_env_double(const char *name, double *out);
+int ts_env_size(const char *name, size_t *out);
+int ts_env_bool(const char *name, int *out);
+const char *ts_env_str(const char *name); // NULL when unset or empty
+
+#endif

@@ -1,0 +1,28 @@
+// ts_progress.h: progress of long work: a live line with ETA on a terminal, periodic plain lines otherwise.
+#ifndef TS_PROGRESS_H
+#define TS_PROGRESS_H
+
+#include <stdio.h>
+
+typedef struct {
+    FILE *out;          // usually stderr
+    int tty;            // 1: redraw one line with \r; 0: print a full line every `period` seconds
+    double period;      // seconds between plain lines (default 10)
+    double start, last;
+    double total;       // total work units (e.g. flops or iterations)
+    char label[64];
+    int enabled;
+    int drawn;          // a live line is on screen
+} ts_progress;
+
+// tty is detected from `out` (isatty); TESSERA_PROGRESS=0 disables, =1 forces plain lines.
+void ts_progress_init(ts_progress *p, FILE *out, const char *label, double total);
+// done in [0, total]; `detail` is appended (e.g. "41.2 TFLOP/s"); may be NULL.
+// Prints at most every 0.2 s on a terminal, every `period` seconds otherwise.
+void ts_progress_update(ts_progress *p, double done, const char *detail);
+// Final line (newline on a terminal); prints elapsed time.
+void ts_progress_finish(ts_progress *p, const char *detail);
+// "1h02m", "3m20s", "12.5s"
+void ts_format_duration(double seconds, char *buf, int len);
+
+#endif

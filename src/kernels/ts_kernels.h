@@ -1,0 +1,70 @@
+// ts_kernels.h: GEMM and the BLAS pieces the upper layers need, with one contract for the CPU
+// reference kernels, the CPU BLAS and the device engines. All matrices are column-major;
+// row-major callers swap operands at the face (C^T = op(B)^T op(A)^T).
+#ifndef TS_KERNELS_H
+#define TS_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/ts_device.h"
+
+// Precision letters as in BLAS: 's', 'd', 'c', 'z'. Scalars (alpha, beta) point to one value of
+// the precision (float, double, float complex as 2 floats, double complex as 2 doubles).
+size_t ts_prec_size(char prec);    // 4, 8, 8, 16; 0 for an unknown letter
+int ts_prec_is_complex(char prec);
+// Op letters: 'N', 'T', 'C' (conjugate transpose; same as 'T' for real precisions).
+
+// Device GEMM engines. The report of every tool names the engine that ran.
+typedef enum {
+    TS_ENGINE_AUTO = 0,   // the fastest available on the stream's device
+    TS_ENGINE_CUBLAS,     // cuBLAS (CUDA devices)
+    TS_ENGINE_TESSERA,    // our own kernels (CUDA devices; not yet built -> TS_ERR_UNSUPPORTED)
+    TS_ENGINE_REF,        // CPU reference kernel (simulated devices; the sim's "device code")
+    TS_ENGINE_CPU,        // the CPU BLAS on host memory (no device)
+    TS_ENGINE_TILES,      // the tile runtime (host-resident operands; later issue)
+} ts_engine;
+const char *ts_engine_name(ts_engine e);           // "auto", "cublas", "tessera", "ref", "cpu", "tiles"
+int ts_engine_parse(const char *s, ts_engine *out); // TS_ERR_ARG naming the value and the choices
+
+// ---- CPU, host memory ----
+// Reference GEMM (straightforward loops, blocked for the cache; any op, s/d/c/z).
+void ts_gemm_ref(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                 const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C,
+                 int64_t ldc);
+// The system CPU BLAS (CBLAS, column-major). Returns 0 or TS_ERR_ARG for bad dimensions.
+int ts_gemm_cpu(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C,
+                int64_t ldc);
+// Checks GEMM arguments in the reference BLAS order; returns 0, or the 1-based position of the
+// first bad argument (transa=1, transb=2, m=3, n=4, k=5, lda=8, ldb=10, ldc=13).
+int ts_gemm_check_args(char ta, char tb, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                       int64_t ldc);
+// Name and threads of the CPU BLAS ("OpenBLAS 0.3.21", threads).
+const char *ts_cpu_blas_name(void);
+int ts_cpu_blas_threads(void);
+void ts_cpu_blas_set_threads(int n);
+
+// Verification of C = alpha op(A) op(B) + beta C0 by a randomized (Freivalds) check with `nvec`
+// random vectors x: err = ||C x - (alpha op(A)(op(B) x) + beta C0 x)||_inf
+//                         / ((|alpha| ||A||_inf-ish ||B|| + |beta| ||C0||) ||x|| * k * eps).
+// *err gets the scaled error; returns 1 if err <= bound, 0 if not. O((m+n)k) per vector.
+// C0 may be NULL when beta is zero.
+int ts_gemm_verify(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                   const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                   const void *C0, int64_t ldc0, const void *C, int64_t ldc, int nvec,
+                   uint64_t seed, double bound, double *err);
+
+// ---- devices (device pointers, asynchronous on a stream) ----
+// Sim devices run ts_gemm_ref (or the CPU BLAS) on the stream's worker; CUDA devices cuBLAS (or
+// the own kernel when engine is TESSERA). Alpha/beta are host scalars read at enqueue time.
+int ts_dev_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, int64_t m, int64_t n,
+                int64_t k, const void *alpha, const void *A, int64_t lda, const void *B,
+                int64_t ldb, const void *beta, void *C, int64_t ldc);
+// B = alpha op(A)^-1 B (side 'L') or B op(A)^-1 (side 'R'), double precision.
+int ts_dev_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                 double alpha, const double *A, int64_t lda, double *B, int64_t ldb);
+// The engine `auto` resolves to on this stream's device.
+ts_engine ts_dev_gemm_default_engine(ts_stream *st);
+
+#endif
