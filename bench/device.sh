@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# device.sh: one call on the GPU machine: build for Hopper, run the test suite against the real GPU,
+# compute-sanitizer on a small GEMM, then the benchmarks; JSON and logs under $OUT (or bench/out),
+# a short table printed last. Usage: bench/device.sh [quick]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/out}
+mkdir -p "$OUT"
+log=$OUT/device-log.txt
+: >"$log"
+say() { echo "$@" | tee -a "$log" >&2; }
+fail=0
+
+say "== device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+say "== commit: $(git rev-parse --short=7 HEAD 2>/dev/null)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)"
+
+# cmocka is not in the GPU image: a copy unpacked from the Debian package travels in .deps/.
+build=build-device
+t0=$(date +%s)
+if ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log" 2>&1 &&
+       cmake --build $build -j "$(nproc)" >>"$log" 2>&1; }; then
+  say "== BUILD FAILED"; tail -40 "$log" >&2; exit 2
+fi
+say "== build: $(( $(date +%s) - t0 )) s"
+
+# Resource report and SASS check of our CUDA kernels (registers, spills, shared memory, DMMA).
+for cu in src/kernels/cuda/*.cu src/algorithms/*/cuda/*.cu; do
+  [ -e "$cu" ] || continue
+  nvcc -gencode=arch=compute_90a,code=sm_90a -Isrc -I$build/generated -Xptxas=-v -c "$cu" \
+       -o /tmp/ts_res.o >>"$OUT/ptxas.txt" 2>&1 || true
+done
+
+say "== tests (TESSERA_TEST_BACKEND=cuda)"
+(cd $build && TESSERA_TEST_BACKEND=cuda ctest --output-on-failure -j 4 ${TESSERA_CTEST_ARGS:-}) >>"$log" 2>&1 || fail=1
+grep -E "tests passed|tests failed|Failed|\*\*\*" "$log" | tail -15 >&2
+
+say "== compute-sanitizer memcheck: small GEMM"
+if compute-sanitizer --tool memcheck --error-exitcode 9 $build/bin/tessera gemm 256x192x160 \
+     --engine cublas --ops NN,TT --reps 2 --warmup 1 >>"$log" 2>&1; then
+  say "   memcheck clean"
+else
+  say "   memcheck FAILED"; fail=1
+fi
+
+if [ "${1:-}" != quick ]; then
+  say "== benchmarks"
+  bench/run.sh $build/bin/tessera "$OUT" >>"$log" 2>&1 || fail=1
+fi
+
+say "== summary (fail=$fail)"
+python3 bench/summarize.py "$OUT"/*.json | tee -a "$log"
+exit $fail

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+"""summarize.py: prints a short table of every results-schema JSON given (the last lines of a device run)."""
+import json
+import sys
+
+
+def rows(path):
+    try:
+        doc = json.load(open(path))
+    except Exception as e:  # a failed step leaves no or a partial file
+        yield (path, "unreadable: %s" % e)
+        return
+    for r in doc.get("results", []):
+        s = r.get("shape", {})
+        shape = "x".join(str(s[k]) for k in ("m", "n", "k") if k in s) or \
+            " ".join("%s=%s" % (k, v) for k, v in r.get("extra", {}).items() if k in ("N", "NB", "P", "Q"))
+        ops = (s.get("transa", "") + s.get("transb", "")) if "transa" in s else ""
+        tf = r.get("tflops", {}).get("median")
+        sec = r.get("seconds", {}).get("median")
+        ver = "ok" if r.get("verified") else "SKIP"
+        if r.get("verified") and r.get("error") is not None and r.get("bound") is not None:
+            ver = "ok" if r["error"] <= r["bound"] else "FAIL"
+        if "passed" in r.get("extra", {}):
+            ver = "PASSED" if r["extra"]["passed"] else "FAILED"
+        yield ("%-6s %-8s %-2s %-22s %-3s %10s %9s %s" % (
+            r.get("bench", "?"), r.get("engine", "?"), r.get("precision", ""), shape, ops,
+            "%.4f s" % sec if sec is not None else "-",
+            "%.2f TF" % tf if tf is not None else "-", ver),)
+
+
+print("%-6s %-8s %-2s %-22s %-3s %10s %9s %s" % ("bench", "engine", "p", "shape", "op", "median", "rate", "check"))
+for p in sys.argv[1:]:
+    for row in rows(p):
+        print(*row)
