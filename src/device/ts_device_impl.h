@@ -74,6 +74,12 @@ struct ts_backend_ops {
     int (*kernel)(ts_stream *st, const ts_kernel *k);
 };
 
+// Allocates and initialises a device of the set (set, lock, counters, props.backend/ordinal) for a
+// backend's open(); the backend then fills the props and arena_base, and stores it in
+// s->devices[ordinal]. ts_device.c owns the struct: it frees it after the backend's close().
+// NULL (error set) when out of memory.
+ts_device *ts_device_new(ts_devset *s, int ordinal);
+
 // Backends (ts_cuda_backend.c is compiled only with CUDA; without it this returns NULL).
 const ts_backend_ops *ts_sim_backend_ops(void);
 const ts_backend_ops *ts_cuda_backend_ops(void);
