@@ -80,11 +80,6 @@ struct ts_backend_ops {
 // NULL (error set) when out of memory.
 ts_device *ts_device_new(ts_devset *s, int ordinal);
 
-// For a backend's open(): allocates device `ordinal` of the set (zeroed, lock initialised, set,
-// props.backend/ordinal filled) and stores it in s->devices[ordinal]. NULL with an error set on
-// failure. ts_device.c frees the devices after the backend's close().
-ts_device *ts_device_new(ts_devset *s, int ordinal);
-
 // Backends (ts_cuda_backend.c is compiled only with CUDA; without it this returns NULL).
 const ts_backend_ops *ts_sim_backend_ops(void);
 const ts_backend_ops *ts_cuda_backend_ops(void);
