@@ -72,6 +72,8 @@ struct ts_backend_ops {
     int (*memset)(ts_stream *st, void *dst, int value, size_t bytes);
     int (*host_callback)(ts_stream *st, void (*fn)(void *), void *arg);
     int (*kernel)(ts_stream *st, const ts_kernel *k);
+    // 1 when a and b (distinct devices of the set) have a direct peer link; NULL means never.
+    int (*can_peer)(const ts_device *a, const ts_device *b);
 };
 
 // Allocates and initialises a device of the set (set, lock, counters, props.backend/ordinal) for a
