@@ -67,4 +67,26 @@ int ts_dev_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64_
 // The engine `auto` resolves to on this stream's device.
 ts_engine ts_dev_gemm_default_engine(ts_stream *st);
 
+// ---- additions (kernels layer) ----
+// ts_gemm_check_args plus the precision, as an error: 0, or TS_ERR_ARG with a message naming
+// `who`, the argument's position and name, and its value.
+int ts_gemm_check_raise(const char *who, char prec, char ta, char tb, int64_t m, int64_t n,
+                        int64_t k, int64_t lda, int64_t ldb, int64_t ldc);
+// DTRSM arguments in the reference BLAS order: 0 or the 1-based position of the first bad one
+// (side=1, uplo=2, transa=3, diag=4, m=5, n=6, lda=9, ldb=11).
+int ts_dtrsm_check_args(char side, char uplo, char ta, char diag, int64_t m, int64_t n, int64_t lda,
+                        int64_t ldb);
+// DTRSM by the CPU BLAS on host memory (CBLAS, column-major); 0 or TS_ERR_ARG.
+int ts_dtrsm_cpu(char side, char uplo, char ta, char diag, int64_t m, int64_t n, double alpha,
+                 const double *A, int64_t lda, double *B, int64_t ldb);
+// The engine ts_dev_gemm runs for this call: `engine` itself unless AUTO; AUTO gives cublas on CUDA
+// devices and, on simulated devices, ref up to TESSERA_SIM_GEMM_REF_FLOPS (default 2*256^3 flops,
+// x4 for complex) and cpu (the CPU BLAS standing in as the sim's device code) above. Reports use
+// this to name the engine that ran.
+ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, int64_t m, int64_t n,
+                                 int64_t k);
+// Default bound for ts_gemm_verify's scaled error (see ts_gemm_verify.c for the derivation): a
+// correct GEMM cannot exceed about 1 even with worst-case rounding; random data gives ~1e-3 or less.
+#define TS_GEMM_VERIFY_BOUND 1.0
+
 #endif

@@ -1,0 +1,257 @@
+// ts_gemm_verify.c: randomized (Freivalds) verification of a GEMM result with a stated error bound.
+//
+// For nvec random vectors x (length n) the check computes, in double (double complex) arithmetic,
+//     y = C x                       and   z = alpha op(A) (op(B) x) + beta C0 x
+// and the scaled error
+//     err = ||y - z||_inf / (S ||x||_inf),
+//     S   = (|alpha| ||op(A)||_inf ||op(B)||_inf + |beta| ||C0||_inf) * max(k, 1) * eps,
+// where ||.||_inf is the largest row sum of moduli and eps the unit roundoff of the precision
+// (2^-24 for s/c, 2^-53 for d/z). The reported err is the largest over the vectors.
+//
+// Why bound 1 (TS_GEMM_VERIFY_BOUND): a correct GEMM satisfies |C - (alpha AB + beta C0)| <=
+// ~k eps (|alpha||op(A)||op(B)| + |beta||C0|) elementwise (classic dot-product rounding bound),
+// so |(C - exact) x|_inf <= S ||x||_inf: err <= ~1 even if every rounding error had the same sign
+// (the double-precision check adds its own rounding, far below this for realistic data). Rounding
+// errors of real computations are random-signed, so correct results score far lower: for random
+// data err falls like 1/(k sqrt(n)) (measured ~1e-3 at k = n = 40 and below for larger sizes).
+//
+// Detection: x_j is drawn with |x_j| in [1/2, 1) (real; complex: real and imaginary parts so, so
+// |x_j| >= ||x||_inf / 2), with random signs. One wrong element C(i,j) = correct + delta changes y_i
+// by delta x_j, so err >= |delta| / (2 S) - (the correct result's err): an error
+// |delta| > 2 * bound * S is detected by every single vector; |delta| < bound * S (less the
+// correct result's err) can never be. Several wrong elements in one row could cancel only for
+// particular x; with continuous random x and nvec >= 2 that is negligible. NaN or Inf anywhere in C
+// (or A, B, C0) makes y - z non-finite and always fails. Cost O((m+n)k + mn) per vector, plus
+// O(mk + kn + mn) once for the norms.
+#include <complex.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/ts_error.h"
+#include "core/ts_rng.h"
+#include "kernels/ts_kernels.h"
+
+typedef double complex zd;
+
+// y = op(M) x for op(M) rows x cols; M stored with leading dimension ld (cols x rows when t != 'N').
+// Vectors are double (real) or interleaved double pairs read as double complex.
+typedef void (*matvec_fn)(char t, int64_t rows, int64_t cols, const void *M, int64_t ld,
+                          const double *x, double *y);
+// ||op(M)||_inf, with tmp holding `rows` doubles.
+typedef double (*norm_fn)(char t, int64_t rows, int64_t cols, const void *M, int64_t ld, double *tmp);
+
+#define TS_DEFINE_VERIFY_REAL(L, T)                                                               \
+    static void matvec_##L(char t, int64_t rows, int64_t cols, const void *Mv, int64_t ld,       \
+                           const double *x, double *y) {                                          \
+        const T *M = Mv;                                                                          \
+        if (t == 'N') {                                                                           \
+            for (int64_t i = 0; i < rows; i++) y[i] = 0.0;                                        \
+            for (int64_t p = 0; p < cols; p++) {                                                  \
+                const T *col = M + p * ld;                                                        \
+                double xp = x[p];                                                                 \
+                for (int64_t i = 0; i < rows; i++) y[i] += (double)col[i] * xp;                   \
+            }                                                                                     \
+        } else {                                                                                  \
+            for (int64_t i = 0; i < rows; i++) {                                                  \
+                const T *col = M + i * ld;                                                        \
+                double s = 0.0;                                                                   \
+                for (int64_t p = 0; p < cols; p++) s += (double)col[p] * x[p];                    \
+                y[i] = s;                                                                         \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static double norm_##L(char t, int64_t rows, int64_t cols, const void *Mv, int64_t ld,       \
+                           double *tmp) {                                                         \
+        const T *M = Mv;                                                                          \
+        double nrm = 0.0;                                                                         \
+        if (t == 'N') {                                                                           \
+            for (int64_t i = 0; i < rows; i++) tmp[i] = 0.0;                                      \
+            for (int64_t p = 0; p < cols; p++)                                                    \
+                for (int64_t i = 0; i < rows; i++) tmp[i] += fabs((double)M[i + p * ld]);         \
+        } else {                                                                                  \
+            for (int64_t i = 0; i < rows; i++) {                                                  \
+                double s = 0.0;                                                                   \
+                for (int64_t p = 0; p < cols; p++) s += fabs((double)M[p + i * ld]);              \
+                tmp[i] = s;                                                                       \
+            }                                                                                     \
+        }                                                                                         \
+        for (int64_t i = 0; i < rows; i++)                                                        \
+            if (!(tmp[i] <= nrm)) nrm = tmp[i]; /* NaN propagates */                              \
+        return nrm;                                                                               \
+    }
+
+#define TS_DEFINE_VERIFY_COMPLEX(L, T)                                                            \
+    static zd load_##L(const T *p, int conj) {                                                    \
+        return CMPLX((double)p[0], conj ? -(double)p[1] : (double)p[1]);                          \
+    }                                                                                             \
+    static void matvec_##L(char t, int64_t rows, int64_t cols, const void *Mv, int64_t ld,       \
+                           const double *xv, double *yv) {                                        \
+        const T *M = Mv;                                                                          \
+        const zd *x = (const zd *)xv;                                                             \
+        zd *y = (zd *)yv;                                                                         \
+        if (t == 'N') {                                                                           \
+            for (int64_t i = 0; i < rows; i++) y[i] = 0.0;                                        \
+            for (int64_t p = 0; p < cols; p++) {                                                  \
+                const T *col = M + 2 * p * ld;                                                    \
+                zd xp = x[p];                                                                     \
+                for (int64_t i = 0; i < rows; i++) y[i] += load_##L(col + 2 * i, 0) * xp;         \
+            }                                                                                     \
+        } else {                                                                                  \
+            int conj = t == 'C';                                                                  \
+            for (int64_t i = 0; i < rows; i++) {                                                  \
+                const T *col = M + 2 * i * ld;                                                    \
+                zd s = 0.0;                                                                       \
+                for (int64_t p = 0; p < cols; p++) s += load_##L(col + 2 * p, conj) * x[p];       \
+                y[i] = s;                                                                         \
+            }                                                                                     \
+        }                                                                                         \
+    }                                                                                             \
+    static double norm_##L(char t, int64_t rows, int64_t cols, const void *Mv, int64_t ld,       \
+                           double *tmp) {                                                         \
+        const T *M = Mv;                                                                          \
+        double nrm = 0.0;                                                                         \
+        for (int64_t i = 0; i < rows; i++) tmp[i] = 0.0;                                          \
+        for (int64_t p = 0; p < cols; p++)                                                        \
+            for (int64_t i = 0; i < rows; i++) {                                                  \
+                const T *e = t == 'N' ? M + 2 * (i + p * ld) : M + 2 * (p + i * ld);              \
+                tmp[i] += hypot((double)e[0], (double)e[1]);                                      \
+            }                                                                                     \
+        for (int64_t i = 0; i < rows; i++)                                                        \
+            if (!(tmp[i] <= nrm)) nrm = tmp[i];                                                   \
+        return nrm;                                                                               \
+    }
+
+TS_DEFINE_VERIFY_REAL(s, float)
+TS_DEFINE_VERIFY_REAL(d, double)
+TS_DEFINE_VERIFY_COMPLEX(c, float)
+TS_DEFINE_VERIFY_COMPLEX(z, double)
+
+static char op_upper(char t) { return t == 'n' ? 'N' : t == 't' ? 'T' : t == 'c' ? 'C' : t; }
+
+static zd load_scalar(char prec, const void *p) {
+    switch (prec) {
+    case 's': return *(const float *)p;
+    case 'd': return *(const double *)p;
+    case 'c': return CMPLX(((const float *)p)[0], ((const float *)p)[1]);
+    default: return CMPLX(((const double *)p)[0], ((const double *)p)[1]);
+    }
+}
+
+// x with |x_j| in [1/2, 1) per real component and random signs (see the header comment).
+static void fill_x(uint64_t key, int vec, int64_t len, double *x) {
+    for (int64_t j = 0; j < len; j++) {
+        double u = ts_uniform_at(key, (uint64_t)vec * (uint64_t)len + (uint64_t)j); // [-0.5, 0.5)
+        x[j] = u + (u >= 0.0 ? 0.5 : -0.5);
+    }
+}
+
+static double vec_inf(int cplx, int64_t n, const double *x) {
+    double r = 0.0;
+    for (int64_t j = 0; j < n; j++) {
+        double a = cplx ? cabs(((const zd *)x)[j]) : fabs(x[j]);
+        if (!(a <= r)) r = a;
+    }
+    return r;
+}
+
+// max_i |y_i - (alpha u_i + beta y0_i)|; u or y0 NULL means zero. NaN propagates.
+static double diff_inf(int cplx, int64_t m, const double *y, zd alpha, const double *u, zd beta,
+                       const double *y0) {
+    double r = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+        double d;
+        if (cplx) {
+            zd z = 0.0;
+            if (u) z += alpha * ((const zd *)u)[i];
+            if (y0) z += beta * ((const zd *)y0)[i];
+            d = cabs(((const zd *)y)[i] - z);
+        } else {
+            double z = 0.0;
+            if (u) z += creal(alpha) * u[i];
+            if (y0) z += creal(beta) * y0[i];
+            d = fabs(y[i] - z);
+        }
+        if (!(d <= r)) r = d;
+        if (isnan(r)) return r;
+    }
+    return r;
+}
+
+static int verify_args(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, int64_t lda,
+                       int64_t ldb, zd beta, const void *C0, int64_t ldc0, const void *C,
+                       int64_t ldc, int nvec) {
+    TS_CHECK(ts_gemm_check_raise("ts_gemm_verify", prec, ta, tb, m, n, k, lda, ldb, ldc));
+    int64_t minld = m > 1 ? m : 1;
+    if (beta != 0.0 && !C0) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: C0 is NULL but beta is not zero");
+    if (C0 && ldc0 < minld) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: ldc0 = %lld < max(1, m = %lld)",
+                                     (long long)ldc0, (long long)m);
+    if (!C && m > 0 && n > 0) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: C is NULL");
+    if (nvec < 1) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: nvec = %d must be >= 1", nvec);
+    return 0;
+}
+
+int ts_gemm_verify(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                   const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                   const void *C0, int64_t ldc0, const void *C, int64_t ldc, int nvec,
+                   uint64_t seed, double bound, double *err) {
+    double e_out = INFINITY;
+    if (err) *err = e_out;
+    if (!alpha || !beta || ts_prec_size(prec) == 0) {
+        TS_ERROR(TS_ERR_ARG, "ts_gemm_verify: precision '%c' unknown or alpha/beta NULL", prec);
+        return 0;
+    }
+    zd al = load_scalar(prec, alpha), be = load_scalar(prec, beta);
+    if (verify_args(prec, ta, tb, m, n, k, lda, ldb, be, C0, ldc0, C, ldc, nvec) < 0) return 0;
+    if (m == 0 || n == 0) {
+        if (err) *err = 0.0;
+        return 1;
+    }
+    ta = op_upper(ta);
+    tb = op_upper(tb);
+    int cplx = ts_prec_is_complex(prec);
+    if (!cplx) { // 'C' is 'T' for real data
+        if (ta == 'C') ta = 'T';
+        if (tb == 'C') tb = 'T';
+    }
+    matvec_fn mv = prec == 's' ? matvec_s : prec == 'd' ? matvec_d : prec == 'c' ? matvec_c : matvec_z;
+    norm_fn nrm = prec == 's' ? norm_s : prec == 'd' ? norm_d : prec == 'c' ? norm_c : norm_z;
+    double eps = (prec == 's' || prec == 'c') ? ldexp(1.0, -24) : ldexp(1.0, -53);
+    int use_ab = k > 0 && al != 0.0, use_c0 = be != 0.0;
+
+    size_t cw = cplx ? 2 : 1, big = (size_t)(m > k ? m : k);
+    double *x = malloc(cw * (size_t)n * sizeof *x), *w = malloc(cw * (size_t)(k > 0 ? k : 1) * sizeof *w);
+    double *u = malloc(cw * (size_t)m * sizeof *u), *y = malloc(cw * (size_t)m * sizeof *y);
+    double *y0 = malloc(cw * (size_t)m * sizeof *y0), *tmp = malloc(big * sizeof *tmp);
+    int ok = 0;
+    if (!x || !w || !u || !y || !y0 || !tmp) {
+        TS_ERROR(TS_ERR_NOMEM, "ts_gemm_verify: no memory for the check vectors (m=%lld n=%lld k=%lld)",
+                 (long long)m, (long long)n, (long long)k);
+        goto out;
+    }
+    double nA = use_ab ? nrm(ta, m, k, A, lda, tmp) : 0.0;
+    double nB = use_ab ? nrm(tb, k, n, B, ldb, tmp) : 0.0;
+    double nC0 = use_c0 ? nrm('N', m, n, C0, ldc0, tmp) : 0.0;
+    double S = (cabs(al) * nA * nB + cabs(be) * nC0) * (double)(k > 1 ? k : 1) * eps;
+
+    uint64_t key = ts_mix64(seed ^ 0x7465737365726176ull); // the verifier's own stream of the seed
+    double worst = 0.0;
+    for (int v = 0; v < nvec && !isnan(worst); v++) {
+        fill_x(key, v, (int64_t)cw * n, x);
+        if (use_ab) {
+            mv(tb, k, n, B, ldb, x, w);
+            mv(ta, m, k, A, lda, w, u);
+        }
+        if (use_c0) mv('N', m, n, C0, ldc0, x, y0);
+        mv('N', m, n, C, ldc, x, y);
+        double d = diff_inf(cplx, m, y, al, use_ab ? u : NULL, be, use_c0 ? y0 : NULL);
+        double denom = S * vec_inf(cplx, n, x);
+        double e = denom > 0.0 ? d / denom : (d == 0.0 ? 0.0 : INFINITY);
+        if (!(e <= worst)) worst = e;
+    }
+    e_out = worst;
+    ok = worst <= bound;
+out:
+    free(x), free(w), free(u), free(y), free(y0), free(tmp);
+    if (err) *err = e_out;
+    return ok;
+}
