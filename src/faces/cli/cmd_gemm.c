@@ -1,0 +1,1093 @@
+// cmd_gemm.c: `tessera gemm`: GEMM benchmark, verification and side-by-side engine comparison.
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ts_env.h"
+#include "core/ts_error.h"
+#include "core/ts_json.h"
+#include "core/ts_log.h"
+#include "core/ts_progress.h"
+#include "core/ts_rng.h"
+#include "core/ts_timer.h"
+#include "device/ts_device.h"
+#include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_cli_opts.h"
+#include "kernels/ts_kernels.h"
+
+#define CMD "gemm"
+#define MAX_SHAPES 256
+#define MAX_PRECS 4
+#define MAX_OPS 16
+#define MAX_ENGINES 8
+#define MAX_DIM 2147483647LL // cuBLAS takes int dimensions
+
+// Full recomputation with the reference kernel is done when m*n*k is at most this.
+#define REF_CHECK_MAX_MNK (1LL << 27)
+// Freivalds check: random vectors and the bound its scaled error is held to (the error is
+// normalised by k*eps and the operand norms; the bound's derivation is in ts_gemm_verify.c).
+#define FREIVALDS_NVEC 2
+#define FREIVALDS_BOUND TS_GEMM_VERIFY_BOUND
+// Full recomputation: ||C - Cref||_F / ((|alpha| ||A||_F ||B||_F + |beta| ||C0||_F) * k * eps).
+// The worst-case rounding bound of either result is about k*eps times the denominator's terms;
+// random data stays orders of magnitude below 1.
+#define REF_BOUND 1.0
+
+typedef struct {
+    int64_t m, n, k;
+} shape_t;
+
+typedef struct {
+    shape_t shapes[MAX_SHAPES];
+    int nshapes;
+    char precs[MAX_PRECS];
+    int nprecs;
+    char ops[MAX_OPS][2];
+    int nops;
+    double alpha[2], beta[2];
+    int row_major;
+    ts_engine engines[MAX_ENGINES];
+    int nengines;
+    int where_host;
+    int warmup, reps; // reps 0 = per-engine default
+    int verify;
+    int device;
+    int device_given;
+    const char *json;
+    uint64_t seed;
+    int verbosity;
+    int64_t lda, ldb, ldc; // 0 = tight
+} gemm_opts;
+
+// One GEMM in column-major terms (row-major problems are transposed at construction).
+typedef struct {
+    char ta, tb;
+    int64_t m, n, k;
+    int64_t lda, ldb, ldc;
+    int64_t colsA, colsB; // stored columns of A and B
+} colprob;
+
+typedef struct {
+    shape_t shape;
+    char prec, ta, tb;
+    ts_engine requested, engine;
+    int host; // operands in host memory (where = host)
+    int reps;
+    ts_stats sec;
+    double tf_med, tf_min, tf_max;
+    int verified, passed, runtime_failed;
+    double error, bound;
+    double fv_err, ref_err;
+    int ref_done;
+    double ratio; // TFLOP/s against the first engine of the group (0 = no comparison)
+} gemm_row;
+
+// Everything one run needs: devices, the stream, host and device operand buffers.
+typedef struct {
+    gemm_opts *o;
+    ts_devset *devs;
+    ts_device *dev;
+    ts_stream *st;
+    // host operands (pinned when a device is open) and results
+    void *hA, *hB, *hC0, *hC, *hCref;
+    size_t bytesA, bytesB, bytesC;
+    // device operands
+    void *dA, *dB, *dC;
+    int cref_valid; // hCref holds the reference result of the current group
+    gemm_row *rows;
+    int nrows, caprows;
+    FILE *out;
+    ts_progress prog;
+    int progress_on;
+    double flops_done;
+} gemm_ctx;
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: tessera gemm [options] [SIZES]\n"
+        "  SIZES               M or MxNxK items (e.g. 4096 8192x8192x256); default: 4096 8192 on a GPU,\n"
+        "                      256 512 on simulated devices, 1024 2048 on the CPU\n"
+        "  --sweep A:B:S       sizes from A to B by step S (or xF: geometric), e.g. 1024:8192:x2\n"
+        "  -m/-n/-k N          set a dimension (overrides the sizes above for that dimension)\n"
+        "  --prec s|d|c|z      precision, comma list allowed (default d)\n"
+        "  --transa/--transb N|T|C, or --ops NN,NT,...   operations (default NN)\n"
+        "  --alpha/--beta RE[,IM]   scalars (default 1 and 1)\n"
+        "  --layout col|row    storage order (row: computed as the transposed column-major problem)\n"
+        "  --lda/--ldb/--ldc N leading dimensions (default: tight)\n"
+        "  --engine E[,E...]   cpu|cublas|tessera|tiles|ref|auto, run side by side on the same data\n"
+        "                      (default: cublas on a GPU machine, cpu otherwise)\n"
+        "  --where device|host operands resident on the device, or in host memory with the transfers\n"
+        "                      timed in (device engines)\n"
+        "  --warmup N          untimed runs first (default 2)\n"
+        "  --reps N            timed runs (default 10 on a device, 3 on the CPU)\n"
+        "  --no-verify         skip verification (reported as SKIPPED / verified false)\n"
+        "  --device I          which device (default 0)\n"
+        "  --seed S            data seed (default 1)\n"
+        "  --json FILE         write results (results schema; '-' = stdout)\n"
+        "  -q / -v             quieter / more verbose\n"
+        "exit: 0 ok, 1 a verification failed, 2 bad usage or does not fit, 3 runtime failure\n");
+}
+
+// ---------------------------------------------------------------- parsing
+
+// One dimension: a positive integer that fits cuBLAS's int. `what` names it in messages
+// ("size '64x0x3'" or "-m").
+static int parse_dim(const char *tok, const char *what, int64_t *out) {
+    int64_t v;
+    if (ts_parse_i64(tok, what, &v) < 0)
+        return ts_cli_usage_error(CMD, "%s: '%s' is not a positive integer", what, tok);
+    if (v <= 0) return ts_cli_usage_error(CMD, "%s: '%s' must be positive", what, tok);
+    if (v > MAX_DIM) return ts_cli_usage_error(CMD, "%s: '%s' is too large (at most %lld)", what, tok, MAX_DIM);
+    *out = v;
+    return 0;
+}
+
+// "4096" or "8192x8192x256".
+static int parse_shape(const char *s, shape_t *sh) {
+    char buf[128];
+    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "size '%s' is malformed", s);
+    strcpy(buf, s);
+    char *parts[4];
+    int n = 0;
+    for (char *p = buf, *x; n < 4; p = x + 1) {
+        parts[n++] = p;
+        x = strchr(p, 'x');
+        if (!x) break;
+        *x = 0;
+    }
+    if (n != 1 && n != 3)
+        return ts_cli_usage_error(CMD, "size '%s': expected M or MxNxK", s);
+    int64_t d[3];
+    char what[160];
+    snprintf(what, sizeof what, "size '%s'", s);
+    for (int i = 0; i < n; i++)
+        if (parse_dim(parts[i], n > 1 ? what : "size", &d[i])) return TS_EXIT_USAGE;
+    sh->m = d[0];
+    sh->n = n == 3 ? d[1] : d[0];
+    sh->k = n == 3 ? d[2] : d[0];
+    return 0;
+}
+
+static int add_shape(gemm_opts *o, shape_t s) {
+    if (o->nshapes >= MAX_SHAPES) return ts_cli_usage_error(CMD, "too many sizes (at most %d)", MAX_SHAPES);
+    o->shapes[o->nshapes++] = s;
+    return 0;
+}
+
+// Splits a comma list into tokens (in place) and calls fn for each.
+typedef int (*token_fn)(gemm_opts *o, const char *opt, const char *tok);
+static int each_token(gemm_opts *o, const char *opt, const char *list, token_fn fn) {
+    char buf[256];
+    if (strlen(list) >= sizeof buf || !*list)
+        return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, list);
+    strcpy(buf, list);
+    char *save = NULL;
+    int any = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int rc = fn(o, opt, t);
+        if (rc) return rc;
+        any = 1;
+    }
+    if (!any) return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, list);
+    return 0;
+}
+
+static int prec_tok(gemm_opts *o, const char *opt, const char *t) {
+    char c = (char)(t[0] | 0x20);
+    if (strlen(t) != 1 || !strchr("sdcz", c))
+        return ts_cli_usage_error(CMD, "%s: unknown precision '%s' (choose s, d, c or z)", opt, t);
+    if (o->nprecs >= MAX_PRECS) return ts_cli_usage_error(CMD, "%s: too many precisions", opt);
+    o->precs[o->nprecs++] = c;
+    return 0;
+}
+
+static int op_letter(char c, char *out) {
+    c = (char)(c & ~0x20); // upper case
+    if (c != 'N' && c != 'T' && c != 'C') return -1;
+    *out = c;
+    return 0;
+}
+
+static int ops_tok(gemm_opts *o, const char *opt, const char *t) {
+    char a, b;
+    if (strlen(t) != 2 || op_letter(t[0], &a) || op_letter(t[1], &b))
+        return ts_cli_usage_error(CMD, "%s: unknown op '%s' (two letters of N, T, C, e.g. NN,NT,TN)", opt, t);
+    if (o->nops >= MAX_OPS) return ts_cli_usage_error(CMD, "%s: too many ops (at most %d)", opt, MAX_OPS);
+    o->ops[o->nops][0] = a;
+    o->ops[o->nops][1] = b;
+    o->nops++;
+    return 0;
+}
+
+static int engine_tok(gemm_opts *o, const char *opt, const char *t) {
+    ts_engine e;
+    if (ts_engine_parse(t, &e) < 0)
+        return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose cpu, cublas, tessera, tiles, ref or auto)", opt, t);
+    if (o->nengines >= MAX_ENGINES) return ts_cli_usage_error(CMD, "%s: too many engines", opt);
+    o->engines[o->nengines++] = e;
+    ts_error_clear();
+    return 0;
+}
+
+// "re" or "re,im".
+static int parse_scalar(const char *opt, const char *s, double v[2]) {
+    char buf[128];
+    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, s);
+    strcpy(buf, s);
+    char *comma = strchr(buf, ',');
+    if (comma) *comma = 0;
+    double re = 0, im = 0;
+    if (ts_parse_double(buf, opt, &re) < 0 || re != re || (comma && (ts_parse_double(comma + 1, opt, &im) < 0 || im != im)))
+        return ts_cli_usage_error(CMD, "%s: '%s' is not a number (RE or RE,IM)", opt, s);
+    v[0] = re;
+    v[1] = im;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, gemm_opts *o) {
+    const char *v;
+    int r;
+    const char *sweep = NULL, *ta = NULL, *tb = NULL, *dims[3] = {NULL, NULL, NULL};
+    int ops_given = 0;
+    memset(o, 0, sizeof *o);
+    o->alpha[0] = 1;
+    o->beta[0] = 1;
+    o->warmup = 2;
+    o->verify = 1;
+    o->seed = 1;
+
+#define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, &i, name, alias, &v)) != 0)
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (ts_cli_flag(a, "--help", "-h")) {
+            usage(stdout);
+            return -1;
+        } else if (ts_cli_flag(a, "--no-verify", NULL)) {
+            o->verify = 0;
+        } else if (ts_cli_flag(a, "-q", "--quiet")) {
+            o->verbosity = -1;
+        } else if (ts_cli_flag(a, "-v", "--verbose")) {
+            o->verbosity++;
+        } else if (VALUE("--sweep", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            sweep = v;
+        } else if (VALUE("-m", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            dims[0] = v;
+        } else if (VALUE("-n", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            dims[1] = v;
+        } else if (VALUE("-k", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            dims[2] = v;
+        } else if (VALUE("--prec", "-p")) {
+            if (r < 0 || each_token(o, "--prec", v, prec_tok)) return TS_EXIT_USAGE;
+        } else if (VALUE("--ops", NULL)) {
+            if (r < 0 || each_token(o, "--ops", v, ops_tok)) return TS_EXIT_USAGE;
+            ops_given = 1;
+        } else if (VALUE("--transa", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            ta = v;
+        } else if (VALUE("--transb", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            tb = v;
+        } else if (VALUE("--alpha", NULL)) {
+            if (r < 0 || parse_scalar("--alpha", v, o->alpha)) return TS_EXIT_USAGE;
+        } else if (VALUE("--beta", NULL)) {
+            if (r < 0 || parse_scalar("--beta", v, o->beta)) return TS_EXIT_USAGE;
+        } else if (VALUE("--layout", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            if (!strcmp(v, "col")) o->row_major = 0;
+            else if (!strcmp(v, "row")) o->row_major = 1;
+            else return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v);
+        } else if (VALUE("--engine", "-e")) {
+            if (r < 0 || each_token(o, "--engine", v, engine_tok)) return TS_EXIT_USAGE;
+        } else if (VALUE("--where", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            if (!strcmp(v, "device")) o->where_host = 0;
+            else if (!strcmp(v, "host")) o->where_host = 1;
+            else return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v);
+        } else if (VALUE("--warmup", NULL)) {
+            if (r < 0 || ts_cli_int(CMD, "--warmup", v, 0, &o->warmup)) return TS_EXIT_USAGE;
+        } else if (VALUE("--reps", "-r")) {
+            if (r < 0 || ts_cli_int(CMD, "--reps", v, 1, &o->reps)) return TS_EXIT_USAGE;
+        } else if (VALUE("--device", "-d")) {
+            if (r < 0 || ts_cli_int(CMD, "--device", v, 0, &o->device)) return TS_EXIT_USAGE;
+            o->device_given = 1;
+        } else if (VALUE("--seed", NULL)) {
+            int64_t s;
+            if (r < 0 || ts_cli_i64(CMD, "--seed", v, 0, &s)) return TS_EXIT_USAGE;
+            o->seed = (uint64_t)s;
+        } else if (VALUE("--json", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            o->json = v;
+        } else if (VALUE("--lda", NULL)) {
+            if (r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda)) return TS_EXIT_USAGE;
+        } else if (VALUE("--ldb", NULL)) {
+            if (r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb)) return TS_EXIT_USAGE;
+        } else if (VALUE("--ldc", NULL)) {
+            if (r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc)) return TS_EXIT_USAGE;
+        } else if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9')) {
+            return ts_cli_usage_error(CMD, "unknown option '%s' (tessera gemm --help)", a);
+        } else {
+            shape_t sh = {0, 0, 0};
+            if (parse_shape(a, &sh) || add_shape(o, sh)) return TS_EXIT_USAGE;
+        }
+    }
+#undef VALUE
+
+    if (sweep) {
+        int64_t vals[MAX_SHAPES];
+        int n = 0;
+        if (ts_parse_size_sweep(sweep, "--sweep", vals, MAX_SHAPES, &n) < 0 || n <= 0)
+            return ts_cli_usage_error(CMD, "--sweep: '%s' is malformed (e.g. 1024:8192:x2, 1024:4096:1024 or 1024,2048)", sweep);
+        for (int i = 0; i < n; i++) {
+            if (vals[i] <= 0 || vals[i] > MAX_DIM)
+                return ts_cli_usage_error(CMD, "--sweep: size %lld out of range in '%s'", (long long)vals[i], sweep);
+            if (add_shape(o, (shape_t){vals[i], vals[i], vals[i]})) return TS_EXIT_USAGE;
+        }
+    }
+    int64_t d[3] = {0, 0, 0};
+    static const char *dn[3] = {"-m", "-n", "-k"};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] && parse_dim(dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
+    if (d[0] || d[1] || d[2]) {
+        if (o->nshapes == 0) { // -m/-n/-k alone: missing dimensions take the first one given
+            int64_t first = d[0] ? d[0] : d[1] ? d[1] : d[2];
+            add_shape(o, (shape_t){d[0] ? d[0] : first, d[1] ? d[1] : first, d[2] ? d[2] : first});
+        } else {
+            for (int s = 0; s < o->nshapes; s++) {
+                if (d[0]) o->shapes[s].m = d[0];
+                if (d[1]) o->shapes[s].n = d[1];
+                if (d[2]) o->shapes[s].k = d[2];
+            }
+        }
+    }
+
+    if (ops_given && (ta || tb))
+        return ts_cli_usage_error(CMD, "use either --ops or --transa/--transb, not both");
+    if (!ops_given) {
+        char a = 'N', b = 'N';
+        if (ta && (strlen(ta) != 1 || op_letter(ta[0], &a)))
+            return ts_cli_usage_error(CMD, "--transa: unknown op '%s' (choose N, T or C)", ta);
+        if (tb && (strlen(tb) != 1 || op_letter(tb[0], &b)))
+            return ts_cli_usage_error(CMD, "--transb: unknown op '%s' (choose N, T or C)", tb);
+        o->ops[0][0] = a;
+        o->ops[0][1] = b;
+        o->nops = 1;
+    }
+    if (o->nprecs == 0) o->precs[o->nprecs++] = 'd';
+    return 0;
+}
+
+// ---------------------------------------------------------------- problem geometry
+
+static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU; }
+
+static colprob make_colprob(const gemm_opts *o, shape_t s, const char ops[2]) {
+    colprob p;
+    int64_t lda = o->lda, ldb = o->ldb;
+    if (!o->row_major) {
+        p.ta = ops[0], p.tb = ops[1], p.m = s.m, p.n = s.n, p.k = s.k;
+    } else { // C^T = op(B)^T op(A)^T: A' = B, B' = A
+        p.ta = ops[1], p.tb = ops[0], p.m = s.n, p.n = s.m, p.k = s.k;
+        lda = o->ldb, ldb = o->lda;
+    }
+    int64_t rowsA = p.ta == 'N' ? p.m : p.k, rowsB = p.tb == 'N' ? p.k : p.n;
+    p.colsA = p.ta == 'N' ? p.k : p.m;
+    p.colsB = p.tb == 'N' ? p.n : p.k;
+    p.lda = lda ? lda : rowsA;
+    p.ldb = ldb ? ldb : rowsB;
+    p.ldc = o->ldc ? o->ldc : p.m;
+    return p;
+}
+
+// The user's leading dimension options against what each operand needs.
+static int check_lds(const gemm_opts *o, shape_t s, const char ops[2]) {
+    colprob p = make_colprob(o, s, ops);
+    int64_t needA = p.ta == 'N' ? p.m : p.k, needB = p.tb == 'N' ? p.k : p.n;
+    const char *nA = o->row_major ? "--ldb" : "--lda", *nB = o->row_major ? "--lda" : "--ldb";
+    const char *what = o->row_major ? "columns" : "rows";
+    if (p.lda < needA)
+        return ts_cli_usage_error(CMD, "%s %lld is smaller than the %s of %c (%lld) for %lldx%lldx%lld %c%c", nA,
+                                  (long long)p.lda, what, o->row_major ? 'B' : 'A', (long long)needA,
+                                  (long long)s.m, (long long)s.n, (long long)s.k, ops[0], ops[1]);
+    if (p.ldb < needB)
+        return ts_cli_usage_error(CMD, "%s %lld is smaller than the %s of %c (%lld) for %lldx%lldx%lld %c%c", nB,
+                                  (long long)p.ldb, what, o->row_major ? 'A' : 'B', (long long)needB,
+                                  (long long)s.m, (long long)s.n, (long long)s.k, ops[0], ops[1]);
+    if (p.ldc < p.m)
+        return ts_cli_usage_error(CMD, "--ldc %lld is smaller than the %s of C (%lld)", (long long)p.ldc, what,
+                                  (long long)p.m);
+    return 0;
+}
+
+// Elements of the A, B, C buffers of one (shape, precision): the most any op needs.
+static void buffer_elems(const gemm_opts *o, shape_t s, double *ea, double *eb, double *ec) {
+    *ea = *eb = *ec = 0;
+    for (int i = 0; i < o->nops; i++) {
+        colprob p = make_colprob(o, s, o->ops[i]);
+        double a = (double)p.lda * (double)p.colsA, b = (double)p.ldb * (double)p.colsB;
+        double c = (double)p.ldc * (double)p.n;
+        if (a > *ea) *ea = a;
+        if (b > *eb) *eb = b;
+        if (c > *ec) *ec = c;
+    }
+}
+
+static double gemm_flops(char prec, shape_t s) {
+    return (ts_prec_is_complex(prec) ? 8.0 : 2.0) * (double)s.m * (double)s.n * (double)s.k;
+}
+
+static int any_device_engine(const gemm_opts *o) {
+    for (int i = 0; i < o->nengines; i++)
+        if (is_device_engine(o->engines[i])) return 1;
+    return 0;
+}
+
+static int needs_ref(const gemm_opts *o, shape_t s) {
+    return o->verify && (double)s.m * (double)s.n * (double)s.k <= (double)REF_CHECK_MAX_MNK;
+}
+
+// Everything fits before anything is allocated: the device arena and host memory.
+static int check_memory(gemm_ctx *c) {
+    gemm_opts *o = c->o;
+    size_t used = 0, free_b = 0, largest = 0;
+    int devs = c->dev && any_device_engine(o);
+    if (devs) ts_dmem_info(c->dev, &used, &free_b, &largest);
+    size_t host_avail = ts_cli_host_mem_available();
+    for (int s = 0; s < o->nshapes; s++)
+        for (int p = 0; p < o->nprecs; p++) {
+            double ea, eb, ec, es = (double)ts_prec_size(o->precs[p]);
+            buffer_elems(o, o->shapes[s], &ea, &eb, &ec);
+            double dev_need = (ea + eb + ec) * es + 3 * 256.0;
+            double host_need = (ea + eb + 2 * ec) * es + (needs_ref(o, o->shapes[s]) ? ec * es : 0);
+            shape_t sh = o->shapes[s];
+            if (devs && dev_need > (double)free_b)
+                return ts_cli_usage_error(CMD, "%lldx%lldx%lld %c: needs %.2f GiB on device %d, %.2f GiB available",
+                                          (long long)sh.m, (long long)sh.n, (long long)sh.k, o->precs[p],
+                                          ts_cli_gib(dev_need), o->device, ts_cli_gib((double)free_b));
+            if (host_need > (double)host_avail)
+                return ts_cli_usage_error(CMD, "%lldx%lldx%lld %c: needs %.2f GiB of host memory, %.2f GiB available",
+                                          (long long)sh.m, (long long)sh.n, (long long)sh.k, o->precs[p],
+                                          ts_cli_gib(host_need), ts_cli_gib((double)host_avail));
+        }
+    return 0;
+}
+
+// ---------------------------------------------------------------- engines
+
+// A tiny GEMM on a scratch stream tells whether the device runs the engine in this build.
+static int probe_engine(gemm_ctx *c, ts_engine e, ts_engine *resolved) {
+    const ts_device_props *pr = ts_device_props_of(c->dev);
+    ts_stream *st = NULL;
+    void *buf = NULL;
+    double one[2] = {1, 0};
+    int rc = ts_stream_create(c->dev, &st);
+    if (rc >= 0) rc = ts_dmalloc(c->dev, 3 * 256, &buf);
+    if (rc >= 0) rc = ts_memset_async(st, buf, 0, 3 * 256);
+    if (rc >= 0) rc = ts_dev_gemm(st, e, 'd', 'N', 'N', 1, 1, 1, one, buf, 1, (char *)buf + 256, 1, one,
+                                  (char *)buf + 512, 1);
+    if (rc >= 0) rc = ts_stream_sync(st);
+    const char *why = rc < 0 ? ts_error_last()->message : "";
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s", why);
+    if (st) ts_stream_destroy(st);
+    if (buf) ts_dfree(c->dev, buf);
+    if (rc < 0)
+        return ts_cli_usage_error(CMD, "--engine %s: not available on device %d (%s, %s): %s", ts_engine_name(e),
+                                  c->o->device, ts_backend_name(pr->backend), pr->name, msg);
+    *resolved = e; // AUTO stays AUTO: what it runs depends on the size (ts_dev_gemm_engine_for)
+    return 0;
+}
+
+// Resolves every requested engine to the one that will run, or explains why it cannot.
+static int resolve_engines(gemm_ctx *c, ts_engine resolved[MAX_ENGINES]) {
+    gemm_opts *o = c->o;
+    for (int i = 0; i < o->nengines; i++) {
+        ts_engine e = o->engines[i];
+        if (e == TS_ENGINE_CPU) {
+            resolved[i] = e;
+            continue;
+        }
+        if (!c->dev) {
+            if (e == TS_ENGINE_AUTO) resolved[i] = TS_ENGINE_CPU;
+            else if (e == TS_ENGINE_REF) resolved[i] = TS_ENGINE_REF; // the reference kernel on the host
+            else
+                return ts_cli_usage_error(CMD, "--engine %s: not available: %s", ts_engine_name(e),
+                                          ts_cuda_available() ? "no GPU found; CPU only"
+                                                              : "this build has no CUDA backend and no devices are "
+                                                                "open (TESSERA_SIM_DEVICES for simulated ones)");
+            continue;
+        }
+        TS_CHECK(probe_engine(c, e, &resolved[i]) ? -1 : 0);
+    }
+    return 0;
+}
+
+static int row_on_host(const gemm_ctx *c, ts_engine e) { return !c->dev || !is_device_engine(e); }
+
+// ---------------------------------------------------------------- data
+
+static uint64_t data_key(uint64_t seed, shape_t s, char prec, int role) {
+    uint64_t h = ts_mix64(seed + 0x9e3779b97f4a7c15ULL);
+    h = ts_mix64(h ^ (uint64_t)s.m);
+    h = ts_mix64(h ^ (uint64_t)s.n * 31);
+    h = ts_mix64(h ^ (uint64_t)s.k * 131);
+    return ts_mix64(h ^ ((uint64_t)(unsigned char)prec << 8) ^ (uint64_t)role);
+}
+
+static void fill(char prec, uint64_t key, void *x, size_t bytes) {
+    if (prec == 's' || prec == 'c') ts_fill_uniform_s(key, x, (int64_t)(bytes / sizeof(float)));
+    else ts_fill_uniform_d(key, x, (int64_t)(bytes / sizeof(double)));
+}
+
+static int host_alloc(gemm_ctx *c, size_t bytes, void **p) {
+    if (c->devs && ts_devset_count(c->devs) > 0) return ts_host_alloc(c->devs, bytes, p);
+    *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    return *p ? 0 : TS_ERROR(TS_ERR_NOMEM, "cannot allocate %zu bytes of host memory", bytes);
+}
+
+static void host_free(gemm_ctx *c, void *p) {
+    if (!p) return;
+    if (c->devs && ts_devset_count(c->devs) > 0) ts_host_free(c->devs, p);
+    else free(p);
+}
+
+static void free_buffers(gemm_ctx *c) {
+    host_free(c, c->hA), host_free(c, c->hB), host_free(c, c->hC0), host_free(c, c->hC), host_free(c, c->hCref);
+    c->hA = c->hB = c->hC0 = c->hC = c->hCref = NULL;
+    if (c->dev) ts_dfree(c->dev, c->dA), ts_dfree(c->dev, c->dB), ts_dfree(c->dev, c->dC);
+    c->dA = c->dB = c->dC = NULL;
+}
+
+// Host operands of one (shape, precision), random in [-0.5, 0.5); device copies of A and B.
+static int setup_buffers(gemm_ctx *c, shape_t s, char prec, int device) {
+    double ea, eb, ec;
+    size_t es = ts_prec_size(prec);
+    buffer_elems(c->o, s, &ea, &eb, &ec);
+    c->bytesA = (size_t)ea * es, c->bytesB = (size_t)eb * es, c->bytesC = (size_t)ec * es;
+    TS_CHECK(host_alloc(c, c->bytesA, &c->hA));
+    TS_CHECK(host_alloc(c, c->bytesB, &c->hB));
+    TS_CHECK(host_alloc(c, c->bytesC, &c->hC0));
+    TS_CHECK(host_alloc(c, c->bytesC, &c->hC));
+    if (needs_ref(c->o, s)) TS_CHECK(host_alloc(c, c->bytesC, &c->hCref));
+    fill(prec, data_key(c->o->seed, s, prec, 1), c->hA, c->bytesA);
+    fill(prec, data_key(c->o->seed, s, prec, 2), c->hB, c->bytesB);
+    fill(prec, data_key(c->o->seed, s, prec, 3), c->hC0, c->bytesC);
+    if (!device) return 0;
+    TS_CHECK(ts_dmalloc(c->dev, c->bytesA, &c->dA));
+    TS_CHECK(ts_dmalloc(c->dev, c->bytesB, &c->dB));
+    TS_CHECK(ts_dmalloc(c->dev, c->bytesC, &c->dC));
+    TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
+    TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
+    return ts_stream_sync(c->st);
+}
+
+typedef union {
+    float f[2];
+    double d[2];
+} scalar;
+
+static scalar make_scalar(char prec, const double v[2]) {
+    scalar x;
+    memset(&x, 0, sizeof x);
+    if (prec == 's' || prec == 'c') x.f[0] = (float)v[0], x.f[1] = (float)v[1];
+    else x.d[0] = v[0], x.d[1] = v[1];
+    return x;
+}
+
+// ---------------------------------------------------------------- running
+
+typedef struct {
+    char prec;
+    colprob p;
+    scalar alpha, beta;
+} job;
+
+// Runs one GEMM on the host with the engine; returns 0 or a negative status.
+static int run_host_once(gemm_ctx *c, ts_engine e, const job *j, void *C) {
+    const colprob *p = &j->p;
+    if (e == TS_ENGINE_REF) {
+        ts_gemm_ref(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta, C,
+                    p->ldc);
+        return 0;
+    }
+    return ts_gemm_cpu(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta,
+                       C, p->ldc);
+}
+
+// Enqueues one device GEMM; with operands in host memory the copies in and out are part of it.
+static int enqueue_device_once(gemm_ctx *c, ts_engine e, const job *j, int host) {
+    const colprob *p = &j->p;
+    if (host) {
+        TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
+        TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
+        TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC, c->bytesC));
+    }
+    TS_CHECK(ts_dev_gemm(c->st, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->dA, p->lda, c->dB, p->ldb,
+                         &j->beta, c->dC, p->ldc));
+    if (host) TS_CHECK(ts_copy_async(c->st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
+    return 0;
+}
+
+static int time_host(gemm_ctx *c, ts_engine e, const job *j, int reps, double *sec) {
+    memcpy(c->hC, c->hC0, c->bytesC);
+    for (int w = 0; w < c->o->warmup; w++) TS_CHECK(run_host_once(c, e, j, c->hC));
+    for (int r = 0; r < reps; r++) {
+        double t0 = ts_now();
+        TS_CHECK(run_host_once(c, e, j, c->hC));
+        sec[r] = ts_now() - t0;
+    }
+    return 0;
+}
+
+static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int reps, double *sec) {
+    int rc = 0, nev = 0;
+    ts_event **ev = calloc((size_t)reps + 1, sizeof *ev);
+    if (!ev) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+    if (host) memcpy(c->hC, c->hC0, c->bytesC);
+    else TS_CHECK_GOTO(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC), rc, out);
+    for (; nev <= reps; nev++) TS_CHECK_GOTO(ts_event_create(c->dev, &ev[nev]), rc, out);
+    for (int w = 0; w < c->o->warmup; w++) TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
+    TS_CHECK_GOTO(ts_event_record(ev[0], c->st), rc, out);
+    for (int r = 0; r < reps; r++) {
+        TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
+        TS_CHECK_GOTO(ts_event_record(ev[r + 1], c->st), rc, out);
+    }
+    TS_CHECK_GOTO(ts_stream_sync(c->st), rc, out);
+    for (int r = 0; r < reps; r++) {
+        double ms;
+        TS_CHECK_GOTO(ts_event_elapsed_ms(ev[r], ev[r + 1], &ms), rc, out);
+        sec[r] = ms * 1e-3;
+    }
+out:
+    for (int i = 0; i < nev; i++) ts_event_destroy(ev[i]);
+    free(ev);
+    return rc;
+}
+
+// The checked run: C reset from C0 (or poisoned with NaN when beta is zero, so that elements the
+// engine does not write fail), one GEMM, result into hC.
+static int checked_run(gemm_ctx *c, ts_engine e, const job *j, int on_host, int host_operands) {
+    int beta_zero = j->beta.d[0] == 0 && j->beta.d[1] == 0;
+    if (on_host || host_operands) {
+        if (beta_zero) memset(c->hC, 0xff, c->bytesC);
+        else memcpy(c->hC, c->hC0, c->bytesC);
+    }
+    if (on_host) return run_host_once(c, e, j, c->hC);
+    if (!host_operands) {
+        if (beta_zero) TS_CHECK(ts_memset_async(c->st, c->dC, 0xff, c->bytesC));
+        else TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC));
+    }
+    TS_CHECK(enqueue_device_once(c, e, j, host_operands));
+    if (!host_operands) TS_CHECK(ts_copy_async(c->st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
+    return ts_stream_sync(c->st);
+}
+
+// Test hook: TESSERA_TEST_CORRUPT_GEMM=1 adds 1e6 to one element of the checked result (large
+// enough that Freivalds catches it even in single precision at large k).
+static void maybe_corrupt(const job *j, void *C) {
+    const char *v = ts_env_str("TESSERA_TEST_CORRUPT_GEMM");
+    if (!v || strcmp(v, "1")) return;
+    int64_t idx = j->p.m / 2 + (j->p.n / 2) * j->p.ldc;
+    if (j->prec == 's' || j->prec == 'c') ((float *)C)[idx * (j->prec == 'c' ? 2 : 1)] += 1e6f;
+    else ((double *)C)[idx * (j->prec == 'z' ? 2 : 1)] += 1e6;
+}
+
+// ---------------------------------------------------------------- verification
+
+static double elem_abs2(char prec, const void *x, int64_t idx) {
+    switch (prec) {
+    case 's': { double v = ((const float *)x)[idx]; return v * v; }
+    case 'd': { double v = ((const double *)x)[idx]; return v * v; }
+    case 'c': { const float *f = (const float *)x + 2 * idx; return (double)f[0] * f[0] + (double)f[1] * f[1]; }
+    default: { const double *d = (const double *)x + 2 * idx; return d[0] * d[0] + d[1] * d[1]; }
+    }
+}
+
+static double diff_abs2(char prec, const void *x, const void *y, int64_t idx) {
+    int cplx = ts_prec_is_complex(prec);
+    double s = 0;
+    for (int t = 0; t < (cplx ? 2 : 1); t++) {
+        int64_t i = idx * (cplx ? 2 : 1) + t;
+        double a, b;
+        if (prec == 's' || prec == 'c') a = ((const float *)x)[i], b = ((const float *)y)[i];
+        else a = ((const double *)x)[i], b = ((const double *)y)[i];
+        s += (a - b) * (a - b);
+    }
+    return s;
+}
+
+static double fro(char prec, const void *x, int64_t rows, int64_t cols, int64_t ld) {
+    double s = 0;
+    for (int64_t jj = 0; jj < cols; jj++)
+        for (int64_t i = 0; i < rows; i++) s += elem_abs2(prec, x, i + jj * ld);
+    return sqrt(s);
+}
+
+// Unit roundoff of the precision (2^-24, 2^-53), as in ts_gemm_verify.
+static double prec_eps(char prec) { return (prec == 's' || prec == 'c') ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
+
+// Full recomputation with the reference kernel (computed once per group) and a normwise bound.
+static double ref_error(gemm_ctx *c, const job *j) {
+    const colprob *p = &j->p;
+    if (!c->cref_valid) {
+        memcpy(c->hCref, c->hC0, c->bytesC);
+        ts_gemm_ref(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta,
+                    c->hCref, p->ldc);
+        c->cref_valid = 1;
+    }
+    double d = 0;
+    for (int64_t jj = 0; jj < p->n; jj++)
+        for (int64_t i = 0; i < p->m; i++) d += diff_abs2(j->prec, c->hC, c->hCref, i + jj * p->ldc);
+    d = sqrt(d);
+    int64_t ra = p->ta == 'N' ? p->m : p->k, rb = p->tb == 'N' ? p->k : p->n;
+    double na = fro(j->prec, c->hA, ra, p->colsA, p->lda), nb = fro(j->prec, c->hB, rb, p->colsB, p->ldb);
+    double nc = fro(j->prec, c->hC0, p->m, p->n, p->ldc);
+    const double *al = c->o->alpha, *be = c->o->beta;
+    int cplx = ts_prec_is_complex(j->prec);
+    double aa = cplx ? hypot(al[0], al[1]) : fabs(al[0]), ab = cplx ? hypot(be[0], be[1]) : fabs(be[0]);
+    double den = (aa * na * nb + ab * nc) * (double)p->k * prec_eps(j->prec);
+    if (den == 0) return d == 0 ? 0 : INFINITY;
+    return d / den; // NaN when C has NaN: fails
+}
+
+static void verify_row(gemm_ctx *c, const job *j, shape_t s, gemm_row *row) {
+    const colprob *p = &j->p;
+    double fv = NAN;
+    int ok = ts_gemm_verify(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb,
+                            &j->beta, c->hC0, p->ldc, c->hC, p->ldc, FREIVALDS_NVEC, c->o->seed ^ 0x5eed,
+                            FREIVALDS_BOUND, &fv);
+    ok = ok == 1 && fv == fv;
+    row->fv_err = fv;
+    row->error = fv, row->bound = FREIVALDS_BOUND;
+    row->passed = ok;
+    row->verified = 1;
+    if (needs_ref(c->o, s)) {
+        double e = ref_error(c, j);
+        int rok = e == e && e <= REF_BOUND;
+        row->ref_err = e;
+        row->ref_done = 1;
+        // Report the check that is closer to (or over) its bound.
+        if (!rok || !(fv == fv) || e / REF_BOUND > fv / FREIVALDS_BOUND) row->error = e, row->bound = REF_BOUND;
+        if (!ok && !(fv == fv)) row->error = fv, row->bound = FREIVALDS_BOUND;
+        row->passed = ok && rok;
+    }
+}
+
+// ---------------------------------------------------------------- one row
+
+static int default_reps(gemm_ctx *c, ts_engine e) {
+    if (c->o->reps > 0) return c->o->reps;
+    return row_on_host(c, e) ? 3 : 10;
+}
+
+// Times and checks one engine on the current buffers; fills row. Returns 0 or a negative status.
+static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
+    int on_host = row_on_host(c, e), host_operands = !on_host && c->o->where_host;
+    int reps = default_reps(c, e);
+    double *sec = malloc(sizeof(double) * (size_t)reps);
+    if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+    if (!on_host) e = ts_dev_gemm_engine_for(c->st, e, j->prec, j->p.m, j->p.n, j->p.k);
+    row->engine = e;
+    row->host = on_host || host_operands;
+    row->reps = reps;
+    int rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
+    if (rc >= 0) {
+        double fl = gemm_flops(j->prec, row->shape);
+        row->sec = ts_stats_of(sec, (size_t)reps);
+        row->tf_med = fl / row->sec.median * 1e-12;
+        row->tf_min = fl / row->sec.max * 1e-12;
+        row->tf_max = fl / row->sec.min * 1e-12;
+        if (c->o->verify) {
+            rc = checked_run(c, e, j, on_host, host_operands);
+            if (rc >= 0) {
+                maybe_corrupt(j, c->hC);
+                verify_row(c, j, row->shape, row);
+            }
+        }
+    }
+    free(sec);
+    return rc;
+}
+
+// ---------------------------------------------------------------- output
+
+static const char *ops_str(const gemm_row *r, char buf[3]) {
+    buf[0] = r->ta, buf[1] = r->tb, buf[2] = 0;
+    return buf;
+}
+
+static void print_header(gemm_ctx *c) {
+    if (c->o->verbosity < 0) return;
+    fprintf(c->out, "%-11s %-4s %7s %7s %7s %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n", "engine", "prec", "m",
+            "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
+}
+
+static void print_row(gemm_ctx *c, const gemm_row *r) {
+    char ops[3], ratio[16] = "-", err[16] = "-", bnd[16] = "-";
+    const char *check = r->runtime_failed ? "ERROR" : !r->verified ? "SKIPPED" : r->passed ? "PASS" : "FAIL";
+    if (r->ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->ratio);
+    if (r->verified) {
+        snprintf(err, sizeof err, "%.2e", r->error);
+        snprintf(bnd, sizeof bnd, "%.1e", r->bound);
+    }
+    if (c->o->verbosity < 0 && (r->passed || !r->verified) && !r->runtime_failed) return;
+    char eng[24]; // the engine that ran; "auto:<engine>" when auto chose it
+    if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->engine));
+    else snprintf(eng, sizeof eng, "%s", ts_engine_name(r->engine));
+    if (r->runtime_failed) {
+        fprintf(c->out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n",
+                eng, r->prec, (long long)r->shape.m, (long long)r->shape.n,
+                (long long)r->shape.k, ops_str(r, ops), r->host ? "host" : "device", "-", "-", "-", "-", "-", "-",
+                "-", check);
+        return;
+    }
+    fprintf(c->out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10.3f %10.3f %10.3f %9.3f %7s %9s %9s %s\n",
+            eng, r->prec, (long long)r->shape.m, (long long)r->shape.n, (long long)r->shape.k,
+            ops_str(r, ops), r->host ? "host" : "device", r->sec.median * 1e3, r->sec.min * 1e3, r->sec.max * 1e3,
+            r->tf_med, ratio, err, bnd, check);
+}
+
+static void write_json(gemm_ctx *c, ts_json *j) {
+    ts_results_begin(j, "tessera gemm", 1, ts_cli_json_devices, c->dev ? c->devs : NULL);
+    for (int i = 0; i < c->nrows; i++) {
+        const gemm_row *r = &c->rows[i];
+        if (r->runtime_failed) continue;
+        int cplx = ts_prec_is_complex(r->prec);
+        ts_result_common rc = {
+            .bench = "gemm", .engine = ts_engine_name(r->engine), .precision = r->prec,
+            .where = r->host ? "host" : "device", .reps = r->reps,
+            .sec_median = r->sec.median, .sec_min = r->sec.min, .sec_max = r->sec.max,
+            .tf_median = r->tf_med, .tf_min = r->tf_min, .tf_max = r->tf_max,
+            .verified = r->verified, .error = r->verified ? r->error : NAN, .bound = r->verified ? r->bound : NAN,
+        };
+        char t[2] = {r->ta, 0}, u[2] = {r->tb, 0};
+        ts_results_entry_begin(j, &rc);
+        ts_json_begin_object(j, "shape");
+        ts_json_int(j, "m", r->shape.m);
+        ts_json_int(j, "n", r->shape.n);
+        ts_json_int(j, "k", r->shape.k);
+        ts_json_str(j, "transa", t);
+        ts_json_str(j, "transb", u);
+        ts_json_str(j, "layout", c->o->row_major ? "row" : "col");
+        ts_json_end_object(j);
+        ts_json_begin_object(j, "extra");
+        if (cplx) {
+            ts_json_begin_array(j, "alpha");
+            ts_json_num(j, NULL, c->o->alpha[0]);
+            ts_json_num(j, NULL, c->o->alpha[1]);
+            ts_json_end_array(j);
+            ts_json_begin_array(j, "beta");
+            ts_json_num(j, NULL, c->o->beta[0]);
+            ts_json_num(j, NULL, c->o->beta[1]);
+            ts_json_end_array(j);
+        } else {
+            ts_json_num(j, "alpha", c->o->alpha[0]);
+            ts_json_num(j, "beta", c->o->beta[0]);
+        }
+        if (r->engine != TS_ENGINE_CPU && c->dev) ts_json_int(j, "device", c->o->device);
+        else ts_json_null(j, "device");
+        ts_json_str(j, "requested_engine", ts_engine_name(r->requested));
+        ts_json_int(j, "warmup", c->o->warmup);
+        if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
+        if (r->verified) {
+            ts_json_num(j, "freivalds_error", r->fv_err);
+            ts_json_num(j, "freivalds_bound", FREIVALDS_BOUND);
+            if (r->ref_done) {
+                ts_json_num(j, "ref_error", r->ref_err);
+                ts_json_num(j, "ref_bound", REF_BOUND);
+            }
+            ts_json_bool(j, "passed", r->passed);
+        }
+        ts_json_end_object(j);
+        ts_results_entry_end(j);
+    }
+    ts_results_end(j);
+}
+
+static gemm_row *new_row(gemm_ctx *c) {
+    if (c->nrows == c->caprows) {
+        int cap = c->caprows ? 2 * c->caprows : 64;
+        gemm_row *r = realloc(c->rows, sizeof *r * (size_t)cap);
+        if (!r) return NULL;
+        c->rows = r, c->caprows = cap;
+    }
+    gemm_row *r = &c->rows[c->nrows++];
+    memset(r, 0, sizeof *r);
+    r->error = r->bound = r->fv_err = r->ref_err = NAN;
+    return r;
+}
+
+static void progress_clear(gemm_ctx *c) {
+    if (c->progress_on && c->prog.tty && c->prog.drawn) {
+        fprintf(c->prog.out, "\r%*s\r", 100, "");
+        c->prog.drawn = 0;
+    }
+}
+
+// ---------------------------------------------------------------- the command
+
+static int default_shapes(gemm_ctx *c) {
+    gemm_opts *o = c->o;
+    int64_t a = 1024, b = 2048;
+    if (c->dev && ts_devset_backend(c->devs) == TS_BACKEND_CUDA && any_device_engine(o)) a = 4096, b = 8192;
+    else if (c->dev && any_device_engine(o)) a = 256, b = 512; // simulated devices run reference kernels
+    add_shape(o, (shape_t){a, a, a});
+    add_shape(o, (shape_t){b, b, b});
+    return 0;
+}
+
+// Runs every engine on one (shape, precision, ops) group and prints its rows.
+static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const ts_engine *resolved, int *worst) {
+    gemm_opts *o = c->o;
+    job j = {.prec = prec, .p = make_colprob(o, s, ops), .alpha = make_scalar(prec, o->alpha),
+             .beta = make_scalar(prec, o->beta)};
+    int first = c->nrows;
+    c->cref_valid = 0;
+    for (int e = 0; e < o->nengines; e++) {
+        gemm_row *row = new_row(c);
+        if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+        row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
+        row->requested = o->engines[e];
+        int rc = run_row(c, resolved[e], &j, row);
+        if (rc < 0) {
+            row->runtime_failed = 1;
+            progress_clear(c);
+            ts_cli_errorf(CMD, "%s %lldx%lldx%lld %c %s: %s", ts_engine_name(resolved[e]), (long long)s.m,
+                          (long long)s.n, (long long)s.k, prec, ops, ts_error_string());
+            if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
+            if (c->st && !row_on_host(c, resolved[e])) { // a sticky stream error: start a fresh stream
+                ts_stream_destroy(c->st);
+                c->st = NULL;
+                if (ts_stream_create(c->dev, &c->st) < 0) return ts_error_last()->code;
+            }
+        } else if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) {
+            *worst = TS_EXIT_CHECK;
+        }
+        c->flops_done += gemm_flops(prec, s) * (o->warmup + row->reps + o->verify);
+        if (c->progress_on) {
+            char d[128];
+            snprintf(d, sizeof d, "%lldx%lldx%lld %c %s %s", (long long)s.m, (long long)s.n, (long long)s.k, prec,
+                     ops, ts_engine_name(resolved[e]));
+            ts_progress_update(&c->prog, c->flops_done, d);
+        }
+    }
+    gemm_row *base = &c->rows[first];
+    for (int i = first; i < c->nrows; i++) {
+        gemm_row *r = &c->rows[i];
+        if (o->nengines > 1 && !base->runtime_failed && !r->runtime_failed && base->tf_med > 0)
+            r->ratio = r->tf_med / base->tf_med;
+        progress_clear(c);
+        print_row(c, r);
+    }
+    fflush(c->out);
+    return 0;
+}
+
+int ts_cmd_gemm(int argc, char **argv) {
+    gemm_opts o;
+    int rc = parse_args(argc, argv, &o);
+    if (rc == -1) return TS_EXIT_OK; // --help
+    if (rc) return rc;
+    ts_cli_set_verbosity(o.verbosity);
+
+    gemm_ctx c;
+    memset(&c, 0, sizeof c);
+    c.o = &o;
+    c.out = (o.json && !strcmp(o.json, "-")) ? stderr : stdout;
+    int worst = TS_EXIT_OK;
+    ts_engine resolved[MAX_ENGINES];
+
+    if (ts_cli_open_devices(CMD, &c.devs) < 0) return TS_EXIT_RUNTIME;
+    int ndev = ts_devset_count(c.devs);
+    if (o.nengines == 0)
+        o.engines[o.nengines++] = ndev > 0 && ts_devset_backend(c.devs) == TS_BACKEND_CUDA ? TS_ENGINE_CUBLAS
+                                                                                          : TS_ENGINE_CPU;
+    if (ndev > 0 && any_device_engine(&o)) {
+        if (o.device >= ndev) {
+            rc = ts_cli_usage_error(CMD, "--device %d: only %d %s device%s (0..%d)", o.device, ndev,
+                                    ts_backend_name(ts_devset_backend(c.devs)), ndev == 1 ? "" : "s", ndev - 1);
+            goto out;
+        }
+        c.dev = ts_devset_device(c.devs, o.device);
+    } else if (o.device_given && o.device > 0 && any_device_engine(&o)) {
+        rc = ts_cli_usage_error(CMD, "--device %d: no devices (no GPU found; CPU only)", o.device);
+        goto out;
+    }
+    if (resolve_engines(&c, resolved)) {
+        rc = TS_EXIT_USAGE;
+        goto out;
+    }
+    // A device opened only for engines that all run on the host is not used.
+    int device_rows = 0;
+    for (int i = 0; i < o.nengines; i++) device_rows |= c.dev && is_device_engine(resolved[i]);
+    if (!device_rows) c.dev = NULL;
+    if (o.nshapes == 0) default_shapes(&c);
+    for (int s = 0; s < o.nshapes; s++)
+        for (int p = 0; p < o.nops; p++)
+            if ((rc = check_lds(&o, o.shapes[s], o.ops[p]))) goto out;
+    if ((rc = check_memory(&c))) goto out;
+    if (c.dev && ts_stream_create(c.dev, &c.st) < 0) {
+        ts_cli_errorf(CMD, "%s", ts_error_string());
+        rc = TS_EXIT_RUNTIME;
+        goto out;
+    }
+
+    double total = 0;
+    for (int s = 0; s < o.nshapes; s++)
+        for (int p = 0; p < o.nprecs; p++)
+            for (int e = 0; e < o.nengines; e++)
+                total += gemm_flops(o.precs[p], o.shapes[s]) * o.nops *
+                         (o.warmup + default_reps(&c, resolved[e]) + o.verify);
+    c.progress_on = o.verbosity >= 0 && o.nshapes * o.nprecs * o.nops * o.nengines > 1;
+    if (c.progress_on) ts_progress_init(&c.prog, stderr, "gemm", total);
+
+    if (o.verbosity >= 0 && c.dev) {
+        const ts_device_props *pr = ts_device_props_of(c.dev);
+        fprintf(c.out, "device %d: %s (%s)\n", o.device, pr->name, ts_backend_name(pr->backend));
+    }
+    print_header(&c);
+    for (int s = 0; s < o.nshapes && rc == 0; s++)
+        for (int p = 0; p < o.nprecs && rc == 0; p++) {
+            int r = setup_buffers(&c, o.shapes[s], o.precs[p], c.dev != NULL);
+            if (r < 0) {
+                progress_clear(&c);
+                ts_cli_errorf(CMD, "%lldx%lldx%lld %c: %s", (long long)o.shapes[s].m, (long long)o.shapes[s].n,
+                              (long long)o.shapes[s].k, o.precs[p], ts_error_string());
+                rc = TS_EXIT_RUNTIME;
+            }
+            for (int q = 0; q < o.nops && rc == 0; q++)
+                if (run_group(&c, o.shapes[s], o.precs[p], o.ops[q], resolved, &worst) < 0) {
+                    ts_cli_errorf(CMD, "%s", ts_error_string());
+                    rc = TS_EXIT_RUNTIME;
+                }
+            free_buffers(&c);
+        }
+    if (c.progress_on && ts_now() - c.prog.start > 2.0) ts_progress_finish(&c.prog, NULL);
+    if (o.verbosity >= 0 && o.verify)
+        fprintf(c.out, "check: Freivalds (%d vectors, bound %.0f) on every result; full recomputation "
+                       "(bound %.0f) where m*n*k <= 2^27\n", FREIVALDS_NVEC, FREIVALDS_BOUND, REF_BOUND);
+    if (o.json) {
+        FILE *f = ts_cli_json_fopen(CMD, o.json);
+        if (!f) {
+            if (!rc) rc = TS_EXIT_RUNTIME;
+        } else {
+            ts_json *j = ts_json_open_file(f);
+            write_json(&c, j);
+            if (ts_json_close(j) < 0 || ts_cli_json_fclose(CMD, o.json, f) < 0) {
+                if (!rc) rc = TS_EXIT_RUNTIME;
+            }
+        }
+    }
+    if (!rc) rc = worst;
+out:
+    free_buffers(&c);
+    if (c.st) ts_stream_destroy(c.st);
+    ts_devset_close(c.devs);
+    free(c.rows);
+    return rc;
+}
