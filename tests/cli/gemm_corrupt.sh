@@ -1,0 +1,20 @@
+# gemm_corrupt.sh: a corrupted result (test hook) is detected: FAIL and exit 1.
+source "$(dirname "$0")/lib.sh"
+
+run TESSERA_TEST_CORRUPT_GEMM=1 -- gemm 64 --engine cpu
+expect_rc 1
+count_rows '^cpu .* FAIL$' 1
+
+# Above the full-recomputation limit only Freivalds checks, and still catches it.
+run TESSERA_TEST_CORRUPT_GEMM=1 -- gemm 600x600x400 --engine cpu --prec s --reps 1 --warmup 0
+expect_rc 1
+count_rows '^cpu .* FAIL$' 1
+
+run TESSERA_TEST_CORRUPT_GEMM=1 TESSERA_SIM_DEVICES=1 -- gemm 48 --engine ref --prec z --where host
+expect_rc 1
+count_rows '^ref .* FAIL$' 1
+
+# Without the hook the same runs pass.
+run TESSERA_SIM_DEVICES=1 -- gemm 48 --engine ref --prec z --where host
+expect_rc 0
+finish
