@@ -119,4 +119,76 @@ int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, double fraction);
 int ts_hpl_run(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r);
 void ts_hpl_result_free(ts_hpl_result *r);
 
+// ---- driver (front): every combination in HPL's order, HPL 2.3's report, JSON, plot ----
+// (ts_hpl_driver.c, ts_hpl_plot.c; used by faces/cli/cmd_hpl.c)
+
+// Number of tests an HPL.dat describes: grids x Ns x NBs x DEPTHs x BCASTs x RFACTs x PFACTs x
+// NBMINs x NDIVs.
+int64_t ts_hpl_case_count(const ts_hpl_dat *d);
+// Test number `index` (0-based) in HPL_pddriver's loop order: grids outermost, then N, NB, DEPTH,
+// BCAST, RFACT, PFACT, NBMIN and NDIV innermost.
+void ts_hpl_case_at(const ts_hpl_dat *d, int64_t index, ts_hpl_case *c);
+// HPL 2.3 refuses a file whose largest grid needs more processes than are running ("Need at least
+// %d processes for these tests"); returns 0 or TS_ERR_ARG with that message and the grid's lines.
+int ts_hpl_check_grids(const ts_hpl_dat *d, int nranks);
+
+// HPL's operation count 2/3 N^3 + 3/2 N^2 and its Gflops figure for a wall time.
+double ts_hpl_flops(int64_t N);
+double ts_hpl_gflops(int64_t N, double seconds);
+// The T/V code with any buffer length (ts_hpl_tv_string is this with 16).
+void ts_hpl_tv_format(const ts_hpl_case *c, char *out, size_t len);
+
+// HPL 2.3's lines, byte for byte (without the trailing newline in the format_ functions):
+//   "%s%12d %5d %5d %5d %18.2f    %19.4e" (T/V, N, NB, P, Q, time, Gflops), and when ngpus > 0
+//   NVIDIA HPL's per-GPU rate after it: " ( %.4e)"; the other columns stay where HPL has them.
+int ts_hpl_format_result(char *buf, size_t len, const ts_hpl_case *c, double seconds, double gflops,
+                         int ngpus);
+//   "||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)= %16.8e ...... PASSED|FAILED"
+int ts_hpl_format_residual(char *buf, size_t len, double resid, double threshold);
+// The column header block ("====", "T/V  N  NB ...", "----").
+void ts_hpl_print_header(FILE *f);
+// One test as HPL_pdtest prints it after the header: result line, start/end time lines, then the
+// residual block (with the norms when it failed) or HPL's skip message. ngpus as above.
+void ts_hpl_print_test(FILE *f, const ts_hpl_case *c, const ts_hpl_result *r, double threshold,
+                       int ngpus);
+
+typedef struct {
+    int kpass, kfail, kskip;  // as HPL counts them (kpass includes "completed without checking")
+    int runtime_error;        // a ts_hpl_run failure stopped the loop (negative status, 0 = none)
+} ts_hpl_tally;
+// "Finished N tests with the following results: ... End of Tests." block.
+void ts_hpl_print_summary(FILE *f, const ts_hpl_tally *t, double threshold);
+
+// HPL's output stream from lines 3-4: stdout (6), stderr (7) or the named file (TS_ERR_IO).
+int ts_hpl_open_output(const ts_hpl_dat *d, FILE **out);
+void ts_hpl_close_output(FILE *f); // closes only a file, never stdout/stderr
+
+// Progress of one test on rank 0: percent of the flops, TFLOP/s so far, ETA. Pass
+// ts_hpl_progress_cb and a ts_hpl_progress as ts_hpl_opts.progress / progress_ctx; the driver
+// starts and finishes it around each test.
+typedef struct {
+    int enabled;
+    int active;
+    int64_t N;
+    double total_flops;
+    void *bar;                // ts_progress, owned by the driver
+} ts_hpl_progress;
+void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done);
+
+typedef struct {
+    FILE *out;                // HPL's report (used on rank 0 only); NULL: no report
+    const char *json_path;    // results-schema JSON (rank 0), or NULL
+    const char *plot_path;    // SVG of the per-iteration rate and time split, or NULL
+    ts_hpl_progress *progress;// the progress_ctx given to ts_hpl_ctx_create, or NULL
+    int print_params;         // print the banner and parameter echo first (1 as xhpl does)
+} ts_hpl_drive_opts;
+// Runs every test of `d` (collective over all ranks of ctx), printing HPL 2.3's report on rank 0.
+// Returns 0 when the loop ran (the tally says passed/failed/skipped), TS_ERR_IO when the JSON or
+// plot could not be written, or the negative status of a runtime failure (also in the tally).
+int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *o, ts_hpl_tally *t);
+
+// SVG (no dependencies): per-iteration TFLOP/s above, the stacked time split (fact, bcast, swap,
+// update, idle) below. TS_ERR_ARG when the result has no iterations, TS_ERR_IO when unwritable.
+int ts_hpl_plot_svg(const char *path, const ts_hpl_case *c, const ts_hpl_result *r);
+
 #endif
