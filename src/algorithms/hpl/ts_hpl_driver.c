@@ -1,0 +1,212 @@
+// ts_hpl_driver.c: runs every HPL.dat combination in HPL_pddriver's order and prints HPL 2.3's report, JSON and progress.
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl.h"
+#include "core/ts_error.h"
+#include "core/ts_json.h"
+#include "core/ts_progress.h"
+
+// ---- progress --------------------------------------------------------------------------------
+
+static void progress_begin(ts_hpl_progress *p, const ts_hpl_case *c) {
+    if (!p || !p->enabled) return;
+    ts_progress *bar = p->bar;
+    if (!bar) {
+        bar = calloc(1, sizeof *bar);
+        if (!bar) return;
+        p->bar = bar;
+    }
+    char label[128], tv[64];
+    ts_hpl_tv_format(c, tv, sizeof tv);
+    snprintf(label, sizeof label, "hpl %s N=%" PRId64, tv, c->N);
+    p->N = c->N;
+    p->total_flops = ts_hpl_flops(c->N);
+    ts_progress_init(bar, stderr, label, p->total_flops > 0 ? p->total_flops : 1.0);
+    p->active = 1;
+}
+
+void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done) {
+    ts_hpl_progress *p = ctx;
+    if (!p || !p->active || !p->bar) return;
+    char detail[96];
+    double tf = elapsed_s > 0 ? flops_done / elapsed_s / 1e12 : 0.0;
+    snprintf(detail, sizeof detail, "column %" PRId64 "/%" PRId64 ", %.3f TFLOP/s", cols_done, N, tf);
+    ts_progress_update(p->bar, flops_done, detail);
+}
+
+static void progress_end(ts_hpl_progress *p, const ts_hpl_result *r) {
+    if (!p || !p->active || !p->bar) return;
+    char detail[96];
+    if (r && r->time > 0) snprintf(detail, sizeof detail, "%.3f TFLOP/s", r->gflops / 1e3);
+    else detail[0] = 0;
+    ts_progress_finish(p->bar, detail[0] ? detail : NULL);
+    p->active = 0;
+}
+
+static void progress_free(ts_hpl_progress *p) {
+    if (!p) return;
+    free(p->bar);
+    p->bar = NULL;
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+static int exec_is_device(const char *exec) {
+    return !strncmp(exec, "device", 6) || !strcmp(exec, "ooc");
+}
+
+static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r) {
+    ts_result_common rc;
+    memset(&rc, 0, sizeof rc);
+    rc.bench = "hpl";
+    rc.engine = r->engine_used[0] ? r->engine_used : "tessera";
+    rc.precision = 'd';
+    rc.where = !strncmp(r->exec_used, "device", 6) ? "device" : "host";
+    rc.reps = 1;
+    rc.sec_median = rc.sec_min = rc.sec_max = r->time;
+    if (r->time > 0) rc.tf_median = rc.tf_min = rc.tf_max = r->gflops / 1e3;
+    else rc.tf_median = rc.tf_min = rc.tf_max = -1.0;
+    rc.verified = r->checked;
+    rc.error = r->checked ? r->resid : NAN;
+    rc.bound = r->checked ? c->threshold : NAN;
+    ts_results_entry_begin(j, &rc);
+    ts_json_begin_object(j, "shape");
+    ts_json_int(j, "n", c->N);
+    ts_json_end_object(j);
+    char tv[64];
+    ts_hpl_tv_format(c, tv, sizeof tv);
+    ts_json_begin_object(j, "extra");
+    ts_json_int(j, "N", c->N);
+    ts_json_int(j, "NB", c->NB);
+    ts_json_int(j, "P", c->P);
+    ts_json_int(j, "Q", c->Q);
+    if (r->checked) ts_json_num(j, "residual", r->resid);
+    else ts_json_null(j, "residual");
+    ts_json_bool(j, "passed", r->checked ? r->passed : 0);
+    ts_json_bool(j, "checked", r->checked);
+    ts_json_bool(j, "skipped", r->skipped);
+    if (r->skipped) ts_json_str(j, "why", r->why);
+    ts_json_str(j, "tv", tv);
+    ts_json_str(j, "exec", r->exec_used);
+    ts_json_num(j, "gflops", r->gflops);
+    if (r->time > 0 && exec_is_device(r->exec_used))
+        ts_json_num(j, "gflops_per_gpu", r->gflops / ((double)c->P * c->Q));
+    ts_json_begin_object(j, "phases");
+    ts_json_num(j, "fact", r->t_fact);
+    ts_json_num(j, "bcast", r->t_bcast);
+    ts_json_num(j, "swap", r->t_swap);
+    ts_json_num(j, "update", r->t_update);
+    ts_json_num(j, "solve", r->t_solve);
+    ts_json_end_object(j);
+    ts_json_begin_array(j, "per_iteration");
+    for (int i = 0; i < r->n_iters; i++) {
+        const ts_hpl_iter *it = &r->iters[i];
+        ts_json_begin_object(j, NULL);
+        ts_json_int(j, "col", it->col);
+        ts_json_num(j, "total", it->total);
+        ts_json_num(j, "fact", it->fact);
+        ts_json_num(j, "bcast", it->bcast);
+        ts_json_num(j, "swap", it->swap);
+        ts_json_num(j, "update", it->update);
+        ts_json_num(j, "idle", it->idle);
+        ts_json_end_object(j);
+    }
+    ts_json_end_array(j);
+    ts_json_end_object(j);
+    ts_results_entry_end(j);
+}
+
+// ---- the loop --------------------------------------------------------------------------------
+
+// "plot.svg" -> "plot-3.svg" when a file has several tests.
+static void plot_name(const char *path, int64_t k, int64_t total, char *out, size_t len) {
+    if (total <= 1) { snprintf(out, len, "%s", path); return; }
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    if (!dot || (slash && dot < slash)) {
+        snprintf(out, len, "%s-%" PRId64, path, k + 1);
+        return;
+    }
+    snprintf(out, len, "%.*s-%" PRId64 "%s", (int)(dot - path), path, k + 1, dot);
+}
+
+int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *o, ts_hpl_tally *t) {
+    memset(t, 0, sizeof *t);
+    int rank = ts_hpl_ctx_rank(ctx);
+    int root = rank == 0;
+    FILE *out = root ? o->out : NULL;
+    int rc = 0;
+
+    FILE *jf = NULL;
+    ts_json *j = NULL;
+    if (root && o->json_path) {
+        jf = fopen(o->json_path, "w");
+        if (!jf) TS_RAISE(TS_ERR_IO, "cannot write the JSON file '%s'", o->json_path);
+        j = ts_json_open_file(jf);
+        ts_results_begin(j, "tessera hpl", ts_hpl_ctx_size(ctx), NULL, NULL);
+    }
+    if (out && o->print_params) ts_hpl_print_params(out, d);
+
+    int64_t total = ts_hpl_case_count(d);
+    int header_once = d->threshold <= 0.0; // HPL prints the header once when it does not check
+    int header_done = 0;
+    for (int64_t k = 0; k < total; k++) {
+        ts_hpl_case c;
+        ts_hpl_case_at(d, k, &c);
+        ts_hpl_result r;
+        memset(&r, 0, sizeof r);
+        if (root) progress_begin(o->progress, &c);
+        int st = ts_hpl_run(ctx, &c, &r);
+        if (root) progress_end(o->progress, st < 0 ? NULL : &r);
+        if (st < 0) {
+            t->runtime_error = st;
+            rc = st;
+            ts_hpl_result_free(&r);
+            break;
+        }
+        if (r.skipped) {
+            // HPL_pdtest: allocation failure, counted as skipped, nothing else printed.
+            t->kskip++;
+            if (out) ts_hpl_print_test(out, &c, &r, d->threshold, 0);
+        } else {
+            if (out && (!header_once || !header_done)) {
+                ts_hpl_print_header(out);
+                header_done = 1;
+            }
+            int ngpus = exec_is_device(r.exec_used) ? c.P * c.Q : 0;
+            if (out) ts_hpl_print_test(out, &c, &r, d->threshold, ngpus);
+            if (d->threshold <= 0.0) t->kpass++;
+            else if (r.info != 0) t->kskip++;
+            else if (r.resid < d->threshold) t->kpass++;
+            else t->kfail++;
+        }
+        if (out) fflush(out);
+        if (j) {
+            json_entry(j, &c, &r);
+            fflush(jf);
+        }
+        if (root && o->plot_path && r.n_iters > 0) {
+            char name[1024];
+            plot_name(o->plot_path, k, total, name, sizeof name);
+            int prc = ts_hpl_plot_svg(name, &c, &r);
+            if (prc < 0 && rc == 0) rc = prc;
+        }
+        ts_hpl_result_free(&r);
+    }
+    if (out) {
+        ts_hpl_print_summary(out, t, d->threshold);
+        fflush(out);
+    }
+    if (j) {
+        ts_results_end(j);
+        ts_json_close(j);
+        if (fclose(jf) != 0 && rc == 0)
+            rc = ts_error_set(TS_ERR_IO, __FILE__, __LINE__, "writing the JSON file '%s' failed",
+                              o->json_path);
+    }
+    if (root) progress_free(o->progress);
+    return rc;
+}

@@ -1,0 +1,129 @@
+// ts_hpl_plot.c: hand-written SVG of one HPL run: per-iteration TFLOP/s and the stacked time split.
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl.h"
+#include "core/ts_error.h"
+
+// Layout (pixels).
+enum { W = 960, H = 640, ML = 70, MR = 150, MT = 40, GAP = 50 };
+#define PANEL_H ((H - MT - GAP - 50) / 2)
+
+// Flops of the LU steps that eliminate columns [j, j+b) of an N x N matrix: F(N-j) - F(N-j-b) with
+// HPL's count F(m) = 2/3 m^3 + 3/2 m^2, so the iterations add up to HPL's total.
+static double step_flops(int64_t N, int64_t j, int64_t b) {
+    int64_t m0 = N - j, m1 = N - j - b;
+    if (m1 < 0) m1 = 0;
+    return ts_hpl_flops(m0) - ts_hpl_flops(m1);
+}
+
+// A "nice" axis maximum: 1, 2 or 5 times a power of ten, >= v.
+static double nice_max(double v) {
+    if (!(v > 0)) return 1.0;
+    double p = pow(10.0, floor(log10(v)));
+    double m = v / p;
+    return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
+}
+
+static void axis(FILE *f, int y0, int h, double ymax, const char *label, int64_t N) {
+    fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333'/>\n", ML, y0, ML, y0 + h);
+    fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#333'/>\n", ML, y0 + h, W - MR, y0 + h);
+    for (int i = 0; i <= 4; i++) {
+        int y = y0 + h - h * i / 4;
+        fprintf(f, "<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='#ddd'/>\n", ML + 1, y, W - MR, y);
+        fprintf(f, "<text x='%d' y='%d' text-anchor='end' font-size='11'>%.3g</text>\n", ML - 5, y + 4,
+                ymax * i / 4);
+    }
+    for (int i = 0; i <= 4; i++) {
+        int x = ML + (W - MR - ML) * i / 4;
+        fprintf(f, "<text x='%d' y='%d' text-anchor='middle' font-size='11'>%" PRId64 "</text>\n", x,
+                y0 + h + 14, N * i / 4);
+    }
+    fprintf(f, "<text x='14' y='%d' font-size='12' transform='rotate(-90 14 %d)' "
+            "text-anchor='middle'>%s</text>\n", y0 + h / 2, y0 + h / 2, label);
+}
+
+int ts_hpl_plot_svg(const char *path, const ts_hpl_case *c, const ts_hpl_result *r) {
+    if (!r->iters || r->n_iters <= 0)
+        TS_RAISE(TS_ERR_ARG, "no per-iteration timings to plot for %s", path);
+    FILE *f = fopen(path, "w");
+    if (!f) TS_RAISE(TS_ERR_IO, "cannot write the plot '%s': %s", path, strerror(errno));
+
+    const int n = r->n_iters;
+    const int64_t N = c->N > 0 ? c->N : 1;
+    const double pw = W - MR - ML;
+    double tf_max = 0, t_max = 0;
+    for (int i = 0; i < n; i++) {
+        const ts_hpl_iter *it = &r->iters[i];
+        int64_t b = (i + 1 < n ? r->iters[i + 1].col : N) - it->col;
+        if (b <= 0) b = c->NB;
+        double tf = it->total > 0 ? step_flops(N, it->col, b) / it->total / 1e12 : 0;
+        if (tf > tf_max) tf_max = tf;
+        double s = it->fact + it->bcast + it->swap + it->update + it->idle;
+        if (s < it->total) s = it->total;
+        if (s > t_max) t_max = s;
+    }
+    tf_max = nice_max(tf_max);
+    t_max = nice_max(t_max);
+
+    char tv[64];
+    ts_hpl_tv_format(c, tv, sizeof tv);
+    fprintf(f, "<?xml version='1.0' encoding='UTF-8'?>\n");
+    fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%d' height='%d' viewBox='0 0 %d %d' "
+            "font-family='sans-serif'>\n", W, H, W, H);
+    fprintf(f, "<rect width='%d' height='%d' fill='white'/>\n", W, H);
+    fprintf(f, "<text x='%d' y='22' font-size='15'>tessera hpl %s N=%" PRId64 " NB=%d P=%d Q=%d: "
+            "%.2f s, %.4g TFLOP/s (%s)</text>\n", ML, tv, c->N, c->NB, c->P, c->Q, r->time,
+            r->gflops / 1e3, r->exec_used[0] ? r->exec_used : "?");
+
+    // Top: TFLOP/s of each iteration against its first column.
+    int y0 = MT;
+    axis(f, y0, PANEL_H, tf_max, "TFLOP/s per iteration", N);
+    fprintf(f, "<polyline fill='none' stroke='#1f77b4' stroke-width='1.5' points='");
+    for (int i = 0; i < n; i++) {
+        const ts_hpl_iter *it = &r->iters[i];
+        int64_t b = (i + 1 < n ? r->iters[i + 1].col : N) - it->col;
+        if (b <= 0) b = c->NB;
+        double tf = it->total > 0 ? step_flops(N, it->col, b) / it->total / 1e12 : 0;
+        double x = ML + pw * (double)it->col / N;
+        double y = y0 + PANEL_H - PANEL_H * tf / tf_max;
+        fprintf(f, "%.1f,%.1f ", x, y);
+    }
+    fprintf(f, "'/>\n");
+
+    // Bottom: stacked seconds per iteration.
+    static const char *names[5] = {"fact", "bcast", "swap", "update", "idle"};
+    static const char *colors[5] = {"#d62728", "#ff7f0e", "#2ca02c", "#1f77b4", "#bbbbbb"};
+    int y1 = MT + PANEL_H + GAP;
+    axis(f, y1, PANEL_H, t_max, "seconds per iteration", N);
+    for (int i = 0; i < n; i++) {
+        const ts_hpl_iter *it = &r->iters[i];
+        int64_t next = i + 1 < n ? r->iters[i + 1].col : N;
+        double x = ML + pw * (double)it->col / N;
+        double w = pw * (double)(next - it->col) / N;
+        if (w < 0.5) w = 0.5;
+        const double v[5] = {it->fact, it->bcast, it->swap, it->update, it->idle};
+        double acc = 0;
+        for (int k = 0; k < 5; k++) {
+            if (!(v[k] > 0)) continue;
+            double h = PANEL_H * v[k] / t_max;
+            double y = y1 + PANEL_H - PANEL_H * acc / t_max - h;
+            fprintf(f, "<rect x='%.1f' y='%.1f' width='%.1f' height='%.2f' fill='%s'/>\n", x, y, w, h,
+                    colors[k]);
+            acc += v[k];
+        }
+    }
+    fprintf(f, "<text x='%d' y='%d' text-anchor='middle' font-size='12'>column</text>\n",
+            ML + (int)pw / 2, H - 8);
+    for (int k = 0; k < 5; k++) {
+        int y = y1 + 10 + 18 * k;
+        fprintf(f, "<rect x='%d' y='%d' width='12' height='12' fill='%s'/>\n", W - MR + 15, y,
+                colors[k]);
+        fprintf(f, "<text x='%d' y='%d' font-size='12'>%s</text>\n", W - MR + 33, y + 10, names[k]);
+    }
+    fprintf(f, "</svg>\n");
+    if (fclose(f) != 0) TS_RAISE(TS_ERR_IO, "writing the plot '%s' failed", path);
+    return 0;
+}
