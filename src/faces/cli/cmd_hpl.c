@@ -1,0 +1,466 @@
+// cmd_hpl.c: `tessera hpl`: HPL.dat-compatible Linpack (or sized from flags/the machine), HPL 2.3's report, JSON, plot.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algorithms/hpl/ts_hpl.h"
+#include "core/ts_env.h"
+#include "core/ts_error.h"
+#include "core/ts_json.h"
+#include "core/ts_log.h"
+#include "core/ts_timer.h"
+#include "device/ts_device.h"
+#include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_cli_opts.h"
+#include "kernels/ts_kernels.h"
+#include "ts_config.h"
+
+#if TS_HAVE_MPI
+#include <mpi.h>
+#endif
+
+#define CMD "hpl"
+
+// Sizing defaults (documented in docs/hpl.md).
+#define HPL_NB_DEVICE 1024        // NB on GPUs (NVIDIA HPL's usual choice)
+#define HPL_NB_CPU 192            // NB on CPUs (reference HPL's usual choice)
+#define HPL_MEM_FRACTION_AUTO 0.85// share of device memory for the auto-sized matrix
+#define HPL_MEM_FRACTION_CHECK 0.95 // an explicit N must fit this share unless --mem-fraction says
+#define HPL_CPU_BUDGET_S 60.0     // CPU-only auto size: a run of about this many seconds
+#define HPL_CPU_EFFICIENCY 0.5    // HPL's rate as a share of the probed DGEMM rate (2-core measure)
+#define HPL_CPU_MIN_N 2000
+
+typedef struct {
+    const char *dat;
+    int64_t N;        // -1: not given
+    int NB, P, Q;     // 0: not given
+    int depth;        // -1: not given
+    ts_hpl_exec exec;
+    int panel;        // -1 auto, 0 cpu, 1 device
+    const char *json, *plot;
+    double mem_fraction; // 0: not given
+    double time_budget;  // 0: not given
+    int quiet;
+} hpl_args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: tessera hpl [--dat FILE | -N n [-NB nb] [-P p -Q q]] [--depth d]\n"
+        "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|auto]\n"
+        "                   [--json FILE] [--plot FILE.svg] [--mem-fraction f]\n"
+        "                   [--time-budget SECONDS] [-q]\n\n"
+        "High Performance Linpack with HPL 2.3's input (HPL.dat) and output.\n"
+        "  --dat FILE        read HPL.dat (every combination runs, as xhpl does)\n"
+        "  -N/-NB/-P/-Q      one test without a file (WR11C2R4 settings, threshold 16)\n"
+        "                    with neither: ./HPL.dat if it exists, else sized for the machine\n"
+        "  --depth d         look-ahead depth (replaces the DEPTH list of HPL.dat)\n"
+        "  --exec MODE       auto (device when present), cpu, device, ooc (out-of-core)\n"
+        "  --panel WHERE     where panels are factored: cpu, device, auto (measured)\n"
+        "  --json FILE       results-schema JSON (bench \"hpl\")\n"
+        "  --plot FILE       SVG of per-iteration TFLOP/s and time split (FILE-k.svg per test)\n"
+        "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.85)\n"
+        "  --time-budget S   CPU runs: size N to take about S seconds\n"
+        "  -q                no progress line\n\n"
+        "exit: 0 all tests passed, 1 a residual FAILED, 2 bad input, 3 runtime failure/skipped test\n");
+}
+
+static int parse_args(int argc, char **argv, hpl_args *a) {
+    memset(a, 0, sizeof *a);
+    a->N = -1;
+    a->depth = -1;
+    a->panel = -1;
+    a->exec = TS_HPL_EXEC_AUTO;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (ts_cli_flag(argv[i], "--help", "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (ts_cli_flag(argv[i], "-q", "--quiet")) { a->quiet = 1; continue; }
+        if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--dat", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            a->dat = v;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-N", "--N", &v)) != 0) {
+            if (m < 0 || ts_cli_i64(CMD, "-N", v, 0, &a->N) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-NB", "--NB", &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "-NB (block size)", v, 1, &a->NB) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-P", "--P", &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "-P (process rows)", v, 1, &a->P) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-Q", "--Q", &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "-Q (process columns)", v, 1, &a->Q) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--depth", NULL, &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "--depth", v, 0, &a->depth) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--exec", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            if (!strcmp(v, "auto")) a->exec = TS_HPL_EXEC_AUTO;
+            else if (!strcmp(v, "cpu")) a->exec = TS_HPL_EXEC_CPU;
+            else if (!strcmp(v, "device")) a->exec = TS_HPL_EXEC_DEVICE;
+            else if (!strcmp(v, "ooc")) a->exec = TS_HPL_EXEC_OOC;
+            else {
+                ts_cli_errorf(CMD, "--exec: '%s' is not one of auto, cpu, device, ooc", v);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--panel", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            if (!strcmp(v, "auto")) a->panel = -1;
+            else if (!strcmp(v, "cpu")) a->panel = 0;
+            else if (!strcmp(v, "device")) a->panel = 1;
+            else {
+                ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, auto", v);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--json", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            a->json = v;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--plot", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            a->plot = v;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--mem-fraction", NULL, &v)) != 0) {
+            if (m < 0 || ts_cli_double(CMD, "--mem-fraction", v, &a->mem_fraction) < 0) return -1;
+            if (!(a->mem_fraction > 0.0 && a->mem_fraction <= 1.0)) {
+                ts_cli_errorf(CMD, "--mem-fraction: '%s' must be in (0, 1]", v);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--time-budget", NULL, &v)) != 0) {
+            if (m < 0 || ts_parse_duration(v, "--time-budget", &a->time_budget) < 0 ||
+                !(a->time_budget > 0)) {
+                ts_cli_errorf(CMD, "--time-budget: '%s' is not a positive duration (e.g. 90, 90s, 2m)", v);
+                return -1;
+            }
+        } else {
+            ts_cli_errorf(CMD, "unknown option '%s' (tessera hpl --help)", argv[i]);
+            return -1;
+        }
+    }
+    if (a->dat && (a->N >= 0 || a->NB || a->P || a->Q)) {
+        ts_cli_errorf(CMD, "--dat and -N/-NB/-P/-Q exclude each other (the file gives them)");
+        return -1;
+    }
+    if (a->dat && a->time_budget > 0) {
+        ts_cli_errorf(CMD, "--time-budget sizes N, which --dat gives");
+        return -1;
+    }
+    return 0;
+}
+
+// ---- agreement across ranks ------------------------------------------------------------------
+
+static int mpi_on(void) {
+#if TS_HAVE_MPI
+    int init = 0, fin = 0;
+    MPI_Initialized(&init);
+    MPI_Finalized(&fin);
+    return init && !fin;
+#else
+    return 0;
+#endif
+}
+
+// The lowest rank whose `failed` is set, or -1 when none failed.
+static int first_failed(int rank, int size, int failed) {
+    int who = failed ? rank : size;
+#if TS_HAVE_MPI
+    if (mpi_on()) {
+        int in = who;
+        MPI_Allreduce(&in, &who, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    }
+#else
+    (void)rank;
+#endif
+    return who < size ? who : -1;
+}
+
+static void bcast_bytes(void *p, int n) {
+#if TS_HAVE_MPI
+    if (mpi_on()) MPI_Bcast(p, n, MPI_BYTE, 0, MPI_COMM_WORLD);
+#else
+    (void)p; (void)n;
+#endif
+}
+
+// Whether this process was started alone (no launcher told it of other ranks): then errors found
+// before the collective context is created can be reported at once.
+static int started_alone(void) {
+#if TS_HAVE_MPI
+    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS",
+                                 "SLURM_NTASKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && atoi(v) > 1) return 0;
+    }
+#endif
+    return 1;
+}
+
+static void report_input_error(const char *msg) {
+    ts_cli_errorf(CMD, "%s", msg);
+    fprintf(stderr, ">>> Illegal input in file HPL.dat. Exiting ... <<<\n");
+}
+
+// ---- sizing ----------------------------------------------------------------------------------
+
+// Most square P x Q with P <= Q and P * Q = n.
+static void square_grid(int n, int *P, int *Q) {
+    int p = (int)floor(sqrt((double)n));
+    while (p > 1 && n % p) p--;
+    *P = p < 1 ? 1 : p;
+    *Q = n / *P;
+}
+
+static int device_expected(ts_hpl_exec exec) {
+    if (exec == TS_HPL_EXEC_CPU) return 0;
+    if (exec == TS_HPL_EXEC_DEVICE || exec == TS_HPL_EXEC_OOC) return 1;
+    int sim = 0;
+    if (ts_env_int("TESSERA_SIM_DEVICES", &sim) < 0) sim = 0;
+    return ts_cuda_device_count() > 0 || sim > 0;
+}
+
+// DGEMM rate of the CPU BLAS on the HPL update shape (n x n x NB), GFLOP/s.
+static double cpu_dgemm_gflops(int nb) {
+    const int64_t n = 2048, k = nb;
+    double *A = malloc(sizeof(double) * n * k), *B = malloc(sizeof(double) * n * k);
+    double *C = calloc((size_t)(n * n), sizeof(double));
+    double rate = 0;
+    if (A && B && C) {
+        for (int64_t i = 0; i < n * k; i++) A[i] = B[i] = 0.5 - (double)((i * 7919) % 1000) / 1000.0;
+        const double one = 1.0, mone = -1.0;
+        ts_gemm_cpu('d', 'N', 'T', n, n, k, &mone, A, n, B, n, &one, C, n); // warm-up
+        double t = ts_now();
+        int reps = 0;
+        do {
+            ts_gemm_cpu('d', 'N', 'T', n, n, k, &mone, A, n, B, n, &one, C, n);
+            reps++;
+        } while (ts_now() - t < 0.3 && reps < 50);
+        t = ts_now() - t;
+        rate = 2.0 * n * n * k * reps / t / 1e9;
+    }
+    free(A); free(B); free(C);
+    return rate;
+}
+
+// N for a CPU run of about `budget` seconds: 2/3 N^3 = budget * rate.
+static int64_t cpu_n_for_budget(double budget, int nb) {
+    double rate = cpu_dgemm_gflops(nb) * 1e9 * HPL_CPU_EFFICIENCY;
+    if (!(rate > 0)) rate = 20e9;
+    int64_t n = (int64_t)cbrt(1.5 * budget * rate);
+    if (n < HPL_CPU_MIN_N) n = HPL_CPU_MIN_N;
+    return n;
+}
+
+// One test from the flags, with HPL's common settings (WR11C2R4: row-major, depth 1, 1rM,
+// Crout RFACT, NDIV 2, right PFACT, NBMIN 4, mix swap 64, threshold 16).
+static void dat_from_flags(ts_hpl_dat *d, int64_t N, int NB, int P, int Q) {
+    ts_hpl_dat_default(d);
+    d->nN = 1; d->N[0] = N;
+    d->nNB = 1; d->NB[0] = NB;
+    d->ngrid = 1; d->P[0] = P; d->Q[0] = Q;
+    d->npfact = 1; d->pfact[0] = 2;
+    d->nnbmin = 1; d->nbmin[0] = 4;
+    d->nndiv = 1; d->ndiv[0] = 2;
+    d->nrfact = 1; d->rfact[0] = 1;
+    d->nbcast = 1; d->bcast[0] = 1;
+    d->ndepth = 1; d->depth[0] = 1;
+}
+
+// Every (grid, NB) of the file must hold its largest N. Returns 0, or sets msg and returns -1.
+static int check_fit(ts_hpl_ctx *ctx, const ts_hpl_dat *d, double fraction, char *msg, size_t len) {
+    int64_t nmax_req = 0;
+    for (int i = 0; i < d->nN; i++) if (d->N[i] > nmax_req) nmax_req = d->N[i];
+    for (int g = 0; g < d->ngrid; g++) {
+        for (int b = 0; b < d->nNB; b++) {
+            int64_t fit = ts_hpl_max_n(ctx, d->P[g], d->Q[g], d->NB[b], fraction);
+            if (fit < 0) continue; // the engine cannot tell; HPL would try and skip on failure
+            if (nmax_req > fit) {
+                snprintf(msg, len, "N=%lld does not fit in memory: the largest N that fits a %d x %d "
+                         "grid with NB=%d is %lld (at %.0f%% of the memory; --mem-fraction changes "
+                         "the share)", (long long)nmax_req, d->P[g], d->Q[g], d->NB[b],
+                         (long long)fit, fraction * 100.0);
+                return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+// ---- the command -----------------------------------------------------------------------------
+
+static ts_hpl_progress g_progress; // progress_ctx of the engine; lives as long as the context
+
+int ts_cmd_hpl(int argc, char **argv) {
+    hpl_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc > 0) return TS_EXIT_OK;
+    if (prc < 0) return TS_EXIT_USAGE;
+    if (a.quiet) ts_cli_set_verbosity(-1);
+
+    // Which input: --dat, flags, ./HPL.dat (as xhpl), or the machine.
+    int from_flags = a.N >= 0 || a.NB || a.P || a.Q || a.time_budget > 0;
+    const char *dat_path = a.dat;
+    if (!dat_path && !from_flags && access("HPL.dat", F_OK) == 0) dat_path = "HPL.dat";
+
+    // Every rank reads the file; failures are agreed once the context (and MPI) is up.
+    ts_hpl_dat dat;
+    memset(&dat, 0, sizeof dat);
+    int dat_rc = 0;
+    char dat_msg[600] = "";
+    if (dat_path) {
+        dat_rc = ts_hpl_dat_read(dat_path, &dat);
+        if (dat_rc < 0) snprintf(dat_msg, sizeof dat_msg, "%s", ts_error_last()->message);
+        if (dat_rc < 0 && started_alone()) {
+            report_input_error(dat_msg);
+            return TS_EXIT_USAGE;
+        }
+        if (dat_rc == 0 && a.depth >= 0) {
+            dat.ndepth = 1;
+            dat.depth[0] = a.depth;
+        }
+    }
+
+    ts_hpl_opts o;
+    memset(&o, 0, sizeof o);
+    o.exec = a.exec;
+    o.panel_on_device = a.panel;
+    o.seed = 100;
+    o.warmup = 1;
+    o.engine = "auto";
+    o.progress = ts_hpl_progress_cb;
+    o.progress_ctx = &g_progress;
+    o.record_iterations = a.json || a.plot;
+    g_progress.enabled = !a.quiet;
+
+    ts_hpl_ctx *ctx = NULL;
+    int rc = ts_hpl_ctx_create(&o, &ctx);
+    if (rc < 0) {
+        if (dat_rc < 0) report_input_error(dat_msg);
+        ts_cli_errorf(CMD, "cannot set up HPL: %s", ts_error_last()->message);
+        return dat_rc < 0 ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+    }
+    const int rank = ts_hpl_ctx_rank(ctx), size = ts_hpl_ctx_size(ctx);
+    const int root = rank == 0;
+    ts_log_set_rank(size > 1 ? rank : -1);
+    int code = TS_EXIT_OK;
+    FILE *out = NULL;
+
+    int who = first_failed(rank, size, dat_rc < 0);
+    if (who >= 0) {
+        if (rank == who) report_input_error(dat_msg);
+        code = TS_EXIT_USAGE;
+        goto done;
+    }
+
+    if (!dat_path) {
+        // One test from the flags; what is not given comes from the machine.
+        int dev = device_expected(a.exec);
+        int NB = a.NB ? a.NB : dev ? HPL_NB_DEVICE : HPL_NB_CPU;
+        int P = a.P, Q = a.Q;
+        if (!P && !Q) square_grid(size, &P, &Q);
+        else if (!Q) Q = size / P > 0 ? size / P : 1;
+        else if (!P) P = size / Q > 0 ? size / Q : 1;
+        int64_t N = a.N;
+        if (N < 0) {
+            if (dev) {
+                double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_AUTO;
+                N = ts_hpl_max_n(ctx, P, Q, NB, frac);
+            } else {
+                double budget = a.time_budget > 0 ? a.time_budget : HPL_CPU_BUDGET_S;
+                if (root) N = cpu_n_for_budget(budget, NB);
+                bcast_bytes(&N, sizeof N);
+                double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_AUTO;
+                int64_t fit = ts_hpl_max_n(ctx, P, Q, NB, frac);
+                if (fit > 0 && N > fit) N = fit;
+            }
+            if (N <= 0) {
+                if (root) ts_cli_errorf(CMD, "cannot size the problem for this machine (%s); give -N",
+                                        ts_error_last()->message);
+                code = TS_EXIT_RUNTIME;
+                goto done;
+            }
+            N -= N % NB;
+            if (N == 0) N = NB;
+            if (root && !a.quiet)
+                ts_log(TS_LOG_INFO, "hpl: sized N=%lld NB=%d P=%d Q=%d for this machine (%s)",
+                       (long long)N, NB, P, Q, dev ? "device memory" : "CPU time budget");
+        }
+        dat_from_flags(&dat, N, NB, P, Q);
+        if (a.depth >= 0) dat.depth[0] = a.depth;
+    }
+
+    // HPL 2.3 refuses grids larger than the process count.
+    int grid_rc = ts_hpl_check_grids(&dat, size);
+    if (grid_rc < 0) {
+        if (root) report_input_error(ts_error_last()->message);
+        code = TS_EXIT_USAGE;
+        goto done;
+    }
+
+    // Explicit sizes must fit.
+    if (dat_path || a.N >= 0) {
+        char msg[512];
+        double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_CHECK;
+        if (check_fit(ctx, &dat, frac, msg, sizeof msg) < 0) {
+            if (root) ts_cli_errorf(CMD, "%s", msg);
+            code = TS_EXIT_USAGE;
+            goto done;
+        }
+    }
+
+    // Rank 0 opens the report and checks that the JSON and plot can be written.
+    int open_failed = 0;
+    char open_msg[600] = "";
+    if (root) {
+        if (ts_hpl_open_output(&dat, &out) < 0) {
+            open_failed = 1;
+            snprintf(open_msg, sizeof open_msg, "%s", ts_error_last()->message);
+        }
+        const char *paths[2] = {a.json, a.plot};
+        for (int i = 0; i < 2 && !open_failed; i++) {
+            if (!paths[i]) continue;
+            FILE *f = fopen(paths[i], "a");
+            if (!f) {
+                open_failed = 1;
+                snprintf(open_msg, sizeof open_msg, "cannot write '%s'", paths[i]);
+            } else {
+                fclose(f);
+            }
+        }
+    }
+    if (first_failed(rank, size, open_failed) >= 0) {
+        if (root) ts_cli_errorf(CMD, "%s", open_msg);
+        code = TS_EXIT_USAGE;
+        goto done;
+    }
+
+    ts_hpl_drive_opts dopt = {
+        .out = out,
+        .json_path = a.json,
+        .plot_path = a.plot,
+        .progress = &g_progress,
+        .print_params = 1,
+    };
+    ts_hpl_tally t;
+    rc = ts_hpl_drive(ctx, &dat, &dopt, &t);
+    if (root) {
+        if (t.runtime_error < 0) {
+            ts_cli_errorf(CMD, "HPL stopped: %s", ts_error_last()->message);
+            code = TS_EXIT_RUNTIME;
+        } else if (rc < 0) {
+            ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+            code = TS_EXIT_RUNTIME;
+        } else if (t.kfail > 0) {
+            code = TS_EXIT_CHECK;
+        } else if (t.kskip > 0) {
+            code = TS_EXIT_RUNTIME;
+        }
+    } else if (t.runtime_error < 0) {
+        code = TS_EXIT_RUNTIME;
+    }
+    bcast_bytes(&code, sizeof code);
+
+done:
+    if (root && out) ts_hpl_close_output(out);
+    ts_hpl_ctx_destroy(ctx);
+    return code;
+}
