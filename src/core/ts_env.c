@@ -53,8 +53,8 @@ int ts_parse_double(const char *s, const char *what, double *out) {
 }
 
 int ts_parse_bool(const char *s, const char *what, int *out) {
-    static const char *const yes[] = {"1", "yes", "true", "on", "y"};
-    static const char *const no[] = {"0", "no", "false", "off", "n"};
+    static const char *const yes[] = {"1", "yes", "true", "on"};
+    static const char *const no[] = {"0", "no", "false", "off"};
     if (s) {
         for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
             if (strcasecmp(s, yes[i]) == 0) return *out = 1, 0;

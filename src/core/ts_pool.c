@@ -276,9 +276,15 @@ void ts_pool_parallel_for(ts_pool *p, int64_t n, void (*body)(int64_t i, void *a
     int64_t want = (n + c->chunk - 1) / c->chunk - 1; // the caller takes one chunk itself
     if (want < helpers) helpers = (int)want;
     atomic_init(&c->refs, helpers + 1);
+    ts_error_info saved = *ts_error_last();
     for (int h = 0; h < helpers; h++) {
-        // A refused helper (pool shutting down, no memory) only means less parallelism.
-        if (ts_pool_submit(p, pfor_helper, c) < 0) pfor_release(c);
+        // A refused helper (pool shutting down, no memory) only means less parallelism, so the
+        // caller's last error is restored rather than replaced by the refusal.
+        if (ts_pool_submit(p, pfor_helper, c) < 0) {
+            pfor_release(c);
+            if (saved.code) ts_error_set(saved.code, saved.file, saved.line, "%s", saved.message);
+            else ts_error_clear();
+        }
     }
     pfor_run(c);
     pthread_mutex_lock(&c->mu);

@@ -48,9 +48,10 @@ static void test_plain_lines(void **state) {
     ts_progress_init(&p, f, "hpl", 100.0);
     assert_int_equal(p.tty, 0);
     assert_int_equal(p.enabled, 1);
-    p.period = 0.02;
+    p.period = 1000;
     ts_progress_update(&p, 10, "41.2 TFLOP/s"); // before the first period: nothing
     assert_string_equal(read_all(f), "");
+    p.period = 0.02;
     for (int k = 1; k <= 4; k++) {
         sleep_ms(30);
         ts_progress_update(&p, 20.0 * k, "41.2 TFLOP/s");
@@ -133,7 +134,6 @@ static void test_tty(void **state) {
     sleep_ms(250);
     ts_progress_update(&p, 5, "12 GFLOP/s");
     assert_int_equal(p.drawn, 1);
-    ts_progress_update(&p, 6, NULL); // within 0.2 s of the last draw: skipped
     ts_progress_finish(&p, NULL);
 
     char buf[1024];
@@ -147,7 +147,6 @@ static void test_tty(void **state) {
     buf[len] = '\0';
     assert_non_null(strstr(buf, "\rhpcg:  50.0%, 12 GFLOP/s, elapsed "));
     assert_non_null(strstr(buf, "ETA "));
-    assert_null(strstr(buf, " 60.0%"));
     assert_non_null(strstr(buf, "\rhpcg: 100.0%, elapsed "));
     assert_int_equal(fclose(out), 0);
     assert_int_equal(close(master), 0);
