@@ -224,6 +224,14 @@ static void exec_kernel(sim_stream *s, op *o) {
     }
     double secs = d->gflops > 0 ? o->k.flops / (d->gflops * 1e9 * d->speed) : 0;
     double until = engine_reserve(&d->compute_free_at, secs);
+    // The kernel runs when the engine gets to it (after earlier kernels of other streams), so its
+    // results appear no earlier than a real device would show them.
+    pace_until(d, until - secs);
+    if (d->lost) {
+        stream_fail(s, TS_ERR_DEVICE_LOST, "sim device %d is lost (injected after %ld operations)", d->ordinal,
+                    d->f.lose_after);
+        return;
+    }
     pthread_mutex_unlock(&d->ss->lock);
     ts_error_clear();
     int rc = o->k.cpu(o->args);
