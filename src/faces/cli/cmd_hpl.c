@@ -418,12 +418,14 @@ int ts_cmd_hpl(int argc, char **argv) {
         const char *paths[2] = {a.json, a.plot};
         for (int i = 0; i < 2 && !open_failed; i++) {
             if (!paths[i]) continue;
+            int existed = access(paths[i], F_OK) == 0;
             FILE *f = fopen(paths[i], "a");
             if (!f) {
                 open_failed = 1;
                 snprintf(open_msg, sizeof open_msg, "cannot write '%s'", paths[i]);
             } else {
                 fclose(f);
+                if (!existed) unlink(paths[i]); // only a check: the driver writes it later
             }
         }
     }
