@@ -1,6 +1,7 @@
 // ts_kernels.c: precisions, engines, BLAS argument checks, and device GEMM/TRSM dispatch by backend.
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/ts_env.h"
 #include "core/ts_error.h"
@@ -33,7 +34,7 @@ const char *ts_engine_name(ts_engine e) {
 
 int ts_engine_parse(const char *s, ts_engine *out) {
     for (int i = 0; s && i < TS_ENGINE_COUNT; i++)
-        if (!strcmp(s, engine_names[i])) {
+        if (!strcasecmp(s, engine_names[i])) {
             *out = (ts_engine)i;
             return 0;
         }
@@ -124,12 +125,23 @@ ts_engine ts_dev_gemm_default_engine(ts_stream *st) {
     }
 }
 
+// The sim's ref/CPU BLAS switch point; TS_ERR_PARSE (and the default in *limit) for a bad value.
+static int sim_ref_limit(double *limit) {
+    *limit = TS_SIM_GEMM_REF_FLOPS_DEFAULT;
+    double v = *limit;
+    int rc = ts_env_double("TESSERA_SIM_GEMM_REF_FLOPS", &v);
+    if (rc < 0) return rc;
+    if (!(v >= 0)) TS_RAISE(TS_ERR_PARSE, "TESSERA_SIM_GEMM_REF_FLOPS=%g must not be negative", v);
+    *limit = v;
+    return 0;
+}
+
 ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, int64_t m, int64_t n,
                                  int64_t k) {
     if (engine != TS_ENGINE_AUTO) return engine;
     if (stream_backend(st) != TS_BACKEND_SIM) return ts_dev_gemm_default_engine(st);
-    double limit = TS_SIM_GEMM_REF_FLOPS_DEFAULT;
-    (void)ts_env_double("TESSERA_SIM_GEMM_REF_FLOPS", &limit); // a malformed value keeps the default
+    double limit;
+    (void)sim_ref_limit(&limit); // ts_dev_gemm reports a malformed value; here it keeps the default
     return gemm_flops(prec, m, n, k) > limit ? TS_ENGINE_CPU : TS_ENGINE_REF;
 }
 
@@ -198,11 +210,9 @@ static int sim_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, in
 static int cuda_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, int64_t m,
                      int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
                      const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc) {
-    if (engine == TS_ENGINE_TESSERA)
-        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tessera': own GEMM kernel not built yet");
     if (engine != TS_ENGINE_CUBLAS)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine '%s' does not run on CUDA devices "
-                 "(use cublas, tessera or auto)", ts_engine_name(engine));
+                 "(use cublas or auto)", ts_engine_name(engine));
     return ts_cuda_gemm(st, prec, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 static int cuda_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
@@ -232,7 +242,13 @@ int ts_dev_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, in
     if (engine == TS_ENGINE_TILES)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tiles' runs on host operands through the "
                  "tile runtime, not on one stream");
+    if (engine == TS_ENGINE_TESSERA)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tessera': own GEMM kernel not built yet");
     if (m == 0 || n == 0) return 0; // nothing to do (BLAS quick return)
+    if (engine == TS_ENGINE_AUTO && stream_backend(st) == TS_BACKEND_SIM) {
+        double limit;
+        TS_CHECK(sim_ref_limit(&limit));
+    }
     engine = ts_dev_gemm_engine_for(st, engine, prec, m, n, k);
     switch (stream_backend(st)) {
     case TS_BACKEND_SIM:

@@ -117,6 +117,11 @@ static void test_engine_choice(void **state) {
     assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_REF, 'd', 300, 300, 300), TS_ENGINE_REF);
     setenv("TESSERA_SIM_GEMM_REF_FLOPS", "1e12", 1);
     assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 300, 300, 300), TS_ENGINE_REF);
+    setenv("TESSERA_SIM_GEMM_REF_FLOPS", "lots", 1); // malformed: ts_dev_gemm says so
+    double one = 1, zero = 0, x = 0;
+    assert_int_equal(ts_dev_gemm(st, TS_ENGINE_AUTO, 'd', 'N', 'N', 1, 1, 1, &one, &x, 1, &x, 1, &zero, &x, 1),
+                     TS_ERR_PARSE);
+    assert_non_null(strstr(ts_error_last()->message, "TESSERA_SIM_GEMM_REF_FLOPS"));
     unsetenv("TESSERA_SIM_GEMM_REF_FLOPS");
     assert_int_equal(ts_stream_destroy(st), 0);
     dev_case(s, 1, TS_ENGINE_AUTO, 'd', 'T', 'N', 300, 290, 280, 77); // runs the CPU BLAS
@@ -132,6 +137,7 @@ static void test_unsupported_and_bad_args(void **state) {
     assert_int_equal(ts_dmalloc(d, 64 * 8, &p), 0);
     assert_int_equal(ts_dev_gemm(st, TS_ENGINE_TESSERA, 'd', 'N', 'N', 4, 4, 4, &one, p, 4, p, 4, &zero, p, 4),
                      TS_ERR_UNSUPPORTED);
+    assert_non_null(strstr(ts_error_last()->message, "not built yet"));
     assert_int_equal(ts_dev_gemm(st, TS_ENGINE_CUBLAS, 'd', 'N', 'N', 4, 4, 4, &one, p, 4, p, 4, &zero, p, 4),
                      TS_ERR_UNSUPPORTED);
     assert_int_equal(ts_dev_gemm(st, TS_ENGINE_TILES, 'd', 'N', 'N', 4, 4, 4, &one, p, 4, p, 4, &zero, p, 4),

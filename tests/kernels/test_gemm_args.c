@@ -33,6 +33,9 @@ static void test_engine_names(void **state) {
         assert_int_equal(e, i);
     }
     ts_engine e = TS_ENGINE_CPU;
+    assert_int_equal(ts_engine_parse("cuBLAS", &e), 0);
+    assert_int_equal(e, TS_ENGINE_CUBLAS);
+    e = TS_ENGINE_CPU;
     assert_int_equal(ts_engine_parse("magma", &e), TS_ERR_ARG);
     assert_int_equal(e, TS_ENGINE_CPU);
     const char *msg = ts_error_last()->message;

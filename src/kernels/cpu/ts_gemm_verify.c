@@ -24,8 +24,8 @@
 // In relative terms: for uniform data S grows like k^2 n eps / 16 while ||C||_max grows like sqrt(k),
 // so the guaranteed-detectable single-element error (d) is 9e-13 ||C||_max at 45x38x52, 5e-11 at
 // 300x280x260 and about 1e-9 at n = k = 1000 (a worst-case normalization buys no false alarms).
-// Several wrong elements in one row could cancel only for
-// particular x; with continuous random x and nvec >= 2 that is negligible. NaN or Inf anywhere in C
+// Several wrong elements in one row could cancel only for particular x; with continuous random x
+// and nvec >= 2 that is negligible. NaN or Inf anywhere in C
 // (or A, B, C0) makes y - z non-finite and always fails. Cost O((m+n)k + mn) per vector, plus
 // O(mk + kn + mn) once for the norms.
 #include <complex.h>
@@ -188,7 +188,7 @@ static int verify_args(char prec, char ta, char tb, int64_t m, int64_t n, int64_
     TS_CHECK(ts_gemm_check_raise("ts_gemm_verify", prec, ta, tb, m, n, k, lda, ldb, ldc));
     int64_t minld = m > 1 ? m : 1;
     if (beta != 0.0 && !C0) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: C0 is NULL but beta is not zero");
-    if (C0 && ldc0 < minld) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: ldc0 = %lld < max(1, m = %lld)",
+    if (beta != 0.0 && ldc0 < minld) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: ldc0 = %lld < max(1, m = %lld)",
                                      (long long)ldc0, (long long)m);
     if (!C && m > 0 && n > 0) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: C is NULL");
     if (nvec < 1) TS_RAISE(TS_ERR_ARG, "ts_gemm_verify: nvec = %d must be >= 1", nvec);
