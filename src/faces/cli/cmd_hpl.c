@@ -400,8 +400,11 @@ int ts_cmd_hpl(int argc, char **argv) {
     if (dat_path || a.N >= 0) {
         char msg[512];
         double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_CHECK;
-        if (check_fit(ctx, &dat, frac, msg, sizeof msg) < 0) {
-            if (root) ts_cli_errorf(CMD, "%s", msg);
+        // Agreed, in case ranks see different memory.
+        int misfit = check_fit(ctx, &dat, frac, msg, sizeof msg) < 0;
+        int who_fit = first_failed(rank, size, misfit);
+        if (who_fit >= 0) {
+            if (rank == who_fit) ts_cli_errorf(CMD, "%s", msg);
             code = TS_EXIT_USAGE;
             goto done;
         }
