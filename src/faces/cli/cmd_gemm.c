@@ -102,6 +102,7 @@ typedef struct {
     ts_progress prog;
     int progress_on;
     double flops_done;
+    int header_done;
 } gemm_ctx;
 
 static void usage(FILE *f) {
@@ -821,8 +822,10 @@ static const char *ops_str(const gemm_row *r, char buf[3]) {
     return buf;
 }
 
+// Printed before the first row (with -q only failed rows are printed, so maybe never).
 static void print_header(gemm_ctx *c) {
-    if (c->o->verbosity < 0) return;
+    if (c->header_done) return;
+    c->header_done = 1;
     fprintf(c->out, "%-11s %-4s %7s %7s %7s %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n", "engine", "prec", "m",
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
 }
@@ -836,6 +839,7 @@ static void print_row(gemm_ctx *c, const gemm_row *r) {
         snprintf(bnd, sizeof bnd, "%.1e", r->bound);
     }
     if (c->o->verbosity < 0 && (r->passed || !r->verified) && !r->runtime_failed) return;
+    print_header(c);
     char eng[24]; // the engine that ran; "auto:<engine>" when auto chose it
     if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->engine));
     else snprintf(eng, sizeof eng, "%s", ts_engine_name(r->engine));
@@ -1050,7 +1054,7 @@ int ts_cmd_gemm(int argc, char **argv) {
         const ts_device_props *pr = ts_device_props_of(c.dev);
         fprintf(c.out, "device %d: %s (%s)\n", o.device, pr->name, ts_backend_name(pr->backend));
     }
-    print_header(&c);
+    if (o.verbosity >= 0) print_header(&c);
     for (int s = 0; s < o.nshapes && rc == 0; s++)
         for (int p = 0; p < o.nprecs && rc == 0; p++) {
             int r = setup_buffers(&c, o.shapes[s], o.precs[p], c.dev != NULL);
