@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Invariant: the registered segments are disjoint and their union is exactly the union of the
-// page-rounded ranges of the live handles. A backend registration cannot be extended or partly
-// released (cudaHostRegister/Unregister work on whole registrations), so new coverage becomes new
-// segments, and a segment that is only partly covered after a removal is unregistered and its
-// still-covered pieces registered again.
+// Invariant: the registered segments are exactly the maximal contiguous runs of the union of the
+// page-rounded ranges of the live handles (disjoint, never touching). One run is one registration
+// because CUDA refuses an async copy whose host range spans two registrations. A registration
+// cannot be extended or partly released (cudaHostRegister/Unregister work on whole ones), so a
+// range that touches existing segments replaces them by one registration of the merged run, and a
+// segment left partly covered by a removal is replaced by registrations of its covered pieces.
 typedef struct {
     uintptr_t lo, hi;
 } range;
@@ -149,6 +150,39 @@ static int handle_new(ts_pinreg *r, range g) {
     return id;
 }
 
+// Replaces segments first..last (none when first < 0) by one registration of `run` (lock held).
+// On failure the old segments are registered again, so the registry is as before.
+static int merge_run(ts_pinreg *r, int first, int last, range run) {
+    int n = first < 0 ? 0 : last - first + 1;
+    range *old = malloc((size_t)(n + 1) * sizeof *old);
+    if (!old) TS_RAISE(TS_ERR_NOMEM, "pin registry: out of host memory");
+    if (n) memcpy(old, &r->segs[first], (size_t)n * sizeof *old);
+    int rc = 0;
+    for (int k = 0; k < n; k++) {
+        int u = be_unreg(r, old[k]);
+        if (u < 0 && rc == 0) rc = u;
+    }
+    if (n) {
+        memmove(&r->segs[first], &r->segs[last + 1], (size_t)(r->nsegs - last - 1) * sizeof *r->segs);
+        r->nsegs -= n;
+    }
+    if (rc == 0) {
+        rc = be_reg(r, run);
+        if (rc == 0) {
+            rc = seg_insert(r, run);
+            if (rc < 0) be_unreg(r, run);
+        }
+    }
+    if (rc < 0) {
+        ts_error_info keep = *ts_error_last();
+        for (int k = 0; k < n; k++)
+            if (be_reg(r, old[k]) == 0) seg_insert(r, old[k]);
+        ts_error_set(keep.code, keep.file, keep.line, "%s", keep.message);
+    }
+    free(old);
+    return rc;
+}
+
 int ts_pinreg_add(ts_pinreg *r, void *ptr, size_t bytes, int *handle) {
     if (!r || !ptr || !handle) TS_RAISE(TS_ERR_ARG, "ts_pinreg_add: NULL registry, pointer or handle");
     if (bytes == 0) TS_RAISE(TS_ERR_ARG, "ts_pinreg_add: 0 bytes at %p", ptr);
@@ -156,30 +190,20 @@ int ts_pinreg_add(ts_pinreg *r, void *ptr, size_t bytes, int *handle) {
     if (bytes > UINTPTR_MAX - p - pg) TS_RAISE(TS_ERR_ARG, "ts_pinreg_add: range at %p of %zu bytes wraps", ptr, bytes);
     range g = {p & ~(pg - 1), (p + bytes + pg - 1) & ~(pg - 1)};
     pthread_mutex_lock(&r->lock);
-    // The gaps of g not covered by existing segments become new segments.
-    range *gaps = malloc((size_t)(r->nsegs + 1) * sizeof *gaps);
-    if (!gaps) {
-        pthread_mutex_unlock(&r->lock);
-        TS_RAISE(TS_ERR_NOMEM, "pin registry: out of host memory");
-    }
-    int ngaps = 0, done = 0, rc = 0;
-    uintptr_t cur = g.lo;
+    // The run g joins: every segment overlapping or touching it.
+    int first = -1, last = -1;
+    range run = g;
     for (int i = 0; i < r->nsegs; i++) {
-        range s = r->segs[i];
-        if (s.hi <= cur) continue;
-        if (s.lo >= g.hi) break;
-        if (s.lo > cur) gaps[ngaps++] = (range){cur, s.lo};
-        cur = s.hi;
+        range sg = r->segs[i];
+        if (sg.hi < g.lo || sg.lo > g.hi) continue;
+        if (first < 0) first = i;
+        last = i;
+        if (sg.lo < run.lo) run.lo = sg.lo;
+        if (sg.hi > run.hi) run.hi = sg.hi;
     }
-    if (cur < g.hi) gaps[ngaps++] = (range){cur, g.hi};
-    for (; done < ngaps; done++) {
-        rc = be_reg(r, gaps[done]);
-        if (rc < 0) break;
-        rc = seg_insert(r, gaps[done]);
-        if (rc < 0) {
-            be_unreg(r, gaps[done]);
-            break;
-        }
+    int rc = 0;
+    if (!(first >= 0 && first == last && r->segs[first].lo == run.lo && r->segs[first].hi == run.hi)) {
+        rc = merge_run(r, first, last, run);
     }
     if (rc == 0) {
         rc = handle_new(r, g);
@@ -188,17 +212,6 @@ int ts_pinreg_add(ts_pinreg *r, void *ptr, size_t bytes, int *handle) {
             rc = 0;
         }
     }
-    if (rc < 0) {
-        // Undo this call's registrations so a failed add leaves no trace.
-        for (int k = 0; k < done; k++)
-            for (int i = 0; i < r->nsegs; i++)
-                if (r->segs[i].lo == gaps[k].lo) {
-                    be_unreg(r, gaps[k]);
-                    seg_erase(r, i);
-                    break;
-                }
-    }
-    free(gaps);
     pthread_mutex_unlock(&r->lock);
     return rc;
 }

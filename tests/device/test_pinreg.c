@@ -121,6 +121,11 @@ static void check_state(fake *f, ts_pinreg *r, const ref_h *hs, int nh) {
     assert_int_equal(bytes, want_bytes);
     assert_int_equal(handles, live);
     assert_int_equal(f->violations, 0);
+    // One registration per contiguous run: no two backend segments touch (CUDA refuses a copy
+    // spanning two registrations).
+    int runs = 0;
+    for (int i = 0; i < NPAGES; i++) runs += want[i] && (i == 0 || !want[i - 1]);
+    assert_int_equal(f->nsegs, runs);
 }
 
 static void test_overlapping(void **state) {
@@ -148,6 +153,35 @@ static void test_overlapping(void **state) {
     check_state(f, r, hs, 3);
     assert_int_equal(f->nsegs, 0);
     ts_pinreg_destroy(r);
+    fake_free(f);
+}
+
+// Two handles that share a page, or merely touch, make one registration covering both.
+static void test_adjacent_ranges_merge(void **state) {
+    fake *f = fake_new();
+    ts_pinreg *r = reg_new(f);
+    size_t half = 32 * PAGE + 1000;
+    ref_h hs[4] = {{0, 0, half}, {0, half, 32 * PAGE}, {0, 100 * PAGE, PAGE}, {0, 101 * PAGE, PAGE}};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(ts_pinreg_add(r, f->buf + hs[i].off, hs[i].n, &hs[i].h), 0);
+        check_state(f, r, hs, 4);
+    }
+    assert_int_equal(f->nsegs, 2);
+    assert_true(ts_pinreg_covers(r, f->buf, half + 32 * PAGE));
+    // Removing one side splits the run back.
+    assert_int_equal(ts_pinreg_remove(r, hs[0].h), 0);
+    hs[0].h = 0;
+    check_state(f, r, hs, 4);
+    assert_int_equal(ts_pinreg_remove(r, hs[3].h), 0);
+    hs[3].h = 0;
+    check_state(f, r, hs, 4);
+    // A range bridging two runs joins them.
+    int hb;
+    assert_int_equal(ts_pinreg_add(r, f->buf + 50 * PAGE, 60 * PAGE, &hb), 0);
+    assert_int_equal(f->nsegs, 1);
+    ts_pinreg_destroy(r);
+    assert_int_equal(f->nsegs, 0);
+    assert_int_equal(f->violations, 0);
     fake_free(f);
 }
 
@@ -193,6 +227,10 @@ static void test_bad_handles(void **state) {
     f->fail_next = 1;
     assert_int_equal(ts_pinreg_add(r, f->buf + 2 * PAGE, PAGE, &h2), TS_ERR_CUDA);
     ref_h hs[1] = {{h1, 0, PAGE}};
+    check_state(f, r, hs, 1);
+    // A failed merge (the old run is unregistered first) registers the old run again.
+    f->fail_next = 1;
+    assert_int_equal(ts_pinreg_add(r, f->buf + PAGE, PAGE, &h2), TS_ERR_CUDA);
     check_state(f, r, hs, 1);
     assert_int_equal(ts_pinreg_remove(r, h1), 0);
     ts_pinreg_destroy(r);
@@ -298,6 +336,7 @@ static void test_threads(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overlapping),
+        cmocka_unit_test(test_adjacent_ranges_merge),
         cmocka_unit_test(test_nested_and_repeated),
         cmocka_unit_test(test_bad_handles),
         cmocka_unit_test(test_destroy_unregisters),
