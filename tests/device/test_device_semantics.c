@@ -610,10 +610,9 @@ static void test_pinned_host(void **state) {
     ts_devset *s = *state;
     void *p;
     size_t bytes = 1 << 20;
-    assert_int_equal(ts_host_alloc(s, bytes, &p), 0);
+    p = aligned_alloc(4096, bytes);
     int h1, h2, h3;
-    int rc = ts_host_pin(s, p, bytes, &h1);
-    if (rc) fail_msg("pinning ts_host_alloc memory: %s", ts_error_string());
+    assert_int_equal(ts_host_pin(s, p, bytes, &h1), 0);
     assert_int_equal(ts_host_pin(s, (char *)p + 100, 5000, &h2), 0);
     size_t reg;
     int handles;
@@ -647,6 +646,32 @@ static void test_pinned_host(void **state) {
     assert_int_equal(handles, 0);
     ts_dfree(d, x);
     free(q);
+    free(p);
+}
+
+// Memory from ts_host_alloc is page-locked already; pinning it again (a caller that does not know
+// where its buffer came from) must work and must not unpin it early.
+static void test_pin_host_alloc_memory(void **state) {
+    ts_devset *s = *state;
+    void *p;
+    size_t bytes = 1 << 20;
+    assert_int_equal(ts_host_alloc(s, bytes, &p), 0);
+    int h;
+    if (ts_host_pin(s, p, bytes, &h) != 0) fail_msg("pinning ts_host_alloc memory: %s", ts_error_string());
+    assert_int_equal(ts_host_unpin(s, h), 0);
+    ts_device *d = ts_devset_device(s, 0);
+    ts_stream *st;
+    void *x;
+    assert_int_equal(ts_stream_create(d, &st), 0);
+    assert_int_equal(ts_dmalloc(d, bytes, &x), 0);
+    memset(p, 0x42, bytes);
+    assert_int_equal(ts_copy_async(st, TS_COPY_H2D, x, p, bytes), 0);
+    assert_int_equal(ts_memset_async(st, x, 0x42, 16), 0);
+    assert_int_equal(ts_copy_async(st, TS_COPY_D2H, p, x, bytes), 0);
+    assert_int_equal(ts_stream_sync(st), 0);
+    assert_int_equal(((unsigned char *)p)[bytes - 1], 0x42);
+    assert_int_equal(ts_stream_destroy(st), 0);
+    ts_dfree(d, x);
     ts_host_free(s, p);
 }
 
@@ -661,6 +686,7 @@ int main(void) {
         T(test_device_memory),        T(test_argument_errors),
         T(test_stream_slot),          T(test_device_sync_all_streams),
         T(test_threads),              T(test_pinned_host),
+        T(test_pin_host_alloc_memory),
     };
     fprintf(stderr, "device semantics on backend %s\n", ts_backend_name(dev_test_backend()));
     return cmocka_run_group_tests(tests, NULL, NULL);
