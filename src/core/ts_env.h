@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // Strict parsers: the whole string must be consumed. Return 0 or TS_ERR_PARSE (message names `what`
 // and the value). `what` is a label for messages, e.g. "TESSERA_SIM_DEVICES" or "--reps".
 int ts_parse_i64(const char *s, const char *what, int64_t *out);
@@ -30,5 +34,9 @@ int ts_env_double(const char *name, double *out);
 int ts_env_size(const char *name, size_t *out);
 int ts_env_bool(const char *name, int *out);
 const char *ts_env_str(const char *name); // NULL when unset or empty
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // Status codes: 0 is success, every failure is negative. The table of names lives in ts_error.c.
 typedef enum {
     TS_OK = 0,
@@ -66,5 +70,9 @@ const char *ts_error_string(void);
         (rc) = (expr);                                                                            \
         if ((rc) < 0) goto label;                                                                 \
     } while (0)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // Streaming writer with automatic commas and indentation. Keys are required inside objects.
 // Non-finite doubles are written as null (JSON has no NaN/Inf).
 typedef struct ts_json ts_json;
@@ -55,5 +59,9 @@ const char *ts_commit(void);
 // CPU model name from /proc/cpuinfo and the number of online cores.
 const char *ts_cpu_model(void);
 int ts_cpu_cores(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

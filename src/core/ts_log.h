@@ -2,6 +2,10 @@
 #ifndef TS_LOG_H
 #define TS_LOG_H
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { TS_LOG_ERROR = 0, TS_LOG_WARN = 1, TS_LOG_INFO = 2, TS_LOG_DEBUG = 3, TS_LOG_TRACE = 4 } ts_log_level;
 
 // Set/get the process-wide level (default INFO; TESSERA_LOG=error|warn|info|debug|trace read by ts_log_init).
@@ -20,5 +24,9 @@ void ts_log_set_rank(int rank); // -1 = no rank prefix
 #define TS_LOG_W(...) ts_log(TS_LOG_WARN, __VA_ARGS__)
 #define TS_LOG_I(...) ts_log(TS_LOG_INFO, __VA_ARGS__)
 #define TS_LOG_D(...) ts_log(TS_LOG_DEBUG, __VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ts_pool ts_pool;
 
 typedef struct {
@@ -27,5 +31,9 @@ void ts_pool_parallel_for(ts_pool *p, int64_t n, void (*body)(int64_t i, void *a
 
 // Pin the calling thread to one core (returns 0, or TS_ERR_UNSUPPORTED where affinity is absent).
 int ts_pin_current_thread(int core);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <stdio.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct {
     FILE *out;          // usually stderr
     int tty;            // 1: redraw one line with \r; 0: print a full line every `period` seconds
@@ -24,5 +28,9 @@ void ts_progress_update(ts_progress *p, double done, const char *detail);
 void ts_progress_finish(ts_progress *p, const char *detail);
 // "1h02m", "3m20s", "12.5s"
 void ts_format_duration(double seconds, char *buf, int len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -4,6 +4,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // HPL 2.3 (testing/matgen, include/hpl_matgen.h) uses the linear congruential sequence
 //   X(n+1) = (a X(n) + c) mod 2^31,  a = 1103515245 (16838*2^16 + 20077), c = 12345,
 // seeded with X(0) = ISEED (HPL_pdtest uses 100). Its value is 0.5 - X(n)/2^31, in (-0.5, 0.5].
@@ -52,5 +56,9 @@ double ts_gaussian_at(uint64_t key, uint64_t index, double mean, double stddev);
 void ts_fill_uniform_d(uint64_t key, double *x, int64_t n);
 void ts_fill_uniform_s(uint64_t key, float *x, int64_t n);
 void ts_fill_gaussian_d(uint64_t key, double *x, int64_t n, double mean, double stddev);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

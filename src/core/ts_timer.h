@@ -4,6 +4,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // Seconds from an arbitrary origin, CLOCK_MONOTONIC, nanosecond resolution.
 double ts_now(void);
 
@@ -24,5 +28,9 @@ ts_stats ts_stats_of(double *samples, size_t n);
 
 // "2026-11-22T10:00:00Z" of the current UTC time into buf (>= 21 bytes).
 void ts_utc_iso8601(char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ts_arena ts_arena;
 
 // Manages [base, base + bytes). `align` is a power of two (256 for device memory). `name` labels
@@ -19,5 +23,9 @@ int ts_arena_free(ts_arena *a, void *ptr);
 void ts_arena_info(const ts_arena *a, size_t *used, size_t *free_bytes, size_t *largest_free,
                    int *free_blocks);
 int ts_arena_contains(const ts_arena *a, const void *ptr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -10,6 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum { TS_BACKEND_AUTO = 0, TS_BACKEND_CUDA = 1, TS_BACKEND_SIM = 2, TS_BACKEND_NONE = 3 } ts_backend;
 
 typedef struct ts_devset ts_devset; // all devices of one backend in this process (the context)
@@ -163,5 +167,9 @@ typedef struct {
     double kernel_flops;
 } ts_device_counters;
 void ts_device_counters_get(ts_device *d, ts_device_counters *c);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

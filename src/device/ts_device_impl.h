@@ -8,6 +8,10 @@
 
 #include <pthread.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ts_backend_ops ts_backend_ops;
 
 struct ts_device {
@@ -85,5 +89,9 @@ ts_device *ts_device_new(ts_devset *s, int ordinal);
 // Backends (ts_cuda_backend.c is compiled only with CUDA; without it this returns NULL).
 const ts_backend_ops *ts_sim_backend_ops(void);
 const ts_backend_ops *ts_cuda_backend_ops(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

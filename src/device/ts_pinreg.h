@@ -6,6 +6,10 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ts_pinreg ts_pinreg;
 
 typedef struct {
@@ -22,5 +26,9 @@ int ts_pinreg_remove(ts_pinreg *r, int handle);
 // 1 if every byte of [ptr, ptr+bytes) is currently registered.
 int ts_pinreg_covers(ts_pinreg *r, const void *ptr, size_t bytes);
 void ts_pinreg_stats(ts_pinreg *r, size_t *registered_bytes, int *handles, long *backend_registers);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

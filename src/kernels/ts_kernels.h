@@ -9,6 +9,10 @@
 
 #include "device/ts_device.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // Precision letters as in BLAS: 's', 'd', 'c', 'z'. Scalars (alpha, beta) point to one value of
 // the precision (float, double, float complex as 2 floats, double complex as 2 doubles).
 size_t ts_prec_size(char prec);    // 4, 8, 8, 16; 0 for an unknown letter
@@ -90,5 +94,9 @@ ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, int
 // (5e-3 at 48x40x36, 5e-4 at 300x280x260). One wrong element is always caught when it is off by
 // more than 2 * bound * S, never when off by less than bound * S (S: the denominator per unit x).
 #define TS_GEMM_VERIFY_BOUND 1.0
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

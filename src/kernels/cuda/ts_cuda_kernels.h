@@ -7,6 +7,10 @@
 
 #include "device/ts_device.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 // cuBLAS GEMM on the stream (the cuBLAS handle lives in the stream's slot, created on first use,
 // with the stream bound and pointer mode host). Column-major; prec 's','d','c','z'.
 int ts_cuda_gemm(ts_stream *st, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
@@ -17,5 +21,9 @@ int ts_cuda_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64
 // cuSOLVER dgetrf (baseline for HPL comparisons): LU of the n x n matrix in place, device memory.
 // Workspace is taken from the device arena. *info as LAPACK.
 int ts_cuda_dgetrf(ts_stream *st, int64_t n, double *A, int64_t lda, int *ipiv_dev, int *info);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif
