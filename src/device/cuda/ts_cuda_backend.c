@@ -14,6 +14,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,14 @@ typedef struct {
     int first_err;                        // first sticky error of any stream of the device
     char first_msg[512];
 } cuda_dev;
+
+// Host ranges the registry asked to pin that CUDA had page-locked already (cudaHostAlloc memory,
+// or registered by someone else): not registered again, and so not unregistered either.
+typedef struct {
+    pthread_mutex_t lock;
+    struct { uintptr_t lo, hi; } *skip;
+    int nskip, capskip;
+} cuda_set;
 
 typedef struct {
     cudaStream_t stream;
@@ -250,6 +259,13 @@ static void cuda_close(ts_devset *s)
         free(cd);
         d->impl = NULL;
     }
+    cuda_set *cs = s->impl;
+    if (cs) {
+        pthread_mutex_destroy(&cs->lock);
+        free(cs->skip);
+        free(cs);
+        s->impl = NULL;
+    }
 }
 
 static int cuda_open(ts_devset *s)
@@ -265,6 +281,10 @@ static int cuda_open(ts_devset *s)
     if (s->opts.max_devices > 0 && n > s->opts.max_devices) n = s->opts.max_devices;
     if (n > TS_MAX_DEVICES) n = TS_MAX_DEVICES;
 
+    cuda_set *cset = calloc(1, sizeof *cset);
+    if (!cset) TS_RAISE(TS_ERR_NOMEM, "CUDA backend: out of host memory");
+    pthread_mutex_init(&cset->lock, NULL);
+    s->impl = cset;
     int rc = 0, i = 0;
     s->count = 0;
     for (i = 0; i < n; i++) {
@@ -299,13 +319,65 @@ fail:
 
 // ---- pinned and page-locked host memory ----
 
-static int cuda_host_register(void *ctx, void *p, size_t n)
+static int page_locked(const void *p)
 {
-    cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterDefault);
-    if (e == cudaErrorHostMemoryAlreadyRegistered) {
-        // Pinned by someone else (e.g. cudaHostAlloc memory): usable as is.
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
+    }
+    return at.type == cudaMemoryTypeHost;
+}
+
+static int skip_add(ts_devset *s, void *p, size_t n)
+{
+    cuda_set *cs = s ? s->impl : NULL;
+    if (!cs) return 0;
+    int rc = 0;
+    pthread_mutex_lock(&cs->lock);
+    if (cs->nskip == cs->capskip) {
+        int cap = cs->capskip ? 2 * cs->capskip : 8;
+        void *q = realloc(cs->skip, (size_t)cap * sizeof *cs->skip);
+        if (!q) rc = TS_ERROR(TS_ERR_NOMEM, "pinning: out of host memory");
+        else cs->skip = q, cs->capskip = cap;
+    }
+    if (rc == 0) {
+        cs->skip[cs->nskip].lo = (uintptr_t)p;
+        cs->skip[cs->nskip].hi = (uintptr_t)p + n;
+        cs->nskip++;
+    }
+    pthread_mutex_unlock(&cs->lock);
+    return rc;
+}
+
+// 1 if [p, p+n) was skipped at registration (and forgets it).
+static int skip_take(ts_devset *s, void *p, size_t n)
+{
+    cuda_set *cs = s ? s->impl : NULL;
+    if (!cs) return 0;
+    int found = 0;
+    pthread_mutex_lock(&cs->lock);
+    for (int i = 0; i < cs->nskip; i++)
+        if (cs->skip[i].lo == (uintptr_t)p && cs->skip[i].hi == (uintptr_t)p + n) {
+            cs->skip[i] = cs->skip[--cs->nskip];
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&cs->lock);
+    return found;
+}
+
+// ctx is the device set (ts_device.c gives it to the pin registry).
+static int cuda_host_register(void *ctx, void *p, size_t n)
+{
+    ts_devset *s = ctx;
+    // Already page-locked by CUDA (cudaHostAlloc memory): cudaHostRegister would refuse it with
+    // 'invalid argument', and it needs nothing more to be copied asynchronously.
+    if (page_locked(p) && page_locked((char *)p + n - 1)) return skip_add(s, p, n);
+    cudaError_t e = cudaHostRegister(p, n, cudaHostRegisterDefault);
+    if (e == cudaErrorHostMemoryAlreadyRegistered) {
+        (void)cudaGetLastError();
+        return skip_add(s, p, n);
     }
     if (e != cudaSuccess) {
         int dev = -1;
@@ -317,12 +389,8 @@ static int cuda_host_register(void *ctx, void *p, size_t n)
 
 static int cuda_host_unregister(void *ctx, void *p, size_t n)
 {
+    if (skip_take(ctx, p, n)) return 0;
     cudaError_t e = cudaHostUnregister(p);
-    if (e == cudaErrorHostMemoryNotRegistered) {
-        // The pair of the 'already registered' case above.
-        (void)cudaGetLastError();
-        return 0;
-    }
     if (e != cudaSuccess) {
         int dev = -1;
         (void)cudaGetDevice(&dev);
