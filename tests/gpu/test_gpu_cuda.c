@@ -194,6 +194,11 @@ static void test_pinned(void **state)
     CHECK_OK(ts_host_alloc(g_set, bytes, &p));
     assert_int_equal(cudaPointerGetAttributes(&at, p), cudaSuccess);
     assert_int_equal(at.type, cudaMemoryTypeHost);
+    // Pinning memory that is page-locked already is accepted (nothing to register) and undone cleanly.
+    CHECK_OK(ts_host_pin(g_set, p, bytes, &h1));
+    CHECK_OK(ts_host_unpin(g_set, h1));
+    assert_int_equal(cudaPointerGetAttributes(&at, p), cudaSuccess);
+    assert_int_equal(at.type, cudaMemoryTypeHost);
     ts_host_free(g_set, p);
 }
 
