@@ -30,7 +30,7 @@ int ts_parse_i64(const char *s, const char *what, int64_t *out) {
 }
 
 int ts_parse_int(const char *s, const char *what, int *out) {
-    int64_t v;
+    int64_t v = 0;
     TS_CHECK(ts_parse_i64(s, what, &v));
     if (v < INT_MIN || v > INT_MAX)
         TS_RAISE(TS_ERR_PARSE, "%s: integer '%s' is out of range", label(what), s);
@@ -245,7 +245,7 @@ static int sweep_item(const char *item, const char *what, void *vout, int idx) {
         TS_RAISE(TS_ERR_PARSE, "%s: range '%s' must be start:stop:step or start:stop:xFACTOR", label(what), item);
     *c1 = '\0';
     *c2 = '\0';
-    int64_t start, stop, step = 0, factor = 0;
+    int64_t start = 0, stop = 0, step = 0, factor = 0;
     TS_CHECK(sweep_value(item, what, &start));
     TS_CHECK(sweep_value(c1 + 1, what, &stop));
     const char *st = c2 + 1;
@@ -286,7 +286,7 @@ const char *ts_env_str(const char *name) {
     int fn_name(const char *name, type *out) {                                                    \
         const char *v = ts_env_str(name);                                                         \
         if (!v) return 0;                                                                         \
-        type tmp;                                                                                 \
+        type tmp = 0;                                                                             \
         TS_CHECK(parser(v, name, &tmp));                                                          \
         *out = tmp;                                                                               \
         return 1;                                                                                 \

@@ -87,7 +87,7 @@ static int read_single_int(dat_reader *r, const char *what, int *v) {
 static int read_count(dat_reader *r, const char *name, int *n) {
     char what[96];
     snprintf(what, sizeof what, "the number of %s", name);
-    int v;
+    int v = 0;
     TS_CHECK(read_single_int(r, what, &v));
     if (v < 1 || v > TS_HPL_MAX_PARAM)
         TS_RAISE(TS_ERR_PARSE, "%s:%d: the number of %s is %d; HPL takes 1 to %d values", r->path,
