@@ -182,8 +182,10 @@ void ts_devset_close(ts_devset *s) {
 static int choose_backend(const ts_devset_opts *o, ts_backend *b) {
     *b = o->backend;
     if (*b == TS_BACKEND_AUTO) {
-        if (ts_cuda_backend_ops() && ts_cuda_device_count() > 0) *b = TS_BACKEND_CUDA;
-        else if (o->sim_devices > 0) *b = TS_BACKEND_SIM;
+        // Asking for simulated devices is explicit, so it wins over a GPU that happens to be
+        // present: the same tests and runs then behave alike on a GPU machine and in CI.
+        if (o->sim_devices > 0) *b = TS_BACKEND_SIM;
+        else if (ts_cuda_backend_ops() && ts_cuda_device_count() > 0) *b = TS_BACKEND_CUDA;
         else *b = TS_BACKEND_NONE;
     }
     if (*b == TS_BACKEND_CUDA && !ts_cuda_backend_ops())

@@ -50,7 +50,7 @@ typedef struct {
 } ts_sim_faults;
 
 typedef struct {
-    ts_backend backend;         // AUTO: CUDA when a GPU is present, else SIM when sim_devices > 0, else NONE
+    ts_backend backend;         // AUTO: SIM when sim_devices > 0, else CUDA when a GPU is present, else NONE
     // simulated devices
     int sim_devices;            // TESSERA_SIM_DEVICES
     size_t sim_mem_bytes;       // per device (TESSERA_SIM_MEM, default 256M)
