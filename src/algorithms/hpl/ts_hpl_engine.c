@@ -1,0 +1,444 @@
+// ts_hpl_engine.c: the HPL engine's entry points: context, execution choice, memory sizing, one run, timings.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "algorithms/hpl/ts_hpl_internal.h"
+#include "algorithms/hpl/ts_hpl_test.h"
+#include "core/ts_env.h"
+#include "core/ts_error.h"
+#include "core/ts_log.h"
+#include "core/ts_rng.h"
+#include "core/ts_timer.h"
+
+// ---- context ----
+
+static void opts_default(ts_hpl_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->exec = TS_HPL_EXEC_AUTO;
+    o->panel_on_device = -1;
+    o->seed = (int)TS_HPL_SEED;
+    o->engine = "auto";
+}
+
+// Opens this rank's device: the node-local rank picks one of the node's devices.
+static void open_device(ts_hpl_ctx *c) {
+    ts_devset_opts o;
+    if (ts_devset_opts_init(&o) < 0) {
+        TS_LOG_W("hpl: device options: %s", ts_error_string());
+        return;
+    }
+    if (ts_devset_open(&o, &c->devs) < 0) {
+        if (c->opts.exec == TS_HPL_EXEC_DEVICE) TS_LOG_W("hpl: no device: %s", ts_error_string());
+        c->devs = NULL;
+        return;
+    }
+    int n = ts_devset_count(c->devs);
+    if (n > 0) c->dev = ts_devset_device(c->devs, c->local_rank % n);
+}
+
+int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
+    *out = NULL;
+    ts_hpl_ctx *c = calloc(1, sizeof *c);
+    if (!c) TS_RAISE(TS_ERR_NOMEM, "hpl context");
+    if (o) c->opts = *o;
+    else opts_default(&c->opts);
+    if (!c->opts.engine) c->opts.engine = "auto";
+    int rc = ts_hc_world(&c->world);
+    if (rc == 0) rc = ts_hc_node_local(&c->world, &c->local_rank, &c->local_size);
+    if (rc < 0) {
+        free(c);
+        return rc;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int threads = (int)(cores / (c->local_size > 0 ? c->local_size : 1)) - 1;
+    if (threads > 0) {
+        ts_pool_opts po = {threads, 0, NULL, 0};
+        if (ts_pool_create(&po, &c->pool) < 0) c->pool = NULL;
+    }
+    if (c->opts.exec != TS_HPL_EXEC_CPU) open_device(c);
+    int have = c->dev != NULL;
+    ts_hc_allreduce_i(&c->world, &have, 1, TS_HC_MIN);
+    c->dev_ok = have;
+    *out = c;
+    return 0;
+}
+
+void ts_hpl_ctx_destroy(ts_hpl_ctx *c) {
+    if (!c) return;
+    if (c->devs) ts_devset_close(c->devs);
+    if (c->pool) ts_pool_destroy(c->pool);
+    ts_hc_free(&c->world);
+    free(c);
+}
+
+int ts_hpl_ctx_rank(const ts_hpl_ctx *c) { return c->world.rank; }
+int ts_hpl_ctx_size(const ts_hpl_ctx *c) { return c->world.size; }
+
+// ---- memory ----
+
+static int64_t pad_ld(int64_t m) {
+    int64_t ld = (m + 7) / 8 * 8;
+    if (ld < 8) ld = 8;
+    if (ld % 512 == 0) ld += 8; // keep columns off the same cache sets
+    return ld;
+}
+
+typedef struct {
+    size_t xmem;   // execution memory (device memory on the device path)
+    size_t host;   // host memory besides it
+    size_t A;      // the largest single execution allocation (the local matrix)
+} mem_need;
+
+static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int device) {
+    mem_need m;
+    size_t d = sizeof(double);
+    size_t A = (size_t)pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d;
+    size_t U = (size_t)(NB * (nq + 2)) * d;
+    size_t scr = (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
+    size_t pan = 2 * ((size_t)((mp + NB) * NB + NB + 1) * d + (size_t)(8 * NB) * sizeof(int64_t));
+    size_t stage = 2 * (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
+    m.A = A;
+    if (device) {
+        m.xmem = A + U + scr + pan + (size_t)(mp + 1) * d;
+        m.host = pan + stage + (size_t)N * d + (128 << 20); // + generation staging
+    } else {
+        m.xmem = A + U + scr + pan + (size_t)(mp + 1) * d;
+        m.host = stage + (size_t)N * d;
+    }
+    return m;
+}
+
+static size_t host_available(void) {
+    FILE *f = fopen("/proc/meminfo", "r");
+    size_t kb = 0;
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "MemAvailable: %zu kB", &kb) == 1) break;
+        fclose(f);
+    }
+    if (kb) return kb * 1024;
+    long pages = sysconf(_SC_AVPHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
+    return pages > 0 && ps > 0 ? (size_t)pages * (size_t)ps : 0;
+}
+
+// Bytes available to this rank: (execution memory, largest block, host memory).
+static void available(ts_hpl_ctx *c, int device, size_t *xmem, size_t *largest, size_t *host) {
+    int ls = c->local_size > 0 ? c->local_size : 1;
+    *host = host_available() / (size_t)ls;
+    if (device && c->dev) {
+        size_t used = 0, fr = 0, lg = 0;
+        ts_dmem_info(c->dev, &used, &fr, &lg);
+        *xmem = fr;
+        *largest = lg;
+    } else {
+        *xmem = *host;
+        *largest = *host;
+    }
+}
+
+static int fits(mem_need m, size_t xmem, size_t largest, size_t host, int device, double fraction) {
+    if (device)
+        return (double)m.xmem <= fraction * (double)xmem && m.A <= largest &&
+               (double)m.host <= 0.95 * (double)host;
+    return (double)(m.xmem + m.host) <= fraction * (double)host;
+}
+
+static int64_t max_n_local(ts_hpl_ctx *c, int P, int Q, int NB, double fraction, int device) {
+    size_t xmem, largest, host;
+    available(c, device, &xmem, &largest, &host);
+    if (xmem == 0 || host == 0) return -1;
+    int64_t lo = 0, hi = 1;
+    // the rank (0, 0) holds the most
+    while (hi < ((int64_t)1 << 40)) {
+        mem_need m = need_for(ts_hpl_numroc(hi, NB, 0, P), ts_hpl_numroc(hi + 1, NB, 0, Q), hi, NB, device);
+        if (!fits(m, xmem, largest, host, device, fraction)) break;
+        lo = hi;
+        hi *= 2;
+    }
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        mem_need m = need_for(ts_hpl_numroc(mid, NB, 0, P), ts_hpl_numroc(mid + 1, NB, 0, Q), mid, NB, device);
+        if (fits(m, xmem, largest, host, device, fraction)) lo = mid;
+        else hi = mid;
+    }
+    return lo - lo % NB;
+}
+
+static int exec_device(const ts_hpl_ctx *c) {
+    return c->opts.exec == TS_HPL_EXEC_DEVICE || (c->opts.exec == TS_HPL_EXEC_AUTO && c->dev_ok);
+}
+
+int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, double fraction) {
+    if (P < 1 || Q < 1 || NB < 1 || !(fraction > 0)) return -1;
+    int64_t n = max_n_local(c, P, Q, NB, fraction, exec_device(c) && c->dev_ok);
+    double v = (double)n;
+    ts_hc_allreduce_d(&c->world, &v, 1, TS_HC_MIN);
+    return (int64_t)v;
+}
+
+// ---- one run ----
+
+static void stamp(char out[32]) {
+    time_t t = time(NULL);
+    struct tm tmv;
+    localtime_r(&t, &tmv);
+    if (strftime(out, 32, "%a %b %e %H:%M:%S %Y", &tmv) == 0) out[0] = 0;
+}
+
+static const char *case_problem(const ts_hpl_case *hc, int size) {
+    static __thread char msg[160];
+    if (hc->N < 0) return "N < 0";
+    if (hc->NB < 1) return "NB < 1";
+    if (hc->NB > TS_HPL_MAX_NB) return "NB too large (at most 8192)";
+    if (hc->P < 1 || hc->Q < 1) return "P and Q must be positive";
+    if ((int64_t)hc->P * hc->Q > size) {
+        snprintf(msg, sizeof msg, "the %d x %d grid needs %d processes, %d given", hc->P, hc->Q,
+                 hc->P * hc->Q, size);
+        return msg;
+    }
+    if (hc->pfact < 0 || hc->pfact > 2) return "PFACT must be 0, 1 or 2";
+    if (hc->rfact < 0 || hc->rfact > 2) return "RFACT must be 0, 1 or 2";
+    if (hc->nbmin < 1) return "NBMIN < 1";
+    if (hc->ndiv < 2) return "NDIV < 2";
+    if (hc->bcast < 0 || hc->bcast > 5) return "BCAST must be 0..5";
+    if (hc->depth < 0) return "DEPTH < 0";
+    if (hc->swap < 0 || hc->swap > 2) return "SWAP must be 0, 1 or 2";
+    return NULL;
+}
+
+static void state_free(ts_hpl_state *s) {
+    const ts_hpl_xops *x = s->x;
+    if (!x) return;
+    for (int b = 0; b < 2; b++) {
+        ts_hpl_panel *p = &s->pan[b];
+        if (p->buf) x->hfree(s, p->buf);
+        free(p->plan);
+        free(p->cnt);
+        if (x->is_device) {
+            if (p->xW) x->xfree(s, p->xW);
+            if (p->xplan) x->xfree(s, p->xplan);
+        }
+    }
+    for (int st = 0; st < TS_HPL_NSTREAM; st++) {
+        if (s->xscr[st]) x->xfree(s, s->xscr[st]);
+        if (s->hsend[st]) x->hfree(s, s->hsend[st]);
+        if (s->hrecv[st]) x->hfree(s, s->hrecv[st]);
+    }
+    if (s->U) x->xfree(s, s->U);
+    if (s->A) x->xfree(s, s->A);
+    free(s->xsol);
+    x->fini(s);
+}
+
+static int state_alloc(ts_hpl_state *s) {
+    const ts_hpl_xops *x = s->x;
+    int64_t NB = s->NB, mp = s->mp, nq = s->nq;
+    int rc = x->init(s);
+    if (rc) return rc;
+    s->lda = pad_ld(mp);
+    TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)(nq > 0 ? nq : 1) * sizeof(double), (void **)&s->A));
+    TS_CHECK(x->xmalloc(s, (size_t)(NB * (nq + 2)) * sizeof(double), (void **)&s->U));
+    int nst = x->is_device ? 2 : 1;
+    for (int st = 0; st < nst; st++) {
+        s->scr_cols[st] = st == 0 ? nq + 1 : NB;
+        size_t n = (size_t)(2 * NB * s->scr_cols[st] + 2 * NB) * sizeof(double);
+        TS_CHECK(x->xmalloc(s, n, (void **)&s->xscr[st]));
+        TS_CHECK(x->halloc(s, n, (void **)&s->hsend[st]));
+        TS_CHECK(x->halloc(s, n, (void **)&s->hrecv[st]));
+    }
+    if (!x->is_device) s->xscr[1] = NULL;
+    for (int b = 0; b < 2; b++) {
+        ts_hpl_panel *p = &s->pan[b];
+        p->cap = (size_t)((mp + NB) * NB + NB + 1);
+        TS_CHECK(x->halloc(s, p->cap * sizeof(double), (void **)&p->buf));
+        p->plan = malloc(sizeof(int64_t) * (size_t)(8 * NB));
+        p->cnt = malloc(sizeof(int64_t) * (size_t)(4 * s->P + NB + 1));
+        if (!p->plan || !p->cnt) TS_RAISE(TS_ERR_NOMEM, "panel plan");
+        p->dsp = p->cnt + s->P;
+        p->rcnt = p->dsp + s->P;
+        p->rdsp = p->rcnt + s->P;
+        p->back = p->rdsp + s->P;
+        if (x->is_device) {
+            TS_CHECK(x->xmalloc(s, (size_t)((mp + NB) * NB) * sizeof(double), (void **)&p->xW));
+            TS_CHECK(x->xmalloc(s, sizeof(int64_t) * (size_t)(8 * NB), (void **)&p->xplan));
+        }
+    }
+    s->xsol = calloc((size_t)(s->N + 1), sizeof(double));
+    if (!s->xsol) TS_RAISE(TS_ERR_NOMEM, "solution vector");
+    return 0;
+}
+
+// Every rank of `c` learns the first failure (the most negative status); returns it.
+static int agree(const ts_hcomm *c, int rc) {
+    int v = rc;
+    if (ts_hc_allreduce_i(c, &v, 1, TS_HC_MIN) < 0) return TS_ERR_MPI;
+    if (v < 0 && rc == 0) TS_RAISE(v, "hpl: another rank failed (%s)", ts_status_name(v));
+    return v;
+}
+
+static void skip(ts_hpl_result *r, const char *why) {
+    r->skipped = 1;
+    snprintf(r->why, sizeof r->why, "%s", why);
+}
+
+// The case on the ranks of the grid. Returns 0 or an agreed failure.
+static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_hpl_state *s) {
+    int dev = exec_device(c);
+    if (c->opts.exec == TS_HPL_EXEC_OOC) {
+        skip(r, "out-of-core execution (matrix in host memory, updates on devices) is not implemented yet");
+        TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: %s", r->why);
+    }
+    if (dev && !c->dev_ok) {
+        skip(r, "the device path needs a device on every rank (TESSERA_SIM_DEVICES for simulated ones)");
+        return 0;
+    }
+    s->x = dev ? &ts_hpl_xops_dev : &ts_hpl_xops_cpu;
+    // memory check, agreed by the grid
+    size_t xmem, largest, host;
+    double frac = dev ? 0.98 : 0.95;
+    available(c, dev, &xmem, &largest, &host);
+    mem_need m = need_for(s->mp, s->nq, s->N, s->NB, dev);
+    int ok = fits(m, xmem, largest, host, dev, frac);
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
+    if (!ok) {
+        double v = (double)max_n_local(c, s->P, s->Q, (int)s->NB, frac, dev);
+        TS_CHECK(ts_hc_allreduce_d(&s->grid, &v, 1, TS_HC_MIN));
+        char why[256];
+        snprintf(why, sizeof why,
+                 "N=%lld does not fit in %s memory (%.2f GiB needed by a rank); the largest N that "
+                 "fits is %lld", (long long)s->N, dev ? "device" : "host",
+                 (double)(dev ? m.xmem : m.xmem + m.host) / (double)(1 << 30), (long long)v);
+        skip(r, why);
+        return 0;
+    }
+    int rc = state_alloc(s);
+    if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) { // memory taken by someone else meanwhile
+        int v = rc;
+        TS_CHECK(ts_hc_allreduce_i(&s->grid, &v, 1, TS_HC_MIN));
+    }
+    rc = agree(&s->grid, rc);
+    if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) {
+        skip(r, "Memory allocation failed for A, x and b. Skip.");
+        ts_error_clear();
+        return 0;
+    }
+    TS_CHECK(rc);
+    snprintf(r->exec_used, sizeof r->exec_used, "%s",
+             dev ? (ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? "device:cuda" : "device:sim") : "cpu");
+    if (!dev) snprintf(r->engine_used, sizeof r->engine_used, "cpu");
+    TS_CHECK(agree(&s->grid, ts_hpl_matgen(s)));
+
+    // the timed part: factorization and back substitution (HPL_pdgesv)
+    TS_CHECK(ts_hc_barrier(&s->grid));
+    stamp(r->start_time);
+    double t0 = ts_now();
+    s->depth = hc->depth;
+    rc = ts_hpl_lu(s);
+    TS_CHECK(agree(&s->grid, rc));
+    int info = s->info;
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &info, 1, TS_HC_MAX)); // every rank saw the same panels
+    r->info = info;
+    double ts0 = ts_now();
+    if (info == 0) TS_CHECK(agree(&s->grid, ts_hpl_solve(s)));
+    double t1 = ts_now();
+    stamp(r->end_time);
+    double tt[2] = {t1 - t0, t1 - ts0};
+    TS_CHECK(ts_hc_allreduce_d(&s->grid, tt, 2, TS_HC_MAX));
+    r->time = tt[0];
+    r->t_solve = tt[1];
+    double n = (double)s->N;
+    r->gflops = r->time > 0 ? (2.0 / 3.0 * n * n * n + 1.5 * n * n) / r->time / 1e9 : 0.0;
+    r->t_fact = s->t_fact;
+    r->t_bcast = s->t_bcast;
+    r->t_swap = s->t_swap;
+    r->t_update = s->t_update;
+    if (info != 0) return 0; // HPL: "Error code returned by solve is %d, skip"
+    if (c->x_hook) c->x_hook(s->xsol, s->N, c->x_hook_arg);
+    if (hc->threshold >= 0) TS_CHECK(agree(&s->grid, ts_hpl_check(s)));
+    return 0;
+}
+
+int ts_hpl_run(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->exec_used, sizeof r->exec_used, "none");
+    snprintf(r->engine_used, sizeof r->engine_used, "none");
+    const char *bad = case_problem(hc, c->world.size);
+    if (bad) {
+        skip(r, bad);
+        return 0;
+    }
+    ts_hpl_state s;
+    memset(&s, 0, sizeof s);
+    s.ctx = c;
+    s.hc = hc;
+    s.r = r;
+    s.N = hc->N;
+    s.NB = hc->NB;
+    s.P = hc->P;
+    s.Q = hc->Q;
+    int in_grid = c->world.rank < hc->P * hc->Q;
+    int rc = ts_hc_split(&c->world, in_grid ? 0 : -1, c->world.rank, &s.grid);
+    if (rc == 0 && in_grid) {
+        int g = s.grid.rank;
+        s.myrow = hc->pmap == 1 ? g % hc->P : g / hc->Q;
+        s.mycol = hc->pmap == 1 ? g / hc->P : g % hc->Q;
+        rc = ts_hc_split(&s.grid, s.myrow, s.mycol, &s.row);
+        if (rc == 0) rc = ts_hc_split(&s.grid, s.mycol, s.myrow, &s.col);
+        s.mp = ts_hpl_numroc(s.N, s.NB, s.myrow, s.P);
+        s.nq = ts_hpl_numroc(s.N + 1, s.NB, s.mycol, s.Q);
+        if (rc == 0 && s.N > 0) rc = run_grid(c, hc, r, &s);
+        else if (rc == 0) r->passed = 1;
+        state_free(&s);
+        ts_hc_free(&s.row);
+        ts_hc_free(&s.col);
+        ts_hc_free(&s.grid);
+    } else if (rc == 0) {
+        ts_hc_free(&s.grid);
+    }
+    // every rank (idle ones too) gets rank 0's result and the agreed status
+    int st = rc;
+    ts_hc_allreduce_i(&c->world, &st, 1, TS_HC_MIN);
+    ts_hpl_iter *iters = r->iters;
+    int n_iters = r->n_iters;
+    ts_hc_bcast(&c->world, r, sizeof *r, 0);
+    if (c->world.rank == 0) {
+        r->iters = iters;
+        r->n_iters = n_iters;
+    } else {
+        free(iters);
+        r->iters = NULL;
+        r->n_iters = 0;
+    }
+    if (st < 0 && rc == 0) return ts_error_set(st, __FILE__, __LINE__, "hpl: another rank failed (%s)", ts_status_name(st));
+    return st;
+}
+
+void ts_hpl_result_free(ts_hpl_result *r) {
+    if (!r) return;
+    free(r->iters);
+    r->iters = NULL;
+    r->n_iters = 0;
+}
+
+// ---- test hooks (ts_hpl_test.h) ----
+
+void ts_hpl_ctx_set_hooks(ts_hpl_ctx *c, double (*elem)(int64_t, int64_t, double, void *),
+                          void *elem_arg, void (*x)(double *, int64_t, void *), void *x_arg) {
+    c->elem_hook = elem;
+    c->elem_hook_arg = elem_arg;
+    c->x_hook = x;
+    c->x_hook_arg = x_arg;
+}
+
+void ts_hpl_matgen_local(ts_hpl_ctx *c, int64_t N, int NB, int P, int Q, int myrow, int mycol,
+                         double *A, int64_t lda) {
+    int64_t nq = ts_hpl_numroc(N + 1, NB, mycol, Q);
+    ts_hpl_matgen_host(c, ts_hpl_seed(c), N, NB, P, Q, myrow, mycol, 0, (nq + NB - 1) / NB, A, lda);
+}
+
+int64_t ts_hpl_local_rows(int64_t N, int NB, int myrow, int P) { return ts_hpl_numroc(N, NB, myrow, P); }
+int64_t ts_hpl_local_cols(int64_t N, int NB, int mycol, int Q) { return ts_hpl_numroc(N + 1, NB, mycol, Q); }

@@ -1,0 +1,172 @@
+// ts_hpl_internal.h: the HPL engine's internal types (context, run state, panel, execution backend).
+#ifndef TS_HPL_INTERNAL_H
+#define TS_HPL_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "algorithms/hpl/ts_hpl.h"
+#include "algorithms/hpl/ts_hpl_comm.h"
+#include "core/ts_pool.h"
+#include "device/ts_device.h"
+#include "kernels/ts_kernels.h"
+
+// ---- context ----
+struct ts_hpl_ctx {
+    ts_hpl_opts opts;
+    ts_hcomm world;
+    int local_rank, local_size;  // node-local (device choice)
+    ts_devset *devs;             // NULL when no device backend opened
+    ts_device *dev;              // this rank's device, or NULL
+    int dev_ok;                  // 1 when every rank has a device (device path possible)
+    ts_pool *pool;               // host threads for generation and the check
+    // Test hooks (ts_hpl_test.h): change generated elements, or x before the check.
+    double (*elem_hook)(int64_t i, int64_t j, double v, void *arg);
+    void *elem_hook_arg;
+    void (*x_hook)(double *x, int64_t n, void *arg);
+    void *x_hook_arg;
+};
+
+// ---- block-cyclic index maps (ts_hpl_grid.c); source process 0 ----
+int64_t ts_hpl_numroc(int64_t n, int64_t nb, int iproc, int nprocs);
+// Local indices on iproc whose global index is < g.
+int64_t ts_hpl_nbefore(int64_t g, int64_t nb, int iproc, int nprocs);
+int ts_hpl_owner(int64_t g, int64_t nb, int nprocs);
+int64_t ts_hpl_g2l(int64_t g, int64_t nb, int nprocs);
+int64_t ts_hpl_l2g(int64_t l, int64_t nb, int iproc, int nprocs);
+
+// ---- panel ----
+#define TS_HPL_NSTREAM 2
+#define TS_HPL_MAX_NB 8192
+typedef struct {
+    int64_t k;              // panel index; -1 when unused
+    int64_t j;              // first global column (and row of the diagonal block)
+    int jb;                 // width
+    int curr;               // process row holding rows j..j+jb-1
+    int root;               // process column holding the panel
+    int64_t lr0, lr1;       // first local row >= j, >= j+jb
+    int64_t mL;             // local rows below the diagonal block
+    int64_t ldw;            // jb + mL
+    int64_t pc;             // local column of j on the root column
+    // host message: W (ldw x jb: the diagonal block L11\U11 on top, then the local L rows),
+    // then jb pivots (global rows, as doubles), then info.
+    double *buf;
+    size_t cap;             // doubles allocated
+    int64_t len;            // doubles in the message
+    double *W;
+    int64_t ipiv[TS_HPL_MAX_NB];
+    int info;               // 1-based column of the first zero pivot in this panel, 0 if none
+    ts_hc_req sreq[4];      // pending sends of the broadcast
+    int nsreq;
+    // row-swap plan (ts_hpl_laswp.c)
+    int64_t ns;             // distinct rows involved
+    int64_t npack;          // own rows among them
+    int64_t nown;           // own rows below the diagonal block that change
+    int64_t *plan;          // host: pack[npack] ub[jb] ab[nown] al[nown] uid[jb] ab0[nown]
+    int64_t *cnt, *dsp;     // per process row: rows in gather order (counts, displacements)
+    int64_t *rcnt, *rdsp;   // per process row: changed rows below the diagonal block
+    int64_t *back;          // curr only (SWAP 0): gather-order row of each returned row
+    // execution copies (device memory on the device path, aliases on the CPU path)
+    double *xW;
+    int64_t *xplan;
+    int loaded;
+} ts_hpl_panel;
+
+// ---- execution backend: where the local matrix lives and who computes on it ----
+typedef struct ts_hpl_state ts_hpl_state;
+typedef struct {
+    const char *name;
+    int is_device;
+    int (*init)(ts_hpl_state *s);
+    void (*fini)(ts_hpl_state *s);
+    int (*xmalloc)(ts_hpl_state *s, size_t bytes, void **p);
+    void (*xfree)(ts_hpl_state *s, void *p);
+    // host staging memory (pinned on devices)
+    int (*halloc)(ts_hpl_state *s, size_t bytes, void **p);
+    void (*hfree)(ts_hpl_state *s, void *p);
+    // m x n column-major copies between host and execution memory (asynchronous on stream st)
+    int (*to_host)(ts_hpl_state *s, int st, double *h, int64_t ldh, const double *x, int64_t ldx,
+                   int64_t m, int64_t n);
+    int (*to_x)(ts_hpl_state *s, int st, double *x, int64_t ldx, const double *h, int64_t ldh,
+                int64_t m, int64_t n);
+    int (*x_copy)(ts_hpl_state *s, int st, double *dst, int64_t ldd, const double *src,
+                  int64_t lds, int64_t m, int64_t n);
+    int (*bytes_to_x)(ts_hpl_state *s, int st, void *x, const void *h, size_t bytes);
+    // buf (row-major n x nc) <- rows idx[0..n) of A; and A rows aidx <- buf rows bidx
+    int (*pack_rows)(ts_hpl_state *s, int st, const double *A, int64_t lda, const int64_t *idx,
+                     int64_t n, int64_t nc, double *buf);
+    int (*unpack_rows)(ts_hpl_state *s, int st, const double *buf, const int64_t *bidx,
+                       int64_t n, int64_t nc, double *A, int64_t lda, const int64_t *aidx);
+    // B = L^-1 B, L unit lower m x m
+    int (*trsm_llnu)(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *L, int64_t ldl,
+                     double *B, int64_t ldb);
+    // C = alpha A B + beta C
+    int (*gemm_nn)(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
+                   const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                   double *C, int64_t ldc);
+    int (*sync)(ts_hpl_state *s, int st);
+    // ev = slot 0..7: record on st; make st wait for it; wait on the host
+    int (*record)(ts_hpl_state *s, int ev, int st);
+    int (*wait)(ts_hpl_state *s, int st, int ev);
+    int (*ev_sync)(ts_hpl_state *s, int ev);
+} ts_hpl_xops;
+
+extern const ts_hpl_xops ts_hpl_xops_cpu;
+extern const ts_hpl_xops ts_hpl_xops_dev;
+
+// ---- one run ----
+struct ts_hpl_state {
+    ts_hpl_ctx *ctx;
+    const ts_hpl_case *hc;
+    ts_hpl_result *r;
+    ts_hcomm grid, row, col;
+    int myrow, mycol, P, Q;
+    int64_t N, NB;
+    int64_t mp, nq, lda;        // local [A|b]: mp rows, nq columns (of N+1)
+    const ts_hpl_xops *x;
+    void *xs;                   // backend state
+    double *A;                  // execution memory
+    double *U;                  // execution memory, NB x nq (ldu = NB)
+    double *xscr[TS_HPL_NSTREAM];   // execution scratch for row swaps
+    double *hsend[TS_HPL_NSTREAM], *hrecv[TS_HPL_NSTREAM]; // host staging for swaps
+    int64_t scr_cols[TS_HPL_NSTREAM];
+    ts_hpl_panel pan[2];
+    int depth;
+    int info;
+    int err;                    // first failure (sticky), agreed at checkpoints
+    char bcast_used[16], swap_used[16];
+    // timings (this rank)
+    double t_fact, t_bcast, t_swap, t_update;
+    double t_iter_fact, t_iter_bcast, t_iter_swap, t_iter_update;
+    // solve
+    double *xsol;               // host, N: the solution (replicated after the solve)
+};
+
+// Records the first failure (keeps communicating until the next checkpoint).
+static inline int ts_hpl_fail(ts_hpl_state *s, int rc) {
+    if (rc < 0 && s->err == 0) s->err = rc;
+    return rc;
+}
+
+// ---- steps ----
+int ts_hpl_matgen(ts_hpl_state *s);                       // local [A|b] into execution memory
+// Local block columns [lb0, lb1) of the rank (myrow, mycol) into host dst (ld ldd), in parallel.
+void ts_hpl_matgen_host(ts_hpl_ctx *c, uint32_t seed, int64_t N, int64_t NB, int P, int Q,
+                        int myrow, int mycol, int64_t lb0, int64_t lb1, double *dst, int64_t ldd);
+uint32_t ts_hpl_seed(const ts_hpl_ctx *c);
+int ts_hpl_pfact(ts_hpl_state *s, ts_hpl_panel *p);        // factor the panel in p->W (host)
+int ts_hpl_bcast(ts_hpl_state *s, ts_hpl_panel *p);        // panel along the process row
+void ts_hpl_bcast_name(int bcast, char out[16]);
+int ts_hpl_panel_wait_sends(ts_hpl_state *s, ts_hpl_panel *p);
+int ts_hpl_swap_plan(ts_hpl_state *s, ts_hpl_panel *p);    // from p->ipiv
+// Row swaps and U for local columns [c0, c1): U (execution memory) rows of the panel, A updated.
+int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st);
+int ts_hpl_lu(ts_hpl_state *s);                            // factor [A|b]
+int ts_hpl_solve(ts_hpl_state *s);                         // back substitution into s->x
+int ts_hpl_check(ts_hpl_state *s);                         // regenerate, residual, norms
+
+// Panel geometry for panel k on this rank.
+void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k);
+int ts_hpl_panel_reserve(ts_hpl_panel *p, size_t doubles);
+
+#endif

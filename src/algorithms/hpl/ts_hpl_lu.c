@@ -1,0 +1,220 @@
+// ts_hpl_lu.c: right-looking blocked LU of [A|b] over the P x Q grid, lookahead depth 0 or 1 (HPL_pdgesv0 / HPL_pdgesvK2).
+//
+// Per panel k: factor (process column of the panel), broadcast along process rows, then for the
+// trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. With lookahead the
+// columns of panel k+1 are updated first, panel k+1 is factored and sent, then the rest is
+// updated; on a device the rest goes on stream 0 while the next panel is handled on stream 1.
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl_internal.h"
+#include "core/ts_error.h"
+#include "core/ts_timer.h"
+
+enum { EV_LOAD0 = 0, EV_S0 = 2 };
+
+void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k) {
+    int64_t NB = s->NB;
+    p->k = k;
+    p->j = k * NB;
+    p->jb = (int)(s->N - p->j < NB ? s->N - p->j : NB);
+    p->curr = (int)(k % s->P);
+    p->root = (int)(k % s->Q);
+    p->lr0 = ts_hpl_nbefore(p->j, NB, s->myrow, s->P);
+    p->lr1 = ts_hpl_nbefore(p->j + p->jb, NB, s->myrow, s->P);
+    p->mL = s->mp - p->lr1;
+    p->ldw = p->jb + p->mL;
+    p->pc = ts_hpl_g2l(p->j, NB, s->Q);
+    p->len = p->ldw * p->jb + p->jb + 1;
+    p->W = p->buf;
+    p->info = 0;
+    p->loaded = 0;
+}
+
+// Makes the panel buffer free for new contents: sends done, device copies from it done.
+static int panel_recycle(ts_hpl_state *s, ts_hpl_panel *p, int b) {
+    int rc = ts_hpl_panel_wait_sends(s, p);
+    if (rc == 0 && p->loaded && s->x->is_device) rc = s->x->ev_sync(s, EV_LOAD0 + b);
+    p->loaded = 0;
+    return ts_hpl_fail(s, rc);
+}
+
+// Root process column: copy the panel to the host, factor it, write it back.
+static int panel_factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
+    const ts_hpl_xops *x = s->x;
+    panel_recycle(s, p, b);
+    ts_hpl_panel_geom(s, p, k);
+    double t0 = ts_now();
+    int curr = s->myrow == p->curr;
+    double *W = p->W;
+    if (!curr)
+        for (int c = 0; c < p->jb; c++) memset(W + c * p->ldw, 0, (size_t)p->jb * sizeof(double));
+    int64_t m = s->mp - p->lr0;
+    double *Ap = s->A + p->lr0 + p->pc * s->lda;
+    double *Wp = W + (curr ? 0 : p->jb);
+    int rc = 0;
+    if (m > 0) rc = x->to_host(s, st, Wp, p->ldw, Ap, s->lda, m, p->jb);
+    if (rc == 0) rc = x->sync(s, st);
+    ts_hpl_fail(s, rc);
+    ts_hpl_pfact(s, p); // communicates even after a local failure
+    if (s->err == 0 && m > 0) ts_hpl_fail(s, x->to_x(s, st, Ap, s->lda, Wp, p->ldw, m, p->jb));
+    double *piv = W + p->ldw * p->jb;
+    for (int i = 0; i < p->jb; i++) piv[i] = (double)p->ipiv[i];
+    piv[p->jb] = (double)p->info;
+    double dt = ts_now() - t0;
+    s->t_iter_fact += dt;
+    return s->err;
+}
+
+static int panel_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
+    double t0 = ts_now();
+    int rc = ts_hpl_bcast(s, p);
+    s->t_iter_bcast += ts_now() - t0;
+    if (p->info && (s->info == 0 || p->info < s->info)) s->info = p->info;
+    return rc;
+}
+
+// Plan the swaps and make the panel available to the update on the execution side.
+static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
+    const ts_hpl_xops *x = s->x;
+    int rc = ts_hpl_swap_plan(s, p);
+    if (rc) return rc;
+    if (!x->is_device) {
+        p->xW = p->W;
+        p->xplan = p->plan;
+        p->loaded = 1;
+        return 0;
+    }
+    rc = x->wait(s, st, EV_S0); // the previous user of this buffer (two panels ago) is done
+    if (rc == 0) rc = x->to_x(s, st, p->xW, p->ldw, p->W, p->ldw, p->ldw, p->jb);
+    size_t nplan = (size_t)(p->npack + 2 * p->jb + 3 * p->nown);
+    if (rc == 0) rc = x->bytes_to_x(s, st, p->xplan, p->plan, nplan * sizeof(int64_t));
+    if (rc == 0) rc = x->record(s, EV_LOAD0 + b, st);
+    p->loaded = 1;
+    return ts_hpl_fail(s, rc);
+}
+
+// Trailing update of local columns [c0, c1) with panel p on stream st.
+static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st) {
+    int64_t nc = c1 - c0;
+    if (nc <= 0) return 0;
+    const ts_hpl_xops *x = s->x;
+    ts_hpl_laswp(s, p, c0, c1, st);
+    if (s->err) return s->err;
+    double t0 = ts_now();
+    double *U0 = s->U + c0 * s->NB;
+    int rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->ldw, U0, s->NB);
+    if (rc == 0 && s->myrow == p->curr)
+        rc = x->x_copy(s, st, s->A + p->lr0 + c0 * s->lda, s->lda, U0, s->NB, p->jb, nc);
+    if (rc == 0 && p->mL > 0)
+        rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->ldw, U0, s->NB, 1.0,
+                        s->A + p->lr1 + c0 * s->lda, s->lda);
+    s->t_iter_update += ts_now() - t0;
+    return ts_hpl_fail(s, rc);
+}
+
+static double lu_flops_left(double n) { return 2.0 / 3.0 * n * n * n; }
+
+static int record_iter(ts_hpl_state *s, ts_hpl_panel *p, double t_it) {
+    ts_hpl_result *r = s->r;
+    s->t_fact += s->t_iter_fact;
+    s->t_bcast += s->t_iter_bcast;
+    s->t_swap += s->t_iter_swap;
+    s->t_update += s->t_iter_update;
+    if (s->ctx->opts.record_iterations) {
+        if ((r->n_iters & (r->n_iters - 1)) == 0) {
+            size_t cap = r->n_iters ? 2 * (size_t)r->n_iters : 16;
+            ts_hpl_iter *ni = realloc(r->iters, cap * sizeof(*ni));
+            if (!ni) return TS_ERROR(TS_ERR_NOMEM, "iteration records");
+            r->iters = ni;
+        }
+        ts_hpl_iter *it = &r->iters[r->n_iters++];
+        it->col = p->j;
+        it->total = t_it;
+        it->fact = s->t_iter_fact;
+        it->bcast = s->t_iter_bcast;
+        it->swap = s->t_iter_swap;
+        it->update = s->t_iter_update;
+        double busy = it->fact + it->bcast + it->swap + it->update;
+        it->idle = t_it > busy ? t_it - busy : 0.0;
+    }
+    s->t_iter_fact = s->t_iter_bcast = s->t_iter_swap = s->t_iter_update = 0;
+    return 0;
+}
+
+int ts_hpl_lu(ts_hpl_state *s) {
+    const ts_hpl_xops *x = s->x;
+    int64_t N = s->N, NB = s->NB;
+    int64_t npan = (N + NB - 1) / NB;
+    int la = s->depth >= 1;
+    int dev = x->is_device;
+    int s0 = 0, s1 = dev ? 1 : 0;
+    double t_start = ts_now();
+    for (int b = 0; b < 2; b++) {
+        s->pan[b].k = -1;
+        s->pan[b].nsreq = 0;
+        s->pan[b].loaded = 0;
+    }
+    if (dev) ts_hpl_fail(s, x->record(s, EV_S0, s0));
+    for (int64_t k = 0; k < npan; k++) {
+        int b = (int)(k & 1);
+        ts_hpl_panel *p = &s->pan[b];
+        double t_it = ts_now();
+        // 1. panel k on every rank of the grid
+        if (!la || k == 0) {
+            if (dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
+            if (s->mycol == (int)(k % s->Q)) panel_factor(s, p, b, k, s1);
+            else {
+                panel_recycle(s, p, b);
+                ts_hpl_panel_geom(s, p, k);
+            }
+            panel_bcast(s, p);
+            panel_load(s, p, b, s1);
+        } else if (s->mycol != (int)(k % s->Q)) {
+            panel_recycle(s, p, b);
+            ts_hpl_panel_geom(s, p, k);
+            panel_bcast(s, p);
+            panel_load(s, p, b, s1);
+        }
+        if (dev) ts_hpl_fail(s, x->wait(s, s0, EV_LOAD0 + b));
+        // 2. trailing update, next panel first
+        int64_t tc0 = ts_hpl_nbefore(p->j + p->jb, NB, s->mycol, s->Q);
+        if (la && k + 1 < npan && s->mycol == (int)((k + 1) % s->Q)) {
+            int64_t jn = p->j + p->jb;
+            int64_t jb2 = N - jn < NB ? N - jn : NB;
+            int64_t la1 = tc0 + jb2;
+            ts_hpl_panel *pn = &s->pan[b ^ 1];
+            if (dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
+            update(s, p, tc0, la1, s1);
+            if (dev) {
+                update(s, p, la1, s->nq, s0);
+                ts_hpl_fail(s, x->record(s, EV_S0, s0));
+            }
+            panel_factor(s, pn, b ^ 1, k + 1, s1);
+            panel_bcast(s, pn);
+            panel_load(s, pn, b ^ 1, s1);
+            if (!dev) update(s, p, la1, s->nq, s0);
+        } else {
+            update(s, p, tc0, s->nq, s0);
+            if (dev) ts_hpl_fail(s, x->record(s, EV_S0, s0));
+        }
+        // 3. bookkeeping. A failure is not agreed here: a grid-wide call inside the loop would
+        // deadlock with a lookahead broadcast; a failed rank keeps communicating (its device calls
+        // fail at once) and all ranks agree after the factorization.
+        if (s->grid.rank == 0) {
+            double now = ts_now();
+            record_iter(s, p, now - t_it);
+            if (s->ctx->opts.progress) {
+                int64_t done = p->j + p->jb;
+                double left = (double)(N - done);
+                s->ctx->opts.progress(s->ctx->opts.progress_ctx, done, N, now - t_start,
+                                      lu_flops_left((double)N) - lu_flops_left(left));
+            }
+        } else {
+            s->t_iter_fact = s->t_iter_bcast = s->t_iter_swap = s->t_iter_update = 0;
+        }
+    }
+    for (int b = 0; b < 2; b++) panel_recycle(s, &s->pan[b], b);
+    for (int st = 0; st <= s1; st++) ts_hpl_fail(s, x->sync(s, st));
+    return s->err;
+}

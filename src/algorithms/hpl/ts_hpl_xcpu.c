@@ -1,0 +1,88 @@
+// ts_hpl_xcpu.c: the HPL engine's CPU execution: local matrix in host memory, CPU BLAS, no streams.
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl_internal.h"
+#include "core/ts_error.h"
+
+static int c_init(ts_hpl_state *s) { return 0; }
+static void c_fini(ts_hpl_state *s) {}
+
+static int c_malloc(ts_hpl_state *s, size_t bytes, void **p) {
+    *p = NULL;
+    if (bytes == 0) bytes = 64;
+    if (posix_memalign(p, 64, bytes) != 0 || !*p)
+        TS_RAISE(TS_ERR_NOMEM, "cannot allocate %zu bytes of host memory", bytes);
+    return 0;
+}
+static void c_free(ts_hpl_state *s, void *p) { free(p); }
+
+static void copy2d(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n) {
+    if (m <= 0 || n <= 0 || dst == src) return;
+    if (ldd == m && lds == m) {
+        memmove(dst, src, (size_t)(m * n) * sizeof(double));
+        return;
+    }
+    for (int64_t j = 0; j < n; j++) memmove(dst + j * ldd, src + j * lds, (size_t)m * sizeof(double));
+}
+
+static int c_to_host(ts_hpl_state *s, int st, double *h, int64_t ldh, const double *x, int64_t ldx,
+                     int64_t m, int64_t n) {
+    copy2d(h, ldh, x, ldx, m, n);
+    return 0;
+}
+static int c_to_x(ts_hpl_state *s, int st, double *x, int64_t ldx, const double *h, int64_t ldh,
+                  int64_t m, int64_t n) {
+    copy2d(x, ldx, h, ldh, m, n);
+    return 0;
+}
+static int c_x_copy(ts_hpl_state *s, int st, double *d, int64_t ldd, const double *src, int64_t lds,
+                    int64_t m, int64_t n) {
+    copy2d(d, ldd, src, lds, m, n);
+    return 0;
+}
+static int c_bytes(ts_hpl_state *s, int st, void *x, const void *h, size_t bytes) {
+    if (x != h && bytes) memmove(x, h, bytes);
+    return 0;
+}
+
+static int c_pack(ts_hpl_state *s, int st, const double *A, int64_t lda, const int64_t *idx, int64_t n,
+                  int64_t nc, double *buf) {
+    for (int64_t c = 0; c < nc; c++) {
+        const double *col = A + c * lda;
+        for (int64_t i = 0; i < n; i++) buf[i * nc + c] = col[idx[i]];
+    }
+    return 0;
+}
+static int c_unpack(ts_hpl_state *s, int st, const double *buf, const int64_t *bidx, int64_t n,
+                    int64_t nc, double *A, int64_t lda, const int64_t *aidx) {
+    for (int64_t c = 0; c < nc; c++) {
+        double *col = A + c * lda;
+        for (int64_t i = 0; i < n; i++) col[aidx[i]] = buf[bidx[i] * nc + c];
+    }
+    return 0;
+}
+
+static int c_trsm(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *L, int64_t ldl,
+                  double *B, int64_t ldb) {
+    if (m <= 0 || n <= 0) return 0;
+    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, (int)m, (int)n, 1.0, L,
+                (int)ldl, B, (int)ldb);
+    return 0;
+}
+static int c_gemm(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
+                  const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                  int64_t ldc) {
+    if (m <= 0 || n <= 0) return 0;
+    return ts_gemm_cpu('d', 'N', 'N', m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+static int c_sync(ts_hpl_state *s, int st) { return 0; }
+static int c_record(ts_hpl_state *s, int ev, int st) { return 0; }
+static int c_wait(ts_hpl_state *s, int st, int ev) { return 0; }
+static int c_evsync(ts_hpl_state *s, int ev) { return 0; }
+
+const ts_hpl_xops ts_hpl_xops_cpu = {
+    "cpu", 0, c_init, c_fini, c_malloc, c_free, c_malloc, c_free, c_to_host, c_to_x, c_x_copy,
+    c_bytes, c_pack, c_unpack, c_trsm, c_gemm, c_sync, c_record, c_wait, c_evsync,
+};

@@ -1,0 +1,108 @@
+// ts_hpl_xdev.c: the HPL engine's device execution: local matrix in device memory, two streams, device BLAS.
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl_internal.h"
+#include "core/ts_error.h"
+#include "kernels/ts_lu_kernels.h"
+
+#define NEV 8
+
+typedef struct {
+    ts_device *dev;
+    ts_devset *set;
+    ts_stream *st[TS_HPL_NSTREAM];
+    ts_event *ev[NEV];
+    ts_engine engine;
+} xdev;
+
+static xdev *X(ts_hpl_state *s) { return s->xs; }
+
+static void d_fini(ts_hpl_state *s) {
+    xdev *d = s->xs;
+    if (!d) return;
+    for (int i = 0; i < TS_HPL_NSTREAM; i++)
+        if (d->st[i]) ts_stream_sync(d->st[i]);
+    for (int i = 0; i < NEV; i++)
+        if (d->ev[i]) ts_event_destroy(d->ev[i]);
+    for (int i = 0; i < TS_HPL_NSTREAM; i++)
+        if (d->st[i]) ts_stream_destroy(d->st[i]);
+    free(d);
+    s->xs = NULL;
+}
+
+static int d_init(ts_hpl_state *s) {
+    xdev *d = calloc(1, sizeof *d);
+    if (!d) TS_RAISE(TS_ERR_NOMEM, "device state");
+    s->xs = d;
+    d->dev = s->ctx->dev;
+    d->set = s->ctx->devs;
+    TS_CHECK(ts_engine_parse(s->ctx->opts.engine ? s->ctx->opts.engine : "auto", &d->engine));
+    for (int i = 0; i < TS_HPL_NSTREAM; i++) TS_CHECK(ts_stream_create(d->dev, &d->st[i]));
+    for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
+    ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
+    snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
+    return 0;
+}
+
+static int d_malloc(ts_hpl_state *s, size_t bytes, void **p) {
+    return ts_dmalloc(X(s)->dev, bytes ? bytes : 256, p);
+}
+static void d_free(ts_hpl_state *s, void *p) { ts_dfree(X(s)->dev, p); }
+static int d_halloc(ts_hpl_state *s, size_t bytes, void **p) {
+    return ts_host_alloc(X(s)->set, bytes ? bytes : 64, p);
+}
+static void d_hfree(ts_hpl_state *s, void *p) { ts_host_free(X(s)->set, p); }
+
+static int copy2d(ts_hpl_state *s, int st, ts_copy_kind kind, double *dst, int64_t ldd,
+                  const double *src, int64_t lds, int64_t m, int64_t n) {
+    if (m <= 0 || n <= 0) return 0;
+    size_t e = sizeof(double);
+    return ts_copy2d_async(X(s)->st[st], kind, dst, (size_t)ldd * e, src, (size_t)lds * e,
+                           (size_t)m * e, (size_t)n);
+}
+static int d_to_host(ts_hpl_state *s, int st, double *h, int64_t ldh, const double *x, int64_t ldx,
+                     int64_t m, int64_t n) {
+    return copy2d(s, st, TS_COPY_D2H, h, ldh, x, ldx, m, n);
+}
+static int d_to_x(ts_hpl_state *s, int st, double *x, int64_t ldx, const double *h, int64_t ldh,
+                  int64_t m, int64_t n) {
+    return copy2d(s, st, TS_COPY_H2D, x, ldx, h, ldh, m, n);
+}
+static int d_x_copy(ts_hpl_state *s, int st, double *dst, int64_t ldd, const double *src,
+                    int64_t lds, int64_t m, int64_t n) {
+    return copy2d(s, st, TS_COPY_D2D, dst, ldd, src, lds, m, n);
+}
+static int d_bytes(ts_hpl_state *s, int st, void *x, const void *h, size_t bytes) {
+    if (!bytes) return 0;
+    return ts_copy_async(X(s)->st[st], TS_COPY_H2D, x, h, bytes);
+}
+static int d_pack(ts_hpl_state *s, int st, const double *A, int64_t lda, const int64_t *idx,
+                  int64_t n, int64_t nc, double *buf) {
+    return ts_lu_pack_rows(X(s)->st[st], A, lda, idx, n, nc, buf);
+}
+static int d_unpack(ts_hpl_state *s, int st, const double *buf, const int64_t *bidx, int64_t n,
+                    int64_t nc, double *A, int64_t lda, const int64_t *aidx) {
+    return ts_lu_unpack_rows(X(s)->st[st], buf, bidx, n, nc, A, lda, aidx);
+}
+static int d_trsm(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *L, int64_t ldl,
+                  double *B, int64_t ldb) {
+    if (m <= 0 || n <= 0) return 0;
+    return ts_dev_dtrsm(X(s)->st[st], 'L', 'L', 'N', 'U', m, n, 1.0, L, ldl, B, ldb);
+}
+static int d_gemm(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
+                  const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                  double *C, int64_t ldc) {
+    if (m <= 0 || n <= 0) return 0;
+    return ts_dev_gemm(X(s)->st[st], X(s)->engine, 'd', 'N', 'N', m, n, k, &alpha, A, lda, B, ldb,
+                       &beta, C, ldc);
+}
+static int d_sync(ts_hpl_state *s, int st) { return ts_stream_sync(X(s)->st[st]); }
+static int d_record(ts_hpl_state *s, int ev, int st) { return ts_event_record(X(s)->ev[ev], X(s)->st[st]); }
+static int d_wait(ts_hpl_state *s, int st, int ev) { return ts_stream_wait_event(X(s)->st[st], X(s)->ev[ev]); }
+static int d_evsync(ts_hpl_state *s, int ev) { return ts_event_sync(X(s)->ev[ev]); }
+
+const ts_hpl_xops ts_hpl_xops_dev = {
+    "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
+    d_bytes, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
+};

@@ -1,0 +1,154 @@
+// hpl_engine_check.c: runs HPL engine cases given on the command line (also under MPI); exits 1 unless each ends as expected.
+//
+// usage: hpl_engine_check [--exec cpu|device|auto] [--expect pass|fail|info=K|skip] [--perturb]
+//                         [--zero-col C] [--sweep] CASE...
+// CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
+// --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
+// NBMIN/NDIV pairs), as HPL.dat lists would.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl.h"
+#include "algorithms/hpl/ts_hpl_test.h"
+#include "core/ts_error.h"
+
+static double zero_col_hook(int64_t i, int64_t j, double v, void *arg) {
+    return j == *(int64_t *)arg ? 0.0 : v;
+}
+
+static void perturb_hook(double *x, int64_t n, void *arg) {
+    x[n / 2] += 1e-3 * (fabs(x[n / 2]) + 1.0);
+}
+
+static int parse_case(const char *s, ts_hpl_case *c) {
+    memset(c, 0, sizeof *c);
+    long long v[13] = {0, 32, 1, 1, 2, 4, 2, 1, 1, 1, 2, 0, 64};
+    int n = 0;
+    const char *p = s;
+    while (*p && n < 13) {
+        char *end;
+        v[n++] = strtoll(p, &end, 10);
+        if (end == p) return -1;
+        p = *end == ':' ? end + 1 : end;
+        if (*end && *end != ':') return -1;
+    }
+    c->N = v[0]; c->NB = (int)v[1]; c->P = (int)v[2]; c->Q = (int)v[3];
+    c->pfact = (int)v[4]; c->nbmin = (int)v[5]; c->ndiv = (int)v[6]; c->rfact = (int)v[7];
+    c->bcast = (int)v[8]; c->depth = (int)v[9]; c->swap = (int)v[10]; c->pmap = (int)v[11];
+    c->swap_threshold = (int)v[12];
+    c->threshold = 16.0;
+    c->l1_notrans = 0; c->u_notrans = 0; c->equil = 1; c->align = 8;
+    return 0;
+}
+
+typedef struct {
+    const char *expect; // pass, fail, skip, info=K
+    int rank;
+    int bad;
+    int count;
+} tally;
+
+static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
+    ts_hpl_result r;
+    int rc = ts_hpl_run(ctx, c, &r);
+    const char *what;
+    int ok;
+    if (rc < 0) {
+        what = "ERROR";
+        ok = 0;
+    } else if (r.skipped) {
+        what = "SKIPPED";
+        ok = !strcmp(t->expect, "skip");
+    } else if (r.info) {
+        what = "INFO";
+        ok = !strncmp(t->expect, "info=", 5) && atoi(t->expect + 5) == r.info;
+    } else if (r.passed) {
+        what = "PASSED";
+        ok = !strcmp(t->expect, "pass") && r.resid < 1.0;
+    } else {
+        what = "FAILED";
+        ok = !strcmp(t->expect, "fail");
+    }
+    t->count++;
+    if (!ok) t->bad++;
+    if (t->rank == 0)
+        printf("%s N=%lld NB=%d P=%d Q=%d pmap=%d pfact=%d nbmin=%d ndiv=%d rfact=%d bcast=%d "
+               "depth=%d swap=%d: %s resid=%.4e info=%d time=%.3fs exec=%s engine=%s%s%s%s\n",
+               ok ? "ok  " : "BAD ", (long long)c->N, c->NB, c->P, c->Q, c->pmap, c->pfact,
+               c->nbmin, c->ndiv, c->rfact, c->bcast, c->depth, c->swap, what, r.resid, r.info,
+               r.time, r.exec_used, r.engine_used, r.skipped ? " (" : "", r.skipped ? r.why : "",
+               r.skipped ? ")" : "");
+    if (rc < 0 && t->rank == 0) printf("     error: %s\n", ts_error_string());
+    ts_hpl_result_free(&r);
+}
+
+int main(int argc, char **argv) {
+    ts_hpl_opts o;
+    memset(&o, 0, sizeof o);
+    o.exec = TS_HPL_EXEC_CPU;
+    o.seed = 100;
+    o.panel_on_device = -1;
+    o.engine = "auto";
+    o.record_iterations = 1;
+    tally t = {"pass", 0, 0, 0};
+    int perturb = 0, sweep = 0;
+    int64_t zero_col = -1;
+    int first = 1;
+    for (; first < argc && !strncmp(argv[first], "--", 2); first++) {
+        const char *a = argv[first];
+        if (!strcmp(a, "--exec") && first + 1 < argc) {
+            const char *e = argv[++first];
+            o.exec = !strcmp(e, "device") ? TS_HPL_EXEC_DEVICE : !strcmp(e, "auto") ? TS_HPL_EXEC_AUTO
+                     : !strcmp(e, "ooc") ? TS_HPL_EXEC_OOC : TS_HPL_EXEC_CPU;
+        } else if (!strcmp(a, "--expect") && first + 1 < argc) {
+            t.expect = argv[++first];
+        } else if (!strcmp(a, "--perturb")) {
+            perturb = 1;
+        } else if (!strcmp(a, "--sweep")) {
+            sweep = 1;
+        } else if (!strcmp(a, "--zero-col") && first + 1 < argc) {
+            zero_col = atoll(argv[++first]);
+        } else {
+            fprintf(stderr, "unknown option %s\n", a);
+            return 2;
+        }
+    }
+    ts_hpl_ctx *ctx;
+    if (ts_hpl_ctx_create(&o, &ctx) < 0) {
+        fprintf(stderr, "ts_hpl_ctx_create: %s\n", ts_error_string());
+        return 1;
+    }
+    t.rank = ts_hpl_ctx_rank(ctx);
+    ts_hpl_ctx_set_hooks(ctx, zero_col >= 0 ? zero_col_hook : NULL, &zero_col,
+                         perturb ? perturb_hook : NULL, NULL);
+    for (int i = first; i < argc; i++) {
+        ts_hpl_case c;
+        if (parse_case(argv[i], &c) < 0) {
+            fprintf(stderr, "bad case '%s'\n", argv[i]);
+            t.bad++;
+            continue;
+        }
+        if (!sweep) {
+            run_one(ctx, &c, &t);
+            continue;
+        }
+        static const int nbmin_ndiv[][2] = {{1, 2}, {4, 2}, {2, 3}};
+        for (int pf = 0; pf < 3; pf++)
+            for (int rf = 0; rf < 3; rf++)
+                for (int bc = 0; bc < 6; bc++)
+                    for (int dp = 0; dp < 2; dp++)
+                        for (int sw = 0; sw < 3; sw++) {
+                            ts_hpl_case v = c;
+                            v.pfact = pf; v.rfact = rf; v.bcast = bc; v.depth = dp; v.swap = sw;
+                            const int *nn = nbmin_ndiv[(pf + rf + bc + sw) % 3];
+                            v.nbmin = nn[0]; v.ndiv = nn[1];
+                            v.swap_threshold = (bc % 2) ? 8 : 64;
+                            run_one(ctx, &v, &t);
+                        }
+    }
+    if (t.rank == 0) printf("%d cases, %d not as expected\n", t.count, t.bad);
+    ts_hpl_ctx_destroy(ctx);
+    return t.bad ? 1 : 0;
+}
