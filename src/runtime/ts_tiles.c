@@ -1,0 +1,449 @@
+// ts_tiles.c: the tile runtime's context, options, host registrations and the GEMM call.
+#include "runtime/ts_tiles_internal.h"
+
+#include "core/ts_env.h"
+#include "core/ts_error.h"
+#include "core/ts_log.h"
+#include "core/ts_timer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// Default tile edges (one home): CUDA devices want large tiles so that a GEMM hides its copies
+// (to be measured against cuBLASXt); simulated devices run CPU kernels, so small ones.
+#define TL_TILE_CUDA 4096
+#define TL_TILE_SIM 256
+#define TL_TILE_CPU 512
+#define TL_DEPTH_DEFAULT 2
+#define TL_RESERVE_DEFAULT 2
+#define TL_RESERVE_MAX 64
+#define TL_MEM_FRACTION_DEFAULT 0.9
+#define TL_PINS_DEFAULT 8
+
+// ---------------------------------------------------------------- options
+
+static int parse_cpu_share(const char *s, double *out) {
+    if (!strcmp(s, "auto")) {
+        *out = TS_TILES_CPU_AUTO;
+        return 0;
+    }
+    double v;
+    if (ts_parse_double(s, "TESSERA_TILES_CPU", &v) < 0 || !(v >= 0 && v <= 1))
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_CPU='%s': expected auto, 0 or a fraction in (0, 1]", s);
+    *out = v;
+    return 0;
+}
+
+int ts_tiles_opts_init(ts_tiles_opts *o) {
+    if (!o) TS_RAISE(TS_ERR_ARG, "ts_tiles_opts_init: NULL options");
+    memset(o, 0, sizeof *o);
+    o->cpu_share = TS_TILES_CPU_AUTO;
+    o->depth = TL_DEPTH_DEFAULT;
+    o->reserve = TL_RESERVE_DEFAULT;
+    o->mem_fraction = TL_MEM_FRACTION_DEFAULT;
+    o->peer = 1;
+    o->keep_pins = TL_PINS_DEFAULT;
+    o->engine = TS_ENGINE_AUTO;
+    TS_CHECK(ts_env_i64("TESSERA_TILE", &o->tile));
+    if (o->tile < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_TILE=%lld must be positive", (long long)o->tile);
+    const char *s = ts_env_str("TESSERA_TILES_CPU");
+    if (s) TS_CHECK(parse_cpu_share(s, &o->cpu_share));
+    TS_CHECK(ts_env_int("TESSERA_TILES_DEPTH", &o->depth));
+    if (o->depth < 1 || o->depth > TL_DEPTH_MAX)
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_DEPTH=%d out of range 1..%d", o->depth, TL_DEPTH_MAX);
+    TS_CHECK(ts_env_int("TESSERA_TILES_RESERVE", &o->reserve));
+    if (o->reserve < 0 || o->reserve > TL_RESERVE_MAX)
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_RESERVE=%d out of range 0..%d", o->reserve, TL_RESERVE_MAX);
+    TS_CHECK(ts_env_double("TESSERA_TILES_MEM", &o->mem_fraction));
+    if (!(o->mem_fraction > 0 && o->mem_fraction <= 1))
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_MEM=%g must be in (0, 1]", o->mem_fraction);
+    TS_CHECK(ts_env_bool("TESSERA_TILES_PEER", &o->peer));
+    TS_CHECK(ts_env_int("TESSERA_TILES_PINS", &o->keep_pins));
+    if (o->keep_pins < 0 || o->keep_pins > TL_PINS_MAX - 3)
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_PINS=%d out of range 0..%d", o->keep_pins, TL_PINS_MAX - 3);
+    return 0;
+}
+
+static int check_opts(const ts_tiles_opts *o) {
+    if (o->tile < 0) TS_RAISE(TS_ERR_ARG, "ts_tiles: tile %lld must be positive (0 = default)", (long long)o->tile);
+    if (!(o->cpu_share == TS_TILES_CPU_AUTO || (o->cpu_share >= 0 && o->cpu_share <= 1)))
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: cpu_share %g: expected TS_TILES_CPU_AUTO, 0 or a fraction in (0, 1]",
+                 o->cpu_share);
+    if (o->depth < 1 || o->depth > TL_DEPTH_MAX)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: depth %d out of range 1..%d", o->depth, TL_DEPTH_MAX);
+    if (o->reserve < 0 || o->reserve > TL_RESERVE_MAX)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: reserve %d out of range 0..%d", o->reserve, TL_RESERVE_MAX);
+    if (!(o->mem_fraction > 0 && o->mem_fraction <= 1))
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: mem_fraction %g must be in (0, 1]", o->mem_fraction);
+    if (o->keep_pins < 0 || o->keep_pins > TL_PINS_MAX - 3)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: keep_pins %d out of range 0..%d", o->keep_pins, TL_PINS_MAX - 3);
+    // (cpu is allowed: on simulated devices it is the CPU BLAS standing in as device code)
+    if (o->engine == TS_ENGINE_TILES)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: engine 'tiles' is not a device GEMM engine");
+    return 0;
+}
+
+// ---------------------------------------------------------------- context
+
+static void devrt_close(tl_devrt *dr) {
+    ts_stream **st[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
+    for (int i = 0; i < 4; i++)
+        if (*st[i]) ts_stream_destroy(*st[i]), *st[i] = NULL;
+    for (int i = 0; i < TL_RING; i++)
+        if (dr->ring_ev[i]) ts_event_destroy(dr->ring_ev[i]), dr->ring_ev[i] = NULL;
+    for (int i = 0; i < TL_DEPTH_MAX; i++) {
+        if (dr->comp_ev[i]) ts_event_destroy(dr->comp_ev[i]), dr->comp_ev[i] = NULL;
+        if (dr->out_ev[i]) ts_event_destroy(dr->out_ev[i]), dr->out_ev[i] = NULL;
+    }
+}
+
+static int streams_open(tl_devrt *dr) {
+    TS_CHECK(ts_stream_create(dr->dev, &dr->s_h2d));
+    TS_CHECK(ts_stream_create(dr->dev, &dr->s_p2p));
+    TS_CHECK(ts_stream_create(dr->dev, &dr->s_comp));
+    return ts_stream_create(dr->dev, &dr->s_d2h);
+}
+
+static int devrt_open(tl_devrt *dr, ts_device *dev) {
+    dr->dev = dev;
+    TS_CHECK(streams_open(dr));
+    for (int i = 0; i < TL_RING; i++) TS_CHECK(ts_event_create(dev, &dr->ring_ev[i]));
+    for (int i = 0; i < TL_DEPTH_MAX; i++) {
+        TS_CHECK(ts_event_create(dev, &dr->comp_ev[i]));
+        TS_CHECK(ts_event_create(dev, &dr->out_ev[i]));
+    }
+    dr->tile_default = ts_device_props_of(dev)->backend == TS_BACKEND_CUDA ? TL_TILE_CUDA : TL_TILE_SIM;
+    return 0;
+}
+
+int ts_tiles_create(ts_devset *devs, const ts_tiles_opts *opts, ts_tiles **out) {
+    if (!out) TS_RAISE(TS_ERR_ARG, "ts_tiles_create: out is NULL");
+    *out = NULL;
+    if (!devs) TS_RAISE(TS_ERR_ARG, "ts_tiles_create: NULL device set");
+    ts_tiles_opts def;
+    if (!opts) {
+        TS_CHECK(ts_tiles_opts_init(&def));
+        opts = &def;
+    }
+    TS_CHECK(check_opts(opts));
+    int ndev = ts_devset_count(devs);
+    if (ndev == 0 && opts->cpu_share == 0)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles_create: no devices and the CPU worker is off (cpu_share 0)");
+    ts_tiles *rt = calloc(1, sizeof *rt);
+    if (!rt) TS_RAISE(TS_ERR_NOMEM, "ts_tiles_create: out of host memory");
+    rt->devs = devs;
+    rt->opts = *opts;
+    rt->cpu_on = opts->cpu_share != 0;
+    pthread_mutex_init(&rt->call_lock, NULL);
+    for (int d = 0; d < ndev; d++) {
+        rt->ndev = d + 1;
+        int rc = devrt_open(&rt->dev[d], ts_devset_device(devs, d));
+        if (rc < 0) {
+            ts_tiles_destroy(rt);
+            return rc;
+        }
+    }
+    *out = rt;
+    return 0;
+}
+
+static void pin_drop(ts_tiles *rt, int p) {
+    ts_host_unpin(rt->devs, rt->pins[p].handle);
+    rt->pins[p] = rt->pins[--rt->npins];
+}
+
+void ts_tiles_destroy(ts_tiles *rt) {
+    if (!rt) return;
+    while (rt->npins > 0) pin_drop(rt, rt->npins - 1);
+    for (int d = 0; d < rt->ndev; d++) devrt_close(&rt->dev[d]);
+    pthread_mutex_destroy(&rt->call_lock);
+    free(rt);
+}
+
+int64_t ts_tiles_tile(const ts_tiles *rt) {
+    if (!rt) return 0;
+    if (rt->opts.tile > 0) return rt->opts.tile;
+    return rt->ndev > 0 ? rt->dev[0].tile_default : TL_TILE_CPU;
+}
+
+int ts_tiles_device_count(const ts_tiles *rt) { return rt ? rt->ndev : 0; }
+int ts_tiles_has_cpu(const ts_tiles *rt) { return rt ? rt->cpu_on : 0; }
+
+// ---------------------------------------------------------------- host registrations
+
+// Pins [ptr, ptr+bytes) unless a kept registration covers it. A failed pin is not an error: the
+// copies still work from pageable memory, only slower (logged).
+static void pin_range(ts_tiles *rt, const void *ptr, size_t bytes) {
+    if (rt->ndev == 0 || bytes == 0) return;
+    uint64_t now = ++rt->pin_clock;
+    for (int p = 0; p < rt->npins; p++) {
+        uintptr_t lo = (uintptr_t)rt->pins[p].ptr, hi = lo + rt->pins[p].bytes;
+        if ((uintptr_t)ptr >= lo && (uintptr_t)ptr + bytes <= hi) {
+            rt->pins[p].used = now;
+            return;
+        }
+    }
+    if (rt->npins == TL_PINS_MAX) return;
+    int h;
+    if (ts_host_pin(rt->devs, (void *)ptr, bytes, &h) < 0) {
+        TS_LOG_W("tile runtime: cannot pin %zu bytes at %p (%s); copying from pageable memory", bytes, ptr,
+                 ts_error_string());
+        ts_error_clear();
+        return;
+    }
+    rt->pins[rt->npins].ptr = ptr;
+    rt->pins[rt->npins].bytes = bytes;
+    rt->pins[rt->npins].handle = h;
+    rt->pins[rt->npins].used = now;
+    rt->npins++;
+}
+
+// After a call: keep the keep_pins most recently used registrations.
+static void pin_trim(ts_tiles *rt) {
+    while (rt->npins > rt->opts.keep_pins) {
+        int oldest = 0;
+        for (int p = 1; p < rt->npins; p++)
+            if (rt->pins[p].used < rt->pins[oldest].used) oldest = p;
+        pin_drop(rt, oldest);
+    }
+}
+
+int ts_tiles_unpin(ts_tiles *rt, const void *ptr, size_t bytes) {
+    if (!rt) TS_RAISE(TS_ERR_ARG, "ts_tiles_unpin: NULL runtime");
+    pthread_mutex_lock(&rt->call_lock);
+    uintptr_t lo = (uintptr_t)ptr, hi = lo + (bytes ? bytes : 1);
+    for (int p = rt->npins - 1; p >= 0; p--) {
+        uintptr_t plo = (uintptr_t)rt->pins[p].ptr, phi = plo + rt->pins[p].bytes;
+        if (lo < phi && hi > plo) pin_drop(rt, p);
+    }
+    pthread_mutex_unlock(&rt->call_lock);
+    return 0;
+}
+
+int ts_tiles_unpin_all(ts_tiles *rt) {
+    if (!rt) TS_RAISE(TS_ERR_ARG, "ts_tiles_unpin_all: NULL runtime");
+    pthread_mutex_lock(&rt->call_lock);
+    while (rt->npins > 0) pin_drop(rt, rt->npins - 1);
+    pthread_mutex_unlock(&rt->call_lock);
+    return 0;
+}
+
+void ts_tiles_pin_info(ts_tiles *rt, int *count, size_t *bytes) {
+    int n = 0;
+    size_t b = 0;
+    if (rt) {
+        pthread_mutex_lock(&rt->call_lock);
+        n = rt->npins;
+        for (int p = 0; p < rt->npins; p++) b += rt->pins[p].bytes;
+        pthread_mutex_unlock(&rt->call_lock);
+    }
+    if (count) *count = n;
+    if (bytes) *bytes = b;
+}
+
+// Bytes spanned by a column-major rows x cols matrix with leading dimension ld.
+static size_t span_bytes(int64_t rows, int64_t cols, int64_t ld, size_t es) {
+    if (rows <= 0 || cols <= 0) return 0;
+    return ((size_t)(cols - 1) * (size_t)ld + (size_t)rows) * es;
+}
+
+// ---------------------------------------------------------------- the call
+
+static void scalar_one(char prec, unsigned char *one) {
+    float f = 1.0f;
+    double d = 1.0;
+    memset(one, 0, 16);
+    if (prec == 's' || prec == 'c') memcpy(one, &f, sizeof f);
+    else memcpy(one, &d, sizeof d);
+}
+
+// Whether a scalar of the precision is zero (+0 or -0, real and imaginary parts).
+static int is_zero(char prec, const unsigned char *x) {
+    float f[2] = {0, 0};
+    double v[2] = {0, 0};
+    switch (prec) {
+    case 's': memcpy(f, x, 4); return f[0] == 0;
+    case 'c': memcpy(f, x, 8); return f[0] == 0 && f[1] == 0;
+    case 'd': memcpy(v, x, 8); return v[0] == 0;
+    default: memcpy(v, x, 16); return v[0] == 0 && v[1] == 0;
+    }
+}
+
+static void call_free(tl_call *c) {
+    free(c->state);
+    free(c->owner);
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->cond);
+}
+
+// Fills the call's problem, tasks and per-device caches.
+static int call_setup(tl_call *c) {
+    ts_tiles *rt = c->rt;
+    c->mt = (c->m + c->T - 1) / c->T;
+    c->nt = (c->n + c->T - 1) / c->T;
+    c->kt = (c->k + c->T - 1) / c->T;
+    if ((double)c->mt * (double)c->nt > 2e9)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles_gemm: %lld x %lld C tiles are too many; use a larger tile",
+                 (long long)c->mt, (long long)c->nt);
+    c->ntasks = (int)(c->mt * c->nt);
+    c->npending = c->nunstarted = c->ntasks;
+    c->state = calloc((size_t)c->ntasks, 1);
+    c->owner = malloc((size_t)c->ntasks);
+    if (!c->state || !c->owner) TS_RAISE(TS_ERR_NOMEM, "ts_tiles_gemm: out of host memory for %d tasks", c->ntasks);
+    memset(c->owner, 0xff, (size_t)c->ntasks);
+    c->nworkers = rt->ndev + (rt->cpu_on ? 1 : 0);
+    if (rt->opts.cpu_share > 0) c->cpu_cap = (int64_t)(rt->opts.cpu_share * c->ntasks + 0.5);
+    else c->cpu_cap = -1;
+    if (rt->ndev == 0) c->cpu_cap = c->ntasks;
+    for (int d = 0; d < rt->ndev; d++) {
+        size_t used, free_b, largest;
+        ts_dmem_info(rt->dev[d].dev, &used, &free_b, &largest);
+        size_t budget = (size_t)((double)free_b * rt->opts.mem_fraction);
+        if (budget > largest) budget = largest;
+        TS_CHECK(tl_cache_setup(c, d, budget));
+    }
+    return 0;
+}
+
+// After the workers stopped: every stream idle, caches released. A stream left with a sticky error
+// (a failed call) is replaced so that the next call starts clean.
+static void call_teardown(tl_call *c) {
+    ts_tiles *rt = c->rt;
+    for (int d = 0; d < rt->ndev; d++) {
+        tl_devrt *dr = &rt->dev[d];
+        ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
+        int bad = 0;
+        for (int i = 0; i < 4; i++)
+            if (st[i] && ts_stream_sync(st[i]) < 0) bad = 1;
+        tl_cache_teardown(c, d);
+        if (bad) {
+            ts_stream **sp[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
+            for (int i = 0; i < 4; i++)
+                if (*sp[i]) ts_stream_destroy(*sp[i]), *sp[i] = NULL;
+            if (streams_open(dr) < 0)
+                TS_LOG_W("tile runtime: device %d: cannot recreate streams after a failure: %s", d, ts_error_string());
+        }
+    }
+    ts_error_clear();
+}
+
+static void call_stats(const tl_call *c, ts_tiles_stats *s) {
+    memset(s, 0, sizeof *s);
+    s->seconds = ts_now() - c->t0;
+    s->tile = c->T;
+    s->tiles = c->ntasks;
+    s->ndev = c->rt->ndev;
+    for (int d = 0; d < c->rt->ndev; d++) {
+        const tl_devcall *dc = &c->dc[d];
+        s->tiles_dev[d] = dc->tiles_done;
+        s->bytes_h2d += dc->bytes_h2d;
+        s->bytes_d2h += dc->bytes_d2h;
+        s->bytes_p2p += dc->bytes_p2p;
+        s->cache_hits += dc->hits;
+        s->cache_misses += dc->misses;
+        s->peer_fetches += dc->peer_fetches;
+        s->evictions += dc->evictions;
+        s->steals += dc->steals;
+        s->slots[d] = dc->nslots;
+    }
+    s->tiles_cpu = c->cpu_tiles;
+    s->cpu_share = c->ntasks ? (double)c->cpu_tiles / (double)c->ntasks : 0;
+    // Without reuse every task loads its whole block row of op(A) and block column of op(B), and C.
+    double es = (double)c->es;
+    double v = (double)c->nt * (double)c->m * (double)c->k * es + (double)c->mt * (double)c->k * (double)c->n * es;
+    if (!c->beta_zero) v += (double)c->m * (double)c->n * es;
+    s->bytes_h2d_noreuse = (size_t)v;
+}
+
+// Starts the workers, waits for them.
+static int call_run(tl_call *c) {
+    ts_tiles *rt = c->rt;
+    pthread_t th[TS_MAX_DEVICES + 1];
+    tl_worker_arg wa[TS_MAX_DEVICES];
+    int started[TS_MAX_DEVICES + 1] = {0};
+    c->t0 = ts_now();
+    for (int d = 0; d < rt->ndev; d++) {
+        wa[d].c = c, wa[d].d = d;
+        if (pthread_create(&th[d], NULL, tl_dev_worker, &wa[d]) == 0) started[d] = 1;
+        else {
+            pthread_mutex_lock(&c->lock);
+            tl_call_fail(c, TS_ERROR(TS_ERR_NOMEM, "ts_tiles_gemm: cannot start the worker of device %d", d));
+            pthread_mutex_unlock(&c->lock);
+        }
+    }
+    if (rt->cpu_on) {
+        if (pthread_create(&th[rt->ndev], NULL, tl_cpu_worker, c) == 0) started[rt->ndev] = 1;
+        else if (rt->ndev == 0) {
+            pthread_mutex_lock(&c->lock);
+            tl_call_fail(c, TS_ERROR(TS_ERR_NOMEM, "ts_tiles_gemm: cannot start the CPU worker"));
+            pthread_mutex_unlock(&c->lock);
+        }
+    }
+    for (int w = 0; w <= rt->ndev; w++)
+        if (started[w]) pthread_join(th[w], NULL);
+    if (!c->err) {
+        int left = 0;
+        for (int t = 0; t < c->ntasks; t++) left += c->state[t] != TL_DONE;
+        if (left) {
+            c->err = TS_ERR_INTERNAL;
+            snprintf(c->errmsg, sizeof c->errmsg, "ts_tiles_gemm: %d of %d C tiles were not computed", left, c->ntasks);
+        }
+    }
+    return c->err;
+}
+
+int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                  const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                  const void *beta, void *C, int64_t ldc, ts_tiles_stats *stats) {
+    if (stats) memset(stats, 0, sizeof *stats);
+    if (!rt) TS_RAISE(TS_ERR_ARG, "ts_tiles_gemm: NULL runtime");
+    if (!alpha || !beta) TS_RAISE(TS_ERR_ARG, "ts_tiles_gemm: alpha and beta must point to scalars");
+    ta = (char)(ta & ~0x20), tb = (char)(tb & ~0x20);
+    TS_CHECK(ts_gemm_check_raise("ts_tiles_gemm", prec, ta, tb, m, n, k, lda, ldb, ldc));
+    if (m == 0 || n == 0) return 0;
+    if (!C || (k > 0 && (!A || !B))) TS_RAISE(TS_ERR_ARG, "ts_tiles_gemm: NULL matrix pointer");
+    if (k == 0) { // C = beta C: nothing for the devices
+        ts_gemm_ref(prec, ta, tb, m, n, 0, alpha, A, lda, B, ldb, beta, C, ldc);
+        return 0;
+    }
+    tl_call *c = calloc(1, sizeof *c);
+    if (!c) TS_RAISE(TS_ERR_NOMEM, "ts_tiles_gemm: out of host memory");
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->cond, NULL);
+    c->rt = rt;
+    c->prec = prec, c->ta = ta, c->tb = tb, c->m = m, c->n = n, c->k = k;
+    c->lda = lda, c->ldb = ldb, c->ldc = ldc;
+    c->A = A, c->B = B, c->C = C;
+    c->es = ts_prec_size(prec);
+    memcpy(c->alpha, alpha, c->es);
+    memcpy(c->beta, beta, c->es);
+    scalar_one(prec, c->one);
+    c->beta_zero = is_zero(prec, c->beta);
+    c->engine = rt->opts.engine;
+    c->T = ts_tiles_tile(rt);
+
+    pthread_mutex_lock(&rt->call_lock);
+    double t0 = ts_now();
+    pin_range(rt, A, span_bytes(ta == 'N' ? m : k, ta == 'N' ? k : m, lda, c->es));
+    pin_range(rt, B, span_bytes(tb == 'N' ? k : n, tb == 'N' ? n : k, ldb, c->es));
+    pin_range(rt, C, span_bytes(m, n, ldc, c->es));
+    int rc = call_setup(c);
+    if (rc < 0) {
+        c->err = rc;
+        snprintf(c->errmsg, sizeof c->errmsg, "%s", ts_error_last()->message);
+    } else {
+        call_run(c);
+    }
+    call_teardown(c);
+    pin_trim(rt);
+    if (stats) {
+        call_stats(c, stats);
+        stats->seconds = ts_now() - t0;
+    }
+    pthread_mutex_unlock(&rt->call_lock);
+    rc = c->err;
+    if (rc < 0) ts_error_set(rc, __FILE__, __LINE__, "%s", c->errmsg);
+    call_free(c);
+    return rc < 0 ? rc : 0;
+}

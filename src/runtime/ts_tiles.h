@@ -1,0 +1,97 @@
+// ts_tiles.h: the tile runtime: host-resident GEMM of any size over every device of a set and the CPU.
+//
+// C = alpha op(A) op(B) + beta C with A, B, C in host memory (column-major; a row-major caller
+// passes the transposed problem). C is cut into T x T tiles; each C tile is one task whose whole
+// k-loop runs on one worker (a device or the CPU). Device workers keep A and B tiles in a per-device
+// cache (reader-counted approximate LRU in arena memory, peer devices as a second level) and
+// overlap the copy in of the next tiles, the GEMM on the current one and the copy out of a finished
+// C tile. Scheduling is demand-driven with cache-hit priority and stealing at the tail (BLASX);
+// the CPU worker takes tiles from the same queue but leaves the last ones to the devices.
+// docs/runtime.md describes the design, the options and the limits.
+#ifndef TS_TILES_H
+#define TS_TILES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/ts_device.h"
+#include "kernels/ts_kernels.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ts_tiles ts_tiles;
+
+// cpu_share: TS_TILES_CPU_AUTO (demand-driven, leaves the tail to the devices), 0 (no CPU worker),
+// or a fraction in (0, 1]: the CPU takes at most that share of the tiles.
+#define TS_TILES_CPU_AUTO (-1.0)
+
+typedef struct {
+    int64_t tile;        // T, tile edge; 0 = TESSERA_TILE, else 4096 on CUDA, 256 on simulated devices
+    double cpu_share;    // TESSERA_TILES_CPU=auto|0|fraction (default auto)
+    int depth;           // C tiles in flight per device, >= 1 (TESSERA_TILES_DEPTH, default 2)
+    int reserve;         // reservation station: tasks claimed ahead per device, >= 0 (TESSERA_TILES_RESERVE, 2)
+    double mem_fraction; // share of the device arena's free memory the cache may take (TESSERA_TILES_MEM, 0.9)
+    int peer;            // 1: fetch a tile from a peer's cache over a peer link (TESSERA_TILES_PEER, 1)
+    int keep_pins;       // host registrations kept across calls, 0 = unpin after every call
+                         // (TESSERA_TILES_PINS, default 8)
+    ts_engine engine;    // device GEMM engine (default auto: ts_dev_gemm's choice per device)
+} ts_tiles_opts;
+
+// Defaults, then the TESSERA_* variables above on top. TS_ERR_PARSE names a malformed variable.
+int ts_tiles_opts_init(ts_tiles_opts *o);
+
+// What one call did. Bytes are what the runtime moved (packed tile bytes).
+typedef struct {
+    double seconds;                      // wall time of the call
+    int64_t tile;                        // T used
+    int64_t tiles;                       // C tiles (tasks) of the call
+    int ndev;                            // devices that took part
+    int64_t tiles_dev[TS_MAX_DEVICES];   // C tiles done by each device
+    int64_t tiles_cpu;                   // C tiles done by the CPU worker
+    double cpu_share;                    // tiles_cpu / tiles
+    size_t bytes_h2d, bytes_d2h, bytes_p2p;
+    size_t bytes_h2d_noreuse;            // H2D volume if every task loaded all its tiles (no cache)
+    int64_t cache_hits;                  // A/B tile requests served by the device's own cache
+    int64_t cache_misses;                // ... loaded from the host or a peer
+    int64_t peer_fetches;                // misses served by a peer's cache
+    int64_t evictions;                   // valid tiles dropped to make room
+    int64_t steals;                      // reserved tasks taken over by another device at the tail
+    int64_t slots[TS_MAX_DEVICES];       // tile slots of each device's cache
+} ts_tiles_stats;
+
+// Creates a runtime over the devices of `devs` (which must outlive it) and the CPU. opts NULL =
+// ts_tiles_opts_init. A set with no devices is allowed when the CPU worker is on.
+int ts_tiles_create(ts_devset *devs, const ts_tiles_opts *opts, ts_tiles **out);
+// Waits for nothing (no call can be running) and releases streams, events and registrations.
+void ts_tiles_destroy(ts_tiles *rt);
+
+// C = alpha op(A) op(B) + beta C, everything in host memory (pageable or pinned), column-major,
+// BLAS argument rules (TS_ERR_ARG names the argument). prec 's','d','c','z'; ta/tb 'N','T','C'.
+// alpha/beta point to one scalar of the precision. stats may be NULL. Calls on one runtime from
+// several threads are serialised (one call runs at a time). On a device failure the call returns
+// the error (TS_ERR_DEVICE, TS_ERR_DEVICE_LOST, ...); C is then partly updated.
+int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                  const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                  const void *beta, void *C, int64_t ldc, ts_tiles_stats *stats);
+
+// Host registrations: the runtime pins A, B and C through ts_host_pin and keeps up to keep_pins
+// registrations across calls so that repeated calls on the same buffers pin nothing. Memory that
+// may still be registered must be released before it is freed: ts_tiles_unpin drops every kept
+// registration overlapping [ptr, ptr+bytes); ts_tiles_unpin_all drops them all.
+int ts_tiles_unpin(ts_tiles *rt, const void *ptr, size_t bytes);
+int ts_tiles_unpin_all(ts_tiles *rt);
+// Kept registrations (for tests): count and bytes asked.
+void ts_tiles_pin_info(ts_tiles *rt, int *count, size_t *bytes);
+
+// The tile edge a call would use (opts, TESSERA_TILE, or the device default).
+int64_t ts_tiles_tile(const ts_tiles *rt);
+int ts_tiles_device_count(const ts_tiles *rt);
+int ts_tiles_has_cpu(const ts_tiles *rt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,356 @@
+// ts_tiles_cache.c: per-device tile cache: reader-counted approximate LRU, peer fetch, pending releases.
+//
+// Every device of a call has a pool of T x T slots cut from one arena block. A and B tiles are
+// read-only during a call, so a slot holding one is Shared; it stays until evicted. C tiles are
+// Modified on exactly one device: written back to the host when their task ends, then Invalid (the
+// slot is emptied). A slot is evicted only when no queued work reads it (readers == 0): readers
+// are taken when work is enqueued and dropped by the owning worker once an event recorded after
+// that work has completed (the pending ring). On a miss, a peer device whose cache holds the tile
+// (or is loading it) is the second level: the copy waits for the peer slot's ready event and holds
+// a reader on it until the copy is done.
+#include "runtime/ts_tiles_internal.h"
+
+#include "core/ts_error.h"
+#include "core/ts_log.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+// ---------------------------------------------------------------- errors
+
+int tl_call_fail(tl_call *c, int code) {
+    if (code >= 0) code = TS_ERR_INTERNAL;
+    if (!c->err) {
+        const ts_error_info *e = ts_error_last();
+        c->err = code;
+        if (e->code == code) snprintf(c->errmsg, sizeof c->errmsg, "%s", e->message);
+        else snprintf(c->errmsg, sizeof c->errmsg, "tile runtime: %s", ts_status_name(code));
+    }
+    c->abort = 1;
+    pthread_cond_broadcast(&c->cond);
+    return code;
+}
+
+// The code a worker returns when another one failed first.
+static int aborted(tl_call *c) { return c->err ? c->err : TS_ERR_STATE; }
+
+// ---------------------------------------------------------------- setup
+
+int tl_cache_setup(tl_call *c, int d, size_t budget) {
+    ts_tiles *rt = c->rt;
+    tl_devcall *dc = &c->dc[d];
+    ts_device *dev = rt->dev[d].dev;
+    // The largest tile of the call (edges of a small problem are shorter than T).
+    size_t tm = (size_t)(c->m < c->T ? c->m : c->T), tn = (size_t)(c->n < c->T ? c->n : c->T);
+    size_t tk = (size_t)(c->k < c->T ? c->k : c->T);
+    size_t tile_bytes = tm * tk;
+    if (tk * tn > tile_bytes) tile_bytes = tk * tn;
+    if (tm * tn > tile_bytes) tile_bytes = tm * tn;
+    tile_bytes = (tile_bytes * c->es + 255) / 256 * 256;
+    int depth = rt->opts.depth;
+    int64_t useful = c->mt * c->kt + c->kt * c->nt + depth; // more slots than distinct tiles never help
+    int64_t want = (int64_t)(budget / tile_bytes);
+    int need = depth + TL_MIN_AB_SLOTS;
+    if (useful < need) useful = need;
+    if (want > useful) want = useful;
+    if (want > 1 << 20) want = 1 << 20;
+    if (want < need)
+        TS_RAISE(TS_ERR_DEVMEM,
+                 "tile runtime: device %d has room for %lld tiles of %lldx%lld %c (%zu bytes each, %zu bytes "
+                 "usable), needs at least %d; use a smaller tile (TESSERA_TILE) or a lower depth",
+                 d, (long long)want, (long long)c->T, (long long)c->T, c->prec, tile_bytes, budget, need);
+    dc->ord = d;
+    dc->nslots = (int)want;
+    dc->slots = calloc((size_t)dc->nslots, sizeof *dc->slots);
+    dc->mapA = malloc(sizeof(int) * (size_t)(c->mt * c->kt));
+    dc->mapB = malloc(sizeof(int) * (size_t)(c->kt * c->nt));
+    dc->rowcnt = calloc((size_t)c->mt, sizeof(int));
+    dc->colcnt = calloc((size_t)c->nt, sizeof(int));
+    if (!dc->slots || !dc->mapA || !dc->mapB || !dc->rowcnt || !dc->colcnt)
+        TS_RAISE(TS_ERR_NOMEM, "tile runtime: out of host memory for the cache of device %d", d);
+    memset(dc->mapA, 0xff, sizeof(int) * (size_t)(c->mt * c->kt));
+    memset(dc->mapB, 0xff, sizeof(int) * (size_t)(c->kt * c->nt));
+    void *block = NULL;
+    TS_CHECK(ts_dmalloc(dev, tile_bytes * (size_t)dc->nslots, &block));
+    for (int s = 0; s < dc->nslots; s++) {
+        dc->slots[s].ptr = (char *)block + (size_t)s * tile_bytes;
+        TS_CHECK(ts_event_create(dev, &dc->slots[s].ready));
+    }
+    dc->cursor = (int64_t)d * c->ntasks / (c->nworkers > 0 ? c->nworkers : 1);
+    return 0;
+}
+
+void tl_cache_teardown(tl_call *c, int d) {
+    tl_devcall *dc = &c->dc[d];
+    ts_device *dev = c->rt->dev[d].dev;
+    if (dc->slots) {
+        for (int s = 0; s < dc->nslots; s++)
+            if (dc->slots[s].ready) ts_event_destroy(dc->slots[s].ready);
+        if (dc->nslots > 0 && dc->slots[0].ptr) ts_dfree(dev, dc->slots[0].ptr);
+    }
+    free(dc->slots), free(dc->mapA), free(dc->mapB), free(dc->rowcnt), free(dc->colcnt);
+    dc->slots = NULL, dc->mapA = dc->mapB = dc->rowcnt = dc->colcnt = NULL;
+}
+
+// ---------------------------------------------------------------- maps
+
+static int *map_of(tl_call *c, int d, int mat, int64_t idx) {
+    return mat == TL_A ? &c->dc[d].mapA[idx] : &c->dc[d].mapB[idx];
+}
+
+static void count_tile(tl_call *c, int d, int mat, int64_t idx, int delta) {
+    if (mat == TL_A) c->dc[d].rowcnt[idx % c->mt] += delta;
+    else c->dc[d].colcnt[idx / c->kt] += delta;
+}
+
+static void slot_clear(tl_call *c, int d, int s) {
+    tl_slot *sl = &c->dc[d].slots[s];
+    if (sl->mat == TL_A || sl->mat == TL_B) {
+        *map_of(c, d, sl->mat, sl->idx) = -1;
+        count_tile(c, d, sl->mat, sl->idx, -1);
+    }
+    sl->mat = TL_NONE;
+    sl->idx = -1;
+}
+
+// ---------------------------------------------------------------- pending releases
+
+static void release(tl_call *c, const tl_ref *r) {
+    tl_slot *sl = &c->dc[r->dev].slots[r->slot];
+    sl->readers--;
+    pthread_cond_broadcast(&c->cond); // a device may wait for room in this cache
+}
+
+int tl_ring_retire(tl_call *c, int d, int wait) {
+    tl_devcall *dc = &c->dc[d];
+    while (dc->ring_count > 0) {
+        tl_pending *p = &dc->ring[dc->ring_head];
+        int q = ts_event_query(p->ev);
+        if (q == 0 && wait) {
+            // Only the owner touches its ring, so the entry stays while the lock is dropped.
+            pthread_mutex_unlock(&c->lock);
+            int rc = ts_event_sync(p->ev);
+            pthread_mutex_lock(&c->lock);
+            if (rc < 0) return tl_call_fail(c, rc);
+            q = 1;
+        }
+        if (q < 0) return tl_call_fail(c, q);
+        if (q == 0) break;
+        for (int r = 0; r < p->nrefs; r++) release(c, &p->refs[r]);
+        dc->ring_head = (dc->ring_head + 1) % TL_RING;
+        dc->ring_count--;
+        wait = 0; // waited for one; the rest only if already complete
+    }
+    return 0;
+}
+
+int tl_ring_push(tl_call *c, int d, ts_stream *st, const tl_ref *refs, int nrefs) {
+    tl_devcall *dc = &c->dc[d];
+    while (dc->ring_count == TL_RING) {
+        TS_CHECK(tl_ring_retire(c, d, 1));
+        if (c->abort) return aborted(c);
+    }
+    int at = (dc->ring_head + dc->ring_count) % TL_RING;
+    tl_pending *p = &dc->ring[at];
+    p->ev = c->rt->dev[d].ring_ev[at];
+    p->nrefs = nrefs;
+    for (int r = 0; r < nrefs; r++) p->refs[r] = refs[r];
+    int rc = ts_event_record(p->ev, st);
+    if (rc < 0) {
+        // Not queued: nothing will complete it, release now.
+        for (int r = 0; r < nrefs; r++) release(c, &refs[r]);
+        return tl_call_fail(c, rc);
+    }
+    dc->ring_count++;
+    return 0;
+}
+
+// ---------------------------------------------------------------- flights (C tiles on their way)
+
+int tl_flight_retire(tl_call *c, int d, int wait) {
+    tl_devcall *dc = &c->dc[d];
+    while (dc->flight_count > 0) {
+        tl_flight *f = &dc->flight[dc->flight_head];
+        int q = ts_event_query(f->out);
+        if (q == 0 && wait) {
+            pthread_mutex_unlock(&c->lock);
+            int rc = ts_event_sync(f->out);
+            pthread_mutex_lock(&c->lock);
+            if (rc < 0) return tl_call_fail(c, rc);
+            q = 1;
+        }
+        if (q < 0) return tl_call_fail(c, q);
+        if (q == 0) break;
+        tl_cache_drop_c(c, d, f->cslot);
+        tl_sched_done(c, f->task, d);
+        dc->tiles_done++;
+        dc->flight_head = (dc->flight_head + 1) % TL_DEPTH_MAX;
+        dc->flight_count--;
+        wait = 0;
+    }
+    return 0;
+}
+
+// ---------------------------------------------------------------- slots
+
+// An empty slot, else the least recently used one nobody reads (C slots are never victims).
+static int find_victim(tl_call *c, int d) {
+    tl_devcall *dc = &c->dc[d];
+    int best = -1;
+    for (int s = 0; s < dc->nslots; s++) {
+        tl_slot *sl = &dc->slots[s];
+        if (sl->readers > 0) continue;
+        if (sl->mat == TL_NONE) return s;
+        if (sl->mat == TL_C) continue;
+        if (best < 0 || sl->stamp < dc->slots[best].stamp) best = s;
+    }
+    return best;
+}
+
+// Waits a little for a peer to drop its readers (lock held; the wait drops it).
+static void wait_for_peers(tl_call *c) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 5 * 1000 * 1000;
+    if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&c->cond, &c->lock, &ts);
+}
+
+// A slot to fill: empty or evicted. Makes room by retiring this device's own completed work first.
+static int take_slot(tl_call *c, int d, int *slot) {
+    tl_devcall *dc = &c->dc[d];
+    for (;;) {
+        if (c->abort) return aborted(c);
+        int s = find_victim(c, d);
+        if (s >= 0) {
+            if (dc->slots[s].mat != TL_NONE) dc->evictions++;
+            slot_clear(c, d, s);
+            *slot = s;
+            return 0;
+        }
+        if (dc->ring_count > 0) TS_CHECK(tl_ring_retire(c, d, 1));
+        else if (dc->flight_count > 0) TS_CHECK(tl_flight_retire(c, d, 1));
+        else wait_for_peers(c); // every slot is read by peers' copies, which finish without us
+    }
+}
+
+int tl_cache_get_c(tl_call *c, int d, int *slot) {
+    TS_CHECK(take_slot(c, d, slot));
+    tl_slot *sl = &c->dc[d].slots[*slot];
+    sl->mat = TL_C;
+    sl->readers = 1;
+    sl->stamp = ++c->clock;
+    return 0;
+}
+
+void tl_cache_drop_c(tl_call *c, int d, int slot) {
+    tl_slot *sl = &c->dc[d].slots[slot];
+    sl->readers = 0;
+    sl->mat = TL_NONE; // written back: Invalid
+    pthread_cond_broadcast(&c->cond);
+}
+
+// Host address and 2-D shape of tile idx of A or B as stored (op applied by the GEMM, not the copy).
+static void tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, size_t *spitch, size_t *width,
+                      size_t *rows, int64_t *ld) {
+    int64_t T = c->T, r, col, nr, nc; // stored block: rows r.., cols col.., nr x nc
+    if (mat == TL_A) {
+        int64_t i = idx % c->mt, l = idx / c->mt, mb = tl_dim(c->m, T, i), kb = tl_dim(c->k, T, l);
+        if (c->ta == 'N') r = i * T, col = l * T, nr = mb, nc = kb;
+        else r = l * T, col = i * T, nr = kb, nc = mb;
+        *src = c->A + ((size_t)r + (size_t)col * (size_t)c->lda) * c->es;
+        *spitch = (size_t)c->lda * c->es;
+    } else {
+        int64_t l = idx % c->kt, j = idx / c->kt, kb = tl_dim(c->k, T, l), nb = tl_dim(c->n, T, j);
+        if (c->tb == 'N') r = l * T, col = j * T, nr = kb, nc = nb;
+        else r = j * T, col = l * T, nr = nb, nc = kb;
+        *src = c->B + ((size_t)r + (size_t)col * (size_t)c->ldb) * c->es;
+        *spitch = (size_t)c->ldb * c->es;
+    }
+    *width = (size_t)nr * c->es;
+    *rows = (size_t)nc;
+    *ld = nr;
+}
+
+// A peer whose cache holds (or is loading) the tile, nearest ordinal first; -1 if none.
+static int find_peer(tl_call *c, int d, int mat, int64_t idx, int *pslot) {
+    ts_tiles *rt = c->rt;
+    if (!rt->opts.peer) return -1;
+    for (int dist = 1; dist < rt->ndev; dist++)
+        for (int sgn = 0; sgn < 2; sgn++) {
+            int e = sgn ? d - dist : d + dist;
+            if (e < 0 || e >= rt->ndev || !c->dc[e].slots) continue;
+            int s = *map_of(c, e, mat, idx);
+            if (s < 0 || !ts_device_can_peer(rt->dev[d].dev, rt->dev[e].dev)) continue;
+            *pslot = s;
+            return e;
+        }
+    return -1;
+}
+
+// Queues the load of (mat, idx) into slot s of device d: from a peer's cache or from the host.
+static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
+    tl_devrt *dr = &c->rt->dev[d];
+    tl_devcall *dc = &c->dc[d];
+    tl_slot *sl = &dc->slots[s];
+    const char *src;
+    size_t spitch, width, rows;
+    int64_t ld;
+    tile_geom(c, mat, idx, &src, &spitch, &width, &rows, &ld);
+    int ps = -1, e = find_peer(c, d, mat, idx, &ps);
+    int rc;
+    if (e >= 0) {
+        tl_slot *psl = &c->dc[e].slots[ps];
+        psl->readers++;
+        tl_ref ref = {e, ps};
+        rc = ts_stream_wait_event(dr->s_p2p, psl->ready);
+        if (rc >= 0)
+            rc = ts_copy_peer2d_async(dr->s_p2p, dr->dev, sl->ptr, width, c->rt->dev[e].dev, psl->ptr, width, width,
+                                      rows);
+        if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_p2p);
+        if (rc < 0) {
+            psl->readers--;
+            return tl_call_fail(c, rc);
+        }
+        dc->peer_fetches++;
+        dc->bytes_p2p += width * rows;
+        TS_CHECK(tl_ring_push(c, d, dr->s_p2p, &ref, 1));
+    } else {
+        rc = ts_copy2d_async(dr->s_h2d, TS_COPY_H2D, sl->ptr, width, src, spitch, width, rows);
+        if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_h2d);
+        if (rc < 0) return tl_call_fail(c, rc);
+        dc->bytes_h2d += width * rows;
+    }
+    return 0;
+}
+
+int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot) {
+    tl_devcall *dc = &c->dc[d];
+    int s = *map_of(c, d, mat, idx);
+    if (s >= 0) {
+        dc->hits++;
+    } else {
+        dc->misses++;
+        TS_CHECK(take_slot(c, d, &s));
+        // take_slot may have dropped the lock, but only this worker fills this device's cache.
+        tl_slot *sl = &dc->slots[s];
+        sl->mat = mat;
+        sl->idx = idx;
+        *map_of(c, d, mat, idx) = s;
+        count_tile(c, d, mat, idx, +1);
+        sl->readers++; // held while loading, so that a wait in load_tile cannot evict it
+        int rc = load_tile(c, d, mat, idx, s);
+        sl->readers--;
+        if (rc < 0) {
+            slot_clear(c, d, s);
+            return rc;
+        }
+    }
+    dc->slots[s].readers++;
+    dc->slots[s].stamp = ++c->clock;
+    *slot = s;
+    return 0;
+}

@@ -1,0 +1,128 @@
+// ts_tiles_sched.c: demand-driven task choice: cache-hit priority, reservation stations, tail stealing, CPU limit.
+//
+// Tasks are C tiles in column-major tile order. A device worker asks for its next task when it has
+// room in its pipeline. It keeps a small reservation station (opts.reserve tasks claimed ahead of
+// time, BLASX); it refills it from the shared pending queue with the tasks that score best on its
+// cache (A tiles of the block row plus B tiles of the block column it already holds; ties go to the
+// task nearest after its cursor, so that devices start in separate regions of C and stay there),
+// and starts the best-scoring reserved task. When nothing is pending and its station is empty, it
+// steals the best task from the fullest station of another device (a slow device's claims go to a
+// fast one at the tail). The CPU worker takes pending tasks only: the ones the devices like least,
+// from the end of the order, and never the last ones (see cpu_may_take).
+#include "runtime/ts_tiles_internal.h"
+
+#include "core/ts_timer.h"
+
+static int score(const tl_call *c, int d, int t) {
+    const tl_devcall *dc = &c->dc[d];
+    return dc->rowcnt[t % c->mt] + dc->colcnt[t / c->mt];
+}
+
+// Best pending task for device d (score, then distance after the cursor); -1 if none.
+static int pick_pending(tl_call *c, int d) {
+    tl_devcall *dc = &c->dc[d];
+    int best = -1, bs = -1;
+    int64_t bdist = 0;
+    for (int t = 0; t < c->ntasks; t++) {
+        if (c->state[t] != TL_PENDING) continue;
+        int s = score(c, d, t);
+        int64_t dist = ((int64_t)t - dc->cursor + c->ntasks) % c->ntasks;
+        if (s > bs || (s == bs && dist < bdist)) best = t, bs = s, bdist = dist;
+    }
+    if (best >= 0) dc->cursor = best + 1;
+    return best;
+}
+
+// Removes and returns the best task of a reservation station for device d; -1 if empty.
+static int take_reserved(tl_call *c, tl_devcall *from, int d) {
+    int bi = -1, bs = -1;
+    for (int r = 0; r < from->rs_count; r++) {
+        int s = score(c, d, from->rs[r]);
+        if (s > bs) bi = r, bs = s;
+    }
+    if (bi < 0) return -1;
+    int t = from->rs[bi];
+    from->rs[bi] = from->rs[--from->rs_count];
+    return t;
+}
+
+static void start(tl_call *c, int t, int owner) {
+    if (c->state[t] == TL_PENDING) c->npending--;
+    c->state[t] = TL_RUNNING;
+    c->owner[t] = (signed char)owner;
+    c->nunstarted--;
+}
+
+int tl_sched_next_dev(tl_call *c, int d) {
+    tl_devcall *dc = &c->dc[d];
+    int reserve = c->rt->opts.reserve;
+    if (c->abort) return -1;
+    while (dc->rs_count < reserve && c->npending > 0) {
+        int t = pick_pending(c, d);
+        c->state[t] = TL_RESERVED;
+        c->owner[t] = (signed char)d;
+        c->npending--;
+        dc->rs[dc->rs_count++] = t;
+    }
+    int t = take_reserved(c, dc, d);
+    if (t < 0 && c->npending > 0) t = pick_pending(c, d);
+    if (t < 0) { // steal from the fullest station (ties: the device that has done fewer tiles)
+        int v = -1;
+        for (int e = 0; e < c->rt->ndev; e++) {
+            tl_devcall *de = &c->dc[e];
+            if (e == d || de->rs_count == 0) continue;
+            if (v < 0 || de->rs_count > c->dc[v].rs_count ||
+                (de->rs_count == c->dc[v].rs_count && de->tiles_done < c->dc[v].tiles_done))
+                v = e;
+        }
+        if (v >= 0) {
+            t = take_reserved(c, &c->dc[v], d);
+            dc->steals++;
+        }
+    }
+    if (t >= 0) start(c, t, d);
+    return t;
+}
+
+// Whether the CPU may take one more tile now. With a fraction: up to its cap. With auto: not the
+// last tiles (a reserve of a few per device stays for the devices), and not when the devices at
+// their measured rate would finish everything left before the CPU finishes one tile.
+static int cpu_may_take(tl_call *c) {
+    int ndev = c->rt->ndev;
+    if (c->npending == 0) return 0;
+    if (c->cpu_cap >= 0) return c->cpu_tiles < c->cpu_cap;
+    if (ndev == 0) return 1;
+    int64_t keep = (int64_t)ndev * (c->rt->opts.depth + c->rt->opts.reserve);
+    if (c->npending <= keep) return 0;
+    int64_t dev_done = 0;
+    for (int d = 0; d < ndev; d++) dev_done += c->dc[d].tiles_done;
+    double el = ts_now() - c->t0;
+    if (c->cpu_sec_per_tile > 0 && dev_done > 0 && el > 0) {
+        double dev_rate = (double)dev_done / el; // tiles per second, all devices
+        double dev_left = (double)c->nunstarted / dev_rate;
+        if (c->cpu_sec_per_tile > dev_left) return 0;
+    }
+    return 1;
+}
+
+int tl_sched_next_cpu(tl_call *c) {
+    if (c->abort || !cpu_may_take(c)) return -1;
+    int best = -1, bs = 0;
+    for (int t = c->ntasks - 1; t >= 0; t--) {
+        if (c->state[t] != TL_PENDING) continue;
+        int s = 0; // the devices' liking: the best score any device gives it
+        for (int d = 0; d < c->rt->ndev; d++) {
+            int x = score(c, d, t);
+            if (x > s) s = x;
+        }
+        if (best < 0 || s < bs) best = t, bs = s;
+        if (s == 0) break;
+    }
+    if (best >= 0) start(c, best, -1);
+    return best;
+}
+
+void tl_sched_done(tl_call *c, int task, int d) {
+    (void)d;
+    c->state[task] = TL_DONE;
+}
