@@ -22,6 +22,18 @@ int ts_cuda_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64
 // Workspace is taken from the device arena. *info as LAPACK.
 int ts_cuda_dgetrf(ts_stream *st, int64_t n, double *A, int64_t lda, int *ipiv_dev, int *info);
 
+// Our own DGEMM on the FP64 tensor cores (ts_dgemm_tc.cu): C = alpha op(A) op(B) + beta C on the
+// stream, column-major device pointers, any op ('N', 'T', 'C'), sizes and leading dimensions; beta == 0
+// never reads C. Tile variant by shape (TESSERA_TC_TILE=large|rankk|small forces one). Returns 0 or
+// a negative ts_status (launch errors; faults inside the kernel show up at the next sync).
+int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                          double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
+                          double beta, double *C, int64_t ldc);
+// The tile variant ts_cuda_dgemm_tessera picks for this shape on a device with `sms` multiprocessors
+// ("large", "rankk", "small"; "invalid" for a malformed TESSERA_TC_TILE). Operands that are not
+// 16-byte aligned (or odd leading dimensions) always run "rankk" with 8-byte copies.
+const char *ts_cuda_dgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,437 @@
+// ts_dgemm_tc.cu: our own DGEMM on the FP64 tensor cores (mma.sync m16n8k8 f64, multistage cp.async pipeline).
+//
+// C = alpha op(A) op(B) + beta C, column-major, any m, n, k, leading dimensions and op combination.
+//
+// Blocking (MAGMA's register + shared-memory blocking, on tensor cores):
+//   - a thread block computes a BM x BN tile of C, walking k in steps of BK = 16; the A and B slices
+//     of STAGES k-steps are in flight at once (cp.async, zero-fill for out-of-range elements);
+//   - each warp computes a WM x WN sub-tile as (WM/16) x (WN/8) mma.sync.m16n8k8 f64 tiles; the
+//     fragments of the next k8 half are loaded from shared memory while the current half multiplies;
+//   - block order is grouped (GROUP_M tile rows at a time) so that concurrently running blocks share
+//     their A and B slices in L2.
+//
+// Index maps (the point of this file; tests/kernels/test_dgemm_tc_emul.c replays them on the CPU):
+//   An mma only needs A's rows, B's columns and the shared k index to be paired consistently, so the
+//   kernel relabels them to make every fragment load one 16-byte LDS.128 in every layout:
+//   - k slot s (0..7) of a k8 half at kb holds k = kb + 2(s%4) + s/4 (slots t, t+4 -> k 2t, 2t+1);
+//   - row slot r (0..15) of an m16 tile at mb holds m = mb + 2(r%8) + r/8 (slots g, g+8 -> rows 2g, 2g+1);
+//   - n-tiles come in pairs (16 columns at nb); column slot q of tile 2p+j holds n = nb + 2q + j.
+//   PTX fragment layouts (mma.m16n8k8 .f64, g = lane/4, t = lane%4):
+//     A a0 (g, t) a1 (g+8, t) a2 (g, t+4) a3 (g+8, t+4);  B b0 (k t, n g) b1 (k t+4, n g);
+//     C c0 (g, 2t) c1 (g, 2t+1) c2 (g+8, 2t) c3 (g+8, 2t+1).
+//   Shared memory holds each operand either "K-major" (a line per row of op(A) / column of op(B),
+//   16 k values, used when k is contiguous in memory: A with 'T', B with 'N') or "MN-major" (a line
+//   per k of BM or BN values: A with 'N', B with 'T'), XOR-swizzled in 16-byte units so that the
+//   fragment loads of each quarter-warp touch 8 distinct units (no bank conflicts):
+//     K-major  element (x, kk) at x*16 + (kk ^ (((x >> 1) & 1) << 3))
+//     MN-major element (kk, x) at kk*R + (x  ^ (((kk >> 1) & 3) << 2))     (R = BM or BN)
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ts_error.h"
+#include "kernels/cuda/ts_cuda_kernels.h"
+#include "kernels/ts_kernels.h"
+
+namespace {
+
+constexpr int TC_BK = 16;     // k per pipeline stage
+constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reuse)
+
+// Run-time variant choice (TESSERA_TC_TILE=large|rankk|small overrides it):
+//   small (64x64) when 128x64 tiles would not give every multiprocessor one block,
+//   rankk (128x64, 2 blocks per SM) when k <= TC_RANKK_MAX_K (one block's epilogue overlaps the
+//   other's main loop; the HPL trailing update), large (128x128) otherwise.
+constexpr int64_t TC_RANKK_MAX_K = 1024;
+
+struct TcParams {
+    int64_t m, n, k, lda, ldb, ldc;
+    double alpha, beta;
+    const double *A, *B;
+    double *C;
+    int grid_m, grid_n;
+    int c_vec; // C 16-byte aligned with ldc even: pairs of rows stored as one double2
+};
+
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_>
+struct TcShape {
+    static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
+    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int MT = WM / 16, NT = WN / 8; // mma tiles per warp
+    static constexpr size_t SMEM = (size_t)STAGES * (BM + BN) * TC_BK * sizeof(double);
+    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tile shape");
+};
+using ShapeLarge = TcShape<128, 128, 64, 32, 4, 1>; // 8 warps, 128 KB shared
+using ShapeRankK = TcShape<128, 64, 64, 32, 4, 2>;  // 4 warps, 96 KB shared, 2 blocks/SM
+using ShapeSmall = TcShape<64, 64, 32, 32, 4, 2>;   // 4 warps, 64 KB shared, 2-3 blocks/SM
+
+// ---- PTX wrappers ----
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+
+// Copies `bytes` (0..8*VEC) of the 8*VEC bytes at src into shared memory and zero-fills the rest.
+template <int VEC>
+__device__ __forceinline__ void cp_async(double *dst, const double *src, int bytes) {
+    if (VEC == 2)
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                     "r"(bytes)
+                     : "memory");
+    else
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(smem_addr(dst)), "l"(src),
+                     "r"(bytes)
+                     : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// d = a b + d for one m16n8k8 tile (fragments as in the header comment).
+__device__ __forceinline__ void mma_m16n8k8(double (&c)[4], const double (&a)[4], const double (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+        "{%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    // Ampere: four m8n8k4 (A (g, t), B (k t, n g), C (g, 2t..2t+1)): row half h, k half q use
+    // A a[h + 2q], B b[q], C c[2h], c[2h+1].
+#pragma unroll
+    for (int q = 0; q < 2; q++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+            asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                : "+d"(c[2 * h]), "+d"(c[2 * h + 1])
+                : "d"(a[h + 2 * q]), "d"(b[q]));
+#elif defined(__CUDA_ARCH__)
+    __trap(); // no FP64 tensor cores before sm_80; the launcher refuses such devices
+#endif
+}
+
+// ---- global -> shared: one operand's BK slice of R lines (R = BM or BN) ----
+// A thread copies PASSES chunks of VEC doubles per k-step: its chunk of line `line0 + j*LPP` at
+// position `inner`. K-major lines are rows of op(A) (columns of op(B)): 16 k values each;
+// MN-major lines are the 16 k values: R elements each.
+template <int R, bool KMAJOR, int VEC, int THREADS>
+struct TileLoader {
+    static constexpr int LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
+    static constexpr int LPP = THREADS / LINE_CHUNKS; // lines per pass
+    static constexpr int LINES = KMAJOR ? R : TC_BK;
+    static constexpr int PASSES = LINES / LPP;
+    static_assert(THREADS % LINE_CHUNKS == 0 && LINES % LPP == 0 && PASSES >= 1, "loader shape");
+
+    // A request with 0 source bytes reads nothing (its address may lie outside the matrix) and
+    // zero-fills its chunk.
+    const double *ptr;  // this thread's first chunk in the current k-step
+    int64_t ld;
+    int xlim;           // lines (K-major) or elements (MN-major) of the tile that exist (capped)
+    int line0, inner;
+
+    __device__ __forceinline__ TileLoader(const double *M, int64_t ld_, int64_t x0, int64_t rows, int tid)
+        : ld(ld_), xlim((int)min(rows - x0, (int64_t)1 << 30)), line0(tid / LINE_CHUNKS),
+          inner((tid % LINE_CHUNKS) * VEC) {
+        ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
+    }
+
+    // Issues the copies of k-step [k0, k0 + 16) into `stage` and moves on to the next k-step.
+    __device__ __forceinline__ void load(double *stage, int64_t k0, int64_t k) {
+#pragma unroll
+        for (int j = 0; j < PASSES; j++) {
+            const int line = line0 + j * LPP;
+            const double *src = ptr + (int64_t)j * LPP * ld;
+            int nvalid, sidx;
+            if (KMAJOR) {
+                int64_t kl = k - k0 - inner;
+                nvalid = line < xlim ? (kl >= VEC ? VEC : (kl > 0 ? (int)kl : 0)) : 0;
+                sidx = line * TC_BK + (inner ^ (((line >> 1) & 1) << 3));
+            } else {
+                int xl = xlim - inner;
+                nvalid = k0 + line < k ? (xl >= VEC ? VEC : (xl > 0 ? xl : 0)) : 0;
+                sidx = line * R + (inner ^ (((line >> 1) & 3) << 2));
+            }
+            cp_async<VEC>(stage + sidx, src, nvalid * 8);
+        }
+        ptr += KMAJOR ? (int64_t)TC_BK : TC_BK * ld;
+    }
+};
+
+// ---- shared -> registers: one k8 half of a warp's fragments ----
+template <class S>
+struct Frags {
+    double a[S::MT][4];
+    double b[S::NT][2];
+};
+
+// Per-thread offsets of the fragment loads inside one stage (doubles), for k halves 0 and 8.
+template <class S, bool AK, bool BKM>
+struct FragOffsets {
+    int a[2], b[2];
+    __device__ __forceinline__ FragOffsets(int wm, int wn, int g, int t) {
+        const int sg = (g & 1) << 3; // K-major swizzle of rows 2g, 2g+1
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int kb = 8 * h;
+            a[h] = AK ? (wm * S::WM + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
+                      : (kb + 2 * t) * S::BM + wm * S::WM + ((2 * g) ^ (4 * t));
+            b[h] = BKM ? (wn * S::WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
+                       : (kb + 2 * t) * S::BN + wn * S::WN + ((2 * g) ^ (4 * t));
+        }
+    }
+};
+
+template <class S, bool AK, bool BKM, int H>
+__device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const double *sB,
+                                           const FragOffsets<S, AK, BKM> &o) {
+    const double *pa = sA + o.a[H], *pb = sB + o.b[H];
+#pragma unroll
+    for (int mt = 0; mt < S::MT; mt++) {
+        if (AK) { // rows 2g (a0 k 2t, a2 k 2t+1) and 2g+1 (a1, a3)
+            double2 r0 = *reinterpret_cast<const double2 *>(pa + (16 * mt) * TC_BK);
+            double2 r1 = *reinterpret_cast<const double2 *>(pa + (16 * mt + 1) * TC_BK);
+            f.a[mt][0] = r0.x, f.a[mt][2] = r0.y, f.a[mt][1] = r1.x, f.a[mt][3] = r1.y;
+        } else {  // k 2t (a0 row 2g, a1 row 2g+1) and k 2t+1 (a2, a3)
+            double2 k0 = *reinterpret_cast<const double2 *>(pa + 16 * mt);
+            double2 k1 = *reinterpret_cast<const double2 *>(pa + S::BM + 16 * mt);
+            f.a[mt][0] = k0.x, f.a[mt][1] = k0.y, f.a[mt][2] = k1.x, f.a[mt][3] = k1.y;
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < S::NT / 2; p++) {
+        if (BKM) { // columns 2g + j of the pair: (b0 k 2t, b1 k 2t+1)
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                double2 c = *reinterpret_cast<const double2 *>(pb + (16 * p + j) * TC_BK);
+                f.b[2 * p + j][0] = c.x, f.b[2 * p + j][1] = c.y;
+            }
+        } else {   // k 2t: columns 2g (tile 2p) and 2g+1 (tile 2p+1); k 2t+1 likewise
+            double2 k0 = *reinterpret_cast<const double2 *>(pb + 16 * p);
+            double2 k1 = *reinterpret_cast<const double2 *>(pb + S::BN + 16 * p);
+            f.b[2 * p][0] = k0.x, f.b[2 * p + 1][0] = k0.y, f.b[2 * p][1] = k1.x, f.b[2 * p + 1][1] = k1.y;
+        }
+    }
+}
+
+template <class S>
+__device__ __forceinline__ void mma_frags(double (&acc)[S::MT][S::NT][4], const Frags<S> &f) {
+#pragma unroll
+    for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < S::NT; nt++) mma_m16n8k8(acc[mt][nt], f.a[mt], f.b[nt]);
+}
+
+// Grouped block order: GROUP_M tile rows are swept column by column, so the blocks running at
+// one time share a few A row panels and B column panels.
+__device__ __forceinline__ void tile_of_block(const TcParams &p, int &bm, int &bn) {
+    const int pid = blockIdx.x;
+    const int per_group = TC_GROUP_M * p.grid_n;
+    const int group = pid / per_group, first = group * TC_GROUP_M;
+    const int rows = min(p.grid_m - first, TC_GROUP_M);
+    const int in = pid - group * per_group;
+    bm = first + in % rows;
+    bn = in / rows;
+}
+
+__device__ __forceinline__ double combine(double acc, double alpha, double beta, const double *c) {
+    return beta == 0.0 ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is never read
+}
+
+template <class S, bool AK, bool BKM, int VEC>
+__global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcParams p) {
+    extern __shared__ __align__(128) double smem[];
+    double *const sA = smem;
+    double *const sB = smem + S::STAGES * S::BM * TC_BK;
+
+    int bm, bn;
+    tile_of_block(p, bm, bn);
+    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
+    const int g = lane >> 2, t = lane & 3;
+
+    TileLoader<S::BM, AK, VEC, S::THREADS> la(p.A, p.lda, m0, p.m, tid);
+    TileLoader<S::BN, BKM, VEC, S::THREADS> lb(p.B, p.ldb, n0, p.n, tid);
+    const FragOffsets<S, AK, BKM> off(wm, wn, g, t);
+    const int64_t ktiles = (p.k + TC_BK - 1) / TC_BK;
+
+    double acc[S::MT][S::NT][4];
+#pragma unroll
+    for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < S::NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
+
+    // Prologue: k-steps 0 .. STAGES-2 in flight (a group is committed even when empty, so that
+    // wait_group counts stay uniform).
+#pragma unroll
+    for (int s = 0; s < S::STAGES - 1; s++) {
+        if (s < ktiles) {
+            la.load(sA + s * S::BM * TC_BK, (int64_t)s * TC_BK, p.k);
+            lb.load(sB + s * S::BN * TC_BK, (int64_t)s * TC_BK, p.k);
+        }
+        cp_async_commit();
+    }
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+
+    Frags<S> f;
+    int stage = 0;
+    for (int64_t kt = 0; kt < ktiles; kt++) {
+        const double *cA = sA + stage * S::BM * TC_BK, *cB = sB + stage * S::BN * TC_BK;
+        // k-step kt + STAGES-1 goes into the stage read in step kt-1: every warp finished reading
+        // it before the barrier at the end of step kt-1.
+        const int64_t nk = kt + S::STAGES - 1;
+        const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1;
+        if (nk < ktiles) {
+            la.load(sA + wstage * S::BM * TC_BK, nk * TC_BK, p.k);
+            lb.load(sB + wstage * S::BN * TC_BK, nk * TC_BK, p.k);
+        }
+        cp_async_commit();
+        load_frags<S, AK, BKM, 0>(f, cA, cB, off);
+        mma_frags<S>(acc, f);
+        load_frags<S, AK, BKM, 1>(f, cA, cB, off);
+        mma_frags<S>(acc, f);
+        cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed
+        __syncthreads();
+        stage = stage == S::STAGES - 1 ? 0 : stage + 1;
+    }
+    cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
+
+    // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
+    // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2).
+#pragma unroll
+    for (int mt = 0; mt < S::MT; mt++) {
+        const int64_t i = m0 + wm * S::WM + 16 * mt + 2 * g;
+#pragma unroll
+        for (int nt = 0; nt < S::NT; nt++) {
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int64_t j = n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                if (j >= p.n || i >= p.m) continue;
+                double *c = p.C + i + j * p.ldc;
+                const double v0 = acc[mt][nt][h], v1 = acc[mt][nt][2 + h];
+                if (p.c_vec && i + 1 < p.m) {
+                    double2 old = make_double2(0.0, 0.0);
+                    if (p.beta != 0.0) old = *reinterpret_cast<const double2 *>(c);
+                    double2 out;
+                    out.x = combine(v0, p.alpha, p.beta, &old.x);
+                    out.y = combine(v1, p.alpha, p.beta, &old.y);
+                    *reinterpret_cast<double2 *>(c) = out;
+                } else {
+                    c[0] = combine(v0, p.alpha, p.beta, c);
+                    if (i + 1 < p.m) c[1] = combine(v1, p.alpha, p.beta, c + 1);
+                }
+            }
+        }
+    }
+}
+
+// C = beta C (k == 0 or alpha == 0: A and B are not read; beta == 0 writes zeros without reading C).
+__global__ void dscale_kernel(int64_t m, int64_t n, double beta, double *C, int64_t ldc) {
+    for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
+        for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += (int64_t)gridDim.x * blockDim.x)
+            C[i + j * ldc] = beta == 0.0 ? 0.0 : beta * C[i + j * ldc];
+}
+
+int cuda_fail(cudaError_t e, const char *file, int line, const char *what, const char *variant) {
+    (void)cudaGetLastError();
+    return ts_error_set(TS_ERR_CUDA, file, line, "ts_cuda_dgemm_tessera: %s (%s): %s", what, variant,
+                        cudaGetErrorString(e));
+}
+
+template <class S, bool AK, bool BKM, int VEC>
+int launch(const TcParams &p0, cudaStream_t s, const char *variant) {
+    TcParams p = p0;
+    p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
+    p.grid_n = (int)((p.n + S::BN - 1) / S::BN);
+    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
+    if ((p.m + S::BM - 1) / S::BM > INT32_MAX || (p.n + S::BN - 1) / S::BN > INT32_MAX || blocks > INT32_MAX)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                            "ts_cuda_dgemm_tessera: %lld x %lld is more than 2^31-1 tiles of %dx%d",
+                            (long long)p.m, (long long)p.n, S::BM, S::BN);
+    auto kern = dgemm_tc_kernel<S, AK, BKM, VEC>;
+    // Per function and device; cheap, so it is set on every call rather than cached in shared state.
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
+    kern<<<(unsigned)blocks, S::THREADS, S::SMEM, s>>>(p);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
+    return 0;
+}
+
+template <class S, int VEC>
+int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, const char *variant) {
+    if (a_kmajor) return b_kmajor ? launch<S, true, true, VEC>(p, s, variant) : launch<S, true, false, VEC>(p, s, variant);
+    return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
+}
+
+enum TcVariant { TC_LARGE, TC_RANKK, TC_SMALL };
+const char *const tc_variant_names[] = {"large", "rankk", "small"};
+
+int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
+    const char *force = getenv("TESSERA_TC_TILE");
+    if (force && *force) {
+        for (int i = 0; i < 3; i++)
+            if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
+        return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
+                            "TESSERA_TC_TILE=%s: expected large, rankk or small", force);
+    }
+    const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
+    if (tiles_rankk < sms) *v = TC_SMALL;
+    else if (k <= TC_RANKK_MAX_K) *v = TC_RANKK;
+    else *v = TC_LARGE;
+    return 0;
+}
+
+bool aligned16(const void *p, int64_t ld) { return ((uintptr_t)p % 16) == 0 && ld % 2 == 0; }
+
+} // namespace
+
+extern "C" const char *ts_cuda_dgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms) {
+    TcVariant v;
+    return choose_variant(m, n, k, sms, &v) < 0 ? "invalid" : tc_variant_names[v];
+}
+
+extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                                     double alpha, const double *A, int64_t lda, const double *B,
+                                     int64_t ldb, double beta, double *C, int64_t ldc) {
+    TS_CHECK(ts_gemm_check_raise("ts_cuda_dgemm_tessera", 'd', ta, tb, m, n, k, lda, ldb, ldc));
+    if (m == 0 || n == 0) return 0;
+    const ts_device_props *dp = ts_device_props_of(ts_stream_device(st));
+    if (dp->backend != TS_BACKEND_CUDA)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: the stream's device is not a CUDA device");
+    if (dp->cc_major < 8)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: device %d (cc %d.%d) has no FP64 tensor cores",
+                 dp->ordinal, dp->cc_major, dp->cc_minor);
+    cudaError_t e = cudaSetDevice(dp->native_id);
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaSetDevice", "-");
+    cudaStream_t s = (cudaStream_t)ts_stream_native(st);
+
+    if (k == 0 || alpha == 0.0) { // BLAS: A and B are not referenced
+        dim3 grid((unsigned)((m + 255) / 256 < 64 ? (m + 255) / 256 : 64), (unsigned)(n < 65535 ? n : 65535));
+        dscale_kernel<<<grid, 256, 0, s>>>(m, n, beta, C, ldc);
+        e = cudaGetLastError();
+        return e == cudaSuccess ? 0 : cuda_fail(e, __FILE__, __LINE__, "scale kernel launch", "scale");
+    }
+
+    TcParams p = {};
+    p.m = m, p.n = n, p.k = k, p.lda = lda, p.ldb = ldb, p.ldc = ldc;
+    p.alpha = alpha, p.beta = beta, p.A = A, p.B = B, p.C = C;
+    p.c_vec = aligned16(C, ldc);
+    const bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
+    // 16-byte copies need 16-byte aligned chunks: both operands aligned with even leading dimensions.
+    if (!aligned16(A, lda) || !aligned16(B, ldb))
+        return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, s, "rankk/8-byte copies");
+    TcVariant v;
+    TS_CHECK(choose_variant(m, n, k, dp->sms, &v));
+    switch (v) {
+    case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, s, "large");
+    case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, s, "rankk");
+    default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, s, "small");
+    }
+}

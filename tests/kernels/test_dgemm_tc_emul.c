@@ -1,0 +1,361 @@
+// test_dgemm_tc_emul.c: CPU replay of the tensor-core DGEMM's index maps (ts_dgemm_tc.cu) checked against a naive GEMM, plus bank-conflict checks.
+//
+// The kernel relabels rows, columns and k inside each mma tile so that every fragment load is one
+// LDS.128 (see the header of src/kernels/cuda/ts_dgemm_tc.cu). A mistake there gives wrong
+// numbers only on a GPU; this test replays, thread by thread and in the kernel's order, the same
+// index arithmetic (block order, cp.async chunks with zero-fill, XOR swizzles, fragment offsets,
+// epilogue) and feeds the fragments to an mma defined straight from the PTX ISA fragment tables
+// (m16n8k8 .f64, and the m8n8k4 .f64 decomposition used below sm_90). It also checks that
+//   - each k-step writes every shared-memory slot of its stage exactly once;
+//   - the fragment loads (16 bytes per lane) are bank-conflict free per quarter-warp, and so are
+//     the cp.async writes (per quarter-warp for 16-byte, per half-warp for 8-byte copies).
+// The formulas below must stay identical to the kernel's; change both together.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "kern_test_util.h"
+
+#define TC_BK 16
+#define TC_GROUP_M 8
+
+typedef struct {
+    int BM, BN, WM, WN, STAGES;
+    const char *name;
+} shape;
+static const shape shapes[] = {{128, 128, 64, 32, 4, "large"}, {128, 64, 64, 32, 4, "rankk"},
+                               {64, 64, 32, 32, 4, "small"}};
+
+// ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
+// m16n8k8 .f64: A a_i at (row g + 8(i%2), col t + 4(i/2)); B b_i at (row t + 4i, col g);
+// C c_i at (row g + 8(i/2), col 2t + i%2).
+static void ptx_mma_m16n8k8(double c[32][4], double a[32][4], double b[32][2]) {
+    double A[16][8], B[8][8], C[16][8];
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int i = 0; i < 4; i++) A[g + 8 * (i % 2)][t + 4 * (i / 2)] = a[l][i];
+        for (int i = 0; i < 2; i++) B[t + 4 * i][g] = b[l][i];
+        for (int i = 0; i < 4; i++) C[g + 8 * (i / 2)][2 * t + i % 2] = c[l][i];
+    }
+    for (int r = 0; r < 16; r++)
+        for (int q = 0; q < 8; q++) {
+            double s = C[r][q];
+            for (int p = 0; p < 8; p++) s += A[r][p] * B[p][q];
+            C[r][q] = s;
+        }
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        for (int i = 0; i < 4; i++) c[l][i] = C[g + 8 * (i / 2)][2 * t + i % 2];
+    }
+}
+
+// m8n8k4 .f64: A (row g, col t); B (row t, col g); C c_i at (row g, col 2t + i).
+static void ptx_mma_m8n8k4(double c[32][2], const double a[32], const double b[32]) {
+    double A[8][4], B[4][8], C[8][8];
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        A[g][t] = a[l], B[t][g] = b[l], C[g][2 * t] = c[l][0], C[g][2 * t + 1] = c[l][1];
+    }
+    for (int r = 0; r < 8; r++)
+        for (int q = 0; q < 8; q++)
+            for (int p = 0; p < 4; p++) C[r][q] += A[r][p] * B[p][q];
+    for (int l = 0; l < 32; l++) {
+        int g = l >> 2, t = l & 3;
+        c[l][0] = C[g][2 * t], c[l][1] = C[g][2 * t + 1];
+    }
+}
+
+// The kernel's sm_80 path: m16n8k8 as four m8n8k4 (row half h, k half q: A a[h + 2q], B b[q],
+// C c[2h], c[2h+1]) must equal the m16n8k8 table.
+static void test_m8n8k4_decomposition(void **state) {
+    double a[32][4], b[32][2], c1[32][4], c2[32][4];
+    uint64_t key = 77;
+    for (int l = 0; l < 32; l++) {
+        for (int i = 0; i < 4; i++) a[l][i] = ts_uniform_at(key, 8 * l + i), c1[l][i] = c2[l][i] = ts_uniform_at(key + 1, 8 * l + i);
+        for (int i = 0; i < 2; i++) b[l][i] = ts_uniform_at(key + 2, 8 * l + i);
+    }
+    ptx_mma_m16n8k8(c1, a, b);
+    for (int q = 0; q < 2; q++)
+        for (int h = 0; h < 2; h++) {
+            double aa[32], bb[32], cc[32][2];
+            for (int l = 0; l < 32; l++)
+                aa[l] = a[l][h + 2 * q], bb[l] = b[l][q], cc[l][0] = c2[l][2 * h], cc[l][1] = c2[l][2 * h + 1];
+            ptx_mma_m8n8k4(cc, aa, bb);
+            for (int l = 0; l < 32; l++) c2[l][2 * h] = cc[l][0], c2[l][2 * h + 1] = cc[l][1];
+        }
+    for (int l = 0; l < 32; l++)
+        for (int i = 0; i < 4; i++) assert_true(fabs(c1[l][i] - c2[l][i]) <= 1e-15);
+}
+
+// ---- bank-conflict bookkeeping ----
+// 16-byte accesses: each quarter-warp (8 lanes x 16 bytes) must hit 8 distinct 16-byte bank groups;
+// 8-byte accesses: each half-warp 16 distinct 8-byte bank pairs. addr: byte offsets, -1 = inactive.
+static int conflicts(const long addr[32], int bytes) {
+    int lanes = 128 / bytes, bad = 0;
+    for (int q = 0; q < 32; q += lanes) {
+        int seen[16] = {0};
+        for (int l = q; l < q + lanes; l++) {
+            if (addr[l] < 0) continue;
+            int unit = (int)((addr[l] / bytes) % lanes);
+            bad += seen[unit]++ > 0;
+        }
+    }
+    return bad;
+}
+
+typedef struct {
+    const shape *S;
+    int ak, bk, vec; // K-major A (op 'T'), K-major B (op 'N'), doubles per copy
+    long frag_conflicts, copy_conflicts, frag_loads, copies;
+} emu;
+
+// ---- TileLoader (same formulas as the kernel) ----
+typedef struct {
+    int R, kmajor, vec, threads;
+    int line_chunks, lpp, passes;
+} loader_shape;
+
+static loader_shape loader_of(int R, int kmajor, int vec, int threads) {
+    loader_shape L = {R, kmajor, vec, threads, 0, 0, 0};
+    L.line_chunks = kmajor ? TC_BK / vec : R / vec;
+    L.lpp = threads / L.line_chunks;
+    int lines = kmajor ? R : TC_BK;
+    L.passes = lines / L.lpp;
+    assert_true(threads % L.line_chunks == 0 && lines % L.lpp == 0 && L.passes >= 1);
+    return L;
+}
+
+// One k-step of one operand for every thread of the block: the shared stage gets the chunks
+// (zero-filled past the matrix), `written` counts writes per slot. M is op(M)-addressed through
+// kmajor: K-major lines are rows of op(A) / columns of op(B) stored with k contiguous.
+static void emu_load(emu *E, const loader_shape *L, const double *M, int64_t ld, int64_t x0, int64_t rows,
+                     int64_t k0, int64_t k, double *stage, int *written) {
+    int xlim = (int)(rows - x0 < ((int64_t)1 << 30) ? rows - x0 : ((int64_t)1 << 30));
+    for (int w = 0; w < L->threads / 32; w++)
+        for (int j = 0; j < L->passes; j++) {
+            long addr[32];
+            for (int lane = 0; lane < 32; lane++) {
+                int tid = 32 * w + lane;
+                int line0 = tid / L->line_chunks, inner = (tid % L->line_chunks) * L->vec;
+                // ptr at k-step k0: K-major M + inner + (x0 + line0) ld + k0; MN-major M + (x0 + inner) + (line0 + k0) ld
+                int64_t off = L->kmajor ? inner + (x0 + line0) * ld + k0 : (x0 + inner) + ((int64_t)line0 + k0) * ld;
+                off += (int64_t)j * L->lpp * ld;
+                int line = line0 + j * L->lpp, nvalid, sidx;
+                if (L->kmajor) {
+                    int64_t kl = k - k0 - inner;
+                    nvalid = line < xlim ? (kl >= L->vec ? L->vec : (kl > 0 ? (int)kl : 0)) : 0;
+                    sidx = line * TC_BK + (inner ^ (((line >> 1) & 1) << 3));
+                } else {
+                    int xl = xlim - inner;
+                    nvalid = k0 + line < k ? (xl >= L->vec ? L->vec : (xl > 0 ? xl : 0)) : 0;
+                    sidx = line * L->R + (inner ^ (((line >> 1) & 3) << 2));
+                }
+                assert_true(sidx % L->vec == 0 && sidx + L->vec <= L->R * TC_BK);
+                for (int e = 0; e < L->vec; e++) {
+                    stage[sidx + e] = e < nvalid ? M[off + e] : 0.0;
+                    written[sidx + e]++;
+                }
+                addr[lane] = (long)sidx * 8;
+            }
+            E->copy_conflicts += conflicts(addr, 8 * L->vec);
+            E->copies++;
+        }
+}
+
+typedef struct {
+    double a[4][4]; // [mt][i], MT <= 4
+    double b[8][2]; // [nt][i], NT <= 8
+} frags;
+
+// FragOffsets + load_frags for one lane (same formulas as the kernel); records byte addresses of
+// each 16-byte load in addr[load][lane].
+static void emu_frags(emu *E, frags *f, const double *sA, const double *sB, int wm, int wn, int lane, int h,
+                      long addr[][32]) {
+    const shape *S = E->S;
+    int g = lane >> 2, t = lane & 3, sg = (g & 1) << 3, kb = 8 * h, MT = S->WM / 16, NT = S->WN / 8, nl = 0;
+    int oa = E->ak ? (wm * S->WM + 2 * g) * TC_BK + 2 * t + (kb ^ sg) : (kb + 2 * t) * S->BM + wm * S->WM + ((2 * g) ^ (4 * t));
+    int ob = E->bk ? (wn * S->WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg) : (kb + 2 * t) * S->BN + wn * S->WN + ((2 * g) ^ (4 * t));
+    for (int mt = 0; mt < MT; mt++) {
+        int o0, o1;
+        if (E->ak) o0 = oa + (16 * mt) * TC_BK, o1 = oa + (16 * mt + 1) * TC_BK;
+        else o0 = oa + 16 * mt, o1 = oa + S->BM + 16 * mt;
+        assert_true(o0 % 2 == 0 && o1 % 2 == 0);
+        addr[nl++][lane] = 8L * o0, addr[nl++][lane] = 8L * o1;
+        if (E->ak) f->a[mt][0] = sA[o0], f->a[mt][2] = sA[o0 + 1], f->a[mt][1] = sA[o1], f->a[mt][3] = sA[o1 + 1];
+        else f->a[mt][0] = sA[o0], f->a[mt][1] = sA[o0 + 1], f->a[mt][2] = sA[o1], f->a[mt][3] = sA[o1 + 1];
+    }
+    for (int p = 0; p < NT / 2; p++) {
+        if (E->bk) {
+            for (int j = 0; j < 2; j++) {
+                int o = ob + (16 * p + j) * TC_BK;
+                addr[nl++][lane] = 8L * o;
+                f->b[2 * p + j][0] = sB[o], f->b[2 * p + j][1] = sB[o + 1];
+            }
+        } else {
+            int o0 = ob + 16 * p, o1 = ob + S->BN + 16 * p;
+            addr[nl++][lane] = 8L * o0, addr[nl++][lane] = 8L * o1;
+            f->b[2 * p][0] = sB[o0], f->b[2 * p + 1][0] = sB[o0 + 1];
+            f->b[2 * p][1] = sB[o1], f->b[2 * p + 1][1] = sB[o1 + 1];
+        }
+    }
+}
+
+// The kernel's tile_of_block.
+static void tile_of_block(int pid, int grid_m, int grid_n, int *bm, int *bn) {
+    int per_group = TC_GROUP_M * grid_n, group = pid / per_group, first = group * TC_GROUP_M;
+    int rows = grid_m - first < TC_GROUP_M ? grid_m - first : TC_GROUP_M;
+    int in = pid - group * per_group;
+    *bm = first + in % rows, *bn = in / rows;
+}
+
+// The whole kernel, block by block, warp by warp, lane by lane.
+static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha, const double *A,
+                     int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+    const shape *S = E->S;
+    int threads = 32 * (S->BM / S->WM) * (S->BN / S->WN), warps_m = S->BM / S->WM, MT = S->WM / 16, NT = S->WN / 8;
+    E->ak = !(ta == 'N'), E->bk = tb == 'N';
+    loader_shape La = loader_of(S->BM, E->ak, E->vec, threads), Lb = loader_of(S->BN, E->bk, E->vec, threads);
+    int grid_m = (int)((m + S->BM - 1) / S->BM), grid_n = (int)((n + S->BN - 1) / S->BN);
+    int64_t ktiles = (k + TC_BK - 1) / TC_BK;
+    double *sA = malloc(sizeof(double) * S->BM * TC_BK), *sB = malloc(sizeof(double) * S->BN * TC_BK);
+    int *wa = malloc(sizeof(int) * S->BM * TC_BK), *wb = malloc(sizeof(int) * S->BN * TC_BK);
+    double(*acc)[32][4][8][4] = malloc(sizeof(double) * 32 * 32 * 4 * 8 * 4); // [warp][lane][mt][nt][e]
+    char *done = calloc((size_t)(grid_m * grid_n), 1);
+    for (int pid = 0; pid < grid_m * grid_n; pid++) {
+        int bm, bn;
+        tile_of_block(pid, grid_m, grid_n, &bm, &bn);
+        assert_true(bm < grid_m && bn < grid_n && !done[bm + bn * grid_m]);
+        done[bm + bn * grid_m] = 1;
+        int64_t m0 = (int64_t)bm * S->BM, n0 = (int64_t)bn * S->BN;
+        memset(acc, 0, sizeof(double) * 32 * 32 * 4 * 8 * 4);
+        for (int64_t kt = 0; kt < ktiles; kt++) { // the stage ring only reorders; one stage suffices here
+            memset(wa, 0, sizeof(int) * S->BM * TC_BK), memset(wb, 0, sizeof(int) * S->BN * TC_BK);
+            for (int i = 0; i < S->BM * TC_BK; i++) sA[i] = NAN;
+            for (int i = 0; i < S->BN * TC_BK; i++) sB[i] = NAN;
+            emu_load(E, &La, A, lda, m0, m, kt * TC_BK, k, sA, wa);
+            emu_load(E, &Lb, B, ldb, n0, n, kt * TC_BK, k, sB, wb);
+            for (int i = 0; i < S->BM * TC_BK; i++) assert_int_equal(wa[i], 1);
+            for (int i = 0; i < S->BN * TC_BK; i++) assert_int_equal(wb[i], 1);
+            for (int w = 0; w < threads / 32; w++) {
+                int wm = w % warps_m, wn = w / warps_m;
+                for (int h = 0; h < 2; h++) {
+                    static frags f[32];
+                    long addr[24][32];
+                    for (int lane = 0; lane < 32; lane++) emu_frags(E, &f[lane], sA, sB, wm, wn, lane, h, addr);
+                    int nloads = 2 * MT + 2 * (NT / 2);
+                    for (int l = 0; l < nloads; l++) E->frag_conflicts += conflicts(addr[l], 16), E->frag_loads++;
+                    for (int mt = 0; mt < MT; mt++)
+                        for (int nt = 0; nt < NT; nt++) {
+                            double a[32][4], b[32][2], c[32][4];
+                            for (int lane = 0; lane < 32; lane++) {
+                                memcpy(a[lane], f[lane].a[mt], sizeof a[lane]);
+                                memcpy(b[lane], f[lane].b[nt], sizeof b[lane]);
+                                memcpy(c[lane], acc[w][lane][mt][nt], sizeof c[lane]);
+                            }
+                            ptx_mma_m16n8k8(c, a, b);
+                            for (int lane = 0; lane < 32; lane++) memcpy(acc[w][lane][mt][nt], c[lane], sizeof c[lane]);
+                        }
+                }
+            }
+        }
+        // Epilogue: (mt, nt, e) -> row m0 + wm WM + 16 mt + 2g + e/2, column n0 + wn WN + 16 (nt/2) + 4t + nt%2 + 2 (e%2).
+        for (int w = 0; w < threads / 32; w++) {
+            int wm = w % warps_m, wn = w / warps_m;
+            for (int lane = 0; lane < 32; lane++) {
+                int g = lane >> 2, t = lane & 3;
+                for (int mt = 0; mt < MT; mt++)
+                    for (int nt = 0; nt < NT; nt++)
+                        for (int h = 0; h < 2; h++) {
+                            int64_t i = m0 + wm * S->WM + 16 * mt + 2 * g;
+                            int64_t j = n0 + wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                            if (j >= n || i >= m) continue;
+                            double *c = C + i + j * ldc, v0 = acc[w][lane][mt][nt][h], v1 = acc[w][lane][mt][nt][2 + h];
+                            c[0] = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * c[0];
+                            if (i + 1 < m) c[1] = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * c[1];
+                        }
+            }
+        }
+    }
+    for (int i = 0; i < grid_m * grid_n; i++) assert_true(done[i]);
+    free(sA), free(sB), free(wa), free(wb), free(acc), free(done);
+}
+
+static void run(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n, int64_t k, int beta_zero,
+                uint64_t key) {
+    int64_t ar = ta == 'N' ? m : k, ac = ta == 'N' ? k : m, br = tb == 'N' ? k : n, bc = tb == 'N' ? n : k;
+    int64_t lda = ar + 3, ldb = br + 1, ldc = m + 2;
+    double *A = kt_alloc_fill('d', ar, ac, lda, key + 1), *B = kt_alloc_fill('d', br, bc, ldb, key + 2);
+    double *C = kt_alloc_fill('d', m, n, ldc, key + 3);
+    double alpha = -0.75, beta = beta_zero ? 0.0 : 1.25;
+    if (beta_zero)
+        for (int64_t i = 0; i < ldc * n; i++) C[i] = NAN;
+    double *C0 = kt_dup('d', C, ldc * n);
+    kt_lc *ref = malloc((size_t)(m * n) * sizeof *ref);
+    long double *bnd = malloc((size_t)(m * n) * sizeof *bnd);
+    kt_naive('d', ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C0, ldc, ref, bnd);
+    emu E = {S, 0, 0, vec, 0, 0, 0, 0};
+    emu_gemm(&E, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    double err = kt_scaled_err('d', m, n, k, C, ldc, ref, bnd);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = m; i < ldc; i++) assert_true(isnan(C[i + j * ldc]));
+    printf("  %-5s vec %d %c%c %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
+           "conflicts %ld/%ld\n",
+           S->name, vec, ta, tb, (long long)m, (long long)n, (long long)k, beta_zero ? "0" : "!=0", err,
+           E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies);
+    assert_true(err <= 2.0);
+    assert_int_equal(E.frag_conflicts, 0);
+    assert_int_equal(E.copy_conflicts, 0);
+    free(A), free(B), free(C), free(C0), free(ref), free(bnd);
+}
+
+static const char ops[4][2] = {{'N', 'N'}, {'N', 'T'}, {'T', 'N'}, {'T', 'T'}};
+
+// Every shape and op with 16-byte copies; partial tiles in m, n and k (and a second k-step).
+static void test_emul_shapes_ops(void **state) {
+    uint64_t key = 10;
+    for (int s = 0; s < 3; s++)
+        for (int o = 0; o < 4; o++) {
+            run(&shapes[s], 2, ops[o][0], ops[o][1], shapes[s].BM + 19, shapes[s].BN + 5, 37, o & 1, key += 10);
+        }
+}
+
+// 8-byte copies (odd leading dimensions, misaligned pointers) on the shape that runs them.
+static void test_emul_vec1(void **state) {
+    uint64_t key = 500;
+    for (int o = 0; o < 4; o++) run(&shapes[1], 1, ops[o][0], ops[o][1], 131, 70, 33, o & 1, key += 10);
+}
+
+// Tiny and odd: 1x1x1, k = 1, m or n smaller than a warp tile, several tile rows (block order).
+static void test_emul_small_sizes(void **state) {
+    static const int64_t dims[][3] = {{1, 1, 1}, {7, 9, 1}, {3, 200, 17}, {300, 2, 5}, {33, 33, 33}};
+    uint64_t key = 900;
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
+        for (int o = 0; o < 4; o++)
+            run(&shapes[2], 2, ops[o][0], ops[o][1], dims[d][0], dims[d][1], dims[d][2], (int)(d + o) & 1, key += 10);
+}
+
+// More tile rows than one group of the block order (grid_m > GROUP_M) so that the grouped order's
+// last, partial group is covered.
+static void test_emul_block_order(void **state) {
+    int seen[40 * 7] = {0};
+    for (int pid = 0; pid < 40 * 7; pid++) {
+        int bm, bn;
+        tile_of_block(pid, 40 - 3, 7, &bm, &bn); // 37 rows: groups of 8, last of 5
+        if (pid >= 37 * 7) continue;
+        assert_true(bm < 37 && bn < 7);
+        assert_int_equal(seen[bm + 37 * bn]++, 0);
+    }
+    run(&shapes[2], 2, 'N', 'N', 64 * 9 + 1, 64 * 2 + 3, 16, 0, 1234);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_m8n8k4_decomposition), cmocka_unit_test(test_emul_shapes_ops),
+        cmocka_unit_test(test_emul_vec1),            cmocka_unit_test(test_emul_small_sizes),
+        cmocka_unit_test(test_emul_block_order),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
