@@ -23,20 +23,57 @@ static void opts_default(ts_hpl_opts *o) {
     o->engine = "auto";
 }
 
-// Opens this rank's device: the node-local rank picks one of the node's devices.
+#if TS_HAVE_CUDA
+#include <dirent.h>
+
+// GPUs this process may see, without initializing CUDA: the entries of CUDA_VISIBLE_DEVICES, or
+// the driver's list. Fills ids (up to 64) and returns the count (0 if unknown).
+static int visible_gpus(char ids[][64]) {
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    int n = 0;
+    if (v) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < 64; t = strtok_r(NULL, ",", &save))
+            snprintf(ids[n++], 64, "%s", t);
+        return n;
+    }
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64)
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    for (int i = 0; i < n; i++) snprintf(ids[i], 64, "%d", i);
+    return n;
+}
+#endif
+
+// Opens this rank's device. Several ranks on a node share its GPUs by node-local rank: each rank
+// is shown only its own GPU (CUDA_VISIBLE_DEVICES narrowed before CUDA starts), so device arenas
+// are not taken on the other GPUs; simulated devices are picked by local rank % count.
 static void open_device(ts_hpl_ctx *c) {
     ts_devset_opts o;
     if (ts_devset_opts_init(&o) < 0) {
         TS_LOG_W("hpl: device options: %s", ts_error_string());
         return;
     }
+    int sim = o.backend == TS_BACKEND_SIM || o.sim_devices > 0;
+#if TS_HAVE_CUDA
+    if (!sim && c->local_size > 1) {
+        char ids[64][64];
+        int n = visible_gpus(ids);
+        if (n > 0) setenv("CUDA_VISIBLE_DEVICES", ids[c->local_rank % n], 1);
+    }
+#endif
+    if (!sim) o.max_devices = 1; // one GPU per rank
     if (ts_devset_open(&o, &c->devs) < 0) {
         if (c->opts.exec == TS_HPL_EXEC_DEVICE) TS_LOG_W("hpl: no device: %s", ts_error_string());
         c->devs = NULL;
         return;
     }
     int n = ts_devset_count(c->devs);
-    if (n > 0) c->dev = ts_devset_device(c->devs, c->local_rank % n);
+    if (n > 0) c->dev = ts_devset_device(c->devs, sim ? c->local_rank % n : 0);
 }
 
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
