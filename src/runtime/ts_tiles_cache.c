@@ -34,6 +34,30 @@ int tl_call_fail(tl_call *c, int code) {
     return code;
 }
 
+// An event reported a failed stream; the stream's own error says what failed (a copy, a kernel, a
+// lost device), so record that one. A stream that failed only because it waited for an event of a
+// failed stream (the sim says "waited on an event") reports a consequence: the cause is preferred.
+int tl_event_failed(tl_call *c, int d, int rc) {
+    ts_tiles *rt = c->rt;
+    int first = 0;
+    char msg[sizeof c->errmsg] = "";
+    for (int k = 0; k < rt->ndev; k++) {
+        tl_devrt *dr = &rt->dev[(d + k) % rt->ndev];
+        ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
+        for (int i = 0; i < 4; i++) {
+            int e = st[i] ? ts_stream_error(st[i]) : 0;
+            if (e >= 0) continue;
+            if (!strstr(ts_error_last()->message, "waited on an event")) return tl_call_fail(c, e);
+            if (!first) first = e, snprintf(msg, sizeof msg, "%s", ts_error_last()->message);
+        }
+    }
+    if (first) {
+        ts_error_set(first, __FILE__, __LINE__, "%s", msg);
+        return tl_call_fail(c, first);
+    }
+    return tl_call_fail(c, rc);
+}
+
 // The code a worker returns when another one failed first.
 static int aborted(tl_call *c) { return c->err ? c->err : TS_ERR_STATE; }
 
@@ -134,10 +158,10 @@ int tl_ring_retire(tl_call *c, int d, int wait) {
             pthread_mutex_unlock(&c->lock);
             int rc = ts_event_sync(p->ev);
             pthread_mutex_lock(&c->lock);
-            if (rc < 0) return tl_call_fail(c, rc);
+            if (rc < 0) return tl_event_failed(c, d, rc);
             q = 1;
         }
-        if (q < 0) return tl_call_fail(c, q);
+        if (q < 0) return tl_event_failed(c, d, q);
         if (q == 0) break;
         for (int r = 0; r < p->nrefs; r++) release(c, &p->refs[r]);
         dc->ring_head = (dc->ring_head + 1) % TL_RING;
@@ -179,10 +203,10 @@ int tl_flight_retire(tl_call *c, int d, int wait) {
             pthread_mutex_unlock(&c->lock);
             int rc = ts_event_sync(f->out);
             pthread_mutex_lock(&c->lock);
-            if (rc < 0) return tl_call_fail(c, rc);
+            if (rc < 0) return tl_event_failed(c, d, rc);
             q = 1;
         }
-        if (q < 0) return tl_call_fail(c, q);
+        if (q < 0) return tl_event_failed(c, d, q);
         if (q == 0) break;
         tl_cache_drop_c(c, d, f->cslot);
         tl_sched_done(c, f->task, d);

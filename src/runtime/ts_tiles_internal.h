@@ -145,6 +145,8 @@ int tl_ring_retire(tl_call *c, int d, int wait);
 int tl_ring_push(tl_call *c, int d, ts_stream *st, const tl_ref *refs, int nrefs);
 // Completes finished C tiles (their copy out is done): slot emptied, task done. wait: the oldest first.
 int tl_flight_retire(tl_call *c, int d, int wait);
+// Records the failure behind an event that reported one (the failing stream's own error).
+int tl_event_failed(tl_call *c, int d, int rc);
 // Records a failure (first wins) and wakes everyone.
 int tl_call_fail(tl_call *c, int code);
 

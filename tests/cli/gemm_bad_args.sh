@@ -30,11 +30,16 @@ check_bad "option --json needs a value" 64 --json
 check_bad "--sweep: '8:x'" --sweep 8:x
 # Engines that the simulated device does not run, with the reason.
 check_bad "--engine cublas: not available on device 0 \(sim" 64 --engine cublas
-check_bad "--engine tiles: not available" 64 --engine tiles
 # Far too large for the simulated device (256 MiB arena): refused before allocating.
 check_bad "needs [0-9.]+ GiB on device 0, [0-9.]+ GiB available" 65536 --engine ref
 # Without devices, device engines are explained.
 run -- gemm 64 --engine cublas
 expect_rc 2
 expect_out "--engine cublas: not available"
+run -- gemm 64 --engine tiles
+expect_rc 2
+expect_out "--engine tiles: not available: no devices are open"
+run TESSERA_SIM_DEVICES=1 TESSERA_TILES_CPU=2 -- gemm 64 --engine tiles
+expect_rc 2
+expect_out "TESSERA_TILES_CPU='2'"
 finish

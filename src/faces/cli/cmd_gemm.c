@@ -16,6 +16,7 @@
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_cli_opts.h"
 #include "kernels/ts_kernels.h"
+#include "runtime/ts_tiles.h"
 
 #define CMD "gemm"
 #define MAX_SHAPES 256
@@ -82,6 +83,8 @@ typedef struct {
     double fv_err, ref_err;
     int ref_done;
     double ratio; // TFLOP/s against the first engine of the group (0 = no comparison)
+    int has_tiles; // engine tiles: what the tile runtime did in the last timed run
+    ts_tiles_stats tiles;
 } gemm_row;
 
 // Everything one run needs: devices, the stream, host and device operand buffers.
@@ -103,6 +106,8 @@ typedef struct {
     int progress_on;
     double flops_done;
     int header_done;
+    ts_tiles *tiles;           // engine tiles: the tile runtime over every device of the set
+    ts_tiles_stats tiles_last; // its last call
 } gemm_ctx;
 
 static void usage(FILE *f) {
@@ -385,7 +390,15 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
 
 // ---------------------------------------------------------------- problem geometry
 
-static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU; }
+// Engines that run on the one device chosen by --device. The tile runtime (tiles) is not one: its
+// operands stay in host memory and it runs over every device of the set plus the CPU.
+static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && e != TS_ENGINE_TILES; }
+
+static int any_engine_is(const gemm_opts *o, ts_engine e) {
+    for (int i = 0; i < o->nengines; i++)
+        if (o->engines[i] == e) return 1;
+    return 0;
+}
 
 static colprob make_colprob(const gemm_opts *o, shape_t s, const char ops[2]) {
     colprob p;
@@ -513,6 +526,15 @@ static int resolve_engines(gemm_ctx *c, ts_engine resolved[MAX_ENGINES]) {
             resolved[i] = e;
             continue;
         }
+        if (e == TS_ENGINE_TILES) { // every device of the set, not the one of --device
+            if (ts_devset_count(c->devs) == 0)
+                return ts_cli_usage_error(CMD, "--engine tiles: not available: no devices are open (%s)",
+                                          ts_cuda_available() ? "no GPU found"
+                                                              : "this build has no CUDA backend; TESSERA_SIM_DEVICES "
+                                                                "for simulated ones");
+            resolved[i] = e;
+            continue;
+        }
         if (!c->dev) {
             if (e == TS_ENGINE_AUTO) resolved[i] = TS_ENGINE_CPU;
             else if (e == TS_ENGINE_REF) resolved[i] = TS_ENGINE_REF; // the reference kernel on the host
@@ -558,6 +580,7 @@ static void host_free(gemm_ctx *c, void *p) {
 }
 
 static void free_buffers(gemm_ctx *c) {
+    if (c->tiles) ts_tiles_unpin_all(c->tiles); // the runtime keeps registrations across calls
     host_free(c, c->hA), host_free(c, c->hB), host_free(c, c->hC0), host_free(c, c->hC), host_free(c, c->hCref);
     c->hA = c->hB = c->hC0 = c->hC = c->hCref = NULL;
     if (c->dev) ts_dfree(c->dev, c->dA), ts_dfree(c->dev, c->dB), ts_dfree(c->dev, c->dC);
@@ -611,6 +634,9 @@ typedef struct {
 // Runs one GEMM on the host with the engine; returns 0 or a negative status.
 static int run_host_once(gemm_ctx *c, ts_engine e, const job *j, void *C) {
     const colprob *p = &j->p;
+    if (e == TS_ENGINE_TILES)
+        return ts_tiles_gemm(c->tiles, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
+                             p->ldb, &j->beta, C, p->ldc, &c->tiles_last);
     if (e == TS_ENGINE_REF) {
         ts_gemm_ref(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta, C,
                     p->ldc);
@@ -797,6 +823,7 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     row->host = on_host || host_operands;
     row->reps = reps;
     int rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
+    if (rc >= 0 && e == TS_ENGINE_TILES) row->has_tiles = 1, row->tiles = c->tiles_last;
     if (rc >= 0) {
         double fl = gemm_flops(j->prec, row->shape);
         row->sec = ts_stats_of(sec, (size_t)reps);
@@ -830,6 +857,20 @@ static void print_header(gemm_ctx *c) {
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
 }
 
+// Engine tiles: what the tile runtime did in the row's last timed run, under the row.
+static void print_tiles(gemm_ctx *c, const ts_tiles_stats *t) {
+    char per[160] = "";
+    size_t at = 0;
+    for (int d = 0; d < t->ndev && at < sizeof per - 16; d++)
+        at += (size_t)snprintf(per + at, sizeof per - at, "%s%lld", d ? "," : "", (long long)t->tiles_dev[d]);
+    fprintf(c->out, "  tiles: T=%lld, %lld tiles: devices %s, cpu %lld (%.1f%%); cache hits %lld, misses %lld "
+                    "(peer %lld); H2D %.1f MiB (%.1f without reuse), D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
+            (long long)t->tile, (long long)t->tiles, per[0] ? per : "-", (long long)t->tiles_cpu, 100 * t->cpu_share,
+            (long long)t->cache_hits, (long long)t->cache_misses, (long long)t->peer_fetches, t->bytes_h2d / 1048576.0,
+            t->bytes_h2d_noreuse / 1048576.0, t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0,
+            (long long)t->steals);
+}
+
 static void print_row(gemm_ctx *c, const gemm_row *r) {
     char ops[3], ratio[16] = "-", err[16] = "-", bnd[16] = "-";
     const char *check = r->runtime_failed ? "ERROR" : !r->verified ? "SKIPPED" : r->passed ? "PASS" : "FAIL";
@@ -854,6 +895,7 @@ static void print_row(gemm_ctx *c, const gemm_row *r) {
             eng, r->prec, (long long)r->shape.m, (long long)r->shape.n, (long long)r->shape.k,
             ops_str(r, ops), r->host ? "host" : "device", r->sec.median * 1e3, r->sec.min * 1e3, r->sec.max * 1e3,
             r->tf_med, ratio, err, bnd, check);
+    if (r->has_tiles && c->o->verbosity >= 0) print_tiles(c, &r->tiles);
 }
 
 static void write_json(gemm_ctx *c, ts_json *j) {
@@ -898,6 +940,24 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         ts_json_str(j, "requested_engine", ts_engine_name(r->requested));
         ts_json_int(j, "warmup", c->o->warmup);
         if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
+        if (r->has_tiles) {
+            const ts_tiles_stats *t = &r->tiles;
+            ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
+            ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
+            ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
+            ts_json_int(j, "bytes_h2d_noreuse", (int64_t)t->bytes_h2d_noreuse);
+            ts_json_int(j, "cache_hits", t->cache_hits);
+            ts_json_int(j, "cache_misses", t->cache_misses);
+            ts_json_int(j, "peer_fetches", t->peer_fetches);
+            ts_json_num(j, "cpu_share", t->cpu_share);
+            ts_json_int(j, "tile", t->tile);
+            ts_json_int(j, "tiles", t->tiles);
+            ts_json_int(j, "tiles_cpu", t->tiles_cpu);
+            ts_json_begin_array(j, "tiles_per_device");
+            for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, t->tiles_dev[d]);
+            ts_json_end_array(j);
+            ts_json_int(j, "steals", t->steals);
+        }
         if (r->verified) {
             ts_json_num(j, "freivalds_error", r->fv_err);
             ts_json_num(j, "freivalds_bound", FREIVALDS_BOUND);
@@ -940,6 +1000,8 @@ static int default_shapes(gemm_ctx *c) {
     int64_t a = 1024, b = 2048;
     if (c->dev && ts_devset_backend(c->devs) == TS_BACKEND_CUDA && any_device_engine(o)) a = 4096, b = 8192;
     else if (c->dev && any_device_engine(o)) a = 256, b = 512; // simulated devices run reference kernels
+    else if (c->tiles && ts_devset_backend(c->devs) == TS_BACKEND_CUDA) a = 8192, b = 16384;
+    else if (c->tiles) a = 512, b = 1024; // a few 256-tiles per simulated device
     add_shape(o, (shape_t){a, a, a});
     add_shape(o, (shape_t){b, b, b});
     return 0;
@@ -1030,6 +1092,18 @@ int ts_cmd_gemm(int argc, char **argv) {
     int device_rows = 0;
     for (int i = 0; i < o.nengines; i++) device_rows |= c.dev && is_device_engine(resolved[i]);
     if (!device_rows) c.dev = NULL;
+    if (any_engine_is(&o, TS_ENGINE_TILES)) {
+        ts_tiles_opts to;
+        if (ts_tiles_opts_init(&to) < 0) {
+            rc = ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
+            goto out;
+        }
+        if (ts_tiles_create(c.devs, &to, &c.tiles) < 0) {
+            ts_cli_errorf(CMD, "%s", ts_error_string());
+            rc = TS_EXIT_RUNTIME;
+            goto out;
+        }
+    }
     if (o.nshapes == 0) default_shapes(&c);
     for (int s = 0; s < o.nshapes; s++)
         for (int p = 0; p < o.nops; p++)
@@ -1053,6 +1127,11 @@ int ts_cmd_gemm(int argc, char **argv) {
     if (o.verbosity >= 0 && c.dev) {
         const ts_device_props *pr = ts_device_props_of(c.dev);
         fprintf(c.out, "device %d: %s (%s)\n", o.device, pr->name, ts_backend_name(pr->backend));
+    }
+    if (o.verbosity >= 0 && c.tiles) {
+        int nd = ts_tiles_device_count(c.tiles);
+        fprintf(c.out, "tiles: %d %s device%s%s, tile %lld\n", nd, ts_backend_name(ts_devset_backend(c.devs)),
+                nd == 1 ? "" : "s", ts_tiles_has_cpu(c.tiles) ? " + CPU worker" : "", (long long)ts_tiles_tile(c.tiles));
     }
     if (o.verbosity >= 0) print_header(&c);
     for (int s = 0; s < o.nshapes && rc == 0; s++)
@@ -1091,6 +1170,7 @@ int ts_cmd_gemm(int argc, char **argv) {
 out:
     free_buffers(&c);
     if (c.st) ts_stream_destroy(c.st);
+    ts_tiles_destroy(c.tiles);
     ts_devset_close(c.devs);
     free(c.rows);
     return rc;

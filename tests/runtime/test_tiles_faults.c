@@ -1,0 +1,167 @@
+// test_tiles_faults.c: tile runtime under injected faults (failed copy or kernel, lost device, flipped bit) and concurrent callers.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+#include <pthread.h>
+
+#include "core/ts_timer.h"
+#include "tiles_test.h"
+
+static ts_sim_faults no_faults(void) {
+    ts_sim_faults f;
+    memset(&f, 0, sizeof f);
+    f.device = -1;
+    f.flip_bit = -1;
+    return f;
+}
+
+// A failed copy on device 1 is returned to the caller with the device's message; the runtime
+// replaces the failed streams, so the next call (the fault fires once) runs and is right.
+static void test_failed_copy(void **state) {
+    (void)state;
+    ts_sim_faults f = no_faults();
+    f.device = 1;
+    f.fail_copy = 5;
+    ts_devset *s = tt_open_faults(2, &f);
+    assert_non_null(s);
+    ts_tiles_opts o = tt_opts(64, 0);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 400, 300, 200, 0, 81), 0);
+    assert_int_equal(tt_run(rt, &p, NULL), TS_ERR_DEVICE);
+    assert_non_null(strstr(ts_error_last()->message, "injected failure of copy 5"));
+    memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
+    assert_int_equal(tt_run(rt, &p, NULL), 0);
+    assert_true(tt_check(&p) <= 1.0);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+static void test_failed_kernel(void **state) {
+    (void)state;
+    ts_sim_faults f = no_faults();
+    f.device = 0;
+    f.fail_kernel = 3;
+    ts_devset *s = tt_open_faults(2, &f);
+    ts_tiles_opts o = tt_opts(64, 0);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'c', 'T', 'N', 300, 300, 300, 0, 82), 0);
+    assert_int_equal(tt_run(rt, &p, NULL), TS_ERR_DEVICE);
+    assert_non_null(strstr(ts_error_last()->message, "injected failure of kernel 3"));
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+// A device lost in the middle of a call: the call returns an error (not a hang), on one device and
+// on several (the others stop too); a lost device keeps failing later calls.
+static void test_lost_device(void **state) {
+    (void)state;
+    for (int n = 1; n <= 3; n++) {
+        ts_sim_faults f = no_faults();
+        f.device = 0;
+        f.lose_after = 40;
+        ts_devset *s = tt_open_faults(n, &f);
+        ts_tiles_opts o = tt_opts(64, 0);
+        ts_tiles *rt = NULL;
+        assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+        tt_prob p;
+        assert_int_equal(tt_make(&p, 'd', 'N', 'T', 512, 512, 512, 0, 83), 0);
+        double t0 = ts_now();
+        int rc = tt_run(rt, &p, NULL);
+        assert_true(rc == TS_ERR_DEVICE_LOST || rc == TS_ERR_DEVICE);
+        assert_non_null(strstr(ts_error_last()->message, "lost"));
+        rc = tt_run(rt, &p, NULL);
+        assert_true(rc < 0);
+        assert_true(ts_now() - t0 < 30);
+        tt_free(&p);
+        ts_tiles_destroy(rt);
+        ts_devset_close(s);
+    }
+}
+
+// A flipped bit in a copied tile (an exponent bit of the first element of the 3rd copy) makes
+// the result wrong: the check catches it, so the other tests' checks can fail.
+static void test_flipped_bit_is_caught(void **state) {
+    (void)state;
+    ts_sim_faults f = no_faults();
+    f.device = 0;
+    f.flip_copy = 3;
+    f.flip_bit = 62;
+    ts_devset *s = tt_open_faults(1, &f);
+    ts_tiles_opts o = tt_opts(64, 0);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 200, 200, 200, 0, 84), 0);
+    assert_int_equal(tt_run(rt, &p, NULL), 0); // the device does not know
+    assert_true(tt_check(&p) > 1.0);
+    // The same call again (the flip fires once): right.
+    memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
+    assert_int_equal(tt_run(rt, &p, NULL), 0);
+    assert_true(tt_check(&p) <= 1.0);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+typedef struct {
+    ts_tiles *rt;
+    tt_prob p;
+    int rc;
+    double err;
+} caller;
+
+static void *call_thread(void *arg) {
+    caller *c = arg;
+    for (int r = 0; r < 3 && c->rc == 0; r++) {
+        memcpy(c->p.C, c->p.C0, (size_t)(c->p.ldc * c->p.n) * c->p.es);
+        c->rc = tt_run(c->rt, &c->p, NULL);
+    }
+    c->err = tt_check(&c->p);
+    return NULL;
+}
+
+// Two threads calling ts_tiles_gemm on one runtime: the calls are serialised, both are right.
+static void test_two_callers(void **state) {
+    (void)state;
+    const double sp[2] = {1.0, 0.5};
+    ts_devset *s = tt_open(2, sp, 0, 0, 0);
+    ts_tiles_opts o = tt_opts(64, TS_TILES_CPU_AUTO);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    caller c[2];
+    memset(c, 0, sizeof c);
+    c[0].rt = c[1].rt = rt;
+    assert_int_equal(tt_make(&c[0].p, 'd', 'N', 'T', 300, 260, 200, 1, 91), 0);
+    assert_int_equal(tt_make(&c[1].p, 'z', 'C', 'N', 200, 230, 170, 0, 92), 0);
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) assert_int_equal(pthread_create(&th[i], NULL, call_thread, &c[i]), 0);
+    for (int i = 0; i < 2; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(c[i].rc, 0);
+        assert_true(c[i].err <= 1.0);
+        tt_free(&c[i].p);
+    }
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+int main(void) {
+    ts_cpu_blas_set_threads(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_failed_copy),
+        cmocka_unit_test(test_failed_kernel),
+        cmocka_unit_test(test_lost_device),
+        cmocka_unit_test(test_flipped_bit_is_caught),
+        cmocka_unit_test(test_two_callers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,201 @@
+// test_tiles_sched.c: tile runtime scheduling and caching on paced simulated devices: speed, reuse, peers, out-of-core, pins, CPU share.
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "tiles_test.h"
+
+static void run_ok(ts_tiles *rt, tt_prob *p, ts_tiles_stats *st) {
+    int rc = tt_run(rt, p, st);
+    if (rc != 0) fprintf(stderr, "ts_tiles_gemm: %s\n", ts_error_string());
+    assert_int_equal(rc, 0);
+    double e = tt_check(p);
+    if (!(e <= 1.0)) fprintf(stderr, "error %.3g of the bound\n", e);
+    assert_true(e <= 1.0);
+}
+
+static void print_stats(const char *what, const ts_tiles_stats *st) {
+    printf("%s: %lld tiles in %.3f s; per device", what, (long long)st->tiles, st->seconds);
+    for (int d = 0; d < st->ndev; d++) printf(" %lld", (long long)st->tiles_dev[d]);
+    printf("; cpu %lld (%.0f%%); hits %lld misses %lld peer %lld evictions %lld steals %lld; "
+           "h2d %.1f MiB (no reuse %.1f) d2h %.1f p2p %.1f\n",
+           (long long)st->tiles_cpu, 100 * st->cpu_share, (long long)st->cache_hits, (long long)st->cache_misses,
+           (long long)st->peer_fetches, (long long)st->evictions, (long long)st->steals, st->bytes_h2d / 1048576.0,
+           st->bytes_h2d_noreuse / 1048576.0, st->bytes_d2h / 1048576.0, st->bytes_p2p / 1048576.0);
+}
+
+// Paced devices of speeds 1 and 0.25: the fast one does most tiles; with reservation stations the
+// fast one steals the slow one's claims at the tail. Four devices: the fastest beats the slowest.
+static void test_faster_device_more_tiles(void **state) {
+    (void)state;
+    const double sp2[2] = {1.0, 0.25};
+    ts_devset *s = tt_open(2, sp2, 0, 4.0, 4.0);
+    assert_non_null(s);
+    ts_tiles_opts o = tt_opts(256, 0);
+    o.reserve = 3;
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 1024, 1024, 512, 0, 31), 0);
+    ts_tiles_stats st;
+    run_ok(rt, &p, &st);
+    print_stats("speeds 1, 0.25", &st);
+    assert_int_equal(st.tiles_dev[0] + st.tiles_dev[1], 16);
+    assert_true(st.tiles_dev[0] >= 2 * st.tiles_dev[1]);
+    assert_true(st.steals > 0);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+
+    const double sp4[4] = {1.0, 0.5, 0.25, 0.75};
+    s = tt_open(4, sp4, 0, 4.0, 4.0);
+    assert_non_null(s);
+    o.reserve = 1;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    assert_int_equal(tt_make(&p, 's', 'N', 'T', 1280, 1280, 512, 0, 32), 0);
+    run_ok(rt, &p, &st);
+    print_stats("speeds 1, 0.5, 0.25, 0.75", &st);
+    assert_true(st.tiles_dev[0] > st.tiles_dev[2]);
+    assert_true(st.tiles_dev[3] > st.tiles_dev[2]);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+// A square problem on one device: tiles are reused from the cache, so fewer bytes go in than
+// without reuse. On two devices a tile one device holds is fetched by the other over the peer
+// link; with peer fetch off, nothing goes over it.
+static void test_cache_reuse_and_peers(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(2, NULL, 0, 0, 0);
+    assert_non_null(s);
+    ts_tiles_opts o = tt_opts(128, 0);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 1024, 1024, 1024, 0, 41), 0);
+    ts_tiles_stats st;
+    run_ok(rt, &p, &st);
+    print_stats("square 1024, T=128, 2 devices", &st);
+    assert_true(st.cache_hits > 0);
+    assert_true(st.bytes_h2d < st.bytes_h2d_noreuse / 2);
+    assert_true(st.peer_fetches > 0);
+    assert_true(st.bytes_p2p > 0);
+    assert_int_equal(st.cache_hits + st.cache_misses, 64 * 8 * 2);
+    ts_tiles_destroy(rt);
+
+    o.peer = 0;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
+    run_ok(rt, &p, &st);
+    print_stats("same, peer fetch off", &st);
+    assert_int_equal(st.bytes_p2p, 0);
+    assert_int_equal(st.peer_fetches, 0);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+// Larger than all device memory together: two devices of 8 MiB, operands of 22 + 22 + 44 MiB.
+static void test_out_of_core(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(2, NULL, (size_t)8 << 20, 0, 0);
+    assert_non_null(s);
+    ts_tiles_opts o = tt_opts(256, 0);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'T', 2400, 2400, 1200, 0, 51), 0);
+    size_t total = (size_t)(p.lda * 1200 + p.ldb * 1200 + p.ldc * 2400) * p.es;
+    assert_true(total > (size_t)40 << 20);
+    ts_tiles_stats st;
+    run_ok(rt, &p, &st);
+    print_stats("2400x2400x1200 on 2 x 8 MiB", &st);
+    assert_true(st.slots[0] <= 16 && st.slots[1] <= 16);
+    assert_true(st.evictions > 0);
+    assert_true(st.cache_hits > 0);
+    size_t used = 1, freeb = 0, largest = 0;
+    ts_dmem_info(ts_devset_device(s, 0), &used, &freeb, &largest);
+    assert_int_equal(used, 0); // the cache is returned to the arena after the call
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+// Host registrations are kept across calls (a second call on the same buffers registers nothing
+// new) and dropped by ts_tiles_unpin_all; keep_pins 0 keeps none.
+static void test_pins(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(1, NULL, 0, 0, 0);
+    ts_tiles_opts o = tt_opts(64, 0);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 200, 150, 100, 0, 61), 0);
+    run_ok(rt, &p, NULL);
+    long reg1, reg2;
+    int handles, count;
+    size_t bytes;
+    ts_host_pin_stats(s, NULL, &handles, &reg1);
+    assert_int_equal(handles, 3);
+    ts_tiles_pin_info(rt, &count, &bytes);
+    assert_int_equal(count, 3);
+    memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
+    run_ok(rt, &p, NULL);
+    ts_host_pin_stats(s, NULL, &handles, &reg2);
+    assert_int_equal(reg2, reg1);
+    assert_int_equal(handles, 3);
+    assert_int_equal(ts_tiles_unpin(rt, p.B, 8), 0);
+    ts_host_pin_stats(s, NULL, &handles, NULL);
+    assert_int_equal(handles, 2);
+    assert_int_equal(ts_tiles_unpin_all(rt), 0);
+    ts_host_pin_stats(s, NULL, &handles, NULL);
+    assert_int_equal(handles, 0);
+    ts_tiles_destroy(rt);
+
+    o.keep_pins = 0;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
+    run_ok(rt, &p, NULL);
+    ts_host_pin_stats(s, NULL, &handles, NULL);
+    assert_int_equal(handles, 0);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+// Slow paced devices and the CPU worker on auto: the CPU does a share of the tiles, but not the
+// last ones, and the result is right.
+static void test_cpu_share_auto(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(2, NULL, 0, 2.0, 4.0);
+    ts_tiles_opts o = tt_opts(128, TS_TILES_CPU_AUTO);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 1024, 768, 256, 0, 71), 0);
+    ts_tiles_stats st;
+    run_ok(rt, &p, &st);
+    print_stats("cpu auto, 2 paced devices", &st);
+    assert_true(st.tiles_cpu > 0);
+    assert_true(st.tiles_dev[0] + st.tiles_dev[1] >= 2 * (o.depth + o.reserve) - 1);
+    assert_true(st.cpu_share > 0 && st.cpu_share < 1);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
+int main(void) {
+    ts_cpu_blas_set_threads(1);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_faster_device_more_tiles),
+        cmocka_unit_test(test_cache_reuse_and_peers),
+        cmocka_unit_test(test_out_of_core),
+        cmocka_unit_test(test_pins),
+        cmocka_unit_test(test_cpu_share_auto),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
