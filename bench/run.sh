@@ -18,13 +18,13 @@ if "$tessera" info 2>/dev/null | grep -q 'backend *cuda\|cuda:'; then gpu=1; fi
 
 step info "$tessera" info --bench --json "$out/info.json"
 if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
-  engines=${TESSERA_BENCH_ENGINES:-cublas}
+  engines=${TESSERA_BENCH_ENGINES:-cublas,tessera}
   step gemm-square "$tessera" gemm 2048 4096 8192 16384 --ops NN,NT,TN,TT --engine "$engines" \
        --reps 10 --json "$out/gemm-square.json"
   step gemm-rankk "$tessera" gemm 16384x16384x256 16384x16384x384 16384x16384x512 16384x16384x1024 \
        --engine "$engines" --reps 10 --json "$out/gemm-rankk.json"
-  step gemm-sgemm "$tessera" gemm 8192 --prec s --engine "$engines" --reps 10 --json "$out/gemm-sgemm.json"
-  step hpl "$tessera" hpl --json "$out/hpl.json" ${TESSERA_BENCH_HPL_ARGS:-}
+  step gemm-sgemm "$tessera" gemm 8192 --prec s --engine cublas --reps 10 --json "$out/gemm-sgemm.json"
+  step hpl timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl --json "$out/hpl.json" ${TESSERA_BENCH_HPL_ARGS:-}
 else
   step gemm-cpu "$tessera" gemm 1024 2048 --engine cpu --json "$out/gemm-cpu.json"
   step hpl "$tessera" hpl -N 4000 -NB 192 --json "$out/hpl.json"
