@@ -275,6 +275,7 @@ static void call_free(tl_call *c) {
     free(c->owner);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
+    free(c);
 }
 
 // Fills the call's problem, tasks and per-device caches.
