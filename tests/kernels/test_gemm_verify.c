@@ -14,7 +14,7 @@ typedef struct {
     int64_t m, n, k, lda, ldb, ldc;
     void *A, *B, *C0, *C;
     unsigned char alpha[16], beta[16];
-    double S; // (|alpha| ||op(A)|| ||op(B)|| + |beta| ||C0||) max(k,1) eps, as in ts_gemm_verify.c
+    double S; // (|alpha| ||op(A)|| ||op(B)|| + |beta| ||C0||) ((k+2) eps + (n+2k+4) 2^-53), as in ts_gemm_verify.c
 } vcase;
 
 static double op_norm_inf(char prec, char t, int64_t rows, int64_t cols, const void *M, int64_t ld) {
@@ -40,7 +40,7 @@ static vcase make_case(char prec, char ta, char tb, int64_t m, int64_t n, int64_
     double nA = op_norm_inf(prec, ta, m, k, c.A, c.lda), nB = op_norm_inf(prec, tb, k, n, c.B, c.ldb);
     double nC0 = op_norm_inf(prec, 'N', m, n, c.C0, c.ldc);
     c.S = ((double)kt_abs(kt_get(prec, c.alpha, 0)) * nA * nB + (double)kt_abs(kt_get(prec, c.beta, 0)) * nC0) *
-          (double)(k > 1 ? k : 1) * kt_eps(prec);
+          ((double)(k + 2) * kt_eps(prec) + (double)(n + 2 * k + 4) * ldexp(1.0, -53));
     return c;
 }
 

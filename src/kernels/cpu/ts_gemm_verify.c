@@ -4,14 +4,17 @@
 //     y = C x                       and   z = alpha op(A) (op(B) x) + beta C0 x
 // and the scaled error
 //     err = ||y - z||_inf / (S ||x||_inf),
-//     S   = (|alpha| ||op(A)||_inf ||op(B)||_inf + |beta| ||C0||_inf) * max(k, 1) * eps,
-// where ||.||_inf is the largest row sum of moduli and eps the unit roundoff of the precision
-// (2^-24 for s/c, 2^-53 for d/z). The reported err is the largest over the vectors.
+//     S   = (|alpha| ||op(A)||_inf ||op(B)||_inf + |beta| ||C0||_inf) * ((k + 2) eps + (n + 2k + 4) u),
+// where ||.||_inf is the largest row sum of moduli, eps the unit roundoff of the precision
+// (2^-24 for s/c, 2^-53 for d/z) and u = 2^-53 that of the check's own double arithmetic.
+// The reported err is the largest over the vectors.
 //
 // Why bound 1 (TS_GEMM_VERIFY_BOUND): a correct GEMM satisfies |C - (alpha AB + beta C0)| <=
-// ~k eps (|alpha||op(A)||op(B)| + |beta||C0|) elementwise (classic dot-product rounding bound),
-// so |(C - exact) x|_inf <= S ||x||_inf: err <= ~1 even if every rounding error had the same sign
-// (the double-precision check adds its own rounding, far below this for realistic data). Rounding
+// (k + 2) eps (|alpha||op(A)||op(B)| + |beta||C0|) elementwise (k products summed, then the alpha
+// and beta roundings), and the check's own evaluation of C x (n terms), op(B) x and op(A) w (k
+// terms each) and the final combination adds at most (n + 2k + 4) u of the same norm. So
+// |y - z|_inf <= S ||x||_inf and err <= 1 even if every rounding error had the same sign (the u
+// term matters for d/z at small k: a 1x1x1 product is otherwise flagged by its own check). Rounding
 // errors of real computations are random-signed, so correct results score far lower: for random
 // data err falls like 1/(k sqrt(n)) (measured 5e-3 at 48x40x36, 5e-4 at 300x280x260, all precisions
 // alike since eps is per precision).
@@ -22,8 +25,9 @@
 // |delta| > 2 * bound * S is detected by every single vector; |delta| < bound * S (less the
 // correct result's err) can never be. Several wrong elements in one row could cancel only for
 // In relative terms: for uniform data S grows like k^2 n eps / 16 while ||C||_max grows like sqrt(k),
-// so the guaranteed-detectable single-element error (d) is 9e-13 ||C||_max at 45x38x52, 5e-11 at
-// 300x280x260 and about 1e-9 at n = k = 1000 (a worst-case normalization buys no false alarms).
+// so the guaranteed-detectable single-element error (d) is about 3.5e-12 ||C||_max at 45x38x52,
+// 2e-10 at 300x280x260 and 4e-9 at n = k = 1000 (a worst-case normalization buys no false alarms;
+// the check-rounding term makes these about 4x those of a normalization by k eps alone).
 // Several wrong elements in one row could cancel only for particular x; with continuous random x
 // and nvec >= 2 that is negligible. NaN or Inf anywhere in C
 // (or A, B, C0) makes y - z non-finite and always fails. Cost O((m+n)k + mn) per vector, plus
@@ -236,7 +240,8 @@ int ts_gemm_verify(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
     double nA = use_ab ? nrm(ta, m, k, A, lda, tmp) : 0.0;
     double nB = use_ab ? nrm(tb, k, n, B, ldb, tmp) : 0.0;
     double nC0 = use_c0 ? nrm('N', m, n, C0, ldc0, tmp) : 0.0;
-    double S = (cabs(al) * nA * nB + cabs(be) * nC0) * (double)(k > 1 ? k : 1) * eps;
+    double S = (cabs(al) * nA * nB + cabs(be) * nC0) *
+               ((double)(k + 2) * eps + (double)(n + 2 * k + 4) * ldexp(1.0, -53));
 
     uint64_t key = ts_mix64(seed ^ 0x7465737365726176ull); // the verifier's own stream of the seed
     double worst = 0.0;
