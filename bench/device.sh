@@ -12,7 +12,9 @@ say() { echo "$@" | tee -a "$log" >&2; }
 fail=0
 
 say "== device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>/dev/null | head -1)"
-say "== commit: $(git rev-parse --short=7 HEAD 2>/dev/null)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)"
+# The GPU machine gets a copy of the tree without .git: the caller passes TESSERA_COMMIT.
+export TESSERA_COMMIT=${TESSERA_COMMIT:-$(git rev-parse --short=7 HEAD 2>/dev/null)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)}
+say "== commit: ${TESSERA_COMMIT:-unknown}"
 
 # cmocka is not in the GPU image: a copy unpacked from the Debian package travels in .deps/.
 build=build-device

@@ -14,7 +14,7 @@ step() { # step NAME command...: runs a benchmark, keeps going on failure, remem
 }
 
 gpu=0
-if "$tessera" info 2>/dev/null | grep -q 'backend *cuda\|cuda:'; then gpu=1; fi
+if "$tessera" info 2>/dev/null | grep -q '^devices: .*(cuda)'; then gpu=1; fi
 
 step info "$tessera" info --bench --json "$out/info.json"
 if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
