@@ -1,6 +1,7 @@
 // hpl_engine_check.c: runs HPL engine cases given on the command line (also under MPI); exits 1 unless each ends as expected.
 //
-// usage: hpl_engine_check [--exec cpu|device|auto] [--expect pass|fail|info=K|skip] [--perturb]
+// usage: hpl_engine_check [--exec cpu|device|auto] [--panel host|device|auto]
+//                         [--expect pass|fail|info=K|skip] [--perturb]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
@@ -75,10 +76,10 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
     if (!ok) t->bad++;
     if (t->rank == 0)
         printf("%s N=%lld NB=%d P=%d Q=%d pmap=%d pfact=%d nbmin=%d ndiv=%d rfact=%d bcast=%d "
-               "depth=%d swap=%d: %s resid=%.4e info=%d time=%.3fs exec=%s engine=%s%s%s%s\n",
+               "depth=%d swap=%d: %s resid=%.4e info=%d time=%.3fs exec=%s engine=%s panel=%s%s%s%s\n",
                ok ? "ok  " : "BAD ", (long long)c->N, c->NB, c->P, c->Q, c->pmap, c->pfact,
                c->nbmin, c->ndiv, c->rfact, c->bcast, c->depth, c->swap, what, r.resid, r.info,
-               r.time, r.exec_used, r.engine_used, r.skipped ? " (" : "", r.skipped ? r.why : "",
+               r.time, r.exec_used, r.engine_used, r.panel_used, r.skipped ? " (" : "", r.skipped ? r.why : "",
                r.skipped ? ")" : "");
     if (rc < 0 && t->rank == 0) printf("     error: %s\n", ts_error_string());
     ts_hpl_result_free(&r);
@@ -104,6 +105,9 @@ int main(int argc, char **argv) {
                      : !strcmp(e, "ooc") ? TS_HPL_EXEC_OOC : TS_HPL_EXEC_CPU;
         } else if (!strcmp(a, "--expect") && first + 1 < argc) {
             t.expect = argv[++first];
+        } else if (!strcmp(a, "--panel") && first + 1 < argc) {
+            const char *e = argv[++first];
+            o.panel_on_device = !strcmp(e, "device") ? 1 : !strcmp(e, "host") ? 0 : -1;
         } else if (!strcmp(a, "--perturb")) {
             perturb = 1;
         } else if (!strcmp(a, "--sweep")) {

@@ -90,6 +90,9 @@ typedef struct {
     double t_fact, t_bcast, t_swap, t_update, t_solve; // summed phase times (rank 0)
     ts_hpl_iter *iters; int n_iters; // when record_iterations (caller frees with ts_hpl_result_free)
     char start_time[32], end_time[32]; // HPL_pdgesv() start/end time (ctime-like, as HPL prints)
+    char panel_used[16];     // where panels were factored: "host" or "device"
+    char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
+    char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1)
 } ts_hpl_result;
 
 // ---- front ----

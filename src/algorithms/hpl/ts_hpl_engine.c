@@ -256,7 +256,9 @@ static void state_free(ts_hpl_state *s) {
         free(p->plan);
         free(p->cnt);
         if (x->is_device) {
-            if (p->xW) x->xfree(s, p->xW);
+            if (p->xbuf) x->xfree(s, p->xbuf);
+            if (p->xpiv) x->xfree(s, p->xpiv);
+            if (p->hpiv) x->hfree(s, p->hpiv);
             if (p->xplan) x->xfree(s, p->xplan);
         }
     }
@@ -300,7 +302,9 @@ static int state_alloc(ts_hpl_state *s) {
         p->rdsp = p->rcnt + s->P;
         p->back = p->rdsp + s->P;
         if (x->is_device) {
-            TS_CHECK(x->xmalloc(s, (size_t)((mp + NB) * NB) * sizeof(double), (void **)&p->xW));
+            TS_CHECK(x->xmalloc(s, (size_t)((mp + NB) * NB) * sizeof(double), (void **)&p->xbuf));
+            TS_CHECK(x->xmalloc(s, (size_t)(NB + 1) * sizeof(int), (void **)&p->xpiv));
+            TS_CHECK(x->halloc(s, (size_t)(NB + 1) * sizeof(int), (void **)&p->hpiv));
             TS_CHECK(x->xmalloc(s, sizeof(int64_t) * (size_t)(8 * NB), (void **)&p->xplan));
         }
     }
@@ -374,6 +378,12 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     stamp(r->start_time);
     double t0 = ts_now();
     s->depth = hc->depth;
+    // Panels on the device: asked for (one process row only), or by default on CUDA devices
+    int pd = c->opts.panel_on_device;
+    s->panel_dev = dev && s->x->getrf && s->P == 1 &&
+                   (pd == 1 || (pd < 0 && ts_devset_backend(c->devs) == TS_BACKEND_CUDA));
+    if (pd == 1 && !s->panel_dev && s->grid.rank == 0)
+        TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device path");
     rc = ts_hpl_lu(s);
     TS_CHECK(agree(&s->grid, rc));
     int info = s->info;
@@ -393,6 +403,10 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_bcast = s->t_bcast;
     r->t_swap = s->t_swap;
     r->t_update = s->t_update;
+    snprintf(r->panel_used, sizeof r->panel_used, "%s", s->panel_dev ? "device" : "host");
+    snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->bcast_used);
+    snprintf(r->swap_used, sizeof r->swap_used, "%s",
+             s->P == 1 ? "local" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");
     if (info != 0) return 0; // HPL: "Error code returned by solve is %d, skip"
     if (c->x_hook) c->x_hook(s->xsol, s->N, c->x_hook_arg);
     if (hc->threshold >= 0) TS_CHECK(agree(&s->grid, ts_hpl_check(s)));

@@ -67,8 +67,13 @@ typedef struct {
     int64_t *rcnt, *rdsp;   // per process row: changed rows below the diagonal block
     int64_t *back;          // curr only (SWAP 0): gather-order row of each returned row
     // execution copies (device memory on the device path, aliases on the CPU path)
-    double *xW;
+    double *xW;             // the panel as the update reads it: xbuf, or (device panel) in A
+    int64_t xld;
+    double *xbuf;           // execution copy of W
     int64_t *xplan;
+    int *xpiv;              // device panel factorization: pivots and info (execution memory)
+    int *hpiv;              // and their host copy
+    int dev_fact;           // 1: factored in execution memory, xW points into A
     int loaded;
 } ts_hpl_panel;
 
@@ -92,6 +97,11 @@ typedef struct {
     int (*x_copy)(ts_hpl_state *s, int st, double *dst, int64_t ldd, const double *src,
                   int64_t lds, int64_t m, int64_t n);
     int (*bytes_to_x)(ts_hpl_state *s, int st, void *x, const void *h, size_t bytes);
+    int (*bytes_to_host)(ts_hpl_state *s, int st, void *h, const void *x, size_t bytes);
+    // LU of an m x n panel in execution memory (LAPACK dgetrf; ipiv and info in execution
+    // memory); NULL when panels cannot be factored there
+    int (*getrf)(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int64_t lda, int *ipiv,
+                 int *info);
     // buf (row-major n x nc) <- rows idx[0..n) of A; and A rows aidx <- buf rows bidx
     int (*pack_rows)(ts_hpl_state *s, int st, const double *A, int64_t lda, const int64_t *idx,
                      int64_t n, int64_t nc, double *buf);
@@ -132,6 +142,7 @@ struct ts_hpl_state {
     int64_t scr_cols[TS_HPL_NSTREAM];
     ts_hpl_panel pan[2];
     int depth;
+    int panel_dev;              // 1: panels factored in execution memory (one process row)
     int info;
     int err;                    // first failure (sticky), agreed at checkpoints
     char bcast_used[16], swap_used[16];

@@ -29,6 +29,7 @@ void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k) {
     p->W = p->buf;
     p->info = 0;
     p->loaded = 0;
+    p->dev_fact = 0;
 }
 
 // Makes the panel buffer free for new contents: sends done, device copies from it done.
@@ -66,6 +67,33 @@ static int panel_factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int 
     return s->err;
 }
 
+// One process row: LU of the local panel columns in execution memory (LAPACK semantics; the
+// panel holds every row below the diagonal), pivots to the host, the panel to the host only when
+// other process columns need it.
+static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
+    const ts_hpl_xops *x = s->x;
+    panel_recycle(s, p, b);
+    ts_hpl_panel_geom(s, p, k);
+    double t0 = ts_now();
+    int64_t m = s->mp - p->lr0; // = ldw: with P = 1 the panel is the whole local column
+    double *Ap = s->A + p->lr0 + p->pc * s->lda;
+    int rc = x->getrf(s, st, m, p->jb, Ap, s->lda, p->xpiv, p->xpiv + p->jb);
+    if (rc == 0) rc = x->bytes_to_host(s, st, p->hpiv, p->xpiv, (size_t)(p->jb + 1) * sizeof(int));
+    if (rc == 0 && s->Q > 1) rc = x->to_host(s, st, p->W, p->ldw, Ap, s->lda, m, p->jb);
+    if (rc == 0) rc = x->sync(s, st);
+    ts_hpl_fail(s, rc);
+    for (int i = 0; i < p->jb; i++) p->ipiv[i] = rc == 0 ? p->j + p->hpiv[i] - 1 : p->j + i;
+    p->info = rc == 0 && p->hpiv[p->jb] ? (int)(p->j + p->hpiv[p->jb]) : 0;
+    double *piv = p->W + p->ldw * p->jb;
+    for (int i = 0; i < p->jb; i++) piv[i] = (double)p->ipiv[i];
+    piv[p->jb] = (double)p->info;
+    p->dev_fact = 1;
+    p->xW = Ap;
+    p->xld = s->lda;
+    s->t_iter_fact += ts_now() - t0;
+    return s->err;
+}
+
 static int panel_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
     double t0 = ts_now();
     int rc = ts_hpl_bcast(s, p);
@@ -81,12 +109,17 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     if (rc) return rc;
     if (!x->is_device) {
         p->xW = p->W;
+        p->xld = p->ldw;
         p->xplan = p->plan;
         p->loaded = 1;
         return 0;
     }
     rc = x->wait(s, st, EV_S0); // the previous user of this buffer (two panels ago) is done
-    if (rc == 0) rc = x->to_x(s, st, p->xW, p->ldw, p->W, p->ldw, p->ldw, p->jb);
+    if (!p->dev_fact) {
+        p->xW = p->xbuf;
+        p->xld = p->ldw;
+        if (rc == 0) rc = x->to_x(s, st, p->xW, p->ldw, p->W, p->ldw, p->ldw, p->jb);
+    }
     size_t nplan = (size_t)(p->npack + 2 * p->jb + 3 * p->nown);
     if (rc == 0) rc = x->bytes_to_x(s, st, p->xplan, p->plan, nplan * sizeof(int64_t));
     if (rc == 0) rc = x->record(s, EV_LOAD0 + b, st);
@@ -103,14 +136,18 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     if (s->err) return s->err;
     double t0 = ts_now();
     double *U0 = s->U + c0 * s->NB;
-    int rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->ldw, U0, s->NB);
+    int rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
     if (rc == 0 && s->myrow == p->curr)
         rc = x->x_copy(s, st, s->A + p->lr0 + c0 * s->lda, s->lda, U0, s->NB, p->jb, nc);
     if (rc == 0 && p->mL > 0)
-        rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->ldw, U0, s->NB, 1.0,
+        rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->xld, U0, s->NB, 1.0,
                         s->A + p->lr1 + c0 * s->lda, s->lda);
     s->t_iter_update += ts_now() - t0;
     return ts_hpl_fail(s, rc);
+}
+
+static int factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
+    return s->panel_dev ? panel_factor_dev(s, p, b, k, st) : panel_factor(s, p, b, k, st);
 }
 
 static double lu_flops_left(double n) { return 2.0 / 3.0 * n * n * n; }
@@ -163,7 +200,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
         // 1. panel k on every rank of the grid
         if (!la || k == 0) {
             if (dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
-            if (s->mycol == (int)(k % s->Q)) panel_factor(s, p, b, k, s1);
+            if (s->mycol == (int)(k % s->Q)) factor(s, p, b, k, s1);
             else {
                 panel_recycle(s, p, b);
                 ts_hpl_panel_geom(s, p, k);
@@ -190,7 +227,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
                 update(s, p, la1, s->nq, s0);
                 ts_hpl_fail(s, x->record(s, EV_S0, s0));
             }
-            panel_factor(s, pn, b ^ 1, k + 1, s1);
+            factor(s, pn, b ^ 1, k + 1, s1);
             panel_bcast(s, pn);
             panel_load(s, pn, b ^ 1, s1);
             if (!dev) update(s, p, la1, s->nq, s0);

@@ -14,6 +14,7 @@ typedef struct {
     ts_stream *st[TS_HPL_NSTREAM];
     ts_event *ev[NEV];
     ts_engine engine;
+    ts_lu_solver *solver;
 } xdev;
 
 static xdev *X(ts_hpl_state *s) { return s->xs; }
@@ -25,6 +26,7 @@ static void d_fini(ts_hpl_state *s) {
         if (d->st[i]) ts_stream_sync(d->st[i]);
     for (int i = 0; i < NEV; i++)
         if (d->ev[i]) ts_event_destroy(d->ev[i]);
+    ts_lu_solver_destroy(d->solver);
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_destroy(d->st[i]);
     free(d);
@@ -77,6 +79,16 @@ static int d_bytes(ts_hpl_state *s, int st, void *x, const void *h, size_t bytes
     if (!bytes) return 0;
     return ts_copy_async(X(s)->st[st], TS_COPY_H2D, x, h, bytes);
 }
+static int d_bytes_h(ts_hpl_state *s, int st, void *h, const void *x, size_t bytes) {
+    if (!bytes) return 0;
+    return ts_copy_async(X(s)->st[st], TS_COPY_D2H, h, x, bytes);
+}
+static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int64_t lda, int *ipiv,
+                   int *info) {
+    xdev *d = X(s);
+    if (!d->solver) TS_CHECK(ts_lu_solver_create(d->st[st], s->mp, s->NB, &d->solver));
+    return ts_lu_dgetrf(d->st[st], d->solver, m, n, A, lda, ipiv, info);
+}
 static int d_pack(ts_hpl_state *s, int st, const double *A, int64_t lda, const int64_t *idx,
                   int64_t n, int64_t nc, double *buf) {
     return ts_lu_pack_rows(X(s)->st[st], A, lda, idx, n, nc, buf);
@@ -104,5 +116,5 @@ static int d_evsync(ts_hpl_state *s, int ev) { return ts_event_sync(X(s)->ev[ev]
 
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
-    d_bytes, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
+    d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
 };

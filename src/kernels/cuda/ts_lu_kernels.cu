@@ -1,5 +1,6 @@
 // ts_lu_kernels.cu: CUDA versions of the LU helper kernels (row gather/scatter through a shared-memory tile).
 #include <cuda_runtime.h>
+#include <cusolverDn.h>
 
 #include "core/ts_error.h"
 #include "kernels/ts_lu_kernels.h"
@@ -60,5 +61,40 @@ extern "C" int ts_lu_rows_cuda(void *native_stream, void *vargs) {
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess)
         return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu row kernel launch: %s", cudaGetErrorString(e));
+    return 0;
+}
+
+// ---- panel LU through cuSOLVER ----
+
+extern "C" int ts_lu_cusolver_create(void **handle) {
+    cusolverDnHandle_t h;
+    cusolverStatus_t st = cusolverDnCreate(&h);
+    if (st != CUSOLVER_STATUS_SUCCESS)
+        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnCreate failed (%d)", (int)st);
+    *handle = h;
+    return 0;
+}
+
+extern "C" void ts_lu_cusolver_destroy(void *handle) { cusolverDnDestroy((cusolverDnHandle_t)handle); }
+
+extern "C" int ts_lu_cusolver_lwork(void *handle, int64_t m, int64_t n, double *A, int64_t lda, int *lwork) {
+    cusolverStatus_t st = cusolverDnDgetrf_bufferSize((cusolverDnHandle_t)handle, (int)m, (int)n, A,
+                                                      (int)lda, lwork);
+    if (st != CUSOLVER_STATUS_SUCCESS)
+        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnDgetrf_bufferSize(%lld, %lld) failed (%d)",
+                            (long long)m, (long long)n, (int)st);
+    return 0;
+}
+
+extern "C" int ts_lu_getrf_cuda(void *native_stream, void *vargs) {
+    const ts_lu_getrf_args *a = (const ts_lu_getrf_args *)vargs;
+    cusolverDnHandle_t h = (cusolverDnHandle_t)a->handle;
+    if (!h) return ts_error_set(TS_ERR_STATE, __FILE__, __LINE__, "lu_dgetrf: no cuSOLVER handle");
+    cusolverStatus_t st = cusolverDnSetStream(h, (cudaStream_t)native_stream);
+    if (st == CUSOLVER_STATUS_SUCCESS)
+        st = cusolverDnDgetrf(h, (int)a->m, (int)a->n, a->A, (int)a->lda, a->work, a->ipiv, a->info);
+    if (st != CUSOLVER_STATUS_SUCCESS)
+        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnDgetrf(%lld x %lld) failed (%d)",
+                            (long long)a->m, (long long)a->n, (int)st);
     return 0;
 }
