@@ -356,6 +356,12 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
         skip(r, why);
         return 0;
     }
+    // Panels on the device: asked for (one process row only), or by default on CUDA devices
+    int pd = c->opts.panel_on_device;
+    s->panel_dev = dev && s->x->getrf && s->P == 1 &&
+                   (pd == 1 || (pd < 0 && ts_devset_backend(c->devs) == TS_BACKEND_CUDA));
+    if (pd == 1 && !s->panel_dev && s->grid.rank == 0)
+        TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device path");
     int rc = state_alloc(s);
     if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) { // memory taken by someone else meanwhile
         int v = rc;
@@ -378,12 +384,6 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     stamp(r->start_time);
     double t0 = ts_now();
     s->depth = hc->depth;
-    // Panels on the device: asked for (one process row only), or by default on CUDA devices
-    int pd = c->opts.panel_on_device;
-    s->panel_dev = dev && s->x->getrf && s->P == 1 &&
-                   (pd == 1 || (pd < 0 && ts_devset_backend(c->devs) == TS_BACKEND_CUDA));
-    if (pd == 1 && !s->panel_dev && s->grid.rank == 0)
-        TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device path");
     rc = ts_hpl_lu(s);
     TS_CHECK(agree(&s->grid, rc));
     int info = s->info;
