@@ -90,7 +90,11 @@ int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
         return rc;
     }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int threads = (int)(cores / (c->local_size > 0 ? c->local_size : 1)) - 1;
+    int share = (int)(cores / (c->local_size > 0 ? c->local_size : 1));
+    // Ranks sharing a node share its cores: the CPU BLAS gets this rank's share unless told
+    if (c->local_size > 1 && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
+        ts_cpu_blas_set_threads(share > 0 ? share : 1);
+    int threads = share - 1;
     if (threads > 0) {
         ts_pool_opts po = {threads, 0, NULL, 0};
         if (ts_pool_create(&po, &c->pool) < 0) c->pool = NULL;
