@@ -28,8 +28,8 @@
 #define HPL_NB_CPU 192            // NB on CPUs (reference HPL's usual choice)
 #define HPL_MEM_FRACTION_AUTO 0.85// share of device memory for the auto-sized matrix
 #define HPL_MEM_FRACTION_CHECK 0.95 // an explicit N must fit this share unless --mem-fraction says
-#define HPL_CPU_BUDGET_S 60.0     // CPU-only auto size: a run of about this many seconds
-#define HPL_CPU_EFFICIENCY 0.12   // engine CPU rate / probed DGEMM rate: 10.8 vs ~90 GFLOP/s, 2 cores, N=6000
+#define HPL_CPU_BUDGET_S 45.0     // CPU-only auto size: factorization seconds (with generation and check, about a minute)
+#define HPL_CPU_EFFICIENCY 0.75   // engine CPU rate / probed DGEMM rate: 89 vs ~115 GFLOP/s, 2 cores, N=10752
 #define HPL_CPU_MIN_N 2000
 
 typedef struct {
