@@ -28,9 +28,13 @@ static int parse_cpu_share(const char *s, double *out) {
         *out = TS_TILES_CPU_AUTO;
         return 0;
     }
+    if (!strcmp(s, "adaptive")) {
+        *out = TS_TILES_CPU_ADAPTIVE;
+        return 0;
+    }
     double v;
     if (ts_parse_double(s, "TESSERA_TILES_CPU", &v) < 0 || !(v >= 0 && v <= 1))
-        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_CPU='%s': expected auto, 0 or a fraction in (0, 1]", s);
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_CPU='%s': expected auto, adaptive, 0 or a fraction in (0, 1]", s);
     *out = v;
     return 0;
 }
@@ -45,6 +49,8 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     o->peer = 1;
     o->keep_pins = TL_PINS_DEFAULT;
     o->engine = TS_ENGINE_AUTO;
+    o->save_c = 1;
+    TS_CHECK(ts_env_bool("TESSERA_TILES_SAVE_C", &o->save_c));
     TS_CHECK(ts_env_i64("TESSERA_TILE", &o->tile));
     if (o->tile < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_TILE=%lld must be positive", (long long)o->tile);
     const char *s = ts_env_str("TESSERA_TILES_CPU");
@@ -67,8 +73,10 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
 
 static int check_opts(const ts_tiles_opts *o) {
     if (o->tile < 0) TS_RAISE(TS_ERR_ARG, "ts_tiles: tile %lld must be positive (0 = default)", (long long)o->tile);
-    if (!(o->cpu_share == TS_TILES_CPU_AUTO || (o->cpu_share >= 0 && o->cpu_share <= 1)))
-        TS_RAISE(TS_ERR_ARG, "ts_tiles: cpu_share %g: expected TS_TILES_CPU_AUTO, 0 or a fraction in (0, 1]",
+    if (!(o->cpu_share == TS_TILES_CPU_AUTO || o->cpu_share == TS_TILES_CPU_ADAPTIVE ||
+          (o->cpu_share >= 0 && o->cpu_share <= 1)))
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: cpu_share %g: expected TS_TILES_CPU_AUTO, TS_TILES_CPU_ADAPTIVE, 0 or a "
+                             "fraction in (0, 1]",
                  o->cpu_share);
     if (o->depth < 1 || o->depth > TL_DEPTH_MAX)
         TS_RAISE(TS_ERR_ARG, "ts_tiles: depth %d out of range 1..%d", o->depth, TL_DEPTH_MAX);
@@ -105,6 +113,14 @@ static int streams_open(tl_devrt *dr) {
     return ts_stream_create(dr->dev, &dr->s_d2h);
 }
 
+int tl_streams_reset(ts_tiles *rt, int d) {
+    tl_devrt *dr = &rt->dev[d];
+    ts_stream **sp[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
+    for (int i = 0; i < 4; i++)
+        if (*sp[i]) ts_stream_destroy(*sp[i]), *sp[i] = NULL;
+    return streams_open(dr);
+}
+
 static int devrt_open(tl_devrt *dr, ts_device *dev) {
     dr->dev = dev;
     TS_CHECK(streams_open(dr));
@@ -136,6 +152,15 @@ int ts_tiles_create(ts_devset *devs, const ts_tiles_opts *opts, ts_tiles **out) 
     rt->opts = *opts;
     rt->cpu_on = opts->cpu_share != 0;
     pthread_mutex_init(&rt->call_lock, NULL);
+    rt->opts.perfdb = NULL; // the caller's string need not outlive the call
+    if (opts->cpu_share == TS_TILES_CPU_ADAPTIVE) {
+        int rc = ts_perfdb_open(opts->perfdb, &rt->perfdb);
+        if (rc < 0) {
+            ts_tiles_destroy(rt);
+            return rc;
+        }
+        (void)ts_perfdb_load(rt->perfdb); // a corrupt file is ignored with a warning
+    }
     for (int d = 0; d < ndev; d++) {
         rt->ndev = d + 1;
         int rc = devrt_open(&rt->dev[d], ts_devset_device(devs, d));
@@ -157,6 +182,8 @@ void ts_tiles_destroy(ts_tiles *rt) {
     if (!rt) return;
     while (rt->npins > 0) pin_drop(rt, rt->npins - 1);
     for (int d = 0; d < rt->ndev; d++) devrt_close(&rt->dev[d]);
+    ts_perfdb_close(rt->perfdb);
+    free(rt->trace);
     pthread_mutex_destroy(&rt->call_lock);
     free(rt);
 }
@@ -273,6 +300,8 @@ static int is_zero(char prec, const unsigned char *x) {
 static void call_free(tl_call *c) {
     free(c->state);
     free(c->owner);
+    free(c->rerun);
+    free(c->trace);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
     free(c);
@@ -291,11 +320,29 @@ static int call_setup(tl_call *c) {
     c->npending = c->nunstarted = c->ntasks;
     c->state = calloc((size_t)c->ntasks, 1);
     c->owner = malloc((size_t)c->ntasks);
-    if (!c->state || !c->owner) TS_RAISE(TS_ERR_NOMEM, "ts_tiles_gemm: out of host memory for %d tasks", c->ntasks);
+    c->rerun = calloc((size_t)c->ntasks, 1);
+    if (rt->opts.trace) {
+        c->captrace = 2 * c->ntasks + 64; // re-runs included; fixed, so records never move
+        c->trace = calloc((size_t)c->captrace, sizeof *c->trace);
+    }
+    for (int d = 0; d < rt->ndev; d++) c->dc[d].building = -1;
+    if (!c->state || !c->owner || !c->rerun || (rt->opts.trace && !c->trace)) TS_RAISE(TS_ERR_NOMEM, "ts_tiles_gemm: out of host memory for %d tasks", c->ntasks);
     memset(c->owner, 0xff, (size_t)c->ntasks);
     c->nworkers = rt->ndev + (rt->cpu_on ? 1 : 0);
+    c->cpu_planned = -1;
     if (rt->opts.cpu_share > 0) c->cpu_cap = (int64_t)(rt->opts.cpu_share * c->ntasks + 0.5);
     else c->cpu_cap = -1;
+    if (rt->opts.cpu_share > 0) c->cpu_planned = rt->opts.cpu_share;
+    if (rt->opts.cpu_share == TS_TILES_CPU_ADAPTIVE && rt->ndev > 0) {
+        // The share from the database for this class (none yet: auto, which measures both rates).
+        ts_perfdb_key key = ts_perfdb_key_of(c->prec, c->ta, c->tb, c->m, c->n, c->k, rt->ndev);
+        const ts_perfdb_entry *e = ts_perfdb_find(rt->perfdb, &key);
+        if (e) {
+            c->adaptive = 1;
+            c->cpu_planned = 1.0 - e->ratio;
+            c->cpu_cap = (int64_t)(c->cpu_planned * c->ntasks); // rounded down: rather the CPU idles (CALDGEMM)
+        }
+    }
     if (rt->ndev == 0) c->cpu_cap = c->ntasks;
     for (int d = 0; d < rt->ndev; d++) {
         size_t used, free_b, largest;
@@ -318,6 +365,7 @@ static void call_teardown(tl_call *c) {
         for (int i = 0; i < 4; i++)
             if (st[i] && ts_stream_sync(st[i]) < 0) bad = 1;
         tl_cache_teardown(c, d);
+        for (int i = 0; i < TL_DEPTH_MAX; i++) free(c->dc[d].save[i]), c->dc[d].save[i] = NULL;
         if (bad) {
             ts_stream **sp[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
             for (int i = 0; i < 4; i++)
@@ -327,6 +375,33 @@ static void call_teardown(tl_call *c) {
         }
     }
     ts_error_clear();
+}
+
+// Measured rates of the call: devices together (their flops over the time to the last device's
+// end) and the CPU worker (its flops over its busy time); GFLOP/s, 0 when it did nothing.
+static void call_rates(const tl_call *c, double *dev, double *cpu, double *dev_sec, double *cpu_sec) {
+    double fl = 0, end = 0;
+    for (int d = 0; d < c->rt->ndev; d++) {
+        fl += c->dc[d].flops;
+        if (c->dc[d].tiles_done > 0 && c->dc[d].busy_end > end) end = c->dc[d].busy_end;
+    }
+    double ts = end > c->t0 ? end - c->t0 : 0;
+    *dev = fl > 0 && ts > 0 ? fl / ts * 1e-9 : 0;
+    *cpu = c->cpu_flops > 0 && c->cpu_busy > 0 ? c->cpu_flops / c->cpu_busy * 1e-9 : 0;
+    if (dev_sec) *dev_sec = ts;
+    if (cpu_sec) *cpu_sec = c->cpu_busy;
+}
+
+// Adaptive: the call's rates into the database (CALDGEMM's filter, ts_perfdb_update), saved.
+static void perfdb_record(tl_call *c) {
+    ts_tiles *rt = c->rt;
+    if (!rt->perfdb || c->err || rt->ndev == 0 || c->ndead) return; // a failed device's rate says nothing
+    double g, cr, gs, cs;
+    call_rates(c, &g, &cr, &gs, &cs);
+    if (g <= 0) return;
+    ts_perfdb_key key = ts_perfdb_key_of(c->prec, c->ta, c->tb, c->m, c->n, c->k, rt->ndev);
+    ts_perfdb_update(rt->perfdb, &key, g, gs, cr, cs);
+    if (ts_perfdb_save(rt->perfdb) < 0) ts_error_clear();
 }
 
 static void call_stats(const tl_call *c, ts_tiles_stats *s) {
@@ -350,6 +425,14 @@ static void call_stats(const tl_call *c, ts_tiles_stats *s) {
     }
     s->tiles_cpu = c->cpu_tiles;
     s->cpu_share = c->ntasks ? (double)c->cpu_tiles / (double)c->ntasks : 0;
+    double cs = c->rt->opts.cpu_share;
+    s->cpu_mode = !c->rt->cpu_on ? "off" : cs == TS_TILES_CPU_AUTO ? "auto" : cs == TS_TILES_CPU_ADAPTIVE ? "adaptive"
+                                                                                                   : "fixed";
+    s->cpu_share_planned = c->cpu_planned;
+    s->cpu_steals = c->cpu_steals;
+    s->devices_failed = c->ndead;
+    s->reruns = c->reruns;
+    call_rates(c, &s->dev_gflops, &s->cpu_gflops, NULL, NULL);
     // Without reuse every task loads its whole block row of op(A) and block column of op(B), and C.
     double es = (double)c->es;
     double v = (double)c->nt * (double)c->m * (double)c->k * es + (double)c->mt * (double)c->k * (double)c->n * es;
@@ -369,7 +452,7 @@ static int call_run(tl_call *c) {
         if (pthread_create(&th[d], NULL, tl_dev_worker, &wa[d]) == 0) started[d] = 1;
         else {
             pthread_mutex_lock(&c->lock);
-            tl_call_fail(c, TS_ERROR(TS_ERR_NOMEM, "ts_tiles_gemm: cannot start the worker of device %d", d));
+            tl_call_abort(c, TS_ERROR(TS_ERR_NOMEM, "ts_tiles_gemm: cannot start the worker of device %d", d));
             pthread_mutex_unlock(&c->lock);
         }
     }
@@ -377,7 +460,7 @@ static int call_run(tl_call *c) {
         if (pthread_create(&th[rt->ndev], NULL, tl_cpu_worker, c) == 0) started[rt->ndev] = 1;
         else if (rt->ndev == 0) {
             pthread_mutex_lock(&c->lock);
-            tl_call_fail(c, TS_ERROR(TS_ERR_NOMEM, "ts_tiles_gemm: cannot start the CPU worker"));
+            tl_call_abort(c, TS_ERROR(TS_ERR_NOMEM, "ts_tiles_gemm: cannot start the CPU worker"));
             pthread_mutex_unlock(&c->lock);
         }
     }
@@ -437,6 +520,13 @@ int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t 
         call_run(c);
     }
     call_teardown(c);
+    perfdb_record(c);
+    if (rt->opts.trace) { // the call's timeline becomes the runtime's last one
+        free(rt->trace);
+        rt->trace = c->trace, rt->ntrace = c->ntrace, rt->trace_t0 = c->t0, rt->trace_ndev = rt->ndev;
+        rt->trace_mt = c->mt;
+        c->trace = NULL;
+    }
     pin_trim(rt);
     if (stats) {
         call_stats(c, stats);
@@ -447,4 +537,61 @@ int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t 
     if (rc < 0) ts_error_set(rc, __FILE__, __LINE__, "%s", c->errmsg);
     call_free(c);
     return rc < 0 ? rc : 0;
+}
+
+// ---------------------------------------------------------------- trace
+
+// Lanes (Chrome trace threads): three per device (copy in, GEMM, copy out), then one for the CPU.
+static void trace_event(FILE *f, int *first, const char *name, int tid, double t0, double t1, double base,
+                        const tl_trace_rec *r, int64_t mt) {
+    if (!(t0 > 0 && t1 >= t0)) return; // a stage that never ran (failed device)
+    fprintf(f, "%s\n{\"name\":\"%s\",\"cat\":\"tiles\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
+               "\"dur\":%.3f,\"args\":{\"task\":%d,\"i\":%lld,\"j\":%lld,\"rerun\":%d}}",
+            *first ? "" : ",", name, tid, (t0 - base) * 1e6, (t1 - t0) * 1e6, r->task, (long long)(r->task % mt),
+            (long long)(r->task / mt), r->rerun);
+    *first = 0;
+}
+
+static void trace_lane(FILE *f, int *first, int tid, const char *name) {
+    fprintf(f, "%s\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+            *first ? "" : ",", tid, name);
+    *first = 0;
+}
+
+int ts_tiles_trace_write(ts_tiles *rt, const char *path) {
+    if (!rt || !path) TS_RAISE(TS_ERR_ARG, "ts_tiles_trace_write: NULL argument");
+    pthread_mutex_lock(&rt->call_lock);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        pthread_mutex_unlock(&rt->call_lock);
+        TS_RAISE(TS_ERR_IO, "cannot write the trace %s", path);
+    }
+    int first = 1, nd = rt->trace_ndev;
+    fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+    fprintf(f, "\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":\"tessera tiles\"}}");
+    first = 0;
+    char name[64];
+    static const char *lane[3] = {"copy in", "gemm", "copy out"};
+    for (int d = 0; d < nd; d++)
+        for (int l = 0; l < 3; l++) {
+            snprintf(name, sizeof name, "device %d %s", d, lane[l]);
+            trace_lane(f, &first, 3 * d + l, name);
+        }
+    trace_lane(f, &first, 3 * nd, "cpu gemm");
+    for (int i = 0; i < rt->ntrace; i++) {
+        const tl_trace_rec *r = &rt->trace[i];
+        if (r->worker < 0) {
+            trace_event(f, &first, "gemm", 3 * nd, r->t[2], r->t[3], rt->trace_t0, r, rt->trace_mt);
+            continue;
+        }
+        for (int l = 0; l < 3; l++)
+            trace_event(f, &first, lane[l], 3 * r->worker + l, r->t[2 * l], r->t[2 * l + 1], rt->trace_t0, r,
+                        rt->trace_mt);
+    }
+    fprintf(f, "\n]}\n");
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    pthread_mutex_unlock(&rt->call_lock);
+    if (bad) TS_RAISE(TS_ERR_IO, "cannot write the trace %s", path);
+    return 0;
 }

@@ -24,8 +24,11 @@ extern "C" {
 typedef struct ts_tiles ts_tiles;
 
 // cpu_share: TS_TILES_CPU_AUTO (demand-driven, leaves the tail to the devices), 0 (no CPU worker),
-// or a fraction in (0, 1]: the CPU takes at most that share of the tiles.
+// a fraction in (0, 1]: the CPU takes at most that share of the tiles, or TS_TILES_CPU_ADAPTIVE:
+// the share comes from the performance database (ts_perfdb.h) for the call's workload class, and
+// the CPU steals further tiles when it finishes its share early (CALDGEMM's 2nd/3rd phase).
 #define TS_TILES_CPU_AUTO (-1.0)
+#define TS_TILES_CPU_ADAPTIVE (-2.0)
 
 typedef struct {
     int64_t tile;        // T, tile edge; 0 = TESSERA_TILE, else 4096 on CUDA, 256 on simulated devices
@@ -37,6 +40,12 @@ typedef struct {
     int keep_pins;       // host registrations kept across calls, 0 = unpin after every call
                          // (TESSERA_TILES_PINS, default 8)
     ts_engine engine;    // device GEMM engine (default auto: ts_dev_gemm's choice per device)
+    // (added with the performance database, fault re-runs and the trace)
+    int save_c;          // 1: keep each C tile's original in host memory until its write-back completed,
+                         // so that a failed device's tiles can be re-run when beta != 0 (TESSERA_TILES_SAVE_C, 1)
+    int trace;           // 1: record a timeline of every call (ts_tiles_trace_write)
+    const char *perfdb;  // performance database file (NULL: $TESSERA_PERFDB, else ~/.cache/tessera/perfdb.txt);
+                         // read and written only with cpu_share TS_TILES_CPU_ADAPTIVE
 } ts_tiles_opts;
 
 // Defaults, then the TESSERA_* variables above on top. TS_ERR_PARSE names a malformed variable.
@@ -59,6 +68,13 @@ typedef struct {
     int64_t evictions;                   // valid tiles dropped to make room
     int64_t steals;                      // reserved tasks taken over by another device at the tail
     int64_t slots[TS_MAX_DEVICES];       // tile slots of each device's cache
+    // (added with the performance database and fault re-runs)
+    const char *cpu_mode;                // "off", "auto", "fixed", "adaptive"
+    double cpu_share_planned;            // share the CPU was given (fixed or from the database; -1 = none: auto)
+    int64_t cpu_steals;                  // tiles the CPU took beyond its planned share (adaptive)
+    double dev_gflops, cpu_gflops;       // measured rates of this call (devices together; CPU worker)
+    int devices_failed;                  // devices that failed during the call (their tiles were re-run)
+    int64_t reruns;                      // C tiles given back by a failed device and run again elsewhere
 } ts_tiles_stats;
 
 // Creates a runtime over the devices of `devs` (which must outlive it) and the CPU. opts NULL =
@@ -72,6 +88,10 @@ void ts_tiles_destroy(ts_tiles *rt);
 // alpha/beta point to one scalar of the precision. stats may be NULL. Calls on one runtime from
 // several threads are serialised (one call runs at a time). On a device failure the call returns
 // the error (TS_ERR_DEVICE, TS_ERR_DEVICE_LOST, ...); C is then partly updated.
+// A device that fails during a call (a sticky stream error or a lost device) is dropped for the
+// rest of the call and its unfinished C tiles are re-run by the other workers (stats->reruns), so
+// the call still returns the right C; the call fails only when no worker is left (or, with
+// save_c 0 and beta != 0, when a tile's write-back may have been cut off).
 int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
                   const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                   const void *beta, void *C, int64_t ldc, ts_tiles_stats *stats);
@@ -84,6 +104,10 @@ int ts_tiles_unpin(ts_tiles *rt, const void *ptr, size_t bytes);
 int ts_tiles_unpin_all(ts_tiles *rt);
 // Kept registrations (for tests): count and bytes asked.
 void ts_tiles_pin_info(ts_tiles *rt, int *count, size_t *bytes);
+
+// Writes the timeline of the last call (opts.trace) in Chrome trace format (chrome://tracing,
+// Perfetto): one complete event per copy in, GEMM k-loop and copy out of every C tile, per worker.
+int ts_tiles_trace_write(ts_tiles *rt, const char *path);
 
 // The tile edge a call would use (opts, TESSERA_TILE, or the device default).
 int64_t ts_tiles_tile(const ts_tiles *rt);

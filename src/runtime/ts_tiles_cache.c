@@ -23,33 +23,41 @@
 
 int tl_call_fail(tl_call *c, int code) {
     if (code >= 0) code = TS_ERR_INTERNAL;
-    if (!c->err) {
+    if (!c->fault) {
         const ts_error_info *e = ts_error_last();
+        c->fault = code;
+        if (e->code == code) snprintf(c->faultmsg, sizeof c->faultmsg, "%s", e->message);
+        else snprintf(c->faultmsg, sizeof c->faultmsg, "tile runtime: %s", ts_status_name(code));
+    }
+    return code;
+}
+
+int tl_call_abort(tl_call *c, int code) {
+    if (code >= 0) code = TS_ERR_INTERNAL;
+    if (!c->err) {
+        if (!c->fault) tl_call_fail(c, code);
         c->err = code;
-        if (e->code == code) snprintf(c->errmsg, sizeof c->errmsg, "%s", e->message);
-        else snprintf(c->errmsg, sizeof c->errmsg, "tile runtime: %s", ts_status_name(code));
+        snprintf(c->errmsg, sizeof c->errmsg, "%s", c->faultmsg);
     }
     c->abort = 1;
     pthread_cond_broadcast(&c->cond);
     return code;
 }
 
-// An event reported a failed stream; the stream's own error says what failed (a copy, a kernel, a
-// lost device), so record that one. A stream that failed only because it waited for an event of a
-// failed stream (the sim says "waited on an event") reports a consequence: the cause is preferred.
+// An event of device d reported a failed stream; the stream's own error says what failed (a copy,
+// a kernel, a lost device), so record that one. A stream that failed only because it waited for an
+// event of a failed stream (the sim says "waited on an event") reports a consequence: the cause is
+// preferred when it is on this device.
 int tl_event_failed(tl_call *c, int d, int rc) {
-    ts_tiles *rt = c->rt;
+    tl_devrt *dr = &c->rt->dev[d];
     int first = 0;
     char msg[sizeof c->errmsg] = "";
-    for (int k = 0; k < rt->ndev; k++) {
-        tl_devrt *dr = &rt->dev[(d + k) % rt->ndev];
-        ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
-        for (int i = 0; i < 4; i++) {
-            int e = st[i] ? ts_stream_error(st[i]) : 0;
-            if (e >= 0) continue;
-            if (!strstr(ts_error_last()->message, "waited on an event")) return tl_call_fail(c, e);
-            if (!first) first = e, snprintf(msg, sizeof msg, "%s", ts_error_last()->message);
-        }
+    ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
+    for (int i = 0; i < 4; i++) {
+        int e = st[i] ? ts_stream_error(st[i]) : 0;
+        if (e >= 0) continue;
+        if (!strstr(ts_error_last()->message, "waited on an event")) return tl_call_fail(c, e);
+        if (!first) first = e, snprintf(msg, sizeof msg, "%s", ts_error_last()->message);
     }
     if (first) {
         ts_error_set(first, __FILE__, __LINE__, "%s", msg);
@@ -140,6 +148,8 @@ static void slot_clear(tl_call *c, int d, int s) {
     sl->idx = -1;
 }
 
+void tl_slot_forget(tl_call *c, int d, int s) { slot_clear(c, d, s); }
+
 // ---------------------------------------------------------------- pending releases
 
 static void release(tl_call *c, const tl_ref *r) {
@@ -210,6 +220,7 @@ int tl_flight_retire(tl_call *c, int d, int wait) {
         if (q == 0) break;
         tl_cache_drop_c(c, d, f->cslot);
         tl_sched_done(c, f->task, d);
+        tl_count_dev_tile(c, d, f->task);
         dc->tiles_done++;
         dc->flight_head = (dc->flight_head + 1) % TL_DEPTH_MAX;
         dc->flight_count--;
@@ -234,8 +245,7 @@ static int find_victim(tl_call *c, int d) {
     return best;
 }
 
-// Waits a little for a peer to drop its readers (lock held; the wait drops it).
-static void wait_for_peers(tl_call *c) {
+void tl_wait_change(tl_call *c) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_nsec += 5 * 1000 * 1000;
@@ -257,7 +267,7 @@ static int take_slot(tl_call *c, int d, int *slot) {
         }
         if (dc->ring_count > 0) TS_CHECK(tl_ring_retire(c, d, 1));
         else if (dc->flight_count > 0) TS_CHECK(tl_flight_retire(c, d, 1));
-        else wait_for_peers(c); // every slot is read by peers' copies, which finish without us
+        else tl_wait_change(c); // every slot is read by peers' copies, which finish without us
     }
 }
 
@@ -306,7 +316,7 @@ static int find_peer(tl_call *c, int d, int mat, int64_t idx, int *pslot) {
     for (int dist = 1; dist < rt->ndev; dist++)
         for (int sgn = 0; sgn < 2; sgn++) {
             int e = sgn ? d - dist : d + dist;
-            if (e < 0 || e >= rt->ndev || !c->dc[e].slots) continue;
+            if (e < 0 || e >= rt->ndev || !c->dc[e].slots || c->dc[e].dead) continue;
             int s = *map_of(c, e, mat, idx);
             if (s < 0 || !ts_device_can_peer(rt->dev[d].dev, rt->dev[e].dev)) continue;
             *pslot = s;

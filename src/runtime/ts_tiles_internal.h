@@ -2,6 +2,7 @@
 #ifndef TS_TILES_INTERNAL_H
 #define TS_TILES_INTERNAL_H
 
+#include "runtime/ts_perfdb.h"
 #include "runtime/ts_tiles.h"
 
 #include <pthread.h>
@@ -12,6 +13,7 @@
 #define TL_REFS 2           // slot references one release entry carries
 #define TL_PINS_MAX 32      // upper bound of opts.keep_pins
 #define TL_MIN_AB_SLOTS 4   // A and B slots a device needs besides its C slots (two k-steps)
+#define TL_REVIVALS 4       // recoveries per device and call after failures caused by a peer
 
 // Matrix an A/B/C tile belongs to (slot keys).
 enum { TL_NONE = 0, TL_A = 1, TL_B = 2, TL_C = 3 };
@@ -46,7 +48,18 @@ typedef struct {
     int cslot;
     ts_event *comp;    // after the last GEMM (the copy out waits for it)
     ts_event *out;     // after the copy out
+    int out_recorded;  // the copy out and f->out are queued (else out is stale)
+    int saved;         // the original C tile is in the device's save buffer of this flight
+    int trace;         // trace record index, -1 = none
 } tl_flight;
+
+// One C tile's timeline (host clock, seconds; 0 = not reached): copy in, GEMMs, copy out.
+typedef struct {
+    int worker;        // device ordinal, or -1 for the CPU
+    int task;
+    int rerun;         // the task had been given back by a failed device before
+    double t[6];       // in0, in1, gemm0, gemm1, out0, out1
+} tl_trace_rec;
 
 // Persistent per-device state (created with the runtime).
 typedef struct {
@@ -75,6 +88,12 @@ typedef struct {
     int64_t tiles_done, hits, misses, peer_fetches, evictions, steals;
     size_t bytes_h2d, bytes_d2h, bytes_p2p;
     int stuck;         // waiting for slots held by peers
+    int revivals;      // recoveries after a peer's failure (TL_REVIVALS at most)
+    int dead;          // failed during this call: no more work, its tiles were given back
+    int building;      // task being queued by run_task (-1 = none)
+    void *save[TL_DEPTH_MAX]; // host copies of the original C tiles in flight (opts.save_c, beta != 0)
+    double busy_end;   // when the worker finished its last tile (rates)
+    double flops;      // flops of the tiles it completed
 } tl_devcall;
 
 typedef struct tl_call tl_call;
@@ -95,6 +114,12 @@ struct ts_tiles {
     } pins[TL_PINS_MAX];
     int npins;
     uint64_t pin_clock;
+    ts_perfdb *perfdb;         // opts.cpu_share adaptive only
+    tl_trace_rec *trace;       // last call's timeline (opts.trace)
+    int ntrace;
+    int trace_ndev;
+    int64_t trace_mt;          // tile rows of that call (task -> i, j)
+    double trace_t0;
 };
 
 // One call: the problem, the tasks, the devices' caches, the error.
@@ -120,7 +145,21 @@ struct tl_call {
     // CPU worker
     int64_t cpu_tiles, cpu_cap;
     double cpu_sec_per_tile; // measured (0 = not yet)
+    double cpu_planned;  // share given by the database (adaptive) or the fraction; -1 = none
+    int64_t cpu_steals;  // tiles taken beyond the planned share
+    double cpu_busy, cpu_flops;
+    int adaptive;        // cpu_cap from the database: past it, the CPU steals (auto rule)
     double t0;
+    int ndone;           // tasks in TL_DONE
+    int ndead;           // devices dead in this call
+    int64_t reruns;
+    // a device failure that did not stop the call (the message of the first one)
+    int fault;
+    char faultmsg[600];
+    // trace (opts.trace): records appended under the lock, fields filled by stream callbacks
+    tl_trace_rec *trace;
+    int ntrace, captrace;
+    unsigned char *rerun; // per task: given back by a failed device
     // sync
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -139,20 +178,44 @@ int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot);
 // A free slot for a C tile (readers = 1); may wait like tl_cache_get.
 int tl_cache_get_c(tl_call *c, int d, int *slot);
 void tl_cache_drop_c(tl_call *c, int d, int slot);
+// Drops an A/B tile from the maps (the slot is empty; readers held by peers' copies stay).
+void tl_slot_forget(tl_call *c, int d, int slot);
+// Replaces device d's streams (after a failure); 0 or a negative status. Lock held, streams idle.
+int tl_streams_reset(ts_tiles *rt, int d);
 // Releases the references of completed pending entries (poll); with wait, syncs the oldest first.
 int tl_ring_retire(tl_call *c, int d, int wait);
 // Appends a pending entry recorded on stream st (lock held); makes room first if the ring is full.
 int tl_ring_push(tl_call *c, int d, ts_stream *st, const tl_ref *refs, int nrefs);
 // Completes finished C tiles (their copy out is done): slot emptied, task done. wait: the oldest first.
 int tl_flight_retire(tl_call *c, int d, int wait);
-// Records the failure behind an event that reported one (the failing stream's own error).
+// Records the failure behind an event that reported one (device d's failing stream's own error).
 int tl_event_failed(tl_call *c, int d, int rc);
-// Records a failure (first wins) and wakes everyone.
+// Records a failure (the first one's message is kept) and returns code; the call goes on unless
+// the caller's worker decides otherwise (tl_dev_failed, tl_call_abort).
 int tl_call_fail(tl_call *c, int code);
+// Stops the call with code (the recorded failure's message when there is one) and wakes everyone.
+int tl_call_abort(tl_call *c, int code);
+// Device d failed with rc: dropped for the rest of the call, its unfinished tiles given back
+// (C restored where its write-back may have started); aborts when no worker is left. Lock held.
+void tl_dev_failed(tl_call *c, int d, int rc);
+// Whether rc is a device failure (re-runnable elsewhere) rather than a host or logic error.
+int tl_is_device_error(int rc);
+// Waits up to 5 ms for a change (lock held; the wait drops it).
+void tl_wait_change(tl_call *c);
+// Appends a trace record (lock held); -1 when tracing is off or the buffer is full.
+int tl_trace_new(tl_call *c, int worker, int task);
+// A stream callback that stamps the host clock into the double it is given.
+void tl_trace_stamp(void *slot);
 
 // ---- scheduler (ts_tiles_sched.c), lock held ----
 int tl_sched_next_dev(tl_call *c, int d);   // task id or -1 when there is nothing left for d
-int tl_sched_next_cpu(tl_call *c);          // task id or -1: the CPU stops
+int tl_sched_next_cpu(tl_call *c);          // task id or -1: nothing for the CPU now
+// A reserved or running task of a failed device back to the pending queue (rerun: it had started).
+void tl_sched_requeue(tl_call *c, int task, int rerun);
+// Adds a finished device tile's flops to device d's count (rates for the performance database).
+void tl_count_dev_tile(tl_call *c, int d, int t);
+// Workers that can still take tasks (live devices + the CPU).
+int tl_sched_alive(const tl_call *c);
 void tl_sched_done(tl_call *c, int task, int d); // d = -1 for the CPU
 
 // ---- workers (ts_tiles_worker.c) ----

@@ -70,7 +70,7 @@ int tl_sched_next_dev(tl_call *c, int d) {
         int v = -1;
         for (int e = 0; e < c->rt->ndev; e++) {
             tl_devcall *de = &c->dc[e];
-            if (e == d || de->rs_count == 0) continue;
+            if (e == d || de->rs_count == 0 || de->dead) continue;
             if (v < 0 || de->rs_count > c->dc[v].rs_count ||
                 (de->rs_count == c->dc[v].rs_count && de->tiles_done < c->dc[v].tiles_done))
                 v = e;
@@ -86,43 +86,71 @@ int tl_sched_next_dev(tl_call *c, int d) {
 
 // Whether the CPU may take one more tile now. With a fraction: up to its cap. With auto: not the
 // last tiles (a reserve of a few per device stays for the devices), and not when the devices at
-// their measured rate would finish everything left before the CPU finishes one tile.
-static int cpu_may_take(tl_call *c) {
-    int ndev = c->rt->ndev;
+// their measured rate would finish everything left before the CPU finishes one tile. Adaptive: up
+// to the share from the database, then by the auto rule (CALDGEMM's 2nd and 3rd phase: the CPU
+// that finished early takes further tiles while it can still finish one before the devices are
+// done; those count as CPU steals). With no live device (none, or all failed): everything.
+static int cpu_may_take(tl_call *c, int *steal) {
+    int ndev = c->rt->ndev - c->ndead;
+    *steal = 0;
     if (c->npending == 0) return 0;
-    if (c->cpu_cap >= 0) return c->cpu_tiles < c->cpu_cap;
     if (ndev == 0) return 1;
+    if (c->cpu_cap >= 0 && !c->adaptive) return c->cpu_tiles < c->cpu_cap;
+    if (c->adaptive && c->cpu_tiles < c->cpu_cap) return 1;
     int64_t keep = (int64_t)ndev * (c->rt->opts.depth + c->rt->opts.reserve);
     if (c->npending <= keep) return 0;
     int64_t dev_done = 0;
-    for (int d = 0; d < ndev; d++) dev_done += c->dc[d].tiles_done;
+    for (int d = 0; d < c->rt->ndev; d++) dev_done += c->dc[d].tiles_done;
     double el = ts_now() - c->t0;
     if (c->cpu_sec_per_tile > 0 && dev_done > 0 && el > 0) {
         double dev_rate = (double)dev_done / el; // tiles per second, all devices
         double dev_left = (double)c->nunstarted / dev_rate;
         if (c->cpu_sec_per_tile > dev_left) return 0;
+    } else if (c->adaptive) {
+        return 0; // past its share without a measured rate: leave the rest to the devices
     }
+    *steal = c->adaptive;
     return 1;
 }
 
 int tl_sched_next_cpu(tl_call *c) {
-    if (c->abort || !cpu_may_take(c)) return -1;
+    int steal;
+    if (c->abort || !cpu_may_take(c, &steal)) return -1;
     int best = -1, bs = 0;
     for (int t = c->ntasks - 1; t >= 0; t--) {
         if (c->state[t] != TL_PENDING) continue;
         int s = 0; // the devices' liking: the best score any device gives it
         for (int d = 0; d < c->rt->ndev; d++) {
+            if (c->dc[d].dead) continue;
             int x = score(c, d, t);
             if (x > s) s = x;
         }
         if (best < 0 || s < bs) best = t, bs = s;
         if (s == 0) break;
     }
-    if (best >= 0) start(c, best, -1);
+    if (best >= 0) {
+        start(c, best, -1);
+        c->cpu_steals += steal;
+    }
     return best;
 }
 
 void tl_sched_done(tl_call *c, int task, int d) {
     (void)d;
     c->state[task] = TL_DONE;
+    c->ndone++;
+    pthread_cond_broadcast(&c->cond); // idle workers wait for the end of the call
+}
+
+void tl_sched_requeue(tl_call *c, int task, int rerun) {
+    if (c->state[task] == TL_DONE || c->state[task] == TL_PENDING) return;
+    int running = c->state[task] == TL_RUNNING;
+    c->state[task] = TL_PENDING;
+    c->owner[task] = -1;
+    c->npending++;
+    if (running) c->nunstarted++; // reserved tasks are still counted as unstarted
+    if (running && rerun) {
+        c->reruns++;
+        if (c->rerun) c->rerun[task] = 1;
+    }
 }

@@ -5,10 +5,46 @@
 // next tile's A and B tiles run on the H2D (or peer) stream and the copy out of the previous C tile
 // on the D2H stream (BLASX's stream interleaving, TianHe's software pipelining). Streams are
 // ordered by events: a GEMM waits for the ready events of its tiles, the copy out for the last GEMM.
+//
+// Failures: a device whose stream reports an error (a failed copy or kernel, a lost device) is
+// dropped for the rest of the call (tl_dev_failed) and its unfinished tiles go back to the queue.
+// A C tile is written to host memory only by its copy out, after its whole k-loop; a tile whose
+// copy out did not complete may be torn (partly new), which matters when beta != 0 because a
+// re-run reads C again. So with save_c the worker copies the original host C tile aside before it
+// queues the copy out, and a failed device's unconfirmed tiles are restored from that copy (after
+// its streams stopped) before they are re-queued.
 #include "runtime/ts_tiles_internal.h"
 
 #include "core/ts_error.h"
+#include "core/ts_log.h"
 #include "core/ts_timer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double tile_flops(const tl_call *c, int64_t mb, int64_t nb) {
+    return (c->prec == 'c' || c->prec == 'z' ? 8.0 : 2.0) * (double)mb * (double)nb * (double)c->k;
+}
+
+// Host C tile t <-> contiguous buffer (dir 0: save, 1: restore).
+static void tile_copy(tl_call *c, int t, void *buf, int restore) {
+    int64_t T = c->T, i = t % c->mt, j = t / c->mt;
+    int64_t mb = tl_dim(c->m, T, i), nb = tl_dim(c->n, T, j);
+    char *hc = c->C + ((size_t)(i * T) + (size_t)(j * T) * (size_t)c->ldc) * c->es;
+    size_t w = (size_t)mb * c->es;
+    for (int64_t q = 0; q < nb; q++) {
+        char *h = hc + (size_t)q * (size_t)c->ldc * c->es, *b = (char *)buf + (size_t)q * w;
+        if (restore) memcpy(h, b, w);
+        else memcpy(b, h, w);
+    }
+}
+
+// Stamps a trace field from a stream callback (or does nothing when tracing is off).
+static int stamp_on(tl_call *c, ts_stream *st, int rec, int field) {
+    if (rec < 0) return 0;
+    return ts_host_callback(st, tl_trace_stamp, &c->trace[rec].t[field]);
+}
 
 // Queues one C tile: C in (unless beta is 0), the k-loop of GEMMs, C out. Lock held (may drop it).
 static int run_task(tl_call *c, int d, int t) {
@@ -19,11 +55,15 @@ static int run_task(tl_call *c, int d, int t) {
     char *hc = c->C + ((size_t)(i * T) + (size_t)(j * T) * (size_t)c->ldc) * c->es;
     size_t cw = (size_t)mb * c->es, cp = (size_t)c->ldc * c->es;
     int cs, rc;
+    dc->building = t;
     TS_CHECK(tl_cache_get_c(c, d, &cs));
     tl_slot *csl = &dc->slots[cs];
     int at = (dc->flight_head + dc->flight_count) % TL_DEPTH_MAX;
     tl_flight *f = &dc->flight[at];
     f->task = t, f->cslot = cs, f->comp = dr->comp_ev[at], f->out = dr->out_ev[at];
+    f->out_recorded = 0, f->saved = 0;
+    f->trace = tl_trace_new(c, d, t);
+    if ((rc = stamp_on(c, dr->s_h2d, f->trace, 0)) < 0) goto fail;
     if (!c->beta_zero) {
         rc = ts_copy2d_async(dr->s_h2d, TS_COPY_H2D, csl->ptr, cw, hc, cp, cw, (size_t)nb);
         if (rc >= 0) rc = ts_event_record(csl->ready, dr->s_h2d);
@@ -43,6 +83,7 @@ static int run_task(tl_call *c, int d, int t) {
         tl_slot *a = &dc->slots[sa], *b = &dc->slots[sb];
         rc = ts_stream_wait_event(dr->s_comp, a->ready);
         if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, b->ready);
+        if (rc >= 0 && l == 0) rc = stamp_on(c, dr->s_comp, f->trace, 2);
         if (rc >= 0)
             rc = ts_dev_gemm(dr->s_comp, c->engine, c->prec, c->ta, c->tb, mb, nb, kb, c->alpha, a->ptr,
                              c->ta == 'N' ? mb : kb, b->ptr, c->tb == 'N' ? kb : nb, l == 0 ? c->beta : c->one,
@@ -58,16 +99,132 @@ static int run_task(tl_call *c, int d, int t) {
         rc = TS_ERROR(TS_ERR_INTERNAL, "tile runtime: task without k-steps");
         goto fail;
     }
+    if ((rc = stamp_on(c, dr->s_h2d, f->trace, 1)) < 0) goto fail;
+    if ((rc = stamp_on(c, dr->s_comp, f->trace, 3)) < 0) goto fail;
+    if (!c->beta_zero && c->rt->opts.save_c) {
+        // The original C tile, aside until its write-back is confirmed (see the file comment). The
+        // GEMMs are queued already, so the copy overlaps them; only this worker uses the buffer.
+        if (!dc->save[at] && !(dc->save[at] = malloc((size_t)c->T * (size_t)c->T * c->es))) {
+            rc = TS_ERROR(TS_ERR_NOMEM, "tile runtime: out of host memory for a C tile's saved copy");
+            goto fail;
+        }
+        pthread_mutex_unlock(&c->lock);
+        tile_copy(c, t, dc->save[at], 0);
+        pthread_mutex_lock(&c->lock);
+        f->saved = 1;
+    }
+    // From here on the flight is what tl_dev_failed looks at: the copy out may touch host C.
+    dc->flight_count++;
+    dc->building = -1;
     rc = ts_event_record(f->comp, dr->s_comp);
     if (rc >= 0) rc = ts_stream_wait_event(dr->s_d2h, f->comp);
+    if (rc >= 0) rc = stamp_on(c, dr->s_d2h, f->trace, 4);
     if (rc >= 0) rc = ts_copy2d_async(dr->s_d2h, TS_COPY_D2H, hc, cp, csl->ptr, cw, cw, (size_t)nb);
+    if (rc >= 0) rc = stamp_on(c, dr->s_d2h, f->trace, 5);
     if (rc >= 0) rc = ts_event_record(f->out, dr->s_d2h);
     if (rc < 0) goto fail;
+    f->out_recorded = 1;
     dc->bytes_d2h += cw * (size_t)nb;
-    dc->flight_count++;
     return 0;
 fail:
     return tl_call_fail(c, rc);
+}
+
+int tl_is_device_error(int rc) {
+    return rc == TS_ERR_DEVICE || rc == TS_ERR_DEVICE_LOST || rc == TS_ERR_CUDA || rc == TS_ERR_CUBLAS;
+}
+
+int tl_sched_alive(const tl_call *c) { return c->rt->ndev - c->ndead + (c->rt->cpu_on ? 1 : 0); }
+
+void tl_dev_failed(tl_call *c, int d, int rc) {
+    tl_devcall *dc = &c->dc[d];
+    tl_devrt *dr = &c->rt->dev[d];
+    if (dc->dead || c->abort) return;
+    if (!tl_is_device_error(rc)) {
+        tl_call_abort(c, rc);
+        return;
+    }
+    dc->dead = 1;
+    c->ndead++;
+    char why[400];
+    snprintf(why, sizeof why, "%.390s", ts_error_last()->code == rc ? ts_error_last()->message : ts_status_name(rc));
+    // Nothing of this device may run any more before its tiles are judged: wait for its streams
+    // (a lost device returns at once; a sticky error skips the rest of the queued work).
+    pthread_mutex_unlock(&c->lock);
+    ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
+    // A failure that is only the consequence of another device's (a stream waited on an event of a
+    // failed or lost peer: a peer copy) leaves this device healthy: it recovers below.
+    int consequence = 1;
+    for (int s = 0; s < 4; s++)
+        if (st[s] && ts_stream_sync(st[s]) < 0 && !strstr(ts_error_last()->message, "waited on an event"))
+            consequence = 0;
+    pthread_mutex_lock(&c->lock);
+    // References it holds on slots (its own and peers') go: none of its work runs any more.
+    while (dc->ring_count > 0) {
+        tl_pending *p = &dc->ring[dc->ring_head];
+        for (int r = 0; r < p->nrefs; r++) {
+            c->dc[p->refs[r].dev].slots[p->refs[r].slot].readers--;
+        }
+        dc->ring_head = (dc->ring_head + 1) % TL_RING;
+        dc->ring_count--;
+    }
+    int given = 0;
+    while (dc->flight_count > 0) {
+        tl_flight *f = &dc->flight[dc->flight_head];
+        if (f->out_recorded && ts_event_query(f->out) == 1) { // written back: done
+            tl_sched_done(c, f->task, d);
+            tl_count_dev_tile(c, d, f->task);
+            dc->tiles_done++;
+        } else if (c->beta_zero || f->saved) {
+            // beta == 0: C is not read, a torn tile is simply overwritten by the re-run.
+            if (f->saved) tile_copy(c, f->task, dc->save[(dc->flight_head) % TL_DEPTH_MAX], 1);
+            tl_sched_requeue(c, f->task, 1);
+            given++;
+        } else {
+            c->err = TS_ERR_DEVICE;
+            snprintf(c->errmsg, sizeof c->errmsg,
+                     "tile runtime: device %d failed (%s) while C tile %d may have been written back in part; "
+                     "it cannot be re-run without its original (TESSERA_TILES_SAVE_C=1 keeps one)", d, why, f->task);
+            c->abort = 1;
+        }
+        dc->flight_head = (dc->flight_head + 1) % TL_DEPTH_MAX;
+        dc->flight_count--;
+    }
+    if (dc->building >= 0) { // queued in part, host C untouched
+        tl_sched_requeue(c, dc->building, 1);
+        dc->building = -1;
+        given++;
+    }
+    while (dc->rs_count > 0) {
+        tl_sched_requeue(c, dc->rs[--dc->rs_count], 0); // reserved, never started: not a re-run
+    }
+    for (int s = 0; s < dc->nslots; s++) { // its cache is gone for the peers (find_peer skips it too)
+        if (dc->slots[s].mat == TL_C) dc->slots[s].mat = TL_NONE, dc->slots[s].readers = 0;
+    }
+    if (consequence && !c->abort && dc->revivals < TL_REVIVALS) {
+        // Its own streams failed only by waiting on a peer: new streams, an empty cache (tiles may
+        // be missing or stale; readers held by peers' copies stay), and it takes tasks again.
+        for (int s = 0; s < dc->nslots; s++)
+            if (dc->slots[s].mat == TL_A || dc->slots[s].mat == TL_B) tl_slot_forget(c, d, s);
+        if (tl_streams_reset(c->rt, d) == 0) {
+            dc->revivals++;
+            dc->dead = 0;
+            c->ndead--;
+            TS_LOG_W("tile runtime: device %d: its streams failed waiting on a failed peer (%s); %d C tiles given back, "
+                     "the device goes on with new streams", d, why, given);
+            pthread_cond_broadcast(&c->cond);
+            return;
+        }
+        ts_error_clear();
+    }
+    TS_LOG_W("tile runtime: device %d failed during the call (%s); %d of its C tiles are run again elsewhere", d, why,
+             given);
+    if (!c->abort && tl_sched_alive(c) == 0) {
+        c->err = rc;
+        snprintf(c->errmsg, sizeof c->errmsg, "tile runtime: no worker left (device %d failed: %s)", d, why);
+        c->abort = 1;
+    }
+    pthread_cond_broadcast(&c->cond);
 }
 
 void *tl_dev_worker(void *arg) {
@@ -76,19 +233,34 @@ void *tl_dev_worker(void *arg) {
     int d = wa->d;
     tl_devcall *dc = &c->dc[d];
     int depth = c->rt->opts.depth;
+    int rc = 0;
     pthread_mutex_lock(&c->lock);
-    while (!c->abort) {
-        if (tl_flight_retire(c, d, dc->flight_count >= depth) < 0) break;
-        if (dc->flight_count >= depth) continue;
-        if (tl_ring_retire(c, d, 0) < 0) break;
-        int t = tl_sched_next_dev(c, d);
-        if (t < 0) break;
-        if (run_task(c, d, t) < 0) break;
+    for (;;) {
+        while (!c->abort && !dc->dead) {
+            if ((rc = tl_flight_retire(c, d, dc->flight_count >= depth)) < 0) break;
+            if (dc->flight_count >= depth) continue;
+            if ((rc = tl_ring_retire(c, d, 0)) < 0) break;
+            int t = tl_sched_next_dev(c, d);
+            if (t < 0) {
+                if (dc->flight_count > 0) {
+                    if ((rc = tl_flight_retire(c, d, 1)) < 0) break;
+                    continue;
+                }
+                if (c->ndone >= c->ntasks) break;
+                // Tasks still run elsewhere: a failed worker may give some back.
+                tl_wait_change(c);
+                continue;
+            }
+            if ((rc = run_task(c, d, t)) < 0) break;
+        }
+        while (rc >= 0 && !c->abort && !dc->dead && dc->flight_count > 0) rc = tl_flight_retire(c, d, 1);
+        while (rc >= 0 && !c->abort && !dc->dead && dc->ring_count > 0) rc = tl_ring_retire(c, d, 1);
+        if (rc >= 0) break;
+        tl_dev_failed(c, d, rc);
+        if (dc->dead || c->abort) break;
+        rc = 0; // recovered (the failure was a peer's): go on
     }
-    while (!c->abort && dc->flight_count > 0)
-        if (tl_flight_retire(c, d, 1) < 0) break;
-    while (!c->abort && dc->ring_count > 0)
-        if (tl_ring_retire(c, d, 1) < 0) break;
+    dc->busy_end = ts_now();
     pthread_mutex_unlock(&c->lock);
     return NULL;
 }
@@ -107,24 +279,49 @@ static int cpu_task(tl_call *c, int t) {
 void *tl_cpu_worker(void *arg) {
     tl_call *c = arg;
     pthread_mutex_lock(&c->lock);
-    for (;;) {
+    while (!c->abort && c->ndone < c->ntasks) {
         int t = tl_sched_next_cpu(c);
-        if (t < 0) break;
+        if (t < 0) { // nothing for the CPU now; a failed device may still give tiles back
+            tl_wait_change(c);
+            continue;
+        }
+        int rec = tl_trace_new(c, -1, t);
         pthread_mutex_unlock(&c->lock);
         double t0 = ts_now();
         int rc = cpu_task(c, t);
-        double dt = ts_now() - t0;
+        double t1 = ts_now(), dt = t1 - t0;
         pthread_mutex_lock(&c->lock);
+        if (rec >= 0) c->trace[rec].t[2] = t0, c->trace[rec].t[3] = t1;
         if (rc < 0) {
-            tl_call_fail(c, rc);
+            tl_call_abort(c, rc);
             break;
         }
         // Mean time per tile (edge tiles are smaller; the mean errs on the fast side, which is safe
         // only because the devices keep a reserve of tiles anyway).
         c->cpu_sec_per_tile = (c->cpu_sec_per_tile * (double)c->cpu_tiles + dt) / (double)(c->cpu_tiles + 1);
         c->cpu_tiles++;
+        c->cpu_busy += dt;
+        int64_t T = c->T;
+        c->cpu_flops += tile_flops(c, tl_dim(c->m, T, t % c->mt), tl_dim(c->n, T, t / c->mt));
         tl_sched_done(c, t, -1);
     }
     pthread_mutex_unlock(&c->lock);
     return NULL;
+}
+
+// ---------------------------------------------------------------- trace
+
+int tl_trace_new(tl_call *c, int worker, int task) {
+    if (!c->trace || c->ntrace >= c->captrace) return -1;
+    tl_trace_rec *r = &c->trace[c->ntrace];
+    memset(r, 0, sizeof *r);
+    r->worker = worker, r->task = task, r->rerun = c->rerun ? c->rerun[task] : 0;
+    return c->ntrace++;
+}
+
+void tl_trace_stamp(void *slot) { *(double *)slot = ts_now(); }
+
+void tl_count_dev_tile(tl_call *c, int d, int t) {
+    int64_t T = c->T;
+    c->dc[d].flops += tile_flops(c, tl_dim(c->m, T, t % c->mt), tl_dim(c->n, T, t / c->mt));
 }
