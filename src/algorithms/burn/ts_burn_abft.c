@@ -100,12 +100,11 @@ void ts_burn_encode(int64_t m, int64_t n, int64_t k, double *Aa, int64_t lda, do
 }
 
 static double line_ratio(double d, double dw, double b, double bw) {
-    double q = 0;
     double a = fabs(d), aw = fabs(dw);
-    if (!(a <= b) || !(aw <= bw)) return INFINITY;
-    if (b > 0) q = a / b;
-    if (bw > 0) q = fmax(q, aw / bw);
-    return q;
+    if (!isfinite(a) || !isfinite(aw)) return INFINITY;
+    double q = b > 0 ? a / b : a == 0 ? 0.0 : INFINITY;
+    double qw = bw > 0 ? aw / bw : aw == 0 ? 0.0 : INFINITY;
+    return fmax(q, qw);
 }
 
 // The other coordinate of an error on one bad line, from its weighted difference: dw / d = w = index

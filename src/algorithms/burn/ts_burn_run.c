@@ -99,11 +99,16 @@ static void sleep_us(long us) {
 
 // Waits for an event by polling, so that a device that stops answering never holds this thread
 // (the watchdog sets `abandon`, and the thread leaves). TS_ERR_TIMEOUT when abandoned.
-static int wait_event(burn_dev *d, ts_event *ev) {
+static int wait_event(burn_dev *d, ts_event *ev, ts_stream *st) {
     for (;;) {
         int q = ts_event_query(ev);
         if (q == 1) return 0;
-        if (q < 0) return q;
+        if (q < 0) {
+            // The stream's sticky error names the cause (the event only says it failed); a failed
+            // stream answers at once.
+            int rc = ts_stream_sync(st);
+            return rc < 0 ? rc : q;
+        }
         if (abandoned(d)) return TS_ERROR(TS_ERR_TIMEOUT, "abandoned by the watchdog");
         sleep_us(POLL_US);
     }
@@ -202,7 +207,7 @@ static int setup(burn_dev *d) {
     if (!rc) rc = ts_copy_async(st, TS_COPY_H2D, d->cb, hcb, (size_t)n * sizeof(double));
     if (!rc) rc = ts_copy_async(st, TS_COPY_H2D, d->cwb, hcwb, (size_t)n * sizeof(double));
     if (!rc) rc = ts_event_record(d->slots[0].ev, st);
-    if (!rc) rc = wait_event(d, d->slots[0].ev);
+    if (!rc) rc = wait_event(d, d->slots[0].ev, st);
     free(hA);
     free(hB);
     return rc;
@@ -255,6 +260,7 @@ static void add_error(burn_dev *d, int64_t iter, int recompute, const ts_burn_lo
     double t = ts_now() - d->checked_t0;
     pthread_mutex_lock(&d->mu);
     d->rep.errors++;
+    int log = d->rep.nreported < TS_BURN_MAX_REPORTED;
     if (d->rep.nreported < TS_BURN_MAX_REPORTED) {
         ts_burn_error *e = &d->rep.reported[d->rep.nreported++];
         e->iter = iter;
@@ -263,6 +269,7 @@ static void add_error(burn_dev *d, int64_t iter, int recompute, const ts_burn_lo
         e->loc = *loc;
     }
     pthread_mutex_unlock(&d->mu);
+    if (!log) return; // the first ones are enough: a bad device fails every iteration
     TS_LOG_W("burn: device %d, iteration %lld: %s error at (%lld, %lld), magnitude %.3g (%.3g x the bound)",
              d->rep.ordinal, (long long)iter, recompute ? "recomputation" : "checksum", (long long)loc->row,
              (long long)loc->col, loc->magnitude, loc->ratio);
@@ -279,7 +286,7 @@ static int locate_failure(burn_dev *d, slot *sl, int64_t iter) {
     if (!rc) rc = ts_copy_async(sl->st, TS_COPY_D2H, cd, sl->cd, (size_t)n * sizeof(double));
     if (!rc) rc = ts_copy_async(sl->st, TS_COPY_D2H, cwd, sl->cwd, (size_t)n * sizeof(double));
     if (!rc) rc = ts_event_record(sl->ev, sl->st);
-    if (!rc) rc = wait_event(d, sl->ev);
+    if (!rc) rc = wait_event(d, sl->ev, sl->st);
     if (!rc) {
         const double *hb = d->hb;
         ts_burn_location loc;
@@ -308,7 +315,7 @@ static int recompute(burn_dev *d, slot *sl, int64_t iter) {
     if (!rc) rc = ts_copy_async(sl->st, TS_COPY_D2H, hC, sl->dC, bytes);
     if (!rc) rc = ts_copy_async(sl->st, TS_COPY_D2H, hR, d->dCr, bytes);
     if (!rc) rc = ts_event_record(sl->ev, sl->st);
-    if (!rc) rc = wait_event(d, sl->ev);
+    if (!rc) rc = wait_event(d, sl->ev, sl->st);
     if (!rc) {
         double tr = ts_burn_tau(d->k, n), tc = ts_burn_tau(d->k, m), g = 4.0 * ts_burn_gamma(d->k);
         ts_burn_location loc = {.row = -1, .col = -1};
@@ -340,7 +347,7 @@ static int recompute(burn_dev *d, slot *sl, int64_t iter) {
 
 // A slot's work completed: account for it (and check its result when it was checked).
 static int complete(burn_dev *d, slot *sl) {
-    TS_CHECK(wait_event(d, sl->ev));
+    TS_CHECK(wait_event(d, sl->ev, sl->st));
     sl->busy = 0;
     progressed(d);
     if (!sl->checked) return 0;
@@ -372,7 +379,7 @@ static int plain_phase(burn_dev *d) {
     // One untimed GEMM first (library handles, first-touch).
     TS_CHECK(enqueue_gemm(d, s0, d->rep.engine, s0->dC));
     TS_CHECK(ts_event_record(s0->ev, s0->st));
-    TS_CHECK(wait_event(d, s0->ev));
+    TS_CHECK(wait_event(d, s0->ev, s0->st));
     progressed(d);
     double limit = plain_seconds(d->run->o), t0 = ts_now(), tlast = t0;
     int64_t done = 0;
@@ -439,7 +446,7 @@ static void *device_thread(void *arg) {
     int gone = d->abandon;
     if (rc < 0 && !gone) {
         d->rep.status = rc;
-        snprintf(d->rep.message, sizeof d->rep.message, "%s", ts_error_string());
+        snprintf(d->rep.message, sizeof d->rep.message, "%s", ts_error_last()->message);
     }
     if (d->phase == 2 && d->rep.seconds == 0) d->rep.seconds = ts_now() - d->checked_t0;
     d->phase = 3;

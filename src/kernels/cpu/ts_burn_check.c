@@ -9,8 +9,9 @@
 // |d| / bound, with NaN/Inf differences and nonzero differences against a zero bound as +Inf.
 static double ratio_of(double d, double bound) {
     double a = fabs(d);
-    if (!(a <= bound)) return INFINITY;
-    return bound > 0 ? a / bound : 0.0;
+    if (!isfinite(a)) return INFINITY;
+    if (bound > 0) return a / bound;
+    return a == 0 ? 0.0 : INFINITY;
 }
 
 int ts_burn_check_cpu(void *args) {

@@ -50,8 +50,9 @@ __global__ void burn_sums_kernel(const double *__restrict__ C, int64_t ldc, int6
 
 __device__ double burn_ratio(double d, double bound) {
     double a = fabs(d);
-    if (!(a <= bound)) return INFINITY;
-    return bound > 0 ? a / bound : 0.0;
+    if (!isfinite(a)) return INFINITY;
+    if (bound > 0) return a / bound;
+    return a == 0 ? 0.0 : INFINITY;
 }
 
 // Nonnegative doubles (and +Inf) order like their bit patterns, so atomicMax on the bits works.

@@ -1,0 +1,35 @@
+# burn_healthy.sh: a healthy 2-device simulated burn of ~2 s: 0 errors, exit 0, a results document and a plot.
+source "$(dirname "$0")/../cli/lib.sh"
+need python3
+
+run TESSERA_SIM_DEVICES=2 -- burn --time 2 --json "$TMP/b.json" --plot "$TMP/b.svg"
+expect_rc 0
+count_rows '^device [01] .* TFLOP/s sustained' 2
+count_rows '^  errors 0, max checksum error' 2
+expect_out '^burn: PASS'
+expect_no_out 'ERROR|LOST'
+python3 - "$TMP/b.json" <<'PY' || fail "results document"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["tool"] == "tessera burn", d["tool"]
+assert len(d["results"]) == 2
+for r in d["results"]:
+    assert r["bench"] == "burn" and r["engine"] == "ref" and r["verified"] is True
+    # The normalized checksum error of correct products: rounding is there (> 0) but far below the bound.
+    assert 0 < r["error"] < 0.1 and r["bound"] == 1.0, r["error"]
+    x = r["extra"]
+    assert x["errors"] == 0 and x["status"] == "ok"
+    assert 1.5 < x["seconds"] < 4, x["seconds"]
+    assert x["plain_tflops"] > 0 and x["iterations"] > 10
+    assert len(x["samples"]) >= 1 and all(s["tflops"] >= 0 for s in x["samples"])
+    t = r["tflops"]
+    assert 0 < t["min"] <= t["median"] <= t["max"], t
+PY
+grep -q '<polyline' "$TMP/b.svg" || fail "plot has no curve"
+
+# The full recomputation with the second engine (cpu) agrees with every checked product.
+run TESSERA_SIM_DEVICES=1 -- burn --time 1 --recompute-every 20 --size 64
+expect_rc 0
+expect_out 'recomputations \(cpu\)'
+expect_out '^burn: PASS'
+finish
