@@ -26,9 +26,15 @@ assert sum(x["tiles_per_device"]) == 100 and x["cache_hits"] > 0, x
 assert x["bytes_h2d"] < x["bytes_h2d_noreuse"], x
 PY
 
-# A device fault is a runtime error (exit 3), not a hang or a silent wrong result.
-run TESSERA_SIM_DEVICES=2 TESSERA_SIM_FAULTS="dev=1,copy=4" TESSERA_TILE=64 -- gemm 256 --engine tiles --reps 1 --warmup 0
+# A device fault: the failed device's tiles are re-run on the other one, the result verifies and
+# the stats say so; with one device and no CPU worker nobody is left: a runtime error (exit 3).
+run TESSERA_SIM_DEVICES=2 TESSERA_SIM_FAULTS="dev=1,copy=4" TESSERA_TILE=64 TESSERA_TILES_CPU=0 -- gemm 256 --engine tiles --reps 1 --warmup 0
+expect_rc 0
+count_rows '^tiles .* PASS$' 1
+expect_out "failed devices 1, re-run tiles [0-9]+"
+run TESSERA_SIM_DEVICES=1 TESSERA_SIM_FAULTS="dev=0,copy=4" TESSERA_TILE=64 TESSERA_TILES_CPU=0 -- gemm 256 --engine tiles --reps 1 --warmup 0
 expect_rc 3
+expect_out "no worker left"
 expect_out "injected failure of copy 4"
 # A flipped bit in a tile copied during the checked run (the timed run makes 64 copies) is caught
 # by the check (exit 1).

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/ts_env.h"
 #include "core/ts_error.h"
@@ -15,14 +16,49 @@
 #include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_cli_opts.h"
+#include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
 #include "runtime/ts_tiles.h"
+#include "ts_config.h"
 
 #define CMD "gemm"
 #define MAX_SHAPES 256
 #define MAX_PRECS 4
 #define MAX_OPS 16
 #define MAX_ENGINES 8
+// The cuBLASXt baseline is an engine of this command only (host operands over every CUDA device);
+// it is not a ts_engine of the kernels layer, so it gets a value outside that enum.
+#define ENG_CUBLASXT ((ts_engine)64)
+#define XT_BLOCK_DEFAULT 4096
+#define MAX_XT_BLOCKS 4
+
+static const char *eng_name(ts_engine e) { return e == ENG_CUBLASXT ? "cublasxt" : ts_engine_name(e); }
+
+// cuBLASXt glue: the library entry points exist only in CUDA builds.
+#if TS_HAVE_CUDA
+static int xt_open(ts_devset *devs, ts_cublasxt **xt) { return ts_cublasxt_create(devs, xt); }
+static int xt_gemm(ts_cublasxt *xt, int block, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                   const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                   void *C, int64_t ldc) {
+    TS_CHECK(ts_cublasxt_set_block(xt, block));
+    return ts_cublasxt_gemm(xt, prec, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+static void xt_close(ts_cublasxt *xt) { ts_cublasxt_destroy(xt); }
+#else
+static int xt_open(ts_devset *devs, ts_cublasxt **xt) {
+    (void)devs;
+    *xt = NULL;
+    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
+}
+static int xt_gemm(ts_cublasxt *xt, int block, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                   const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                   void *C, int64_t ldc) {
+    (void)xt, (void)block, (void)prec, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A;
+    (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
+    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
+}
+static void xt_close(ts_cublasxt *xt) { (void)xt; }
+#endif
 #define MAX_DIM 2147483647LL // cuBLAS takes int dimensions
 
 // Full recomputation with the reference kernel is done when m*n*k is at most this.
@@ -50,7 +86,10 @@ typedef struct {
     double alpha[2], beta[2];
     int row_major;
     ts_engine engines[MAX_ENGINES];
+    int xt_block[MAX_ENGINES]; // cublasxt entries: the block dimension of each (one entry per --xt-block value)
     int nengines;
+    int xt_blocks[MAX_XT_BLOCKS], nxt_blocks;
+    const char *trace; // --trace FILE: Chrome trace of the tiles engine
     int where_host;
     int warmup, reps; // reps 0 = per-engine default
     int verify;
@@ -85,6 +124,7 @@ typedef struct {
     double ratio; // TFLOP/s against the first engine of the group (0 = no comparison)
     int has_tiles; // engine tiles: what the tile runtime did in the last timed run
     ts_tiles_stats tiles;
+    int xt_block;  // engine cublasxt: its block dimension
 } gemm_row;
 
 // Everything one run needs: devices, the stream, host and device operand buffers.
@@ -108,6 +148,8 @@ typedef struct {
     int header_done;
     ts_tiles *tiles;           // engine tiles: the tile runtime over every device of the set
     ts_tiles_stats tiles_last; // its last call
+    ts_cublasxt *xt;           // engine cublasxt: the cuBLASXt handle over every CUDA device
+    int xt_block;              // block dimension of the row running
 } gemm_ctx;
 
 static void usage(FILE *f) {
@@ -122,7 +164,10 @@ static void usage(FILE *f) {
         "  --alpha/--beta RE[,IM]   scalars (default 1 and 1)\n"
         "  --layout col|row    storage order (row: computed as the transposed column-major problem)\n"
         "  --lda/--ldb/--ldc N leading dimensions (default: tight)\n"
-        "  --engine E[,E...]   cpu|cublas|tessera|tiles|ref|auto, run side by side on the same data\n"
+        "  --engine E[,E...]   cpu|cublas|tessera|tiles|cublasxt|ref|auto, run side by side on the same data\n"
+        "                      (tiles, cublasxt: operands in host memory, every device of the set)\n"
+        "  --xt-block N[,N...] cuBLASXt block dimension, one row each (default 4096)\n"
+        "  --trace FILE.json   engine tiles: timeline of its last timed run (Chrome trace format)\n"
         "                      (default: cublas on a GPU machine, cpu otherwise)\n"
         "  --where device|host operands resident on the device, or in host memory with the transfers\n"
         "                      timed in (device engines)\n"
@@ -229,8 +274,9 @@ static int ops_tok(gemm_opts *o, const char *opt, const char *t) {
 
 static int engine_tok(gemm_opts *o, const char *opt, const char *t) {
     ts_engine e;
-    if (ts_engine_parse(t, &e) < 0)
-        return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose cpu, cublas, tessera, tiles, ref or auto)", opt, t);
+    if (!strcasecmp(t, "cublasxt")) e = ENG_CUBLASXT;
+    else if (ts_engine_parse(t, &e) < 0)
+        return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose cpu, cublas, tessera, tiles, cublasxt, ref or auto)", opt, t);
     if (o->nengines >= MAX_ENGINES) return ts_cli_usage_error(CMD, "%s: too many engines", opt);
     o->engines[o->nengines++] = e;
     ts_error_clear();
@@ -249,6 +295,25 @@ static int parse_scalar(const char *opt, const char *s, double v[2]) {
         return ts_cli_usage_error(CMD, "%s: '%s' is not a number (RE or RE,IM)", opt, s);
     v[0] = re;
     v[1] = im;
+    return 0;
+}
+
+// One cublasxt entry per --xt-block value (each its own row), in place of the one asked for.
+static int expand_xt(gemm_opts *o) {
+    if (o->nxt_blocks == 0) o->xt_blocks[o->nxt_blocks++] = XT_BLOCK_DEFAULT;
+    ts_engine e[MAX_ENGINES];
+    int blk[MAX_ENGINES], n = 0;
+    for (int i = 0; i < o->nengines; i++) {
+        int reps = o->engines[i] == ENG_CUBLASXT ? o->nxt_blocks : 1;
+        for (int q = 0; q < reps; q++) {
+            if (n == MAX_ENGINES) return ts_cli_usage_error(CMD, "--engine: too many engines (with --xt-block)");
+            e[n] = o->engines[i], blk[n] = o->engines[i] == ENG_CUBLASXT ? o->xt_blocks[q] : 0;
+            n++;
+        }
+    }
+    memcpy(o->engines, e, sizeof e[0] * (size_t)n);
+    memcpy(o->xt_block, blk, sizeof blk[0] * (size_t)n);
+    o->nengines = n;
     return 0;
 }
 
@@ -310,6 +375,21 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
             else return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v);
         } else if (VALUE("--engine", "-e")) {
             if (r < 0 || each_token(o, "--engine", v, engine_tok)) return TS_EXIT_USAGE;
+        } else if (VALUE("--xt-block", NULL)) {
+            int64_t b[MAX_XT_BLOCKS + 1];
+            int nb = 0;
+            if (r < 0) return TS_EXIT_USAGE;
+            if (ts_parse_i64_list(v, "--xt-block", b, MAX_XT_BLOCKS + 1, &nb) < 0 || nb < 1 || nb > MAX_XT_BLOCKS)
+                return ts_cli_usage_error(CMD, "--xt-block: '%s': expected 1 to %d block dimensions", v, MAX_XT_BLOCKS);
+            for (int q = 0; q < nb; q++) {
+                if (b[q] < 64 || b[q] > 65536)
+                    return ts_cli_usage_error(CMD, "--xt-block: %lld out of range 64..65536", (long long)b[q]);
+                o->xt_blocks[q] = (int)b[q];
+            }
+            o->nxt_blocks = nb;
+        } else if (VALUE("--trace", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            o->trace = v;
         } else if (VALUE("--where", NULL)) {
             if (r < 0) return TS_EXIT_USAGE;
             if (!strcmp(v, "device")) o->where_host = 0;
@@ -385,14 +465,14 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
         o->nops = 1;
     }
     if (o->nprecs == 0) o->precs[o->nprecs++] = 'd';
-    return 0;
+    return expand_xt(o);
 }
 
 // ---------------------------------------------------------------- problem geometry
 
 // Engines that run on the one device chosen by --device. The tile runtime (tiles) is not one: its
 // operands stay in host memory and it runs over every device of the set plus the CPU.
-static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && e != TS_ENGINE_TILES; }
+static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && e != TS_ENGINE_TILES && e != ENG_CUBLASXT; }
 
 static int any_engine_is(const gemm_opts *o, ts_engine e) {
     for (int i = 0; i < o->nengines; i++)
@@ -526,6 +606,17 @@ static int resolve_engines(gemm_ctx *c, ts_engine resolved[MAX_ENGINES]) {
             resolved[i] = e;
             continue;
         }
+        if (e == ENG_CUBLASXT) { // every CUDA device of the set; its handle is created once
+            if (ts_devset_count(c->devs) == 0 || ts_devset_backend(c->devs) != TS_BACKEND_CUDA)
+                return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s",
+                                          !TS_HAVE_CUDA ? "this build has no CUDA backend"
+                                          : ts_devset_count(c->devs) ? "the devices are simulated (cuBLASXt needs GPUs)"
+                                                                     : "no GPU found");
+            if (!c->xt && xt_open(c->devs, &c->xt) < 0)
+                return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s", ts_error_string());
+            resolved[i] = e;
+            continue;
+        }
         if (e == TS_ENGINE_TILES) { // every device of the set, not the one of --device
             if (ts_devset_count(c->devs) == 0)
                 return ts_cli_usage_error(CMD, "--engine tiles: not available: no devices are open (%s)",
@@ -634,6 +725,9 @@ typedef struct {
 // Runs one GEMM on the host with the engine; returns 0 or a negative status.
 static int run_host_once(gemm_ctx *c, ts_engine e, const job *j, void *C) {
     const colprob *p = &j->p;
+    if (e == ENG_CUBLASXT)
+        return xt_gemm(c->xt, c->xt_block, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
+                       p->ldb, &j->beta, C, p->ldc);
     if (e == TS_ENGINE_TILES)
         return ts_tiles_gemm(c->tiles, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
                              p->ldb, &j->beta, C, p->ldc, &c->tiles_last);
@@ -822,8 +916,22 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     row->engine = e;
     row->host = on_host || host_operands;
     row->reps = reps;
+    // cuBLASXt reads host memory as it is: pinned through the device layer's registry, as the tile
+    // runtime pins its operands (buffers from ts_host_alloc are page-locked already: nothing to do).
+    int pins[3] = {-1, -1, -1};
+    if (e == ENG_CUBLASXT) {
+        void *bufs[3] = {c->hA, c->hB, c->hC};
+        size_t bytes[3] = {c->bytesA, c->bytesB, c->bytesC};
+        for (int b = 0; b < 3; b++)
+            if (ts_host_pin(c->devs, bufs[b], bytes[b], &pins[b]) < 0) pins[b] = -1, ts_error_clear();
+        c->xt_block = row->xt_block;
+    }
     int rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
     if (rc >= 0 && e == TS_ENGINE_TILES) row->has_tiles = 1, row->tiles = c->tiles_last;
+    if (rc >= 0 && e == TS_ENGINE_TILES && c->o->trace && ts_tiles_trace_write(c->tiles, c->o->trace) < 0) {
+        ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
+        ts_error_clear();
+    }
     if (rc >= 0) {
         double fl = gemm_flops(j->prec, row->shape);
         row->sec = ts_stats_of(sec, (size_t)reps);
@@ -838,6 +946,8 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
             }
         }
     }
+    for (int b = 0; b < 3; b++)
+        if (pins[b] >= 0) ts_host_unpin(c->devs, pins[b]);
     free(sec);
     return rc;
 }
@@ -869,6 +979,12 @@ static void print_tiles(gemm_ctx *c, const ts_tiles_stats *t) {
             (long long)t->cache_hits, (long long)t->cache_misses, (long long)t->peer_fetches, t->bytes_h2d / 1048576.0,
             t->bytes_h2d_noreuse / 1048576.0, t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0,
             (long long)t->steals);
+    char planned[32] = "-";
+    if (t->cpu_share_planned >= 0) snprintf(planned, sizeof planned, "%.1f%%", 100 * t->cpu_share_planned);
+    fprintf(c->out, "  tiles: cpu %s, planned share %s, cpu steals %lld; %.1f GFLOP/s devices, %.1f cpu; "
+                    "failed devices %d, re-run tiles %lld\n",
+            t->cpu_mode ? t->cpu_mode : "-", planned, (long long)t->cpu_steals, t->dev_gflops, t->cpu_gflops,
+            t->devices_failed, (long long)t->reruns);
 }
 
 static void print_row(gemm_ctx *c, const gemm_row *r) {
@@ -883,7 +999,8 @@ static void print_row(gemm_ctx *c, const gemm_row *r) {
     print_header(c);
     char eng[24]; // the engine that ran; "auto:<engine>" when auto chose it
     if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->engine));
-    else snprintf(eng, sizeof eng, "%s", ts_engine_name(r->engine));
+    else if (r->engine == ENG_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->xt_block);
+    else snprintf(eng, sizeof eng, "%s", eng_name(r->engine));
     if (r->runtime_failed) {
         fprintf(c->out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n",
                 eng, r->prec, (long long)r->shape.m, (long long)r->shape.n,
@@ -905,7 +1022,7 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         if (r->runtime_failed) continue;
         int cplx = ts_prec_is_complex(r->prec);
         ts_result_common rc = {
-            .bench = "gemm", .engine = ts_engine_name(r->engine), .precision = r->prec,
+            .bench = "gemm", .engine = eng_name(r->engine), .precision = r->prec,
             .where = r->host ? "host" : "device", .reps = r->reps,
             .sec_median = r->sec.median, .sec_min = r->sec.min, .sec_max = r->sec.max,
             .tf_median = r->tf_med, .tf_min = r->tf_min, .tf_max = r->tf_max,
@@ -937,7 +1054,8 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         }
         if (r->engine != TS_ENGINE_CPU && c->dev) ts_json_int(j, "device", c->o->device);
         else ts_json_null(j, "device");
-        ts_json_str(j, "requested_engine", ts_engine_name(r->requested));
+        ts_json_str(j, "requested_engine", eng_name(r->requested));
+        if (r->engine == ENG_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
         ts_json_int(j, "warmup", c->o->warmup);
         if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
         if (r->has_tiles) {
@@ -957,6 +1075,14 @@ static void write_json(gemm_ctx *c, ts_json *j) {
             for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, t->tiles_dev[d]);
             ts_json_end_array(j);
             ts_json_int(j, "steals", t->steals);
+            ts_json_str(j, "cpu_mode", t->cpu_mode ? t->cpu_mode : "off");
+            if (t->cpu_share_planned >= 0) ts_json_num(j, "cpu_share_planned", t->cpu_share_planned);
+            else ts_json_null(j, "cpu_share_planned");
+            ts_json_int(j, "cpu_steals", t->cpu_steals);
+            ts_json_num(j, "dev_gflops", t->dev_gflops);
+            ts_json_num(j, "cpu_gflops", t->cpu_gflops);
+            ts_json_int(j, "devices_failed", t->devices_failed);
+            ts_json_int(j, "reruns", t->reruns);
         }
         if (r->verified) {
             ts_json_num(j, "freivalds_error", r->fv_err);
@@ -1019,11 +1145,12 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
         row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
         row->requested = o->engines[e];
+        row->xt_block = o->xt_block[e];
         int rc = run_row(c, resolved[e], &j, row);
         if (rc < 0) {
             row->runtime_failed = 1;
             progress_clear(c);
-            ts_cli_errorf(CMD, "%s %lldx%lldx%lld %c %s: %s", ts_engine_name(resolved[e]), (long long)s.m,
+            ts_cli_errorf(CMD, "%s %lldx%lldx%lld %c %s: %s", eng_name(resolved[e]), (long long)s.m,
                           (long long)s.n, (long long)s.k, prec, ops, ts_error_string());
             if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
             if (c->st && !row_on_host(c, resolved[e])) { // a sticky stream error: start a fresh stream
@@ -1038,7 +1165,7 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
         if (c->progress_on) {
             char d[128];
             snprintf(d, sizeof d, "%lldx%lldx%lld %c %s %s", (long long)s.m, (long long)s.n, (long long)s.k, prec,
-                     ops, ts_engine_name(resolved[e]));
+                     ops, eng_name(resolved[e]));
             ts_progress_update(&c->prog, c->flops_done, d);
         }
     }
@@ -1098,6 +1225,7 @@ int ts_cmd_gemm(int argc, char **argv) {
             rc = ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
             goto out;
         }
+        to.trace = o.trace != NULL;
         if (ts_tiles_create(c.devs, &to, &c.tiles) < 0) {
             ts_cli_errorf(CMD, "%s", ts_error_string());
             rc = TS_EXIT_RUNTIME;
@@ -1171,6 +1299,7 @@ out:
     free_buffers(&c);
     if (c.st) ts_stream_destroy(c.st);
     ts_tiles_destroy(c.tiles);
+    xt_close(c.xt);
     ts_devset_close(c.devs);
     free(c.rows);
     return rc;

@@ -34,6 +34,18 @@ int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n,
 // 16-byte aligned (or odd leading dimensions) always run "rankk" with 8-byte copies.
 const char *ts_cuda_dgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms);
 
+// cuBLASXt baseline (ts_cublasxt.c): host-resident GEMM over every CUDA device of a set, as NVIDIA
+// ships it (cublasXtDgemm & co.). A context holds the cublasXt handle (devices selected with their
+// native ids, CPU ratio 0). block: cublasXtSetBlockDim. A, B, C are host pointers (column-major);
+// the call returns when C is complete. Declared without CUDA types, so callers need no CUDA headers.
+typedef struct ts_cublasxt ts_cublasxt;
+int ts_cublasxt_create(ts_devset *devs, ts_cublasxt **out); // TS_ERR_UNSUPPORTED on sim/empty sets
+int ts_cublasxt_set_block(ts_cublasxt *xt, int block);
+int ts_cublasxt_gemm(ts_cublasxt *xt, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                     const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
+                     const void *beta, void *C, int64_t ldc);
+void ts_cublasxt_destroy(ts_cublasxt *xt);
+
 #ifdef __cplusplus
 }
 #endif
