@@ -154,10 +154,13 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
     ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
     // A failure that is only the consequence of another device's (a stream waited on an event of a
     // failed or lost peer: a peer copy) leaves this device healthy: it recovers below.
-    int consequence = 1;
-    for (int s = 0; s < 4; s++)
-        if (st[s] && ts_stream_sync(st[s]) < 0 && !strstr(ts_error_last()->message, "waited on an event"))
-            consequence = 0;
+    int waited = 0, other = 0;
+    for (int s = 0; s < 4; s++) {
+        if (!st[s] || ts_stream_sync(st[s]) >= 0) continue;
+        if (strstr(ts_error_last()->message, "waited on an event")) waited = 1;
+        else other = 1;
+    }
+    int consequence = waited && !other;
     pthread_mutex_lock(&c->lock);
     // References it holds on slots (its own and peers') go: none of its work runs any more.
     while (dc->ring_count > 0) {
