@@ -24,6 +24,10 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   step gemm-rankk "$tessera" gemm 16384x16384x256 16384x16384x384 16384x16384x512 16384x16384x1024 \
        --engine "$engines" --reps 10 --json "$out/gemm-rankk.json"
   step gemm-sgemm "$tessera" gemm 8192 --prec s --engine cublas --reps 10 --json "$out/gemm-sgemm.json"
+  # Host-resident GEMM: tile runtime against cuBLASXt at two block sizes (cuBLASXt allocates its own
+  # device memory, so the arena leaves half of it free).
+  step gemm-host env TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm 16384 32768 --where host --engine tiles,cublasxt \
+       --xt-block 4096,8192 --reps 3 --json "$out/gemm-host.json"
   step hpl timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl --json "$out/hpl.json" ${TESSERA_BENCH_HPL_ARGS:-}
 else
   step gemm-cpu "$tessera" gemm 1024 2048 --engine cpu --json "$out/gemm-cpu.json"
