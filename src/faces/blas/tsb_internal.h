@@ -1,0 +1,61 @@
+// tsb_internal.h: internal interfaces of libtessera_blas.so (the drop-in BLAS/CBLAS face of Tessera).
+//
+// The library exports only BLAS and CBLAS names (version script generated from the symbol lists
+// in this folder). GEMM is routed here (tsb_gemm.c): large calls to the tile runtime, the others
+// to the CPU BLAS; every other symbol is forwarded to the CPU BLAS (tsb_forward.c). docs/blas.md.
+#ifndef TSB_INTERNAL_H
+#define TSB_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "runtime/ts_tiles.h"
+
+#define TSB_EXPORT __attribute__((visibility("default")))
+
+// CBLAS enum values (Reference-LAPACK CBLAS/include/cblas.h); the enums are ints in the ABI.
+enum { TSB_ROW_MAJOR = 101, TSB_COL_MAJOR = 102 };
+enum { TSB_NO_TRANS = 111, TSB_TRANS = 112, TSB_CONJ_TRANS = 113 };
+
+// Default offload threshold on m*n*k: 2^27 = 512^3. Below it, moving A, B and C over PCIe
+// (24 n^2 bytes at ~25 GB/s: 0.25 ms at n = 512) already takes as long as a ~1 TFLOP/s CPU BLAS
+// needs for the whole product (2 n^3 flops: 0.27 ms), so offloading cannot win.
+#define TSB_THRESHOLD_DEFAULT (INT64_C(1) << 27)
+
+// Index of a routed routine (per-routine disable keys: TESSERA_BLAS_DISABLE_<NAME>).
+enum { TSB_SGEMM, TSB_DGEMM, TSB_CGEMM, TSB_ZGEMM, TSB_NROUTINES };
+
+// Configuration: environment variables over the optional file $TESSERA_BLAS_CONF.
+typedef struct {
+    char cpu_blas[1024];         // TESSERA_CPU_BLAS (default libopenblas.so.0)
+    int64_t threshold;           // TESSERA_BLAS_THRESHOLD: offload when m*n*k >= threshold
+    int max_devices;             // TESSERA_BLAS_DEVICES: all (0) or the first N devices
+    int64_t tile;                // TESSERA_BLAS_TILE (0: the runtime's default)
+    double cpu_share;            // TESSERA_BLAS_CPU_RATIO: auto, 0 or a fraction (ts_tiles_opts.cpu_share)
+    int cpu_share_set;
+    int disabled[TSB_NROUTINES]; // TESSERA_BLAS_DISABLE_SGEMM ... = 1: always on the CPU BLAS
+    FILE *trace;                 // TESSERA_BLAS_TRACE: a file, "stderr" or "stdout"; NULL = off
+} tsb_config;
+
+// The configuration, read once (pthread_once). A malformed value stops the program with a message.
+const tsb_config *tsb_config_get(void);
+// One trace line (prefix "tessera_blas: "), when tracing is on.
+void tsb_trace(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int tsb_trace_on(void);
+
+// The CPU BLAS symbol `name` (dlopen of TESSERA_CPU_BLAS once, then dlsym). Never NULL: a missing
+// library or symbol stops the program with a message naming both.
+void *tsb_cpu_sym(const char *name);
+
+// The runtime (devices + CPU), created on first use; NULL when it cannot be created (a message is
+// printed once and GEMM stays on the CPU BLAS).
+ts_tiles *tsb_runtime_get(void);
+
+// Reference CBLAS globals (defined in tsb_xerbla.c).
+extern int RowMajorStrg;
+extern int CBLAS_CallFromC;
+void xerbla_(const char *srname, const int *info, size_t len);
+void cblas_xerbla(int info, const char *rout, const char *form, ...);
+
+#endif
