@@ -14,6 +14,7 @@ declare -A probe=(
   [openmpi-bin]=/usr/bin/mpiexec
   [libcmocka-dev]=/usr/lib/x86_64-linux-gnu/pkgconfig/cmocka.pc
   [python3]=/usr/bin/python3
+  [libblas-test]=/usr/lib/x86_64-linux-gnu/blas/xblat3d
 )
 missing=()
 for pkg in "${!probe[@]}"; do
