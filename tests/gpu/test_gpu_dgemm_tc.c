@@ -241,9 +241,12 @@ static void test_tc_odd_sizes(void **state) {
 // Each tile variant on each op, edges in every direction, aligned and misaligned operands.
 static void test_tc_variants(void **state) {
     if (!g_set) skip();
-    static const char *const tiles[] = {"large", "rankk", "small"};
+    // Every TESSERA_TC_TILE name (large32*: BK = 32; *c: C prefetched into L2; *pf: fragments
+    // across the barrier, for ops with A 'N').
+    static const char *const tiles[] = {"large",  "rankk",  "small",   "large32",
+                                        "large32c", "rankkc", "largepf", "large32pf"};
     uint64_t key = 1000;
-    for (int v = 0; v < 3; v++)
+    for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
         for (int o = 0; o < 4; o++) {
             tc_case c = {ops[o][0], ops[o][1], 301, 259, 83, 2, 4, 6, 1.0, (o & 1) ? 0.0 : -0.5, 0, tiles[v]};
             run_case(&c, key += 10);

@@ -9,6 +9,10 @@
 //   - each k-step writes every shared-memory slot of its stage exactly once;
 //   - the fragment loads (16 bytes per lane) are bank-conflict free per quarter-warp, and so are
 //     the cp.async writes (per quarter-warp for 16-byte, per half-warp for 8-byte copies).
+// Shapes with BK = 32 (KS = 2) hold a stage as two BK = 16 sub-stages; the replay covers their
+// loader (K-major chunks past k 16 go to the second sub-stage) and the four k8 halves per step.
+// The C prefetch of the *c variants (L2 hints) is replayed for coverage of the tile. The *pf
+// variants change only the order of the fragment loads (the same maps, split across the barrier).
 // The formulas below must stay identical to the kernel's; change both together.
 #include <setjmp.h>
 #include <stdarg.h>
@@ -23,11 +27,15 @@
 #define TC_GROUP_M 8
 
 typedef struct {
-    int BM, BN, WM, WN, STAGES;
+    int BM, BN, WM, WN, STAGES, KS, cpf; // KS: BK = 16 KS; cpf: C prefetched into L2
     const char *name;
 } shape;
-static const shape shapes[] = {{128, 128, 64, 32, 4, "large"}, {128, 64, 64, 32, 4, "rankk"},
-                               {64, 64, 32, 32, 4, "small"}};
+// Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
+static const shape shapes[] = {{128, 128, 64, 32, 4, 1, 0, "large"},   {128, 64, 64, 32, 4, 1, 0, "rankk"},
+                               {64, 64, 32, 32, 4, 1, 0, "small"},     {128, 128, 64, 32, 3, 2, 0, "large32"},
+                               {128, 128, 64, 32, 3, 2, 1, "large32c"}, {128, 64, 64, 32, 4, 1, 1, "rankkc"},
+                               {128, 128, 64, 32, 4, 1, 0, "largepf"},  {128, 128, 64, 32, 3, 2, 0, "large32pf"}};
+#define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
 // m16n8k8 .f64: A a_i at (row g + 8(i%2), col t + 4(i/2)); B b_i at (row t + 4i, col g);
@@ -114,15 +122,15 @@ typedef struct {
 
 // ---- TileLoader (same formulas as the kernel) ----
 typedef struct {
-    int R, kmajor, vec, threads;
+    int R, kmajor, vec, threads, bk;
     int line_chunks, lpp, passes;
 } loader_shape;
 
-static loader_shape loader_of(int R, int kmajor, int vec, int threads) {
-    loader_shape L = {R, kmajor, vec, threads, 0, 0, 0};
-    L.line_chunks = kmajor ? TC_BK / vec : R / vec;
+static loader_shape loader_of(int R, int kmajor, int vec, int threads, int bk) {
+    loader_shape L = {R, kmajor, vec, threads, bk, 0, 0, 0};
+    L.line_chunks = kmajor ? bk / vec : R / vec;
     L.lpp = threads / L.line_chunks;
-    int lines = kmajor ? R : TC_BK;
+    int lines = kmajor ? R : bk;
     L.passes = lines / L.lpp;
     assert_true(threads % L.line_chunks == 0 && lines % L.lpp == 0 && L.passes >= 1);
     return L;
@@ -147,13 +155,13 @@ static void emu_load(emu *E, const loader_shape *L, const double *M, int64_t ld,
                 if (L->kmajor) {
                     int64_t kl = k - k0 - inner;
                     nvalid = line < xlim ? (kl >= L->vec ? L->vec : (kl > 0 ? (int)kl : 0)) : 0;
-                    sidx = line * TC_BK + (inner ^ (((line >> 1) & 1) << 3));
+                    sidx = (inner / TC_BK) * L->R * TC_BK + line * TC_BK + ((inner % TC_BK) ^ (((line >> 1) & 1) << 3));
                 } else {
                     int xl = xlim - inner;
                     nvalid = k0 + line < k ? (xl >= L->vec ? L->vec : (xl > 0 ? xl : 0)) : 0;
                     sidx = line * L->R + (inner ^ (((line >> 1) & 3) << 2));
                 }
-                assert_true(sidx % L->vec == 0 && sidx + L->vec <= L->R * TC_BK);
+                assert_true(sidx % L->vec == 0 && sidx + L->vec <= L->R * L->bk);
                 for (int e = 0; e < L->vec; e++) {
                     stage[sidx + e] = e < nvalid ? M[off + e] : 0.0;
                     written[sidx + e]++;
@@ -217,11 +225,12 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
     const shape *S = E->S;
     int threads = 32 * (S->BM / S->WM) * (S->BN / S->WN), warps_m = S->BM / S->WM, MT = S->WM / 16, NT = S->WN / 8;
     E->ak = !(ta == 'N'), E->bk = tb == 'N';
-    loader_shape La = loader_of(S->BM, E->ak, E->vec, threads), Lb = loader_of(S->BN, E->bk, E->vec, threads);
+    const int BK = TC_BK * S->KS;
+    loader_shape La = loader_of(S->BM, E->ak, E->vec, threads, BK), Lb = loader_of(S->BN, E->bk, E->vec, threads, BK);
     int grid_m = (int)((m + S->BM - 1) / S->BM), grid_n = (int)((n + S->BN - 1) / S->BN);
-    int64_t ktiles = (k + TC_BK - 1) / TC_BK;
-    double *sA = malloc(sizeof(double) * S->BM * TC_BK), *sB = malloc(sizeof(double) * S->BN * TC_BK);
-    int *wa = malloc(sizeof(int) * S->BM * TC_BK), *wb = malloc(sizeof(int) * S->BN * TC_BK);
+    int64_t ktiles = (k + BK - 1) / BK;
+    double *sA = malloc(sizeof(double) * S->BM * BK), *sB = malloc(sizeof(double) * S->BN * BK);
+    int *wa = malloc(sizeof(int) * S->BM * BK), *wb = malloc(sizeof(int) * S->BN * BK);
     double(*acc)[32][4][8][4] = malloc(sizeof(double) * 32 * 32 * 4 * 8 * 4); // [warp][lane][mt][nt][e]
     char *done = calloc((size_t)(grid_m * grid_n), 1);
     for (int pid = 0; pid < grid_m * grid_n; pid++) {
@@ -231,20 +240,34 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         done[bm + bn * grid_m] = 1;
         int64_t m0 = (int64_t)bm * S->BM, n0 = (int64_t)bn * S->BN;
         memset(acc, 0, sizeof(double) * 32 * 32 * 4 * 8 * 4);
+        if (S->cpf && beta != 0.0 && k <= 1024) { // prefetch_c: every C line of the tile, nothing outside
+            int lpc = S->BM * 8 / 128, hit = 0;
+            for (int tid = 0; tid < threads; tid++)
+                for (int idx = tid; idx < lpc * S->BN; idx += threads) {
+                    int col = idx / lpc, seg = idx % lpc;
+                    if (n0 + col >= n || 16 * seg >= m - m0) continue;
+                    assert_true(m0 + 16 * seg < m && n0 + col < n);
+                    hit++;
+                }
+            int64_t rows = m - m0 < S->BM ? m - m0 : S->BM, cols = n - n0 < S->BN ? n - n0 : S->BN;
+            assert_int_equal(hit, (int)(((rows + 15) / 16) * cols));
+        }
         for (int64_t kt = 0; kt < ktiles; kt++) { // the stage ring only reorders; one stage suffices here
-            memset(wa, 0, sizeof(int) * S->BM * TC_BK), memset(wb, 0, sizeof(int) * S->BN * TC_BK);
-            for (int i = 0; i < S->BM * TC_BK; i++) sA[i] = NAN;
-            for (int i = 0; i < S->BN * TC_BK; i++) sB[i] = NAN;
-            emu_load(E, &La, A, lda, m0, m, kt * TC_BK, k, sA, wa);
-            emu_load(E, &Lb, B, ldb, n0, n, kt * TC_BK, k, sB, wb);
-            for (int i = 0; i < S->BM * TC_BK; i++) assert_int_equal(wa[i], 1);
-            for (int i = 0; i < S->BN * TC_BK; i++) assert_int_equal(wb[i], 1);
+            memset(wa, 0, sizeof(int) * S->BM * BK), memset(wb, 0, sizeof(int) * S->BN * BK);
+            for (int i = 0; i < S->BM * BK; i++) sA[i] = NAN;
+            for (int i = 0; i < S->BN * BK; i++) sB[i] = NAN;
+            emu_load(E, &La, A, lda, m0, m, kt * BK, k, sA, wa);
+            emu_load(E, &Lb, B, ldb, n0, n, kt * BK, k, sB, wb);
+            for (int i = 0; i < S->BM * BK; i++) assert_int_equal(wa[i], 1);
+            for (int i = 0; i < S->BN * BK; i++) assert_int_equal(wb[i], 1);
             for (int w = 0; w < threads / 32; w++) {
                 int wm = w % warps_m, wn = w / warps_m;
-                for (int h = 0; h < 2; h++) {
+                for (int hh = 0; hh < 2 * S->KS; hh++) { // sub-stage hh/2, k8 half hh%2 (load_half)
                     static frags f[32];
                     long addr[24][32];
-                    for (int lane = 0; lane < 32; lane++) emu_frags(E, &f[lane], sA, sB, wm, wn, lane, h, addr);
+                    const int h = hh % 2, sub = hh / 2;
+                    for (int lane = 0; lane < 32; lane++)
+                        emu_frags(E, &f[lane], sA + sub * S->BM * TC_BK, sB + sub * S->BN * TC_BK, wm, wn, lane, h, addr);
                     int nloads = 2 * MT + 2 * (NT / 2);
                     for (int l = 0; l < nloads; l++) E->frag_conflicts += conflicts(addr[l], 16), E->frag_loads++;
                     for (int mt = 0; mt < MT; mt++)
@@ -301,7 +324,7 @@ static void run(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n,
     double err = kt_scaled_err('d', m, n, k, C, ldc, ref, bnd);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = m; i < ldc; i++) assert_true(isnan(C[i + j * ldc]));
-    printf("  %-5s vec %d %c%c %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
+    printf("  %-8s vec %d %c%c %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
            "conflicts %ld/%ld\n",
            S->name, vec, ta, tb, (long long)m, (long long)n, (long long)k, beta_zero ? "0" : "!=0", err,
            E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies);
@@ -316,9 +339,11 @@ static const char ops[4][2] = {{'N', 'N'}, {'N', 'T'}, {'T', 'N'}, {'T', 'T'}};
 // Every shape and op with 16-byte copies; partial tiles in m, n and k (and a second k-step).
 static void test_emul_shapes_ops(void **state) {
     uint64_t key = 10;
-    for (int s = 0; s < 3; s++)
+    for (int s = 0; s < NSHAPES; s++)
         for (int o = 0; o < 4; o++) {
             run(&shapes[s], 2, ops[o][0], ops[o][1], shapes[s].BM + 19, shapes[s].BN + 5, 37, o & 1, key += 10);
+            if (shapes[s].KS > 1) // k = 64 + 7: two full 32-deep steps and a partial one
+                run(&shapes[s], 2, ops[o][0], ops[o][1], shapes[s].BM - 3, 2 * shapes[s].BN + 1, 71, !(o & 1), key += 10);
         }
 }
 

@@ -3,10 +3,15 @@
 // C = alpha op(A) op(B) + beta C, column-major, any m, n, k, leading dimensions and op combination.
 //
 // Blocking (MAGMA's register + shared-memory blocking, on tensor cores):
-//   - a thread block computes a BM x BN tile of C, walking k in steps of BK = 16; the A and B slices
-//     of STAGES k-steps are in flight at once (cp.async, zero-fill for out-of-range elements);
+//   - a thread block computes a BM x BN tile of C, walking k in steps of BK = 16 KS (KS = 1 or 2); the
+//     A and B slices of STAGES k-steps are in flight at once (cp.async, zero-fill for out-of-range
+//     elements); a stage of BK = 32 is two BK = 16 sub-stages of the layout below, one after the other;
 //   - each warp computes a WM x WN sub-tile as (WM/16) x (WN/8) mma.sync.m16n8k8 f64 tiles; the
 //     fragments of the next k8 half are loaded from shared memory while the current half multiplies;
+//     with PF (A 'N' only) the barrier sits before the last half's mma and the next k-step's first
+//     fragments load across it while that half multiplies;
+//   - with CPF, beta != 0 and k <= TC_CPF_MAX_K the block's C tile is prefetched into L2 before the
+//     main loop, so the epilogue's read of C hits L2 (the rank-k update's C traffic);
 //   - block order is grouped (GROUP_M tile rows at a time) so that concurrently running blocks share
 //     their A and B slices in L2.
 //
@@ -37,10 +42,10 @@
 
 namespace {
 
-constexpr int TC_BK = 16;     // k per pipeline stage
+constexpr int TC_BK = 16;     // k per sub-stage (a stage holds KS of them)
 constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reuse)
 
-// Run-time variant choice (TESSERA_TC_TILE=large|rankk|small overrides it):
+// Run-time variant choice (TESSERA_TC_TILE=<name of tc_variant_names> overrides it):
 //   small (64x64) when 128x64 tiles would not give every multiprocessor one block,
 //   rankk (128x64, 2 blocks per SM) when k <= TC_RANKK_MAX_K (one block's epilogue overlaps the
 //   other's main loop; the HPL trailing update), large (128x128) otherwise.
@@ -55,18 +60,37 @@ struct TcParams {
     int c_vec; // C 16-byte aligned with ldc even: pairs of rows stored as one double2
 };
 
-template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_>
+// KS: BK = 16 KS per stage; CPF: L2 prefetch of C; PF: the next k-step's first fragments load
+// across the barrier (1: its B fragments, 2: and its A tile 0).
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int KS_ = 1, bool CPF_ = false,
+          int PF_ = 0>
 struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
+    static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
+    static constexpr bool CPF = CPF_;
+    static constexpr int PF = PF_;
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN;
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int MT = WM / 16, NT = WN / 8; // mma tiles per warp
-    static constexpr size_t SMEM = (size_t)STAGES * (BM + BN) * TC_BK * sizeof(double);
+    static constexpr size_t SMEM = (size_t)STAGES * (BM + BN) * BK * sizeof(double);
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tile shape");
+    static_assert(SMEM <= 227 * 1024 && (KS == 1 || KS == 2), "stage shape");
 };
 using ShapeLarge = TcShape<128, 128, 64, 32, 4, 1>; // 8 warps, 128 KB shared
 using ShapeRankK = TcShape<128, 64, 64, 32, 4, 2>;  // 4 warps, 96 KB shared, 2 blocks/SM
 using ShapeSmall = TcShape<64, 64, 32, 32, 4, 2>;   // 4 warps, 64 KB shared, 2-3 blocks/SM
+// Candidates measured side by side with the above (bench/tc_variants.sh; predictions in bench/NOTES.md):
+using ShapeLarge32 = TcShape<128, 128, 64, 32, 3, 1, 2>;        // BK 32: half the barriers, 192 KB
+using ShapeLarge32C = TcShape<128, 128, 64, 32, 3, 1, 2, true>; // large32 + C prefetch into L2
+using ShapeRankKC = TcShape<128, 64, 64, 32, 4, 2, 1, true>;    // rankk + C prefetch into L2
+// The next k-step's first fragments load across the barrier, while the last half multiplies (a
+// whole second fragment set spilled 24-524 bytes). Only where A is MN-major (op 'N'): with
+// K-major A (TN, TT) even 24 more registers spill, so those run the plain loop of the same shape.
+using ShapeLargePf = TcShape<128, 128, 64, 32, 4, 1, 1, false, 1>;   // B fragments (16 registers)
+using ShapeLarge32Pf = TcShape<128, 128, 64, 32, 3, 1, 2, false, 2>; // B + A tile 0 (24 registers)
+// C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
+// tiles in flight hold 17 MB of C, against 50-60 MB of L2).
+constexpr int64_t TC_CPF_MAX_K = 1024;
 
 // ---- PTX wrappers ----
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
@@ -117,11 +141,13 @@ __device__ __forceinline__ void mma_m16n8k8(double (&c)[4], const double (&a)[4]
 // A thread copies PASSES chunks of VEC doubles per k-step: its chunk of line `line0 + j*LPP` at
 // position `inner`. K-major lines are rows of op(A) (columns of op(B)): 16 k values each;
 // MN-major lines are the 16 k values: R elements each.
-template <int R, bool KMAJOR, int VEC, int THREADS>
+// With BK = 32 a K-major line's chunk at inner >= 16 goes to the second sub-stage (R x 16 further);
+// MN-major lines 16..31 land there by themselves (line * R).
+template <int R, bool KMAJOR, int VEC, int THREADS, int BK = TC_BK>
 struct TileLoader {
-    static constexpr int LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
+    static constexpr int LINE_CHUNKS = KMAJOR ? BK / VEC : R / VEC;
     static constexpr int LPP = THREADS / LINE_CHUNKS; // lines per pass
-    static constexpr int LINES = KMAJOR ? R : TC_BK;
+    static constexpr int LINES = KMAJOR ? R : BK;
     static constexpr int PASSES = LINES / LPP;
     static_assert(THREADS % LINE_CHUNKS == 0 && LINES % LPP == 0 && PASSES >= 1, "loader shape");
 
@@ -138,7 +164,7 @@ struct TileLoader {
         ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
     }
 
-    // Issues the copies of k-step [k0, k0 + 16) into `stage` and moves on to the next k-step.
+    // Issues the copies of k-step [k0, k0 + BK) into `stage` and moves on to the next k-step.
     __device__ __forceinline__ void load(double *stage, int64_t k0, int64_t k) {
 #pragma unroll
         for (int j = 0; j < PASSES; j++) {
@@ -148,7 +174,7 @@ struct TileLoader {
             if (KMAJOR) {
                 int64_t kl = k - k0 - inner;
                 nvalid = line < xlim ? (kl >= VEC ? VEC : (kl > 0 ? (int)kl : 0)) : 0;
-                sidx = line * TC_BK + (inner ^ (((line >> 1) & 1) << 3));
+                sidx = (inner / TC_BK) * R * TC_BK + line * TC_BK + ((inner % TC_BK) ^ (((line >> 1) & 1) << 3));
             } else {
                 int xl = xlim - inner;
                 nvalid = k0 + line < k ? (xl >= VEC ? VEC : (xl > 0 ? xl : 0)) : 0;
@@ -156,7 +182,7 @@ struct TileLoader {
             }
             cp_async<VEC>(stage + sidx, src, nvalid * 8);
         }
-        ptr += KMAJOR ? (int64_t)TC_BK : TC_BK * ld;
+        ptr += KMAJOR ? (int64_t)BK : BK * ld;
     }
 };
 
@@ -184,12 +210,13 @@ struct FragOffsets {
     }
 };
 
-template <class S, bool AK, bool BKM, int H>
+// A tiles MT0 .. MT1-1 and (WB) the B tiles; all of them by default.
+template <class S, bool AK, bool BKM, int H, int MT0 = 0, int MT1 = S::MT, bool WB = true>
 __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const double *sB,
                                            const FragOffsets<S, AK, BKM> &o) {
     const double *pa = sA + o.a[H], *pb = sB + o.b[H];
 #pragma unroll
-    for (int mt = 0; mt < S::MT; mt++) {
+    for (int mt = MT0; mt < MT1; mt++) {
         if (AK) { // rows 2g (a0 k 2t, a2 k 2t+1) and 2g+1 (a1, a3)
             double2 r0 = *reinterpret_cast<const double2 *>(pa + (16 * mt) * TC_BK);
             double2 r1 = *reinterpret_cast<const double2 *>(pa + (16 * mt + 1) * TC_BK);
@@ -201,7 +228,7 @@ __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const 
         }
     }
 #pragma unroll
-    for (int p = 0; p < S::NT / 2; p++) {
+    for (int p = 0; p < (WB ? S::NT / 2 : 0); p++) {
         if (BKM) { // columns 2g + j of the pair: (b0 k 2t, b1 k 2t+1)
 #pragma unroll
             for (int j = 0; j < 2; j++) {
@@ -240,11 +267,33 @@ __device__ __forceinline__ double combine(double acc, double alpha, double beta,
     return beta == 0.0 ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is never read
 }
 
+// Fragments of half h (0 .. HALVES-1) of the stage at cA, cB: sub-stage h/2, k8 half h%2.
+template <class S, bool AK, bool BKM, int HH>
+__device__ __forceinline__ void load_half(Frags<S> &f, const double *cA, const double *cB,
+                                          const FragOffsets<S, AK, BKM> &o) {
+    load_frags<S, AK, BKM, HH % 2>(f, cA + (HH / 2) * S::BM * TC_BK, cB + (HH / 2) * S::BN * TC_BK, o);
+}
+
+// L2 prefetch of the block's C tile (beta != 0): 128-byte lines, one column segment of BM rows
+// (BM * 8 / 128 lines) per column, spread over the threads.
+template <class S>
+__device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_t n0, int tid) {
+    constexpr int LPC = S::BM * 8 / 128; // lines per column (BM = 64 or 128: 4 or 8)
+    const int64_t mrem = p.m - m0;
+    for (int idx = tid; idx < LPC * S::BN; idx += S::THREADS) {
+        const int col = idx / LPC, seg = idx % LPC;
+        if (n0 + col >= p.n || 16 * seg >= mrem) continue;
+        const double *c = p.C + (m0 + 16 * seg) + (n0 + col) * p.ldc;
+        asm volatile("prefetch.global.L2 [%0];\n" ::"l"(c));
+    }
+}
+
 template <class S, bool AK, bool BKM, int VEC>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcParams p) {
     extern __shared__ __align__(128) double smem[];
+    constexpr int BK = S::BK;
     double *const sA = smem;
-    double *const sB = smem + S::STAGES * S::BM * TC_BK;
+    double *const sB = smem + S::STAGES * S::BM * BK;
 
     int bm, bn;
     tile_of_block(p, bm, bn);
@@ -253,10 +302,10 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
 
-    TileLoader<S::BM, AK, VEC, S::THREADS> la(p.A, p.lda, m0, p.m, tid);
-    TileLoader<S::BN, BKM, VEC, S::THREADS> lb(p.B, p.ldb, n0, p.n, tid);
+    TileLoader<S::BM, AK, VEC, S::THREADS, BK> la(p.A, p.lda, m0, p.m, tid);
+    TileLoader<S::BN, BKM, VEC, S::THREADS, BK> lb(p.B, p.ldb, n0, p.n, tid);
     const FragOffsets<S, AK, BKM> off(wm, wn, g, t);
-    const int64_t ktiles = (p.k + TC_BK - 1) / TC_BK;
+    const int64_t ktiles = (p.k + BK - 1) / BK;
 
     double acc[S::MT][S::NT][4];
 #pragma unroll
@@ -271,34 +320,70 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 #pragma unroll
     for (int s = 0; s < S::STAGES - 1; s++) {
         if (s < ktiles) {
-            la.load(sA + s * S::BM * TC_BK, (int64_t)s * TC_BK, p.k);
-            lb.load(sB + s * S::BN * TC_BK, (int64_t)s * TC_BK, p.k);
+            la.load(sA + s * S::BM * BK, (int64_t)s * BK, p.k);
+            lb.load(sB + s * S::BN * BK, (int64_t)s * BK, p.k);
         }
         cp_async_commit();
     }
+    // Behind the first copies and before the main loop, where registers are still free (issued
+    // inside it, the prefetch loop made rankk TT spill 24 bytes).
+    if (S::CPF && p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S>(p, m0, n0, tid);
     cp_async_wait<S::STAGES - 2>();
     __syncthreads();
 
-    Frags<S> f;
+    constexpr int PF = AK ? 0 : S::PF, PFA = PF >= 2 ? 1 : 0; // PFA: A tiles carried across
+    Frags<S> f, nf; // nf (PF): the next k-step's B fragments (and A tile 0)
+    if (PF) load_frags<S, AK, BKM, 0, 0, PFA, true>(nf, sA, sB, off);
     int stage = 0;
     for (int64_t kt = 0; kt < ktiles; kt++) {
-        const double *cA = sA + stage * S::BM * TC_BK, *cB = sB + stage * S::BN * TC_BK;
+        const double *cA = sA + stage * S::BM * BK, *cB = sB + stage * S::BN * BK;
+        const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
         // k-step kt + STAGES-1 goes into the stage read in step kt-1: every warp finished reading
         // it before the barrier at the end of step kt-1.
         const int64_t nk = kt + S::STAGES - 1;
         const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1;
         if (nk < ktiles) {
-            la.load(sA + wstage * S::BM * TC_BK, nk * TC_BK, p.k);
-            lb.load(sB + wstage * S::BN * TC_BK, nk * TC_BK, p.k);
+            la.load(sA + wstage * S::BM * BK, nk * BK, p.k);
+            lb.load(sB + wstage * S::BN * BK, nk * BK, p.k);
         }
         cp_async_commit();
-        load_frags<S, AK, BKM, 0>(f, cA, cB, off);
-        mma_frags<S>(acc, f);
-        load_frags<S, AK, BKM, 1>(f, cA, cB, off);
-        mma_frags<S>(acc, f);
-        cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed
-        __syncthreads();
-        stage = stage == S::STAGES - 1 ? 0 : stage + 1;
+        if (!PF) {
+            load_half<S, AK, BKM, 0>(f, cA, cB, off);
+            mma_frags<S>(acc, f);
+            load_half<S, AK, BKM, 1>(f, cA, cB, off);
+            mma_frags<S>(acc, f);
+            if (S::KS == 2) { // (2 % HALVES: the index stays valid where this is dead code)
+                load_half<S, AK, BKM, 2 % S::HALVES>(f, cA, cB, off);
+                mma_frags<S>(acc, f);
+                load_half<S, AK, BKM, 3 % S::HALVES>(f, cA, cB, off);
+                mma_frags<S>(acc, f);
+            }
+            cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed
+            __syncthreads();
+        } else {
+            // Half 0's B fragments (and A tile 0) came across the previous barrier (in nf).
+#pragma unroll
+            for (int nt = 0; nt < S::NT; nt++) f.b[nt][0] = nf.b[nt][0], f.b[nt][1] = nf.b[nt][1];
+#pragma unroll
+            for (int e = 0; e < 4 * PFA; e++) f.a[0][e] = nf.a[0][e];
+            load_frags<S, AK, BKM, 0, PFA, S::MT, false>(f, cA, cB, off);
+            mma_frags<S>(acc, f);
+            if (S::KS == 2) {
+                load_half<S, AK, BKM, 1>(f, cA, cB, off);
+                mma_frags<S>(acc, f);
+                load_half<S, AK, BKM, 2 % S::HALVES>(f, cA, cB, off);
+                mma_frags<S>(acc, f);
+            }
+            // The last half's fragments are in registers before the barrier: after it this stage
+            // is free, and the next stage's first fragments load while the last half multiplies.
+            load_half<S, AK, BKM, S::HALVES - 1>(f, cA, cB, off);
+            cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed
+            __syncthreads();
+            if (kt + 1 < ktiles)
+                load_frags<S, AK, BKM, 0, 0, PFA, true>(nf, sA + nstage * S::BM * BK, sB + nstage * S::BN * BK, off);
+            mma_frags<S>(acc, f);
+        }
+        stage = nstage;
     }
     cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
 
@@ -370,16 +455,19 @@ int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum TcVariant { TC_LARGE, TC_RANKK, TC_SMALL };
-const char *const tc_variant_names[] = {"large", "rankk", "small"};
+enum TcVariant { TC_LARGE, TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32C, TC_RANKKC, TC_LARGEPF, TC_LARGE32PF, TC_NVARIANTS };
+const char *const tc_variant_names[] = {"large",    "rankk",  "small",   "large32",
+                                        "large32c", "rankkc", "largepf", "large32pf"};
+static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
     const char *force = getenv("TESSERA_TC_TILE");
     if (force && *force) {
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected large, rankk or small", force);
+                            "TESSERA_TC_TILE=%s: expected large, rankk, small, large32, large32c, rankkc, largepf or large32pf",
+                            force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
     if (tiles_rankk < sms) *v = TC_SMALL;
@@ -432,6 +520,11 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     switch (v) {
     case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, s, "large");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, s, "rankk");
+    case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, s, "large32");
+    case TC_LARGE32C: return launch_ops<ShapeLarge32C, 2>(p, a_kmajor, b_kmajor, s, "large32c");
+    case TC_LARGEPF: return launch_ops<ShapeLargePf, 2>(p, a_kmajor, b_kmajor, s, "largepf");
+    case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, s, "large32pf");
+    case TC_RANKKC: return launch_ops<ShapeRankKC, 2>(p, a_kmajor, b_kmajor, s, "rankkc");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, s, "small");
     }
 }
