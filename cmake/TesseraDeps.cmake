@@ -76,3 +76,6 @@ else()
   set(TS_HAVE_CMOCKA 1)
   set(TS_CMOCKA_TARGET PkgConfig::CMOCKA)
 endif()
+
+# --- OpenMP (optional: the HPCG CPU kernels; without it they run on one thread) ---
+find_package(OpenMP COMPONENTS C QUIET)

@@ -1,0 +1,294 @@
+// cmd_hpcg.c: `tessera hpcg`: HPCG 3.1 (hpcg.dat or flags), its key=value report, the phase breakdown and JSON.
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algorithms/hpcg/ts_hpcg.h"
+#include "core/ts_error.h"
+#include "core/ts_json.h"
+#include "core/ts_log.h"
+#include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_cli_opts.h"
+
+#define CMD "hpcg"
+#define HPCG_DEFAULT_N 104     // the reference's shipped hpcg.dat
+#define HPCG_DEFAULT_RT 60.0
+#define HPCG_MEM_FRACTION 0.9  // share of the available memory a problem may take
+
+typedef struct {
+    int nx, ny, nz, npx, npy, npz; // 0 = not given
+    double rt;                     // < 0: not given
+    const char *dat, *json;
+    int quiet;
+} hpcg_args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: tessera hpcg [--nx n --ny n --nz n] [--rt SECONDS] [--npx p --npy p --npz p]\n"
+        "                    [--dat FILE] [--json FILE] [-q]\n\n"
+        "HPCG 3.1: the 27-point problem on an nx x ny x nz grid per rank, multigrid-preconditioned CG,\n"
+        "validation, and the report file HPCG-Benchmark_3.1_<date>.txt.\n"
+        "  --nx/--ny/--nz n   local grid per rank (multiples of 8; below 16 raised as the reference does)\n"
+        "  --rt SECONDS       time of the timed CG sets (official: 1800; 0: quick path)\n"
+        "  --npx/--npy/--npz  process grid (default: the most cubic for the rank count)\n"
+        "  --dat FILE         read FILE as hpcg.dat (default ./hpcg.dat when no --nx/--ny/--nz)\n"
+        "  --json FILE        results-schema JSON (bench \"hpcg\")\n"
+        "  -q                 no progress lines\n\n"
+        "exit: 0 VALID, 1 INVALID, 2 bad input, 3 runtime failure\n");
+}
+
+static int parse_args(int argc, char **argv, hpcg_args *a) {
+    memset(a, 0, sizeof *a);
+    a->rt = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (ts_cli_flag(argv[i], "--help", "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (ts_cli_flag(argv[i], "-q", "--quiet")) { a->quiet = 1; continue; }
+        struct { const char *name; int *dst; } ints[] = {
+            {"--nx", &a->nx}, {"--ny", &a->ny}, {"--nz", &a->nz},
+            {"--npx", &a->npx}, {"--npy", &a->npy}, {"--npz", &a->npz}};
+        int matched = 0;
+        for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !matched; k++) {
+            if ((m = ts_cli_value_opt(CMD, argc, argv, &i, ints[k].name, NULL, &v)) != 0) {
+                if (m < 0 || ts_cli_int(CMD, ints[k].name, v, 1, ints[k].dst) < 0) return -1;
+                matched = 1;
+            }
+        }
+        if (matched) continue;
+        if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--rt", NULL, &v)) != 0) {
+            if (m < 0 || ts_cli_double(CMD, "--rt", v, &a->rt) < 0) return -1;
+            if (!(a->rt >= 0) || !isfinite(a->rt)) {
+                ts_cli_errorf(CMD, "--rt: '%s' must be a number of seconds >= 0", v);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--dat", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            a->dat = v;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--json", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            a->json = v;
+        } else {
+            ts_cli_errorf(CMD, "unknown option '%s' (tessera hpcg --help)", argv[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+// hpcg.dat as the reference reads it: lines 1-2 ignored, line 3 "nx ny nz", line 4 the run
+// time (1800 when missing), optional line 5 "npx npy npz". Values below 16 become 16.
+static int read_dat(const char *path, hpcg_args *a, char *msg, size_t len) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(msg, len, "cannot read '%s'", path);
+        return -1;
+    }
+    char line[5][512];
+    int nl = 0;
+    while (nl < 5 && fgets(line[nl], sizeof line[nl], f)) nl++;
+    fclose(f);
+    int n[3];
+    if (nl < 3 || sscanf(line[2], "%d %d %d", &n[0], &n[1], &n[2]) != 3) {
+        snprintf(msg, len, "%s:3: expected 'nx ny nz'", path);
+        return -1;
+    }
+    for (int k = 0; k < 3; k++) if (n[k] < 16) n[k] = 16;
+    a->nx = n[0]; a->ny = n[1]; a->nz = n[2];
+    double rt = TS_HPCG_OFFICIAL_TIME;
+    if (nl >= 4 && sscanf(line[3], "%lf", &rt) == 1) {
+        if (!(rt >= 0)) {
+            snprintf(msg, len, "%s:4: run time %g must be >= 0", path, rt);
+            return -1;
+        }
+    }
+    if (a->rt < 0) a->rt = rt;
+    int p[3];
+    if (nl >= 5 && sscanf(line[4], "%d %d %d", &p[0], &p[1], &p[2]) == 3 && !a->npx && !a->npy && !a->npz) {
+        a->npx = p[0]; a->npy = p[1]; a->npz = p[2];
+    }
+    return 0;
+}
+
+// The reference's rule for the command line: a dimension below 16 is raised to the largest of
+// the others, or to 16.
+static void raise_dims(hpcg_args *a) {
+    int *d[3] = {&a->nx, &a->ny, &a->nz};
+    int mx = 16;
+    for (int k = 0; k < 3; k++) if (*d[k] > mx) mx = *d[k];
+    for (int k = 0; k < 3; k++) if (*d[k] < 16) *d[k] = mx;
+}
+
+static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
+    FILE *f = ts_cli_json_fopen(CMD, a->json);
+    if (!f) return;
+    ts_json *j = ts_json_open_file(f);
+    ts_results_begin(j, "tessera hpcg", ranks, NULL, NULL);
+    ts_result_common c = {
+        .bench = "hpcg", .engine = "cpu", .precision = 'd', .where = "host", .reps = r->cg_sets,
+        .sec_median = r->times[TS_HPCG_T_TOTAL], .sec_min = r->times[TS_HPCG_T_TOTAL],
+        .sec_max = r->times[TS_HPCG_T_TOTAL], .tf_median = r->rating / 1e3, .tf_min = r->rating / 1e3,
+        .tf_max = r->rating / 1e3, .verified = r->valid, .error = NAN, .bound = NAN};
+    ts_results_entry_begin(j, &c);
+    ts_json_begin_object(j, "shape");
+    ts_json_int(j, "nx", r->g.gnx);
+    ts_json_int(j, "ny", r->g.gny);
+    ts_json_int(j, "nz", r->g.gnz);
+    ts_json_end_object(j);
+    ts_json_begin_object(j, "extra");
+    ts_json_int(j, "nx", r->g.nx);
+    ts_json_int(j, "ny", r->g.ny);
+    ts_json_int(j, "nz", r->g.nz);
+    ts_json_int(j, "npx", r->g.npx);
+    ts_json_int(j, "npy", r->g.npy);
+    ts_json_int(j, "npz", r->g.npz);
+    ts_json_num(j, "rating_gflops", r->rating);
+    ts_json_bool(j, "valid", r->valid);
+    if (!r->valid) ts_json_str(j, "reason", r->reason);
+    ts_json_bool(j, "official", r->times[TS_HPCG_T_TOTAL] >= TS_HPCG_OFFICIAL_TIME);
+    ts_json_int(j, "cg_sets", r->cg_sets);
+    ts_json_int(j, "opt_iters", r->opt_iters);
+    ts_json_num(j, "memory_bytes", r->mem_bytes);
+    ts_json_str(j, "report", r->report_path);
+    ts_json_begin_object(j, "phases");
+    struct { const char *k; double gf, gb; } ph[] = {
+        {"spmv", r->gflops_spmv, r->gbs_spmv}, {"mg", r->gflops_mg, r->gbs_mg},
+        {"ddot", r->gflops_ddot, r->gbs_ddot}, {"waxpby", r->gflops_waxpby, r->gbs_waxpby}};
+    for (int i = 0; i < 4; i++) {
+        ts_json_begin_object(j, ph[i].k);
+        ts_json_num(j, "gflops", ph[i].gf);
+        ts_json_num(j, "gbs", ph[i].gb);
+        ts_json_end_object(j);
+    }
+    ts_json_end_object(j);
+    ts_json_end_object(j);
+    ts_results_entry_end(j);
+    ts_results_end(j);
+    ts_json_close(j);
+    ts_cli_json_fclose(CMD, a->json, f);
+}
+
+static void print_summary(const ts_hpcg_result *r) {
+    printf("HPCG 3.1  %lld x %lld x %lld global, %d x %d x %d per rank, %d x %d x %d ranks, %d thread(s) each\n",
+           (long long)r->g.gnx, (long long)r->g.gny, (long long)r->g.gnz, r->g.nx, r->g.ny, r->g.nz,
+           r->g.npx, r->g.npy, r->g.npz, r->omp_threads);
+    printf("%-8s %12s %12s %12s\n", "phase", "time (s)", "GFLOP/s", "GB/s");
+    printf("%-8s %12.4f %12.3f %12.3f\n", "SpMV", r->times[TS_HPCG_T_SPMV], r->gflops_spmv, r->gbs_spmv);
+    printf("%-8s %12.4f %12.3f %12.3f\n", "MG", r->times[TS_HPCG_T_MG], r->gflops_mg, r->gbs_mg);
+    printf("%-8s %12.4f %12.3f %12.3f\n", "DDOT", r->times[TS_HPCG_T_DDOT], r->gflops_ddot, r->gbs_ddot);
+    printf("%-8s %12.4f %12.3f %12.3f\n", "WAXPBY", r->times[TS_HPCG_T_WAXPBY], r->gflops_waxpby, r->gbs_waxpby);
+    printf("%-8s %12.4f %12.3f %12.3f\n", "total", r->times[TS_HPCG_T_TOTAL], r->gflops_raw, r->gbs_total);
+    printf("%d CG sets x %d iterations (reference: %d); memory %.3f GB; report %s\n", r->cg_sets,
+           r->opt_iters, TS_HPCG_REF_ITERS, r->mem_bytes / 1e9, r->report_path);
+    if (r->times[TS_HPCG_T_TOTAL] < TS_HPCG_OFFICIAL_TIME)
+        printf("note: timed CG ran %.1f s; official results need at least %.0f s (--rt 1800)\n",
+               r->times[TS_HPCG_T_TOTAL], TS_HPCG_OFFICIAL_TIME);
+    if (r->valid)
+        printf("HPCG result is VALID with a GFLOP/s rating of=%g\n", r->rating);
+    else
+        printf("HPCG result is INVALID: %s\n", r->reason);
+}
+
+int ts_cmd_hpcg(int argc, char **argv) {
+    hpcg_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc > 0) return TS_EXIT_OK;
+    if (prc < 0) return TS_EXIT_USAGE;
+    if (a.quiet) ts_cli_set_verbosity(-1);
+
+    ts_hcomm comm;
+    if (ts_hc_world(&comm) < 0) {
+        ts_cli_errorf(CMD, "cannot start MPI: %s", ts_error_last()->message);
+        return TS_EXIT_RUNTIME;
+    }
+    const int root = comm.rank == 0;
+    ts_log_set_rank(comm.size > 1 ? comm.rank : -1);
+
+    // Rank 0 settles the input; every rank then checks the same numbers, so all agree.
+    int bad = 0;
+    char msg[600] = "";
+    if (root) {
+        int from_flags = a.nx || a.ny || a.nz;
+        const char *dat = a.dat ? a.dat : (!from_flags && access("hpcg.dat", F_OK) == 0 ? "hpcg.dat" : NULL);
+        if (dat && !from_flags) {
+            if (read_dat(dat, &a, msg, sizeof msg) < 0) bad = 1;
+        } else if (dat && a.dat) {
+            snprintf(msg, sizeof msg, "--dat and --nx/--ny/--nz exclude each other (the file gives them)");
+            bad = 1;
+        } else if (!from_flags) {
+            a.nx = a.ny = a.nz = HPCG_DEFAULT_N;
+            ts_log(TS_LOG_INFO, "hpcg: no hpcg.dat and no --nx/--ny/--nz: %d^3 per rank", HPCG_DEFAULT_N);
+        }
+        if (!bad) {
+            raise_dims(&a);
+            if (a.rt < 0) a.rt = HPCG_DEFAULT_RT;
+        }
+    }
+    int hdr[8] = {bad, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz, 0};
+    ts_hc_bcast(&comm, hdr, sizeof hdr, 0);
+    ts_hc_bcast(&comm, &a.rt, sizeof a.rt, 0);
+    if (hdr[0]) {
+        if (root) ts_cli_errorf(CMD, "%s", msg);
+        return TS_EXIT_USAGE;
+    }
+    a.nx = hdr[1]; a.ny = hdr[2]; a.nz = hdr[3]; a.npx = hdr[4]; a.npy = hdr[5]; a.npz = hdr[6];
+
+    ts_hpcg_geom g;
+    if (ts_hpcg_geom_init(&g, comm.size, comm.rank, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz) < 0 ||
+        ts_hpcg_check_geom(&g) < 0) {
+        if (root) ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        return TS_EXIT_USAGE;
+    }
+    // Memory: the ranks of a node share it. Any rank short of memory stops all.
+    {
+        int lr = 0, ls = 1;
+        ts_hc_node_local(&comm, &lr, &ls);
+        double need = ts_hpcg_bytes_estimate(a.nx, a.ny, a.nz) * ls;
+        double avail = (double)ts_cli_host_mem_available() * HPCG_MEM_FRACTION;
+        int short_mem = avail > 0 && need > avail;
+        int who = short_mem ? comm.rank : comm.size;
+        ts_hc_allreduce_i(&comm, &who, 1, TS_HC_MIN);
+        if (who < comm.size) {
+            if (comm.rank == who)
+                ts_cli_errorf(CMD, "local grid %d x %d x %d needs about %.2f GiB for the %d rank(s) of this "
+                              "node, more than the limit %.2f GiB (%.0f%% of the available memory)",
+                              a.nx, a.ny, a.nz, ts_cli_gib(need), ls, ts_cli_gib(avail), HPCG_MEM_FRACTION * 100);
+            return TS_EXIT_USAGE;
+        }
+    }
+    // The JSON file must be writable before the run.
+    int open_failed = 0;
+    if (root && a.json && strcmp(a.json, "-") != 0) {
+        int existed = access(a.json, F_OK) == 0;
+        FILE *f = fopen(a.json, "a");
+        if (!f) open_failed = 1;
+        else {
+            fclose(f);
+            if (!existed) unlink(a.json);
+        }
+    }
+    ts_hc_bcast(&comm, &open_failed, sizeof open_failed, 0);
+    if (open_failed) {
+        if (root) ts_cli_errorf(CMD, "cannot write '%s'", a.json);
+        return TS_EXIT_USAGE;
+    }
+
+    ts_hpcg_opts o = {.nx = a.nx, .ny = a.ny, .nz = a.nz, .npx = a.npx, .npy = a.npy, .npz = a.npz,
+                      .rt = a.rt, .quiet = a.quiet, .report_dir = NULL};
+    ts_hpcg_result r;
+    int rc = ts_hpcg_run(&comm, &o, &r);
+    if (rc < 0) {
+        if (root) ts_cli_errorf(CMD, "HPCG stopped: %s", ts_error_last()->message);
+        return rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+    }
+    if (root) {
+        print_summary(&r);
+        if (a.json) write_json(&a, &r, comm.size);
+    }
+    return r.valid ? TS_EXIT_OK : TS_EXIT_CHECK;
+}
