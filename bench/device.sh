@@ -6,6 +6,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
+# Results gather in one folder and come back as one tarball (the device tool returns at most 8 files).
+RES=${TESSERA_RESULTS_DIR:-/tmp/tessera-results}
+mkdir -p "$RES"
 log=$OUT/device-log.txt
 : >"$log"
 say() { echo "$@" | tee -a "$log" >&2; }
@@ -26,12 +29,17 @@ fi
 say "== build: $(( $(date +%s) - t0 )) s"
 
 # Resource report and SASS check of our CUDA kernels (registers, spills, shared memory, DMMA).
+# (in parallel, one log per file, gathered into ptxas.txt)
 for cu in src/kernels/cuda/*.cu src/algorithms/*/cuda/*.cu; do
   [ -e "$cu" ] || continue
+  b=$(basename "$cu" .cu)
   nvcc -gencode=arch=compute_90a,code=sm_90a -Isrc -I$build/generated -Xptxas=-v -c "$cu" \
-       -o /tmp/ts_res.o >>"$OUT/ptxas.txt" 2>&1 || true
+       -o "/tmp/ts_res_$b.o" >"/tmp/ts_res_$b.txt" 2>&1 &
 done
+wait
+cat /tmp/ts_res_*.txt >"$OUT/ptxas.txt" 2>/dev/null
 
+if [ "${TESSERA_DEVICE_SKIP_TESTS:-0}" != 1 ]; then
 say "== tests (TESSERA_TEST_BACKEND=cuda)"
 # Tests run 4 at a time on one GPU: each process gets a 12 GiB arena instead of 90% of the memory.
 (cd $build && TESSERA_TEST_BACKEND=cuda TESSERA_ARENA_BYTES=12G \
@@ -53,12 +61,15 @@ say "== compute-sanitizer"
 TESSERA_ARENA_BYTES=2G sanitize memcheck cublas,tessera 256x192x160 300x257x129
 TESSERA_ARENA_BYTES=2G sanitize racecheck tessera 256x192x160
 TESSERA_ARENA_BYTES=2G sanitize synccheck tessera 256x192x160
-
-if [ "${1:-}" != quick ]; then
-  say "== benchmarks"
-  bench/run.sh $build/bin/tessera "$OUT" >>"$log" 2>&1 || fail=1
 fi
 
+if [ "${1:-}" != quick ]; then
+  say "== benchmarks (${TESSERA_BENCH_STEPS:-all})"
+  bench/run.sh $build/bin/tessera "$RES" >>"$log" 2>&1 || fail=1
+  grep -E "^== .*: [0-9]+ s$|FAILED" "$log" | tail -20 >&2
+fi
+
+tar -czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null
 say "== summary (fail=$fail)"
-python3 bench/summarize.py "$OUT"/*.json | tee -a "$log"
+python3 bench/summarize.py "$RES"/*.json | tee -a "$log"
 exit $fail
