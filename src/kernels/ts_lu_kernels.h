@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include "device/ts_device.h"
+#include "kernels/ts_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -31,6 +32,55 @@ int ts_lu_dgetrf(ts_stream *st, ts_lu_solver *sv, int64_t m, int64_t n, double *
                  int *ipiv, int *info);
 // The CPU recursive LU (also the simulated devices' kernel), on host memory.
 void ts_lu_dgetrf_host(int64_t m, int64_t n, double *A, int64_t lda, int *ipiv, int *info);
+
+// ---- HPL's recursive panel factorization with our own kernels ----
+// LU with partial pivoting of the m x n panel A (m >= n; device memory, or host memory for
+// ts_lu_panel_host), with the same output contract as ts_lu_dgetrf: A holds L\U of P A, ipiv the
+// LAPACK-style row interchanges (1-based, relative to the panel's first row: row k was swapped
+// with row ipiv[k]-1 at step k, across all n columns), *info 0 or the first zero pivot's column
+// (1-based; the factorization goes on). The algorithm is HPL 2.3's (HPL_pdrpan*N / HPL_pdpan*N on
+// one process row): the columns are split into ndiv parts recursively (RFACT: left-looking, Crout
+// or right-looking) until at most nbmin remain; that base case (PFACT) is factored column by
+// column: pivot search (max |a|, lowest row on ties, as idamax), the row swap across the whole
+// panel, the scaling below the diagonal, and the variant's update. The recursion runs on the host
+// and enqueues DTRSM and GEMM (ts_dev_dtrsm / ts_dev_gemm) and one base-case kernel per leaf on
+// the stream: nothing waits on the host. The base case is a cooperative CUDA kernel on CUDA devices
+// (ts_lu_panel.cu: each block keeps its rows of the leaf in shared memory when they fit, one grid
+// barrier per column) and ts_lu_leaf_cpu on simulated devices.
+typedef struct {
+    int pfact;  // base case (HPL PFACT): 0 left-looking, 1 Crout, 2 right-looking
+    int rfact;  // recursion (HPL RFACT): 0 left-looking, 1 Crout, 2 right-looking
+    int nbmin;  // the recursion stops at n <= nbmin columns (or n < 2); capped at TS_LU_LEAF_MAX
+    int ndiv;   // parts per recursion level (>= 2)
+} ts_lu_panel_algo;
+#define TS_LU_LEAF_MAX 64 // widest base case (a leaf's U block is kept in shared memory)
+
+typedef struct ts_lu_panel ts_lu_panel;
+// Device scratch and the GEMM engine of the recursion, for panels of up to max_m rows; use it on one
+// stream at a time.
+int ts_lu_panel_create(ts_stream *st, ts_engine engine, int64_t max_m, ts_lu_panel **out);
+void ts_lu_panel_destroy(ts_lu_panel *pn);
+int ts_lu_panel_factor(ts_stream *st, ts_lu_panel *pn, const ts_lu_panel_algo *alg, int64_t m,
+                       int64_t n, double *A, int64_t lda, int *ipiv, int *info);
+// The same factorization on host memory with the CPU BLAS (the simulated devices' twin; tests).
+void ts_lu_panel_host(const ts_lu_panel_algo *alg, int64_t m, int64_t n, double *A, int64_t lda,
+                      int *ipiv, int *info);
+
+// One base case: columns [off, off+nl) of the m x ncols panel at A, up to date with respect to
+// columns [0, off); row swaps go across all ncols columns; ipiv[k] and *info as above for
+// k in [off, off+nl). *info is only set when it is 0.
+typedef struct {
+    double *A;
+    int64_t lda, m, ncols, off, nl;
+    int pfact;
+    int *ipiv, *info;
+    double *scratch;       // CUDA: device scratch of scratch_doubles (grid reductions)
+    int64_t scratch_doubles;
+} ts_lu_leaf_args;
+int ts_lu_leaf_cpu(void *args);
+int ts_lu_leaf_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_panel.cu
+// Doubles of device scratch ts_lu_leaf_cuda needs for any panel (grid of at most 4096 blocks).
+#define TS_LU_LEAF_SCRATCH (2 * (4096 * (TS_LU_LEAF_MAX + 2) + TS_LU_LEAF_MAX))
 
 // ---- shared by the CPU and CUDA versions ----
 typedef struct {

@@ -1,11 +1,12 @@
 // hpl_engine_check.c: runs HPL engine cases given on the command line (also under MPI); exits 1 unless each ends as expected.
 //
-// usage: hpl_engine_check [--exec cpu|device|auto] [--panel host|device|auto]
-//                         [--expect pass|fail|info=K|skip] [--perturb]
+// usage: hpl_engine_check [--exec cpu|device|auto] [--panel host|device|tessera|cusolver|auto]
+//                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--perturb]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
-// NBMIN/NDIV pairs), as HPL.dat lists would.
+// NBMIN/NDIV pairs), as HPL.dat lists would. --panel device is the engine's default device panel
+// (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ static int parse_case(const char *s, ts_hpl_case *c) {
 
 typedef struct {
     const char *expect; // pass, fail, skip, info=K
+    const char *panel;  // the panel engine that must have run (result's panel_used), or NULL
     int rank;
     int bad;
     int count;
@@ -72,6 +74,10 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
         what = "FAILED";
         ok = !strcmp(t->expect, "fail");
     }
+    if (ok && t->panel && rc == 0 && !r.skipped && strcmp(r.panel_used, t->panel) != 0) {
+        what = "WRONG PANEL";
+        ok = 0;
+    }
     t->count++;
     if (!ok) t->bad++;
     if (t->rank == 0)
@@ -93,7 +99,7 @@ int main(int argc, char **argv) {
     o.panel_on_device = -1;
     o.engine = "auto";
     o.record_iterations = 1;
-    tally t = {"pass", 0, 0, 0};
+    tally t = {"pass", NULL, 0, 0, 0};
     int perturb = 0, sweep = 0;
     int64_t zero_col = -1;
     int first = 1;
@@ -107,7 +113,13 @@ int main(int argc, char **argv) {
             t.expect = argv[++first];
         } else if (!strcmp(a, "--panel") && first + 1 < argc) {
             const char *e = argv[++first];
-            o.panel_on_device = !strcmp(e, "device") ? 1 : !strcmp(e, "host") ? 0 : -1;
+            o.panel_on_device = !strcmp(e, "device") || !strcmp(e, "tessera") || !strcmp(e, "cusolver") ? 1
+                                : !strcmp(e, "host") ? 0 : -1;
+            o.panel = !strcmp(e, "tessera") ? TS_HPL_PANEL_TESSERA
+                      : !strcmp(e, "cusolver") ? TS_HPL_PANEL_CUSOLVER
+                      : !strcmp(e, "host") ? TS_HPL_PANEL_CPU : TS_HPL_PANEL_AUTO;
+        } else if (!strcmp(a, "--want-panel") && first + 1 < argc) {
+            t.panel = argv[++first];
         } else if (!strcmp(a, "--perturb")) {
             perturb = 1;
         } else if (!strcmp(a, "--sweep")) {

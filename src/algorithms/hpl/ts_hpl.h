@@ -55,9 +55,23 @@ typedef enum {
     TS_HPL_EXEC_OOC,      // host-resident matrix, updates streamed through devices (out-of-core)
 } ts_hpl_exec;
 
+// Which code factors the panels (HPL's pdfact).
+typedef enum {
+    TS_HPL_PANEL_AUTO = 0,   // panel_on_device decides, then TESSERA_HPL_PANEL, then the default
+    TS_HPL_PANEL_CPU,        // the host (HPL's recursive panel with the CPU BLAS; any P)
+    TS_HPL_PANEL_TESSERA,    // our device panel: HPL's recursive RFACT/PFACT/NBMIN/NDIV on the
+                             // device (cooperative CUDA kernel for the base case; P = 1)
+    TS_HPL_PANEL_CUSOLVER,   // cuSOLVER dgetrf on the device (P = 1; on simulated devices its
+                             // stand-in, a recursive LAPACK-style LU)
+} ts_hpl_panel_engine;
+
 typedef struct {
     ts_hpl_exec exec;
-    int panel_on_device;     // -1 auto (measured), 0 CPU panel factorization, 1 device
+    int panel_on_device;     // -1 auto, 0 CPU panel factorization, 1 device (cuSOLVER's getrf
+                             // unless `panel` names the engine)
+    ts_hpl_panel_engine panel; // AUTO: as panel_on_device says; with -1 there, TESSERA_HPL_PANEL
+                             // (tessera|cusolver|cpu), else cuSOLVER on CUDA devices and the host
+                             // elsewhere. Device engines need the device path and P = 1.
     int seed;                // generator seed (HPL: 100)
     int warmup;              // run a small warm-up factorization first (device)
     const char *engine;      // GEMM engine name for the device path ("auto", "cublas", ...)
@@ -90,7 +104,8 @@ typedef struct {
     double t_fact, t_bcast, t_swap, t_update, t_solve; // summed phase times (rank 0)
     ts_hpl_iter *iters; int n_iters; // when record_iterations (caller frees with ts_hpl_result_free)
     char start_time[32], end_time[32]; // HPL_pdgesv() start/end time (ctime-like, as HPL prints)
-    char panel_used[16];     // where panels were factored: "host" or "device"
+    char panel_used[16];     // panel engine that ran: "host", "tessera" (own device panel),
+                             // "cusolver" (CUDA), "getrf-sim" (its stand-in on simulated devices)
     char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
     char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1)
 } ts_hpl_result;
@@ -121,6 +136,14 @@ int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, double fraction);
 // agreed on by all ranks.
 int ts_hpl_run(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r);
 void ts_hpl_result_free(ts_hpl_result *r);
+// 1 when every rank has a CUDA device (what the cuSOLVER baseline needs).
+int ts_hpl_ctx_has_cuda(const ts_hpl_ctx *c);
+// The cuSOLVER baseline of a case (collective; P = Q = 1, CUDA device): the same [A|b] as the HPL
+// run (HPL's generator), factored by one cusolverDnDgetrf timed with CUDA events, then solved with
+// its LU (pivots on b, two triangular solves) and checked with HPL's scaled residual. The result:
+// time = the dgetrf seconds, gflops = 2/3 N^3 / time, t_solve, resid/passed/checked, info; skipped
+// (with why) on another grid, without a CUDA device, or when memory does not suffice.
+int ts_hpl_baseline_cusolver(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r);
 
 // ---- driver (front): every combination in HPL's order, HPL 2.3's report, JSON, plot ----
 // (ts_hpl_driver.c, ts_hpl_plot.c; used by faces/cli/cmd_hpl.c)
@@ -184,6 +207,8 @@ typedef struct {
     const char *plot_path;    // SVG of the per-iteration rate and time split, or NULL
     ts_hpl_progress *progress;// the progress_ctx given to ts_hpl_ctx_create, or NULL
     int print_params;         // print the banner and parameter echo first (1 as xhpl does)
+    int baseline_cusolver;    // after each test that ran: ts_hpl_baseline_cusolver, one line
+                              // "cuSOLVER dgetrf N=..." and a JSON entry (bench "lu")
 } ts_hpl_drive_opts;
 // Runs every test of `d` (collective over all ranks of ctx), printing HPL 2.3's report on rank 0.
 // Returns 0 when the loop ran (the tally says passed/failed/skipped), TS_ERR_IO when the JSON or

@@ -91,6 +91,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
     if (r->skipped) ts_json_str(j, "why", r->why);
     ts_json_str(j, "tv", tv);
     ts_json_str(j, "exec", r->exec_used);
+    ts_json_str(j, "panel", r->panel_used);
     ts_json_num(j, "gflops", r->gflops);
     if (r->time > 0 && exec_is_device(r->exec_used))
         ts_json_num(j, "gflops_per_gpu", r->gflops / ((double)c->P * c->Q));
@@ -115,6 +116,63 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
         ts_json_end_object(j);
     }
     ts_json_end_array(j);
+    ts_json_end_object(j);
+    ts_results_entry_end(j);
+}
+
+// ---- the cuSOLVER baseline -------------------------------------------------------------------
+
+// The factorization part of an HPL run: its time less the back substitution.
+static double lu_seconds(const ts_hpl_result *r) { return r->time - r->t_solve; }
+
+static void baseline_line(FILE *out, const ts_hpl_case *c, const ts_hpl_result *hpl,
+                          const ts_hpl_result *b) {
+    if (b->skipped) {
+        fprintf(out, "cuSOLVER dgetrf N=%" PRId64 " : skipped (%s)\n", c->N, b->why);
+    } else if (b->info) {
+        fprintf(out, "cuSOLVER dgetrf N=%" PRId64 " : %.3f s, singular (info %d)\n", c->N, b->time, b->info);
+    } else {
+        fprintf(out, "cuSOLVER dgetrf N=%" PRId64 " : %.3f s, %.2f TFLOP/s (2/3 N^3); tessera LU/cuSOLVER "
+                "time ratio %.3f", c->N, b->time, b->gflops / 1e3,
+                b->time > 0 ? lu_seconds(hpl) / b->time : 0.0);
+        if (b->checked)
+            fprintf(out, " (its solve: residual %.4e %s)", b->resid, b->passed ? "PASSED" : "FAILED");
+        fputc('\n', out);
+    }
+}
+
+static void baseline_json(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *hpl,
+                          const ts_hpl_result *b) {
+    ts_result_common rc;
+    memset(&rc, 0, sizeof rc);
+    rc.bench = "lu";
+    rc.engine = "cusolver";
+    rc.precision = 'd';
+    rc.where = "device";
+    rc.reps = 1;
+    rc.sec_median = rc.sec_min = rc.sec_max = b->time;
+    if (b->time > 0) rc.tf_median = rc.tf_min = rc.tf_max = b->gflops / 1e3;
+    else rc.tf_median = rc.tf_min = rc.tf_max = -1.0;
+    rc.verified = b->checked;
+    rc.error = b->checked ? b->resid : NAN;
+    rc.bound = b->checked ? c->threshold : NAN;
+    ts_results_entry_begin(j, &rc);
+    ts_json_begin_object(j, "shape");
+    ts_json_int(j, "n", c->N);
+    ts_json_end_object(j);
+    ts_json_begin_object(j, "extra");
+    ts_json_int(j, "N", c->N);
+    ts_json_str(j, "op", "dgetrf");
+    ts_json_str(j, "flops", "2/3 N^3");
+    if (b->checked) ts_json_num(j, "residual", b->resid);
+    else ts_json_null(j, "residual");
+    ts_json_bool(j, "passed", b->checked ? b->passed : 0);
+    ts_json_bool(j, "skipped", b->skipped);
+    if (b->skipped) ts_json_str(j, "why", b->why);
+    ts_json_int(j, "info", b->info);
+    ts_json_num(j, "solve_seconds", b->t_solve);
+    ts_json_num(j, "tessera_lu_seconds", lu_seconds(hpl));
+    if (b->time > 0) ts_json_num(j, "tessera_lu_over_cusolver", lu_seconds(hpl) / b->time);
     ts_json_end_object(j);
     ts_results_entry_end(j);
 }
@@ -187,6 +245,26 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
         if (j) {
             json_entry(j, &c, &r);
             fflush(jf);
+        }
+        if (o->baseline_cusolver && !r.skipped) {
+            ts_hpl_result rb;
+            int bst = ts_hpl_baseline_cusolver(ctx, &c, &rb);
+            if (bst < 0) {
+                t->runtime_error = bst;
+                rc = bst;
+                ts_hpl_result_free(&rb);
+                ts_hpl_result_free(&r);
+                break;
+            }
+            if (out) {
+                baseline_line(out, &c, &r, &rb);
+                fflush(out);
+            }
+            if (j) {
+                baseline_json(j, &c, &r, &rb);
+                fflush(jf);
+            }
+            ts_hpl_result_free(&rb);
         }
         if (root && o->plot_path && r.n_iters > 0) {
             char name[1024];

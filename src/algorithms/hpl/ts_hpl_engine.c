@@ -330,6 +330,79 @@ static void skip(ts_hpl_result *r, const char *why) {
     snprintf(r->why, sizeof r->why, "%s", why);
 }
 
+// Whether the case fits this rank's memory, agreed by the grid; when not, the result is skipped
+// with the largest N that fits.
+static int check_memory(ts_hpl_ctx *c, ts_hpl_result *r, ts_hpl_state *s, int dev, int *ok) {
+    size_t xmem, largest, host;
+    double frac = dev ? 0.98 : 0.95;
+    available(c, dev, &xmem, &largest, &host);
+    mem_need m = need_for(s->mp, s->nq, s->N, s->NB, dev);
+    *ok = fits(m, xmem, largest, host, dev, frac);
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, ok, 1, TS_HC_MIN));
+    if (!*ok) {
+        double v = (double)max_n_local(c, s->P, s->Q, (int)s->NB, frac, dev);
+        TS_CHECK(ts_hc_allreduce_d(&s->grid, &v, 1, TS_HC_MIN));
+        char why[256];
+        snprintf(why, sizeof why,
+                 "N=%lld does not fit in %s memory (%.2f GiB needed by a rank); the largest N that "
+                 "fits is %lld", (long long)s->N, dev ? "device" : "host",
+                 (double)(dev ? m.xmem : m.xmem + m.host) / (double)(1 << 30), (long long)v);
+        skip(r, why);
+    }
+    return 0;
+}
+
+// Allocation of the run state, agreed by the grid: 1 when memory ran out (the result is skipped).
+static int alloc_agreed(ts_hpl_ctx *c, ts_hpl_result *r, ts_hpl_state *s, int *short_of_memory) {
+    (void)c;
+    *short_of_memory = 0;
+    int rc = state_alloc(s);
+    if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) { // memory taken by someone else meanwhile
+        int v = rc;
+        TS_CHECK(ts_hc_allreduce_i(&s->grid, &v, 1, TS_HC_MIN));
+    }
+    rc = agree(&s->grid, rc);
+    if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) {
+        skip(r, "Memory allocation failed for A, x and b. Skip.");
+        ts_error_clear();
+        *short_of_memory = 1;
+        return 0;
+    }
+    return rc;
+}
+
+// The panel engine the options ask for (asked: named explicitly, by option or environment).
+// Explicit options first, then TESSERA_HPL_PANEL, then the default: cuSOLVER on CUDA devices, the
+// host elsewhere. Whether it can run (device path, P = 1) is the caller's check.
+static ts_hpl_panel_engine panel_choice(const ts_hpl_ctx *c, int dev, int *asked) {
+    ts_hpl_panel_engine pe = c->opts.panel;
+    int pd = c->opts.panel_on_device;
+    *asked = 1;
+    if (pe != TS_HPL_PANEL_AUTO) return pe;
+    if (pd == 0) return TS_HPL_PANEL_CPU;
+    if (pd == 1) return TS_HPL_PANEL_CUSOLVER;
+    const char *env = getenv("TESSERA_HPL_PANEL");
+    if (env && *env) {
+        if (!strcmp(env, "tessera")) return TS_HPL_PANEL_TESSERA;
+        if (!strcmp(env, "cusolver")) return TS_HPL_PANEL_CUSOLVER;
+        if (!strcmp(env, "cpu")) return TS_HPL_PANEL_CPU;
+        if (c->world.rank == 0)
+            TS_LOG_W("hpl: TESSERA_HPL_PANEL='%s' is not one of tessera, cusolver, cpu: ignored", env);
+    }
+    *asked = 0;
+    return dev && c->devs && ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? TS_HPL_PANEL_CUSOLVER
+                                                                          : TS_HPL_PANEL_CPU;
+}
+
+static const char *panel_name(const ts_hpl_state *s) {
+    switch (s->panel_kind) {
+    case TS_HPL_PANEL_TESSERA: return "tessera";
+    case TS_HPL_PANEL_CUSOLVER:
+        return ts_devset_backend(s->ctx->devs) == TS_BACKEND_CUDA ? "cusolver" : "getrf-sim";
+    default: return "host";
+    }
+}
+
 // The case on the ranks of the grid. Returns 0 or an agreed failure.
 static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_hpl_state *s) {
     int dev = exec_device(c);
@@ -342,42 +415,22 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
         return 0;
     }
     s->x = dev ? &ts_hpl_xops_dev : &ts_hpl_xops_cpu;
-    // memory check, agreed by the grid
-    size_t xmem, largest, host;
-    double frac = dev ? 0.98 : 0.95;
-    available(c, dev, &xmem, &largest, &host);
-    mem_need m = need_for(s->mp, s->nq, s->N, s->NB, dev);
-    int ok = fits(m, xmem, largest, host, dev, frac);
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
-    if (!ok) {
-        double v = (double)max_n_local(c, s->P, s->Q, (int)s->NB, frac, dev);
-        TS_CHECK(ts_hc_allreduce_d(&s->grid, &v, 1, TS_HC_MIN));
-        char why[256];
-        snprintf(why, sizeof why,
-                 "N=%lld does not fit in %s memory (%.2f GiB needed by a rank); the largest N that "
-                 "fits is %lld", (long long)s->N, dev ? "device" : "host",
-                 (double)(dev ? m.xmem : m.xmem + m.host) / (double)(1 << 30), (long long)v);
-        skip(r, why);
-        return 0;
-    }
+    int ok = 0;
+    TS_CHECK(check_memory(c, r, s, dev, &ok));
+    if (!ok) return 0;
     // Panels on the device: asked for (one process row only), or by default on CUDA devices
-    int pd = c->opts.panel_on_device;
-    s->panel_dev = dev && s->x->getrf && s->P == 1 &&
-                   (pd == 1 || (pd < 0 && ts_devset_backend(c->devs) == TS_BACKEND_CUDA));
-    if (pd == 1 && !s->panel_dev && s->grid.rank == 0)
-        TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device path");
-    int rc = state_alloc(s);
-    if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) { // memory taken by someone else meanwhile
-        int v = rc;
-        TS_CHECK(ts_hc_allreduce_i(&s->grid, &v, 1, TS_HC_MIN));
+    int asked = 0;
+    s->panel_kind = panel_choice(c, dev, &asked);
+    s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && dev && s->x->getrf && s->P == 1;
+    if (!s->panel_dev) {
+        if (asked && s->panel_kind != TS_HPL_PANEL_CPU && s->grid.rank == 0)
+            TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device path");
+        s->panel_kind = TS_HPL_PANEL_CPU;
     }
-    rc = agree(&s->grid, rc);
-    if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) {
-        skip(r, "Memory allocation failed for A, x and b. Skip.");
-        ts_error_clear();
-        return 0;
-    }
-    TS_CHECK(rc);
+    int short_mem = 0;
+    TS_CHECK(alloc_agreed(c, r, s, &short_mem));
+    if (short_mem) return 0;
+    int rc;
     snprintf(r->exec_used, sizeof r->exec_used, "%s",
              dev ? (ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? "device:cuda" : "device:sim") : "cpu");
     if (!dev) snprintf(r->engine_used, sizeof r->engine_used, "cpu");
@@ -407,7 +460,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_bcast = s->t_bcast;
     r->t_swap = s->t_swap;
     r->t_update = s->t_update;
-    snprintf(r->panel_used, sizeof r->panel_used, "%s", s->panel_dev ? "device" : "host");
+    snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",
              s->P == 1 ? "local" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");
@@ -417,7 +470,67 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     return 0;
 }
 
+typedef int (*grid_body)(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_hpl_state *s);
+static int run_case(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, grid_body body);
+
 int ts_hpl_run(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r) {
+    return run_case(c, hc, r, run_grid);
+}
+
+// ---- the cuSOLVER baseline ----
+
+// On the 1 x 1 grid: [A|b] as the HPL run generates it, one timed cusolverDnDgetrf, the solve with
+// its LU, HPL's check.
+static int baseline_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_hpl_state *s) {
+    s->x = &ts_hpl_xops_dev;
+    s->panel_kind = TS_HPL_PANEL_CPU; // no panel engine objects: the state only holds [A|b]
+    s->panel_dev = 0;
+    int ok = 0;
+    TS_CHECK(check_memory(c, r, s, 1, &ok));
+    if (!ok) return 0;
+    int short_mem = 0;
+    TS_CHECK(alloc_agreed(c, r, s, &short_mem));
+    if (short_mem) return 0;
+    snprintf(r->exec_used, sizeof r->exec_used, "device:cuda");
+    snprintf(r->engine_used, sizeof r->engine_used, "cusolver");
+    snprintf(r->panel_used, sizeof r->panel_used, "cusolver");
+    TS_CHECK(agree(&s->grid, ts_hpl_matgen(s)));
+    stamp(r->start_time);
+    double t_fact = 0, t_solve = 0;
+    int info = 0;
+    TS_CHECK(agree(&s->grid, ts_hpl_xdev_getrf_solve(s, &t_fact, &t_solve, &info)));
+    stamp(r->end_time);
+    double n = (double)s->N;
+    r->info = info;
+    r->time = t_fact;
+    r->t_fact = t_fact;
+    r->t_solve = t_solve;
+    r->gflops = t_fact > 0 ? 2.0 / 3.0 * n * n * n / t_fact / 1e9 : 0.0;
+    if (info != 0) return 0;
+    if (hc->threshold >= 0) TS_CHECK(agree(&s->grid, ts_hpl_check(s)));
+    return 0;
+}
+
+int ts_hpl_baseline_cusolver(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r) {
+    if (hc->P != 1 || hc->Q != 1) {
+        memset(r, 0, sizeof *r);
+        skip(r, "the cuSOLVER baseline runs on a 1 x 1 grid only");
+        return 0;
+    }
+    if (!c->dev_ok || !c->devs || ts_devset_backend(c->devs) != TS_BACKEND_CUDA ||
+        c->opts.exec == TS_HPL_EXEC_CPU) {
+        memset(r, 0, sizeof *r);
+        skip(r, "cuSOLVER needs a CUDA device (the devices here are simulated, or there are none)");
+        return 0;
+    }
+    return run_case(c, hc, r, baseline_grid);
+}
+
+int ts_hpl_ctx_has_cuda(const ts_hpl_ctx *c) {
+    return c->dev_ok && c->devs && ts_devset_backend(c->devs) == TS_BACKEND_CUDA;
+}
+
+static int run_case(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, grid_body body) {
     memset(r, 0, sizeof *r);
     snprintf(r->exec_used, sizeof r->exec_used, "none");
     snprintf(r->engine_used, sizeof r->engine_used, "none");
@@ -445,7 +558,7 @@ int ts_hpl_run(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r) {
         if (rc == 0) rc = ts_hc_split(&s.grid, s.mycol, s.myrow, &s.col);
         s.mp = ts_hpl_numroc(s.N, s.NB, s.myrow, s.P);
         s.nq = ts_hpl_numroc(s.N + 1, s.NB, s.mycol, s.Q);
-        if (rc == 0 && s.N > 0) rc = run_grid(c, hc, r, &s);
+        if (rc == 0 && s.N > 0) rc = body(c, hc, r, &s);
         else if (rc == 0) r->passed = 1;
         state_free(&s);
         ts_hc_free(&s.row);

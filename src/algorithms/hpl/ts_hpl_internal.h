@@ -98,8 +98,9 @@ typedef struct {
                   int64_t lds, int64_t m, int64_t n);
     int (*bytes_to_x)(ts_hpl_state *s, int st, void *x, const void *h, size_t bytes);
     int (*bytes_to_host)(ts_hpl_state *s, int st, void *h, const void *x, size_t bytes);
-    // LU of an m x n panel in execution memory (LAPACK dgetrf; ipiv and info in execution
-    // memory); NULL when panels cannot be factored there
+    // LU of an m x n panel in execution memory (LAPACK dgetrf's contract; ipiv and info in
+    // execution memory) by s->panel_kind: cuSOLVER, or our recursive panel with the case's PFACT,
+    // RFACT, NBMIN and NDIV; NULL when panels cannot be factored there
     int (*getrf)(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int64_t lda, int *ipiv,
                  int *info);
     // buf (row-major n x nc) <- rows idx[0..n) of A; and A rows aidx <- buf rows bidx
@@ -143,6 +144,7 @@ struct ts_hpl_state {
     ts_hpl_panel pan[2];
     int depth;
     int panel_dev;              // 1: panels factored in execution memory (one process row)
+    ts_hpl_panel_engine panel_kind; // the engine that factors the panels (never AUTO)
     int info;
     int err;                    // first failure (sticky), agreed at checkpoints
     char bcast_used[16], swap_used[16];
@@ -175,6 +177,11 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
 int ts_hpl_lu(ts_hpl_state *s);                            // factor [A|b]
 int ts_hpl_solve(ts_hpl_state *s);                         // back substitution into s->x
 int ts_hpl_check(ts_hpl_state *s);                         // regenerate, residual, norms
+
+// cuSOLVER baseline (device path, 1 x 1 grid): [A|b] in s->A factored by one cusolverDnDgetrf,
+// timed with events (*t_fact, seconds), then x solved with its LU into s->xsol (*t_solve); *info
+// as LAPACK's (no solve when nonzero).
+int ts_hpl_xdev_getrf_solve(ts_hpl_state *s, double *t_fact, double *t_solve, int *info);
 
 // Panel geometry for panel k on this rank.
 void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k);

@@ -4,6 +4,7 @@
 
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
+#include "core/ts_timer.h"
 #include "kernels/ts_lu_kernels.h"
 
 #define NEV 8
@@ -14,7 +15,8 @@ typedef struct {
     ts_stream *st[TS_HPL_NSTREAM];
     ts_event *ev[NEV];
     ts_engine engine;
-    ts_lu_solver *solver;
+    ts_lu_solver *solver;       // cuSOLVER panels
+    ts_lu_panel *panel;         // our device panels
 } xdev;
 
 static xdev *X(ts_hpl_state *s) { return s->xs; }
@@ -27,6 +29,7 @@ static void d_fini(ts_hpl_state *s) {
     for (int i = 0; i < NEV; i++)
         if (d->ev[i]) ts_event_destroy(d->ev[i]);
     ts_lu_solver_destroy(d->solver);
+    ts_lu_panel_destroy(d->panel);
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_destroy(d->st[i]);
     free(d);
@@ -48,7 +51,7 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
                          &zero, m + 8192, 64);
         if (rc == 0) rc = ts_dev_dtrsm(d->st[i], 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
     }
-    if (rc == 0 && d->solver) { // a unit diagonal keeps the tiny LU regular
+    if (rc == 0 && (d->solver || d->panel)) { // a unit diagonal keeps the tiny LU regular
         double id[64];
         for (int i = 0; i < 64 && rc == 0; i++) {
             memset(id, 0, sizeof id);
@@ -56,7 +59,13 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
             rc = ts_copy_async(d->st[1], TS_COPY_H2D, m + i * 64, id, sizeof id);
             if (rc == 0) rc = ts_stream_sync(d->st[1]);
         }
-        if (rc == 0) rc = ts_lu_dgetrf(d->st[1], d->solver, 64, 64, m, 64, iv, iv + 64);
+        if (rc == 0 && d->solver) rc = ts_lu_dgetrf(d->st[1], d->solver, 64, 64, m, 64, iv, iv + 64);
+        if (rc == 0 && d->panel) { // every base-case variant's first launch
+            for (int pf = 0; pf < 3 && rc == 0; pf++) {
+                ts_lu_panel_algo a = {pf, 2, 16, 2};
+                rc = ts_lu_panel_factor(d->st[1], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
+            }
+        }
     }
     for (int i = 0; i < TS_HPL_NSTREAM; i++) {
         int r2 = ts_stream_sync(d->st[i]);
@@ -78,7 +87,10 @@ static int d_init(ts_hpl_state *s) {
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
-    if (s->panel_dev) TS_CHECK(ts_lu_solver_create(d->st[1], s->mp, s->NB, &d->solver));
+    if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_CUSOLVER)
+        TS_CHECK(ts_lu_solver_create(d->st[1], s->mp, s->NB, &d->solver));
+    if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_TESSERA)
+        TS_CHECK(ts_lu_panel_create(d->st[1], d->engine, s->mp, &d->panel));
     return warm_up(s, d);
 }
 
@@ -121,6 +133,12 @@ static int d_bytes_h(ts_hpl_state *s, int st, void *h, const void *x, size_t byt
 static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int64_t lda, int *ipiv,
                    int *info) {
     xdev *d = X(s);
+    if (s->panel_kind == TS_HPL_PANEL_TESSERA) {
+        if (!d->panel) TS_CHECK(ts_lu_panel_create(d->st[st], d->engine, s->mp, &d->panel));
+        const ts_hpl_case *hc = s->hc;
+        ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv};
+        return ts_lu_panel_factor(d->st[st], d->panel, &a, m, n, A, lda, ipiv, info);
+    }
     if (!d->solver) TS_CHECK(ts_lu_solver_create(d->st[st], s->mp, s->NB, &d->solver));
     // (created in d_init when panels go to the device; kept for callers that decide later)
     return ts_lu_dgetrf(d->st[st], d->solver, m, n, A, lda, ipiv, info);
@@ -154,3 +172,61 @@ const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
 };
+
+// ---- the cuSOLVER baseline ----
+
+int ts_hpl_xdev_getrf_solve(ts_hpl_state *s, double *t_fact, double *t_solve, int *info) {
+    xdev *d = X(s);
+    int64_t N = s->N, lda = s->lda;
+    ts_stream *st = d->st[0];
+    double *A = s->A, *b = s->A + N * lda; // column N holds b
+    *t_fact = *t_solve = 0;
+    *info = 0;
+    ts_lu_solver *sv = NULL;
+    int *piv = NULL, *hpiv = NULL;
+    double *hb = NULL;
+    int rc = ts_lu_solver_create(st, N, N, &sv);
+    if (rc == 0) rc = ts_dmalloc(d->dev, (size_t)(N + 1) * sizeof(int), (void **)&piv);
+    if (rc == 0) rc = ts_host_alloc(d->set, (size_t)(N + 1) * sizeof(int), (void **)&hpiv);
+    if (rc == 0) rc = ts_host_alloc(d->set, (size_t)N * sizeof(double), (void **)&hb);
+    if (rc == 0) rc = ts_stream_sync(st); // [A|b] generated
+    // the factorization alone between two events
+    if (rc == 0) rc = ts_event_record(d->ev[0], st);
+    if (rc == 0) rc = ts_lu_dgetrf(st, sv, N, N, A, lda, piv, piv + N);
+    if (rc == 0) rc = ts_event_record(d->ev[1], st);
+    if (rc == 0) rc = ts_copy_async(st, TS_COPY_D2H, hpiv, piv, (size_t)(N + 1) * sizeof(int));
+    if (rc == 0) rc = ts_stream_sync(st);
+    double ms = 0;
+    if (rc == 0) rc = ts_event_elapsed_ms(d->ev[0], d->ev[1], &ms);
+    if (rc == 0) {
+        *t_fact = ms / 1e3;
+        *info = hpiv[N];
+    }
+    // x: b's rows interchanged as the pivots say, then L y = b, U x = y
+    if (rc == 0 && *info == 0) {
+        double t0 = ts_now();
+        rc = ts_copy_async(st, TS_COPY_D2H, hb, b, (size_t)N * sizeof(double));
+        if (rc == 0) rc = ts_stream_sync(st);
+        for (int64_t i = 0; rc == 0 && i < N; i++) {
+            int64_t p = hpiv[i] - 1;
+            if (p != i) {
+                double t = hb[i];
+                hb[i] = hb[p];
+                hb[p] = t;
+            }
+        }
+        if (rc == 0) rc = ts_copy_async(st, TS_COPY_H2D, b, hb, (size_t)N * sizeof(double));
+        if (rc == 0) rc = ts_dev_dtrsm(st, 'L', 'L', 'N', 'U', N, 1, 1.0, A, lda, b, lda);
+        if (rc == 0) rc = ts_dev_dtrsm(st, 'L', 'U', 'N', 'N', N, 1, 1.0, A, lda, b, lda);
+        if (rc == 0) rc = ts_copy_async(st, TS_COPY_D2H, hb, b, (size_t)N * sizeof(double));
+        if (rc == 0) rc = ts_stream_sync(st);
+        if (rc == 0) memcpy(s->xsol, hb, (size_t)N * sizeof(double));
+        *t_solve = ts_now() - t0;
+    }
+    ts_stream_sync(st);
+    if (hb) ts_host_free(d->set, hb);
+    if (hpiv) ts_host_free(d->set, hpiv);
+    if (piv) ts_dfree(d->dev, piv);
+    ts_lu_solver_destroy(sv);
+    return rc;
+}

@@ -38,7 +38,8 @@ typedef struct {
     int NB, P, Q;     // 0: not given
     int depth;        // -1: not given
     ts_hpl_exec exec;
-    int panel;        // -1 auto, 0 cpu, 1 device
+    int panel;        // -1 auto, 0 cpu, 1 device (ours), 2 cusolver
+    int baseline;     // 1: --baseline cusolver
     const char *json, *plot;
     double mem_fraction; // 0: not given
     double time_budget;  // 0: not given
@@ -48,7 +49,8 @@ typedef struct {
 static void usage(FILE *f) {
     fprintf(f,
         "usage: tessera hpl [--dat FILE | -N n [-NB nb] [-P p -Q q]] [--depth d]\n"
-        "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|auto]\n"
+        "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|cusolver|auto]\n"
+        "                   [--baseline cusolver]\n"
         "                   [--json FILE] [--plot FILE.svg] [--mem-fraction f]\n"
         "                   [--time-budget SECONDS] [-q]\n\n"
         "High Performance Linpack with HPL 2.3's input (HPL.dat) and output.\n"
@@ -57,7 +59,12 @@ static void usage(FILE *f) {
         "                    with neither: ./HPL.dat if it exists, else sized for the machine\n"
         "  --depth d         look-ahead depth (replaces the DEPTH list of HPL.dat)\n"
         "  --exec MODE       auto (device when present), cpu, device, ooc (out-of-core)\n"
-        "  --panel WHERE     where panels are factored: cpu, device, auto (measured)\n"
+        "  --panel ENGINE    who factors the panels: cpu (host), device (our recursive panel\n"
+        "                    on the GPU, HPL's PFACT/RFACT/NBMIN/NDIV), cusolver (dgetrf),\n"
+        "                    auto (TESSERA_HPL_PANEL=tessera|cusolver|cpu, else cusolver on\n"
+        "                    CUDA and the host elsewhere); device panels need P = 1\n"
+        "  --baseline cusolver  after each 1x1 test: cusolverDnDgetrf on the same matrix,\n"
+        "                    timed and verified, with the tessera LU/cuSOLVER time ratio\n"
         "  --json FILE       results-schema JSON (bench \"hpl\")\n"
         "  --plot FILE       SVG of per-iteration TFLOP/s and time split (FILE-k.svg per test)\n"
         "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.85)\n"
@@ -108,10 +115,18 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
             if (!strcmp(v, "auto")) a->panel = -1;
             else if (!strcmp(v, "cpu")) a->panel = 0;
             else if (!strcmp(v, "device")) a->panel = 1;
+            else if (!strcmp(v, "cusolver")) a->panel = 2;
             else {
-                ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, auto", v);
+                ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, cusolver, auto", v);
                 return -1;
             }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--baseline", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            if (strcmp(v, "cusolver") != 0) {
+                ts_cli_errorf(CMD, "--baseline: '%s' is not a baseline (cusolver)", v);
+                return -1;
+            }
+            a->baseline = 1;
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--json", NULL, &v)) != 0) {
             if (m < 0) return -1;
             a->json = v;
@@ -137,6 +152,10 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
     }
     if (a->dat && (a->N >= 0 || a->NB || a->P || a->Q)) {
         ts_cli_errorf(CMD, "--dat and -N/-NB/-P/-Q exclude each other (the file gives them)");
+        return -1;
+    }
+    if (a->baseline && a->exec == TS_HPL_EXEC_CPU) {
+        ts_cli_errorf(CMD, "--baseline cusolver runs on the GPU: it cannot go with --exec cpu");
         return -1;
     }
     if (a->dat && a->time_budget > 0) {
@@ -322,7 +341,9 @@ int ts_cmd_hpl(int argc, char **argv) {
     ts_hpl_opts o;
     memset(&o, 0, sizeof o);
     o.exec = a.exec;
-    o.panel_on_device = a.panel;
+    o.panel_on_device = a.panel < 0 ? -1 : a.panel == 0 ? 0 : 1;
+    o.panel = a.panel < 0 ? TS_HPL_PANEL_AUTO : a.panel == 0 ? TS_HPL_PANEL_CPU
+              : a.panel == 1 ? TS_HPL_PANEL_TESSERA : TS_HPL_PANEL_CUSOLVER;
     o.seed = 100;
     o.warmup = 1;
     o.engine = "auto";
@@ -347,6 +368,17 @@ int ts_cmd_hpl(int argc, char **argv) {
     int who = first_failed(rank, size, dat_rc < 0);
     if (who >= 0) {
         if (rank == who) report_input_error(dat_msg);
+        code = TS_EXIT_USAGE;
+        goto done;
+    }
+
+    // The baseline needs cuSOLVER: a CUDA device on every rank (not simulated devices).
+    if (a.baseline && !ts_hpl_ctx_has_cuda(ctx)) {
+        if (root)
+            ts_cli_errorf(CMD, "--baseline cusolver needs a CUDA GPU: %s",
+                          device_expected(TS_HPL_EXEC_AUTO) && ts_cuda_device_count() == 0
+                              ? "the devices of this run are simulated (cuSOLVER has no simulated stand-in)"
+                              : "no CUDA device is visible");
         code = TS_EXIT_USAGE;
         goto done;
     }
@@ -444,6 +476,7 @@ int ts_cmd_hpl(int argc, char **argv) {
         .plot_path = a.plot,
         .progress = &g_progress,
         .print_params = 1,
+        .baseline_cusolver = a.baseline,
     };
     ts_hpl_tally t;
     rc = ts_hpl_drive(ctx, &dat, &dopt, &t);

@@ -155,3 +155,199 @@ int ts_lu_dgetrf(ts_stream *st, ts_lu_solver *sv, int64_t m, int64_t n, double *
     (void)is_cuda;
     return ts_kernel_enqueue(st, &k);
 }
+
+// ---- HPL's recursive panel factorization (own kernels) ----
+
+// The base case on host-addressable memory: HPL_pdpan{ll,cr,rl}N on one process row.
+int ts_lu_leaf_cpu(void *vargs) {
+    const ts_lu_leaf_args *a = vargs;
+    double *A = a->A;
+    int64_t lda = a->lda, m = a->m, off = a->off, end = a->off + a->nl;
+    for (int64_t k = off; k < end; k++) {
+        int64_t kk = k - off;
+        if (a->pfact != 2 && kk > 0) { // left-looking and Crout bring column k up to date first
+            if (a->pfact == 0)         // U part of column k (Crout has it from the row updates)
+                cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasUnit, (int)kk,
+                            A + off + off * lda, (int)lda, A + off + k * lda, 1);
+            cblas_dgemv(CblasColMajor, CblasNoTrans, (int)(m - k), (int)kk, -1.0, A + k + off * lda,
+                        (int)lda, A + off + k * lda, 1, 1.0, A + k + k * lda, 1);
+        }
+        int64_t p = k + (int64_t)cblas_idamax((int)(m - k), A + k + k * lda, 1);
+        a->ipiv[k] = (int)(p + 1);
+        if (p != k) cblas_dswap((int)a->ncols, A + k, (int)lda, A + p, (int)lda);
+        double piv = A[k + k * lda];
+        if (piv != 0.0) {
+            if (m - k > 1) cblas_dscal((int)(m - k - 1), 1.0 / piv, A + k + 1 + k * lda, 1);
+        } else if (*a->info == 0) {
+            *a->info = (int)(k + 1);
+        }
+        int64_t right = end - k - 1;
+        if (right <= 0) continue;
+        if (a->pfact == 2) {
+            if (m - k > 1)
+                cblas_dger(CblasColMajor, (int)(m - k - 1), (int)right, -1.0, A + k + 1 + k * lda, 1,
+                           A + k + (k + 1) * lda, (int)lda, A + k + 1 + (k + 1) * lda, (int)lda);
+        } else if (a->pfact == 1 && kk > 0) { // Crout: row k of U
+            cblas_dgemv(CblasColMajor, CblasTrans, (int)kk, (int)right, -1.0, A + off + (k + 1) * lda,
+                        (int)lda, A + k + off * lda, (int)lda, 1.0, A + k + (k + 1) * lda, (int)lda);
+        }
+    }
+    return 0;
+}
+
+struct ts_lu_panel {
+    ts_device *dev;
+    ts_engine engine;
+    double *scratch; // CUDA devices only
+};
+
+int ts_lu_panel_create(ts_stream *st, ts_engine engine, int64_t max_m, ts_lu_panel **out) {
+    *out = NULL;
+    (void)max_m; // the scratch does not depend on the panel height
+    ts_lu_panel *pn = calloc(1, sizeof *pn);
+    if (!pn) TS_RAISE(TS_ERR_NOMEM, "lu panel");
+    pn->dev = ts_stream_device(st);
+    pn->engine = engine;
+    if (is_cuda(st)) {
+        int rc = ts_dmalloc(pn->dev, TS_LU_LEAF_SCRATCH * sizeof(double), (void **)&pn->scratch);
+        if (rc < 0) {
+            free(pn);
+            return rc;
+        }
+    }
+    *out = pn;
+    return 0;
+}
+
+void ts_lu_panel_destroy(ts_lu_panel *pn) {
+    if (!pn) return;
+    if (pn->scratch) ts_dfree(pn->dev, pn->scratch);
+    free(pn);
+}
+
+// One factorization: where the BLAS calls go (a stream, or the host) and the panel.
+typedef struct {
+    ts_stream *st;          // NULL: host memory, CPU BLAS
+    ts_lu_panel *pn;
+    const ts_lu_panel_algo *alg;
+    int nbmin, ndiv;
+    double *A;
+    int64_t lda, m, n;
+    int *ipiv, *info;
+    int rc;
+} panel_rec;
+
+// A[r:r+nr, c:c+nc] = L(r:r+nr, r:r+nr)^-1 A[r:r+nr, c:c+nc], L unit lower.
+static void pr_trsm(panel_rec *f, int64_t r, int64_t nr, int64_t c, int64_t nc) {
+    if (nr <= 0 || nc <= 0 || f->rc) return;
+    double *L = f->A + r + r * f->lda, *B = f->A + r + c * f->lda;
+    if (!f->st)
+        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, (int)nr, (int)nc,
+                    1.0, L, (int)f->lda, B, (int)f->lda);
+    else
+        f->rc = ts_dev_dtrsm(f->st, 'L', 'L', 'N', 'U', nr, nc, 1.0, L, f->lda, B, f->lda);
+}
+
+// A[r:r+mm, c:c+nc] -= A[r:r+mm, a:a+ka] A[a:a+ka, c:c+nc]
+static void pr_gemm(panel_rec *f, int64_t r, int64_t mm, int64_t c, int64_t nc, int64_t a, int64_t ka) {
+    if (mm <= 0 || nc <= 0 || ka <= 0 || f->rc) return;
+    int64_t lda = f->lda;
+    const double *X = f->A + r + a * lda, *Y = f->A + a + c * lda;
+    double *C = f->A + r + c * lda;
+    if (!f->st) {
+        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)mm, (int)nc, (int)ka, -1.0, X,
+                    (int)lda, Y, (int)lda, 1.0, C, (int)lda);
+    } else {
+        const double mone = -1.0, one = 1.0;
+        f->rc = ts_dev_gemm(f->st, f->pn->engine, 'd', 'N', 'N', mm, nc, ka, &mone, X, lda, Y, lda,
+                            &one, C, lda);
+    }
+}
+
+static void pr_leaf(panel_rec *f, int64_t off, int64_t nl) {
+    if (f->rc) return;
+    ts_lu_leaf_args a = {f->A, f->lda, f->m, f->n, off, nl, f->alg->pfact, f->ipiv, f->info,
+                         f->pn ? f->pn->scratch : NULL, TS_LU_LEAF_SCRATCH};
+    if (!f->st) {
+        ts_lu_leaf_cpu(&a);
+        return;
+    }
+    double flops = (double)(f->m - off) * (double)nl * (double)nl;
+    ts_kernel k = {"lu_panel_leaf", flops, ts_lu_leaf_cpu,
+#if TS_HAVE_CUDA
+                   ts_lu_leaf_cuda,
+#else
+                   NULL,
+#endif
+                   &a, sizeof a};
+    f->rc = ts_kernel_enqueue(f->st, &k);
+}
+
+// Columns [off, off+n): HPL_pdrpan{ll,cr,rl}N. On entry they are up to date with respect to
+// columns [0, off); on return they hold L and U.
+static void pr_rec(panel_rec *f, int64_t off, int64_t n) {
+    if (n <= f->nbmin || n < 2) {
+        pr_leaf(f, off, n);
+        return;
+    }
+    int64_t w = (n + f->ndiv - 1) / f->ndiv;
+    if (w >= n) w = (n + 1) / 2;
+    int64_t end = off + n, m = f->m;
+    for (int64_t c = off; c < end && f->rc == 0; c += w) {
+        int64_t wc = end - c < w ? end - c : w;
+        int64_t rest = end - c - wc;
+        if (f->alg->rfact == 0) { // left-looking: bring the sub-panel up to date, then factor it
+            pr_trsm(f, off, c - off, c, wc);
+            pr_gemm(f, c, m - c, c, wc, off, c - off);
+            pr_rec(f, c, wc);
+        } else if (f->alg->rfact == 1) { // Crout: sub-panel columns, factor, then its rows of U
+            pr_gemm(f, c, m - c, c, wc, off, c - off);
+            pr_rec(f, c, wc);
+            if (rest > 0) {
+                pr_gemm(f, c, wc, c + wc, rest, off, c - off);
+                pr_trsm(f, c, wc, c + wc, rest);
+            }
+        } else { // right-looking: factor, then update everything to the right
+            pr_rec(f, c, wc);
+            if (rest > 0) {
+                pr_trsm(f, c, wc, c + wc, rest);
+                pr_gemm(f, c + wc, m - c - wc, c + wc, rest, c, wc);
+            }
+        }
+    }
+}
+
+static int panel_args_ok(const ts_lu_panel_algo *alg, int64_t m, int64_t n, int64_t lda) {
+    if (!alg || alg->pfact < 0 || alg->pfact > 2 || alg->rfact < 0 || alg->rfact > 2)
+        TS_RAISE(TS_ERR_ARG, "lu panel: PFACT and RFACT must be 0, 1 or 2");
+    if (m < n || lda < m || m > INT32_MAX || n > INT32_MAX)
+        TS_RAISE(TS_ERR_ARG, "lu panel: m %lld < n %lld, lda %lld < m, or sizes beyond 32 bits",
+                 (long long)m, (long long)n, (long long)lda);
+    return 0;
+}
+
+static void panel_setup(panel_rec *f, const ts_lu_panel_algo *alg) {
+    f->nbmin = alg->nbmin < 1 ? 1 : alg->nbmin > TS_LU_LEAF_MAX ? TS_LU_LEAF_MAX : alg->nbmin;
+    f->ndiv = alg->ndiv < 2 ? 2 : alg->ndiv;
+}
+
+int ts_lu_panel_factor(ts_stream *st, ts_lu_panel *pn, const ts_lu_panel_algo *alg, int64_t m,
+                       int64_t n, double *A, int64_t lda, int *ipiv, int *info) {
+    if (!st || !pn || !A || !ipiv || !info) TS_RAISE(TS_ERR_ARG, "ts_lu_panel_factor: NULL argument");
+    TS_CHECK(panel_args_ok(alg, m, n, lda));
+    TS_CHECK(ts_memset_async(st, info, 0, sizeof(int)));
+    if (m <= 0 || n <= 0) return 0;
+    panel_rec f = {st, pn, alg, 0, 0, A, lda, m, n, ipiv, info, 0};
+    panel_setup(&f, alg);
+    pr_rec(&f, 0, n);
+    return f.rc;
+}
+
+void ts_lu_panel_host(const ts_lu_panel_algo *alg, int64_t m, int64_t n, double *A, int64_t lda,
+                      int *ipiv, int *info) {
+    *info = 0;
+    if (m <= 0 || n <= 0 || panel_args_ok(alg, m, n, lda) < 0) return;
+    panel_rec f = {NULL, NULL, alg, 0, 0, A, lda, m, n, ipiv, info, 0};
+    panel_setup(&f, alg);
+    pr_rec(&f, 0, n);
+}

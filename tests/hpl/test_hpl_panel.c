@@ -1,0 +1,229 @@
+// test_hpl_panel.c: HPL's recursive device panel (ts_lu_panel_*): the CPU twin against an unblocked partial-pivoting LU, zero pivots, the sim-device path.
+//
+// Bound: with the same pivots, two LU factorizations of the same panel differ only by rounding in a
+// different order of the same sums. Each entry of L or U is a sum of at most n products whose size
+// is bounded by max|F| (|L| <= 1), so the difference is at most about n * eps * max|F| per entry;
+// the tests require max|F - F_ref| <= TOL * n * eps * max(1, max|F_ref|) with TOL = 8 (random
+// panels give 0.3 to 1.1 at the worst shape here, 130 x 128).
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ts_error.h"
+#include "core/ts_rng.h"
+#include "device/ts_device.h"
+#include "kernels/ts_lu_kernels.h"
+
+#define TOL 8.0
+
+// LAPACK dgetf2 as written in the textbook: column k, first max |a|, full-row swap, scale, rank-1.
+static void lu_unblocked(int64_t m, int64_t n, double *A, int64_t lda, int *ipiv, int *info) {
+    *info = 0;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t p = k;
+        for (int64_t i = k + 1; i < m; i++)
+            if (fabs(A[i + k * lda]) > fabs(A[p + k * lda])) p = i;
+        ipiv[k] = (int)(p + 1);
+        if (p != k)
+            for (int64_t c = 0; c < n; c++) {
+                double t = A[k + c * lda];
+                A[k + c * lda] = A[p + c * lda];
+                A[p + c * lda] = t;
+            }
+        double piv = A[k + k * lda];
+        if (piv == 0.0) {
+            if (*info == 0) *info = (int)(k + 1);
+            continue;
+        }
+        for (int64_t i = k + 1; i < m; i++) A[i + k * lda] /= piv;
+        for (int64_t c = k + 1; c < n; c++)
+            for (int64_t i = k + 1; i < m; i++) A[i + c * lda] -= A[i + k * lda] * A[k + c * lda];
+    }
+}
+
+static double *random_panel(uint64_t key, int64_t m, int64_t n, int64_t lda) {
+    double *A = malloc(sizeof(double) * (size_t)(lda * n));
+    assert_non_null(A);
+    for (int64_t c = 0; c < n; c++) {
+        ts_fill_uniform_d(key * 1000003u + (uint64_t)c, A + c * lda, m);
+        for (int64_t i = m; i < lda; i++) A[i + c * lda] = 1e300; // padding: never read
+    }
+    return A;
+}
+
+// max|F - R| / (n eps max(1, max|R|)) over the m x n panels.
+static double scaled_diff(int64_t m, int64_t n, const double *F, const double *R, int64_t lda) {
+    double d = 0.0, big = 1.0;
+    for (int64_t c = 0; c < n; c++)
+        for (int64_t i = 0; i < m; i++) {
+            double e = fabs(F[i + c * lda] - R[i + c * lda]);
+            if (!(e <= d)) d = e; // NaN propagates
+            if (fabs(R[i + c * lda]) > big) big = fabs(R[i + c * lda]);
+        }
+    return d / ((double)n * DBL_EPSILON * big);
+}
+
+static void check_against_ref(const ts_lu_panel_algo *a, int64_t m, int64_t n, uint64_t key) {
+    int64_t lda = m + 3;
+    double *A = random_panel(key, m, n, lda);
+    double *R = malloc(sizeof(double) * (size_t)(lda * n));
+    int *ip = malloc(sizeof(int) * (size_t)n), *ipr = malloc(sizeof(int) * (size_t)n);
+    assert_true(R && ip && ipr);
+    memcpy(R, A, sizeof(double) * (size_t)(lda * n));
+    int info = -1, infor = -1;
+    ts_lu_panel_host(a, m, n, A, lda, ip, &info);
+    lu_unblocked(m, n, R, lda, ipr, &infor);
+    assert_int_equal(info, 0);
+    assert_int_equal(infor, 0);
+    for (int64_t k = 0; k < n; k++)
+        if (ip[k] != ipr[k])
+            fail_msg("m=%lld n=%lld pfact=%d rfact=%d nbmin=%d ndiv=%d: pivot %lld is %d, reference %d",
+                     (long long)m, (long long)n, a->pfact, a->rfact, a->nbmin, a->ndiv, (long long)k, ip[k], ipr[k]);
+    double e = scaled_diff(m, n, A, R, lda);
+    if (!(e <= TOL))
+        fail_msg("m=%lld n=%lld pfact=%d rfact=%d nbmin=%d ndiv=%d: scaled difference %g > %g", (long long)m,
+                 (long long)n, a->pfact, a->rfact, a->nbmin, a->ndiv, e, TOL);
+    for (int64_t c = 0; c < n; c++) // padding untouched
+        for (int64_t i = m; i < lda; i++) assert_true(A[i + c * lda] == 1e300);
+    free(A);
+    free(R);
+    free(ip);
+    free(ipr);
+}
+
+// Every PFACT x RFACT, several NBMIN (one beyond the leaf cap) and NDIV, on awkward shapes.
+static void test_twin_matches_unblocked(void **state) {
+    static const int64_t shapes[][2] = {{1, 1}, {2, 2}, {5, 3}, {64, 16}, {97, 33}, {200, 64}, {130, 128}, {301, 100}};
+    static const int nbmins[] = {1, 4, 8, 100};
+    uint64_t key = 1;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int pf = 0; pf < 3; pf++)
+            for (int rf = 0; rf < 3; rf++)
+                for (size_t b = 0; b < sizeof nbmins / sizeof nbmins[0]; b++)
+                    for (int ndiv = 2; ndiv <= 4; ndiv++) {
+                        ts_lu_panel_algo a = {pf, rf, nbmins[b], ndiv};
+                        check_against_ref(&a, shapes[s][0], shapes[s][1], key++);
+                    }
+}
+
+// A zero column: info names the first one (1-based), the factorization goes on, and the pivots
+// and factors still match the unblocked LU.
+static void test_twin_zero_pivot(void **state) {
+    const int64_t m = 90, n = 40, lda = 90;
+    for (int pf = 0; pf < 3; pf++)
+        for (int rf = 0; rf < 3; rf++) {
+            double *A = random_panel(77, m, n, lda);
+            double *R = malloc(sizeof(double) * (size_t)(lda * n));
+            int ip[40], ipr[40], info = -1, infor = -1;
+            assert_non_null(R);
+            for (int64_t i = 0; i < m; i++) A[i + 13 * lda] = A[i + 29 * lda] = 0.0;
+            memcpy(R, A, sizeof(double) * (size_t)(lda * n));
+            ts_lu_panel_algo a = {pf, rf, 4, 2};
+            ts_lu_panel_host(&a, m, n, A, lda, ip, &info);
+            lu_unblocked(m, n, R, lda, ipr, &infor);
+            assert_int_equal(infor, 14);
+            assert_int_equal(info, 14);
+            for (int k = 0; k < n; k++) assert_int_equal(ip[k], ipr[k]);
+            assert_true(scaled_diff(m, n, A, R, lda) <= TOL);
+            free(A);
+            free(R);
+        }
+}
+
+// A singular panel whose zero pivot appears only after elimination: rows 0..1 span columns 0..2.
+static void test_twin_rank_deficient(void **state) {
+    const int64_t m = 6, n = 3;
+    // Column 2 = column 0 + column 1, pivots 4 and 2: every elimination is exact.
+    const double A0[18] = {4, 2, 1, 3, 0, 1, /**/ 0, 2, 1, -1, 1, 0.5, /**/ 4, 4, 2, 2, 1, 1.5};
+    for (int pf = 0; pf < 3; pf++)
+        for (int rf = 0; rf < 3; rf++) {
+            double A[18];
+            memcpy(A, A0, sizeof A);
+            int ip[3], info = -1;
+            ts_lu_panel_algo a = {pf, rf, 1 + pf, 2};
+            ts_lu_panel_host(&a, m, n, A, m, ip, &info);
+            assert_int_equal(info, 3);
+            assert_int_equal(ip[0], 1);
+            assert_int_equal(ip[1], 2);
+            assert_int_equal(ip[2], 3); // all zero: the first row stays
+            assert_true(A[2 + 2 * m] == 0.0);
+        }
+}
+
+// The same factorization through a simulated device's stream (ts_lu_panel_factor: the recursion's
+// DTRSM/GEMM on the device, ts_lu_leaf_cpu as the leaf kernel) equals the host twin within the bound.
+static void test_sim_device_path(void **state) {
+    ts_devset_opts o;
+    assert_int_equal(ts_devset_opts_init(&o), 0);
+    o.backend = TS_BACKEND_SIM;
+    o.sim_devices = 1;
+    o.arena_bytes = (size_t)64 << 20;
+    ts_devset *set = NULL;
+    assert_int_equal(ts_devset_open(&o, &set), 0);
+    ts_device *d = ts_devset_device(set, 0);
+    ts_stream *st = NULL;
+    assert_int_equal(ts_stream_create(d, &st), 0);
+    ts_lu_panel *pn = NULL;
+    assert_int_equal(ts_lu_panel_create(st, TS_ENGINE_AUTO, 1000, &pn), 0);
+    static const int64_t shapes[][2] = {{33, 33}, {300, 96}, {1000, 64}};
+    for (size_t s = 0; s < 3; s++)
+        for (int pf = 0; pf < 3; pf++) {
+            int64_t m = shapes[s][0], n = shapes[s][1], lda = m + 5;
+            ts_lu_panel_algo a = {pf, (pf + (int)s) % 3, 8, 2 + (int)s % 2};
+            double *H = random_panel(100 + s, m, n, lda), *X = NULL;
+            double *B = malloc(sizeof(double) * (size_t)(lda * n));
+            int *dp = NULL, hp[128], dpiv[129];
+            assert_non_null(B);
+            assert_int_equal(ts_dmalloc(d, sizeof(double) * (size_t)(lda * n), (void **)&X), 0);
+            assert_int_equal(ts_dmalloc(d, sizeof(int) * 129, (void **)&dp), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, X, H, sizeof(double) * (size_t)(lda * n)), 0);
+            assert_int_equal(ts_lu_panel_factor(st, pn, &a, m, n, X, lda, dp, dp + n), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_D2H, B, X, sizeof(double) * (size_t)(lda * n)), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_D2H, dpiv, dp, sizeof(int) * (size_t)(n + 1)), 0);
+            assert_int_equal(ts_stream_sync(st), 0);
+            int info = -1;
+            ts_lu_panel_host(&a, m, n, H, lda, hp, &info);
+            assert_int_equal(info, 0);
+            assert_int_equal(dpiv[n], 0);
+            for (int64_t k = 0; k < n; k++) assert_int_equal(dpiv[k], hp[k]);
+            assert_true(scaled_diff(m, n, B, H, lda) <= TOL);
+            ts_dfree(d, X);
+            ts_dfree(d, dp);
+            free(H);
+            free(B);
+        }
+    // arguments: m < n is refused
+    double *X = NULL;
+    int *dp = NULL;
+    assert_int_equal(ts_dmalloc(d, 64 * sizeof(double), (void **)&X), 0);
+    assert_int_equal(ts_dmalloc(d, 64 * sizeof(int), (void **)&dp), 0);
+    ts_lu_panel_algo a = {2, 2, 4, 2};
+    assert_int_equal(ts_lu_panel_factor(st, pn, &a, 4, 8, X, 8, dp, dp + 8), TS_ERR_ARG);
+    ts_lu_panel_algo bad = {3, 2, 4, 2};
+    assert_int_equal(ts_lu_panel_factor(st, pn, &bad, 8, 4, X, 8, dp, dp + 8), TS_ERR_ARG);
+    ts_error_clear();
+    ts_dfree(d, X);
+    ts_dfree(d, dp);
+    ts_lu_panel_destroy(pn);
+    ts_stream_destroy(st);
+    ts_devset_close(set);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_twin_matches_unblocked),
+        cmocka_unit_test(test_twin_zero_pivot),
+        cmocka_unit_test(test_twin_rank_deficient),
+        cmocka_unit_test(test_sim_device_path),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
