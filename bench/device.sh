@@ -29,8 +29,8 @@ fi
 say "== build: $(( $(date +%s) - t0 )) s"
 
 # Resource report and SASS check of our CUDA kernels (registers, spills, shared memory, DMMA).
-# (in parallel, one log per file, gathered into ptxas.txt)
-for cu in src/kernels/cuda/*.cu src/algorithms/*/cuda/*.cu; do
+# (in parallel, one log per file, gathered into ptxas.txt; TESSERA_DEVICE_PTXAS=0 skips it)
+[ "${TESSERA_DEVICE_PTXAS:-1}" = 1 ] && for cu in src/kernels/cuda/*.cu src/algorithms/*/cuda/*.cu; do
   [ -e "$cu" ] || continue
   b=$(basename "$cu" .cu)
   nvcc -gencode=arch=compute_90a,code=sm_90a -Isrc -I$build/generated -Xptxas=-v -c "$cu" \
@@ -41,9 +41,9 @@ cat /tmp/ts_res_*.txt >"$OUT/ptxas.txt" 2>/dev/null
 
 if [ "${TESSERA_DEVICE_SKIP_TESTS:-0}" != 1 ]; then
 say "== tests (TESSERA_TEST_BACKEND=cuda)"
-# Tests run 4 at a time on one GPU: each process gets a 12 GiB arena instead of 90% of the memory.
+# Tests run 8 at a time on one GPU: each process gets a 12 GiB arena instead of 90% of the memory.
 (cd $build && TESSERA_TEST_BACKEND=cuda TESSERA_ARENA_BYTES=12G \
-   ctest --output-on-failure -j 4 ${TESSERA_CTEST_ARGS:-}) >>"$log" 2>&1 || fail=1
+   ctest --output-on-failure -j 8 ${TESSERA_CTEST_ARGS:-}) >>"$log" 2>&1 || fail=1
 grep -E "tests passed|tests failed|Failed|\*\*\*" "$log" | tail -15 >&2
 
 # compute-sanitizer on small GEMMs of every device engine (memcheck), and the own kernel's
@@ -57,10 +57,12 @@ sanitize() { # sanitize TOOL ENGINES SIZES...
     say "   $tool $engines: FAILED"; fail=1
   fi
 }
+if [ "${TESSERA_DEVICE_SANITIZE:-1}" = 1 ]; then
 say "== compute-sanitizer"
 TESSERA_ARENA_BYTES=2G sanitize memcheck cublas,tessera 256x192x160 300x257x129
 TESSERA_ARENA_BYTES=2G sanitize racecheck tessera 256x192x160
 TESSERA_ARENA_BYTES=2G sanitize synccheck tessera 256x192x160
+fi
 fi
 
 if [ "${1:-}" != quick ]; then
