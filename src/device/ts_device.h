@@ -160,6 +160,11 @@ int ts_kernel_enqueue(ts_stream *st, const ts_kernel *k);
 void *ts_stream_slot(ts_stream *st);
 void ts_stream_set_slot(ts_stream *st, void *value, void (*destroy)(void *value));
 
+// Writes one results-schema "devices" entry per device of the set (a ts_json_devices_fn: ctx is
+// the ts_devset, NULL writes nothing): backend, name, memory_gb, arena_gb, sms, cc, bus_id.
+struct ts_json;
+void ts_devset_json(struct ts_json *j, void *devset);
+
 // Counters for tests and reports.
 typedef struct {
     long copies, kernels, callbacks;

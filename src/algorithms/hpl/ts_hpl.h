@@ -128,6 +128,8 @@ int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out);
 void ts_hpl_ctx_destroy(ts_hpl_ctx *c);
 int ts_hpl_ctx_rank(const ts_hpl_ctx *c);
 int ts_hpl_ctx_size(const ts_hpl_ctx *c);
+// The devices this rank opened (NULL when none): for reports.
+struct ts_devset *ts_hpl_ctx_devset(ts_hpl_ctx *c);
 // Largest N whose matrix fits the memory this context would use for a P x Q grid (for sizing and
 // for the "N does not fit" message), at `fraction` of the available memory.
 int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, double fraction);

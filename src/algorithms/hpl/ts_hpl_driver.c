@@ -8,6 +8,7 @@
 #include "core/ts_error.h"
 #include "core/ts_json.h"
 #include "core/ts_progress.h"
+#include "device/ts_device.h"
 
 // ---- progress --------------------------------------------------------------------------------
 
@@ -204,7 +205,8 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
         jf = fopen(o->json_path, "w");
         if (!jf) TS_RAISE(TS_ERR_IO, "cannot write the JSON file '%s'", o->json_path);
         j = ts_json_open_file(jf);
-        ts_results_begin(j, "tessera hpl", ts_hpl_ctx_size(ctx), NULL, NULL);
+        // rank 0's devices (one per rank under MPI)
+        ts_results_begin(j, "tessera hpl", ts_hpl_ctx_size(ctx), ts_devset_json, ts_hpl_ctx_devset(ctx));
     }
     if (out && o->print_params) ts_hpl_print_params(out, d);
 

@@ -117,6 +117,7 @@ void ts_hpl_ctx_destroy(ts_hpl_ctx *c) {
 
 int ts_hpl_ctx_rank(const ts_hpl_ctx *c) { return c->world.rank; }
 int ts_hpl_ctx_size(const ts_hpl_ctx *c) { return c->world.size; }
+ts_devset *ts_hpl_ctx_devset(ts_hpl_ctx *c) { return c->devs; }
 
 // ---- memory ----
 

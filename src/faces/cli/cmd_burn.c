@@ -205,7 +205,7 @@ static void print_summary(FILE *out, const ts_burn_dev_report *r, int64_t size) 
 }
 
 static void write_json(ts_json *j, ts_devset *set, const burn_cli *c, const ts_burn_dev_report *reps, int n) {
-    ts_results_begin(j, "tessera burn", 1, ts_cli_json_devices, set);
+    ts_results_begin(j, "tessera burn", 1, ts_devset_json, set);
     for (int i = 0; i < n; i++) {
         const ts_burn_dev_report *r = &reps[i];
         double *tf = malloc((size_t)(r->nsamples ? r->nsamples : 1) * sizeof(double));

@@ -1016,7 +1016,7 @@ static void print_row(gemm_ctx *c, const gemm_row *r) {
 }
 
 static void write_json(gemm_ctx *c, ts_json *j) {
-    ts_results_begin(j, "tessera gemm", 1, ts_cli_json_devices, c->dev ? c->devs : NULL);
+    ts_results_begin(j, "tessera gemm", 1, ts_devset_json, c->dev ? c->devs : NULL);
     for (int i = 0; i < c->nrows; i++) {
         const gemm_row *r = &c->rows[i];
         if (r->runtime_failed) continue;

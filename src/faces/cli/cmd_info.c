@@ -369,7 +369,7 @@ static void print_benchmarks(ts_devset *s, const bench_set *b) {
 static void write_json(ts_json *j, ts_devset *s, const bench_set *b) {
     char mpi[256];
     const char *mv = mpi_version(mpi, sizeof mpi);
-    ts_results_begin(j, "tessera info", 1, ts_cli_json_devices, s);
+    ts_results_begin(j, "tessera info", 1, ts_devset_json, s);
     for (int i = 0; i < b->n; i++) {
         const bench_result *r = &b->r[i];
         int gemm = !strcmp(r->bench, "gemm");

@@ -115,25 +115,6 @@ int ts_cli_open_devices(const char *cmd, ts_devset **out) {
     return 0;
 }
 
-void ts_cli_json_devices(ts_json *j, void *ctx) {
-    ts_devset *s = ctx;
-    if (!s) return;
-    for (int i = 0; i < ts_devset_count(s); i++) {
-        const ts_device_props *p = ts_device_props_of(ts_devset_device(s, i));
-        char cc[16];
-        snprintf(cc, sizeof cc, "%d.%d", p->cc_major, p->cc_minor);
-        ts_json_begin_object(j, NULL);
-        ts_json_str(j, "backend", ts_backend_name(p->backend));
-        ts_json_str(j, "name", p->name);
-        ts_json_num(j, "memory_gb", (double)p->mem_total / 1e9);
-        ts_json_num(j, "arena_gb", (double)p->arena_bytes / 1e9);
-        ts_json_int(j, "sms", p->sms);
-        ts_json_str(j, "cc", cc);
-        ts_json_str(j, "bus_id", p->bus_id);
-        ts_json_end_object(j);
-    }
-}
-
 size_t ts_cli_host_mem_available(void) {
     FILE *f = fopen("/proc/meminfo", "r");
     if (f) {

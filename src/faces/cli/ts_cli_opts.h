@@ -35,8 +35,6 @@ void ts_cli_set_verbosity(int verbosity);
 // reason and returns a negative status; an empty set (no GPU, no sim devices) is a success.
 int ts_cli_open_devices(const char *cmd, ts_devset **out);
 
-// Writes the "devices" entries of a results document; ctx is a ts_devset* (may be NULL).
-void ts_cli_json_devices(ts_json *j, void *ctx);
 
 // Host memory the process can still use, in bytes (MemAvailable, else sysconf free pages).
 size_t ts_cli_host_mem_available(void);
