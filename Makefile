@@ -5,14 +5,17 @@ JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 CTEST_ARGS ?=
 
-.PHONY: all deps build run test test-plain test-asan bench clean
+.PHONY: all deps deps-build build run test test-plain test-asan bench clean
 
 all: build
 
 deps:
-	@scripts/install-deps.sh
+	@scripts/install-deps.sh test
 
-build: deps
+deps-build:
+	@scripts/install-deps.sh build
+
+build: deps-build
 	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS)
 
@@ -23,7 +26,7 @@ run: build
 # All tests: the normal build, then the same tests built with AddressSanitizer + UBSan.
 test: test-plain test-asan
 
-test-plain: build
+test-plain: deps build
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(CTEST_ARGS)
 
 test-asan: deps
