@@ -59,13 +59,16 @@ static int exec_is_device(const char *exec) {
     return !strncmp(exec, "device", 6) || !strcmp(exec, "ooc");
 }
 
-static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r) {
+// Opens a results entry for one timed factorization (time, rate, residual against the
+// threshold) and writes its shape; the caller writes "extra" and ends the entry.
+static void json_entry_begin(ts_json *j, const char *bench, const char *engine, const char *where,
+                             const ts_hpl_case *c, const ts_hpl_result *r) {
     ts_result_common rc;
     memset(&rc, 0, sizeof rc);
-    rc.bench = "hpl";
-    rc.engine = r->engine_used[0] ? r->engine_used : "tessera";
+    rc.bench = bench;
+    rc.engine = engine;
     rc.precision = 'd';
-    rc.where = !strncmp(r->exec_used, "device", 6) ? "device" : "host";
+    rc.where = where;
     rc.reps = 1;
     rc.sec_median = rc.sec_min = rc.sec_max = r->time;
     if (r->time > 0) rc.tf_median = rc.tf_min = rc.tf_max = r->gflops / 1e3;
@@ -77,6 +80,11 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
     ts_json_begin_object(j, "shape");
     ts_json_int(j, "n", c->N);
     ts_json_end_object(j);
+}
+
+static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r) {
+    json_entry_begin(j, "hpl", r->engine_used[0] ? r->engine_used : "tessera",
+                     !strncmp(r->exec_used, "device", 6) ? "device" : "host", c, r);
     char tv[64];
     ts_hpl_tv_format(c, tv, sizeof tv);
     ts_json_begin_object(j, "extra");
@@ -144,23 +152,7 @@ static void baseline_line(FILE *out, const ts_hpl_case *c, const ts_hpl_result *
 
 static void baseline_json(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *hpl,
                           const ts_hpl_result *b) {
-    ts_result_common rc;
-    memset(&rc, 0, sizeof rc);
-    rc.bench = "lu";
-    rc.engine = "cusolver";
-    rc.precision = 'd';
-    rc.where = "device";
-    rc.reps = 1;
-    rc.sec_median = rc.sec_min = rc.sec_max = b->time;
-    if (b->time > 0) rc.tf_median = rc.tf_min = rc.tf_max = b->gflops / 1e3;
-    else rc.tf_median = rc.tf_min = rc.tf_max = -1.0;
-    rc.verified = b->checked;
-    rc.error = b->checked ? b->resid : NAN;
-    rc.bound = b->checked ? c->threshold : NAN;
-    ts_results_entry_begin(j, &rc);
-    ts_json_begin_object(j, "shape");
-    ts_json_int(j, "n", c->N);
-    ts_json_end_object(j);
+    json_entry_begin(j, "lu", "cusolver", "device", c, b);
     ts_json_begin_object(j, "extra");
     ts_json_int(j, "N", c->N);
     ts_json_str(j, "op", "dgetrf");
