@@ -297,7 +297,7 @@ static int is_zero(char prec, const unsigned char *x) {
     }
 }
 
-static void call_free(tl_call *c) {
+void tl_call_free(tl_call *c) {
     free(c->state);
     free(c->owner);
     free(c->rerun);
@@ -316,7 +316,7 @@ static int call_setup(tl_call *c) {
     if ((double)c->mt * (double)c->nt > 2e9)
         TS_RAISE(TS_ERR_ARG, "ts_tiles_gemm: %lld x %lld C tiles are too many; use a larger tile",
                  (long long)c->mt, (long long)c->nt);
-    c->ntasks = (int)(c->mt * c->nt);
+    c->ntasks = c->l3 ? c->l3->ntasks : (int)(c->mt * c->nt);
     c->npending = c->nunstarted = c->ntasks;
     c->state = calloc((size_t)c->ntasks, 1);
     c->owner = malloc((size_t)c->ntasks);
@@ -333,7 +333,7 @@ static int call_setup(tl_call *c) {
     if (rt->opts.cpu_share > 0) c->cpu_cap = (int64_t)(rt->opts.cpu_share * c->ntasks + 0.5);
     else c->cpu_cap = -1;
     if (rt->opts.cpu_share > 0) c->cpu_planned = rt->opts.cpu_share;
-    if (rt->opts.cpu_share == TS_TILES_CPU_ADAPTIVE && rt->ndev > 0) {
+    if (rt->opts.cpu_share == TS_TILES_CPU_ADAPTIVE && rt->ndev > 0 && !c->l3) {
         // The share from the database for this class (none yet: auto, which measures both rates).
         ts_perfdb_key key = ts_perfdb_key_of(c->prec, c->ta, c->tb, c->m, c->n, c->k, rt->ndev);
         const ts_perfdb_entry *e = ts_perfdb_find(rt->perfdb, &key);
@@ -395,7 +395,7 @@ static void call_rates(const tl_call *c, double *dev, double *cpu, double *dev_s
 // Adaptive: the call's rates into the database (CALDGEMM's filter, ts_perfdb_update), saved.
 static void perfdb_record(tl_call *c) {
     ts_tiles *rt = c->rt;
-    if (!rt->perfdb || c->err || rt->ndev == 0 || c->ndead) return; // a failed device's rate says nothing
+    if (!rt->perfdb || c->err || rt->ndev == 0 || c->ndead || c->l3) return; // a failed device's rate says nothing
     double g, cr, gs, cs;
     call_rates(c, &g, &cr, &gs, &cs);
     if (g <= 0) return;
@@ -436,6 +436,15 @@ static void call_stats(const tl_call *c, ts_tiles_stats *s) {
     // Without reuse every task loads its whole block row of op(A) and block column of op(B), and C.
     double es = (double)c->es;
     double v = (double)c->nt * (double)c->m * (double)c->k * es + (double)c->mt * (double)c->k * (double)c->n * es;
+    if (c->l3) { // every product loads its two tiles
+        v = 0;
+        for (int p = 0; p < c->l3->nprods; p++) {
+            const tl_opnd *o[2] = {&c->l3->prods[p].a, &c->l3->prods[p].b};
+            for (int q = 0; q < 2; q++)
+                v += (double)tl_dim(c->l3->rows[o[q]->mat], c->T, o[q]->bi) *
+                     (double)tl_dim(c->l3->cols[o[q]->mat], c->T, o[q]->bj) * es;
+        }
+    }
     if (!c->beta_zero) v += (double)c->m * (double)c->n * es;
     s->bytes_h2d_noreuse = (size_t)v;
 }
@@ -504,14 +513,23 @@ int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t 
     memcpy(c->beta, beta, c->es);
     scalar_one(prec, c->one);
     c->beta_zero = is_zero(prec, c->beta);
+    c->c_read = !c->beta_zero;
     c->engine = rt->opts.engine;
     c->T = ts_tiles_tile(rt);
+    const void *pin[3] = {A, B, C};
+    size_t pin_bytes[3] = {span_bytes(ta == 'N' ? m : k, ta == 'N' ? k : m, lda, c->es),
+                           span_bytes(tb == 'N' ? k : n, tb == 'N' ? n : k, ldb, c->es), span_bytes(m, n, ldc, c->es)};
+    int rc = tl_call_exec(c, pin, pin_bytes, stats);
+    tl_call_free(c);
+    return rc;
+}
 
+int tl_call_exec(tl_call *c, const void *const pin[3], const size_t pin_bytes[3], ts_tiles_stats *stats) {
+    ts_tiles *rt = c->rt;
     pthread_mutex_lock(&rt->call_lock);
     double t0 = ts_now();
-    pin_range(rt, A, span_bytes(ta == 'N' ? m : k, ta == 'N' ? k : m, lda, c->es));
-    pin_range(rt, B, span_bytes(tb == 'N' ? k : n, tb == 'N' ? n : k, ldb, c->es));
-    pin_range(rt, C, span_bytes(m, n, ldc, c->es));
+    for (int q = 0; q < 3; q++)
+        if (pin[q]) pin_range(rt, pin[q], pin_bytes[q]);
     int rc = call_setup(c);
     if (rc < 0) {
         c->err = rc;
@@ -535,7 +553,6 @@ int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t 
     pthread_mutex_unlock(&rt->call_lock);
     rc = c->err;
     if (rc < 0) ts_error_set(rc, __FILE__, __LINE__, "%s", c->errmsg);
-    call_free(c);
     return rc < 0 ? rc : 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/ts_error.h"
 #include "core/ts_log.h"
+#include "kernels/ts_tile_ops.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -81,9 +82,18 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
     size_t tile_bytes = tm * tk;
     if (tk * tn > tile_bytes) tile_bytes = tk * tn;
     if (tm * tn > tile_bytes) tile_bytes = tm * tn;
+    int64_t nA = c->mt * c->kt, nB = c->kt * c->nt;
+    if (c->l3) { // operand tiles are blocks of the stored matrices, C tiles of C
+        nA = tl_l3_nkeys(c, TL_A), nB = tl_l3_nkeys(c, TL_B);
+        for (int mat = TL_A; mat <= TL_B; mat++) {
+            size_t r = (size_t)(c->l3->rows[mat] < c->T ? c->l3->rows[mat] : c->T);
+            size_t q = (size_t)(c->l3->cols[mat] < c->T ? c->l3->cols[mat] : c->T);
+            if (r * q > tile_bytes) tile_bytes = r * q;
+        }
+    }
     tile_bytes = (tile_bytes * c->es + 255) / 256 * 256;
     int depth = rt->opts.depth;
-    int64_t useful = c->mt * c->kt + c->kt * c->nt + depth; // more slots than distinct tiles never help
+    int64_t useful = nA + nB + depth; // more slots than distinct tiles never help
     int64_t want = (int64_t)(budget / tile_bytes);
     int need = depth + TL_MIN_AB_SLOTS;
     if (useful < need) useful = need;
@@ -97,14 +107,14 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
     dc->ord = d;
     dc->nslots = (int)want;
     dc->slots = calloc((size_t)dc->nslots, sizeof *dc->slots);
-    dc->mapA = malloc(sizeof(int) * (size_t)(c->mt * c->kt));
-    dc->mapB = malloc(sizeof(int) * (size_t)(c->kt * c->nt));
+    dc->mapA = malloc(sizeof(int) * (size_t)(nA > 0 ? nA : 1));
+    dc->mapB = malloc(sizeof(int) * (size_t)(nB > 0 ? nB : 1));
     dc->rowcnt = calloc((size_t)c->mt, sizeof(int));
     dc->colcnt = calloc((size_t)c->nt, sizeof(int));
     if (!dc->slots || !dc->mapA || !dc->mapB || !dc->rowcnt || !dc->colcnt)
         TS_RAISE(TS_ERR_NOMEM, "tile runtime: out of host memory for the cache of device %d", d);
-    memset(dc->mapA, 0xff, sizeof(int) * (size_t)(c->mt * c->kt));
-    memset(dc->mapB, 0xff, sizeof(int) * (size_t)(c->kt * c->nt));
+    memset(dc->mapA, 0xff, sizeof(int) * (size_t)(nA > 0 ? nA : 1));
+    memset(dc->mapB, 0xff, sizeof(int) * (size_t)(nB > 0 ? nB : 1));
     void *block = NULL;
     TS_CHECK(ts_dmalloc(dev, tile_bytes * (size_t)dc->nslots, &block));
     for (int s = 0; s < dc->nslots; s++) {
@@ -134,6 +144,7 @@ static int *map_of(tl_call *c, int d, int mat, int64_t idx) {
 }
 
 static void count_tile(tl_call *c, int d, int mat, int64_t idx, int delta) {
+    if (c->l3) return; // level-3 tasks score by their own operand lists (tl_l3_score)
     if (mat == TL_A) c->dc[d].rowcnt[idx % c->mt] += delta;
     else c->dc[d].colcnt[idx / c->kt] += delta;
 }
@@ -291,6 +302,13 @@ void tl_cache_drop_c(tl_call *c, int d, int slot) {
 static void tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, size_t *spitch, size_t *width,
                       size_t *rows, int64_t *ld) {
     int64_t T = c->T, r, col, nr, nc; // stored block: rows r.., cols col.., nr x nc
+    if (c->l3) {
+        int prep;
+        char uplo;
+        tl_l3_tile_geom(c, mat, idx, src, spitch, width, rows, &prep, &uplo);
+        *ld = (int64_t)(*width / c->es);
+        return;
+    }
     if (mat == TL_A) {
         int64_t i = idx % c->mt, l = idx / c->mt, mb = tl_dim(c->m, T, i), kb = tl_dim(c->k, T, l);
         if (c->ta == 'N') r = i * T, col = l * T, nr = mb, nc = kb;
@@ -354,6 +372,12 @@ static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
         TS_CHECK(tl_ring_push(c, d, dr->s_p2p, &ref, 1));
     } else {
         rc = ts_copy2d_async(dr->s_h2d, TS_COPY_H2D, sl->ptr, width, src, spitch, width, rows);
+        if (rc >= 0 && c->l3) { // a diagonal tile is prepared once, on its cached copy (peers copy it prepared)
+            int prep;
+            char uplo;
+            tl_l3_tile_geom(c, mat, idx, &src, &spitch, &width, &rows, &prep, &uplo);
+            if (prep != TS_TILE_NONE) rc = ts_dev_tile_prep(dr->s_h2d, c->prec, (ts_tile_kind)prep, uplo, ld, sl->ptr, ld);
+        }
         if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_h2d);
         if (rc < 0) return tl_call_fail(c, rc);
         dc->bytes_h2d += width * rows;

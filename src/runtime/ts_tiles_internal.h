@@ -96,6 +96,46 @@ typedef struct {
     double flops;      // flops of the tiles it completed
 } tl_devcall;
 
+// ---- level-3 tasks (ts_tiles_l3.c, docs/runtime.md): a C tile as a list of tile products ----
+// An operand tile: a stored T x T block (bi, bj) of matrix TL_A or TL_B, the op the GEMM applies to
+// it and the preparation of a diagonal tile (ts_tile_ops.h; done once on the cached copy, which is
+// then cached under its own key, so a prepared and a raw copy of one block never mix).
+typedef struct {
+    int64_t bi, bj;
+    unsigned char mat;   // TL_A or TL_B
+    char op;             // 'N', 'T', 'C'
+    unsigned char prep;  // 1: the prepared copy (tl_l3.prep_kind of the matrix), 0: raw
+} tl_opnd;
+
+typedef struct {
+    tl_opnd a, b;
+    unsigned char alpha2; // 1: scaled by the call's second alpha (conj(alpha) of ?HER2K)
+} tl_prod;
+
+typedef struct {
+    int64_t i, j;        // C tile
+    int p0, np;          // products prods[p0 .. p0+np)
+    int prev;            // task that must be done (written back) before this one starts; -1: none
+    char mask;           // 0: write back the whole tile; 'L'/'U': that triangle only (diagonal tiles)
+    unsigned char solve; // TRSM: after the products, C := op(A(i,i))^-1 C (left) or C op(A(j,j))^-1
+    unsigned char diag_real; // ?HERK/?HER2K: imaginary part of the diagonal := 0 before the write-back
+} tl_task;
+
+typedef struct {
+    const char *ptr[3];  // stored matrices TL_A, TL_B (index 0 unused)
+    int64_t ld[3], rows[3], cols[3], brows[3], bcols[3];
+    tl_task *tasks;
+    int ntasks;
+    tl_prod *prods;
+    int nprods;
+    unsigned char alpha2[16];
+    unsigned char prep_kind[3];    // ts_tile_kind of the prepared diagonal tiles of TL_A, TL_B
+    char prep_uplo[3];             // ... and their source triangle
+    char side, uplo, ta, diag;     // the solve's triangle (TRSM; the diagonal blocks of TL_A)
+    int inplace;         // C is also an operand (TRMM, TRSM): a re-run needs the original tile
+    const char *name;    // routine, for messages
+} tl_l3;
+
 typedef struct tl_call tl_call;
 
 struct ts_tiles {
@@ -134,6 +174,8 @@ struct tl_call {
     int beta_zero;
     int64_t T, mt, nt, kt;
     ts_engine engine;
+    tl_l3 *l3;           // level-3 call: tasks from l3->tasks (NULL: GEMM, task id = i + j*mt)
+    int c_read;          // the tasks read host C (beta != 0, or C is an operand)
     // tasks: id = i + j*mt (column-major order of C tiles)
     int ntasks;
     unsigned char *state;
@@ -231,5 +273,29 @@ static inline int64_t tl_dim(int64_t total, int64_t T, int64_t b) {
     int64_t r = total - b * T;
     return r < T ? r : T;
 }
+
+// ---- level-3 tasks (ts_tiles_l3.c) ----
+// The C tile of task t.
+static inline void tl_task_tile(const tl_call *c, int t, int64_t *i, int64_t *j) {
+    if (c->l3) *i = c->l3->tasks[t].i, *j = c->l3->tasks[t].j;
+    else *i = t % c->mt, *j = t / c->mt;
+}
+double tl_l3_task_flops(const tl_call *c, int t);
+int tl_l3_ready(const tl_call *c, int t);        // its predecessor is done
+int tl_l3_score(const tl_call *c, int d, int t); // operand tiles of task t already in device d's cache
+int64_t tl_l3_nkeys(const tl_call *c, int mat);  // map entries of matrix mat
+// Host address and shape of the tile behind cache key idx of mat (as stored), and its preparation.
+void tl_l3_tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, size_t *spitch, size_t *width,
+                     size_t *rows, int *prep, char *uplo);
+// Queues task t's products (and solve, diagonal fix) into C slot cs on device d's compute stream
+// (lock held; may drop it like tl_cache_get). trace: the flight's trace record.
+int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace);
+// Queues the write-back of task t's C tile (masked on the diagonal) on device d's D2H stream.
+int tl_l3_copy_out(tl_call *c, int d, int t, int cs, size_t *bytes);
+// Task t on the CPU BLAS, straight on host memory (no lock).
+int tl_l3_cpu_task(tl_call *c, int t);
+// Runs a prepared call (c->l3 set, problem filled): pins, caches, workers, stats; frees nothing.
+void tl_call_free(tl_call *c);
+int tl_call_exec(tl_call *c, const void *const pin[3], const size_t pin_bytes[3], ts_tiles_stats *stats);
 
 #endif

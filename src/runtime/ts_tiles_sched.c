@@ -15,16 +15,19 @@
 
 static int score(const tl_call *c, int d, int t) {
     const tl_devcall *dc = &c->dc[d];
+    if (c->l3) return tl_l3_score(c, d, t);
     return dc->rowcnt[t % c->mt] + dc->colcnt[t / c->mt];
 }
 
-// Best pending task for device d (score, then distance after the cursor); -1 if none.
+// Best pending task for device d (score, then distance after the cursor); -1 if none. A level-3
+// task whose predecessor is not done yet is not pending in this sense.
 static int pick_pending(tl_call *c, int d) {
     tl_devcall *dc = &c->dc[d];
     int best = -1, bs = -1;
     int64_t bdist = 0;
     for (int t = 0; t < c->ntasks; t++) {
         if (c->state[t] != TL_PENDING) continue;
+        if (c->l3 && !tl_l3_ready(c, t)) continue;
         int s = score(c, d, t);
         int64_t dist = ((int64_t)t - dc->cursor + c->ntasks) % c->ntasks;
         if (s > bs || (s == bs && dist < bdist)) best = t, bs = s, bdist = dist;
@@ -59,6 +62,7 @@ int tl_sched_next_dev(tl_call *c, int d) {
     if (c->abort) return -1;
     while (dc->rs_count < reserve && c->npending > 0) {
         int t = pick_pending(c, d);
+        if (t < 0) break; // pending tasks wait for their predecessors
         c->state[t] = TL_RESERVED;
         c->owner[t] = (signed char)d;
         c->npending--;
@@ -119,6 +123,7 @@ int tl_sched_next_cpu(tl_call *c) {
     int best = -1, bs = 0;
     for (int t = c->ntasks - 1; t >= 0; t--) {
         if (c->state[t] != TL_PENDING) continue;
+        if (c->l3 && !tl_l3_ready(c, t)) continue;
         int s = 0; // the devices' liking: the best score any device gives it
         for (int d = 0; d < c->rt->ndev; d++) {
             if (c->dc[d].dead) continue;

@@ -23,13 +23,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double tile_flops(const tl_call *c, int64_t mb, int64_t nb) {
+static double tile_flops(const tl_call *c, int t) {
+    if (c->l3) return tl_l3_task_flops(c, t);
+    int64_t mb = tl_dim(c->m, c->T, t % c->mt), nb = tl_dim(c->n, c->T, t / c->mt);
     return (c->prec == 'c' || c->prec == 'z' ? 8.0 : 2.0) * (double)mb * (double)nb * (double)c->k;
 }
 
 // Host C tile t <-> contiguous buffer (dir 0: save, 1: restore).
 static void tile_copy(tl_call *c, int t, void *buf, int restore) {
-    int64_t T = c->T, i = t % c->mt, j = t / c->mt;
+    int64_t T = c->T, i, j;
+    tl_task_tile(c, t, &i, &j);
     int64_t mb = tl_dim(c->m, T, i), nb = tl_dim(c->n, T, j);
     char *hc = c->C + ((size_t)(i * T) + (size_t)(j * T) * (size_t)c->ldc) * c->es;
     size_t w = (size_t)mb * c->es;
@@ -50,7 +53,8 @@ static int stamp_on(tl_call *c, ts_stream *st, int rec, int field) {
 static int run_task(tl_call *c, int d, int t) {
     tl_devrt *dr = &c->rt->dev[d];
     tl_devcall *dc = &c->dc[d];
-    int64_t T = c->T, i = t % c->mt, j = t / c->mt;
+    int64_t T = c->T, i, j;
+    tl_task_tile(c, t, &i, &j);
     int64_t mb = tl_dim(c->m, T, i), nb = tl_dim(c->n, T, j);
     char *hc = c->C + ((size_t)(i * T) + (size_t)(j * T) * (size_t)c->ldc) * c->es;
     size_t cw = (size_t)mb * c->es, cp = (size_t)c->ldc * c->es;
@@ -71,7 +75,10 @@ static int run_task(tl_call *c, int d, int t) {
         if (rc < 0) goto fail;
         dc->bytes_h2d += cw * (size_t)nb;
     }
-    for (int64_t l = 0; l < c->kt; l++) {
+    if (c->l3) { // a level-3 task: its own list of tile products
+        if ((rc = tl_l3_queue(c, d, t, cs, f->trace)) < 0) goto fail;
+    }
+    for (int64_t l = 0; !c->l3 && l < c->kt; l++) {
         int64_t kb = tl_dim(c->k, T, l);
         int sa, sb;
         // The C slot cannot move while we wait here: it is read (readers = 1) until the flight retires.
@@ -95,13 +102,13 @@ static int run_task(tl_call *c, int d, int t) {
         }
         if ((rc = tl_ring_push(c, d, dr->s_comp, refs, 2)) < 0) goto fail;
     }
-    if (c->kt == 0) { // k == 0 is handled before the workers start; keep the invariant anyway
+    if (c->kt == 0 && !c->l3) { // k == 0 is handled before the workers start; keep the invariant anyway
         rc = TS_ERROR(TS_ERR_INTERNAL, "tile runtime: task without k-steps");
         goto fail;
     }
     if ((rc = stamp_on(c, dr->s_h2d, f->trace, 1)) < 0) goto fail;
     if ((rc = stamp_on(c, dr->s_comp, f->trace, 3)) < 0) goto fail;
-    if (!c->beta_zero && c->rt->opts.save_c) {
+    if (c->c_read && c->rt->opts.save_c) {
         // The original C tile, aside until its write-back is confirmed (see the file comment). The
         // GEMMs are queued already, so the copy overlaps them; only this worker uses the buffer.
         if (!dc->save[at] && !(dc->save[at] = malloc((size_t)c->T * (size_t)c->T * c->es))) {
@@ -119,12 +126,14 @@ static int run_task(tl_call *c, int d, int t) {
     rc = ts_event_record(f->comp, dr->s_comp);
     if (rc >= 0) rc = ts_stream_wait_event(dr->s_d2h, f->comp);
     if (rc >= 0) rc = stamp_on(c, dr->s_d2h, f->trace, 4);
-    if (rc >= 0) rc = ts_copy2d_async(dr->s_d2h, TS_COPY_D2H, hc, cp, csl->ptr, cw, cw, (size_t)nb);
+    size_t out_bytes = cw * (size_t)nb;
+    if (rc >= 0 && c->l3) rc = tl_l3_copy_out(c, d, t, cs, &out_bytes);
+    else if (rc >= 0) rc = ts_copy2d_async(dr->s_d2h, TS_COPY_D2H, hc, cp, csl->ptr, cw, cw, (size_t)nb);
     if (rc >= 0) rc = stamp_on(c, dr->s_d2h, f->trace, 5);
     if (rc >= 0) rc = ts_event_record(f->out, dr->s_d2h);
     if (rc < 0) goto fail;
     f->out_recorded = 1;
-    dc->bytes_d2h += cw * (size_t)nb;
+    dc->bytes_d2h += out_bytes;
     return 0;
 fail:
     return tl_call_fail(c, rc);
@@ -178,7 +187,7 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
             tl_sched_done(c, f->task, d);
             tl_count_dev_tile(c, d, f->task);
             dc->tiles_done++;
-        } else if (c->beta_zero || f->saved) {
+        } else if (!c->c_read || f->saved) {
             // beta == 0: C is not read, a torn tile is simply overwritten by the re-run.
             if (f->saved) tile_copy(c, f->task, dc->save[(dc->flight_head) % TL_DEPTH_MAX], 1);
             tl_sched_requeue(c, f->task, 1);
@@ -270,6 +279,7 @@ void *tl_dev_worker(void *arg) {
 
 // One C tile on the CPU BLAS, straight on host memory (whole k).
 static int cpu_task(tl_call *c, int t) {
+    if (c->l3) return tl_l3_cpu_task(c, t);
     int64_t T = c->T, i = t % c->mt, j = t / c->mt;
     int64_t mb = tl_dim(c->m, T, i), nb = tl_dim(c->n, T, j);
     size_t es = c->es;
@@ -304,8 +314,7 @@ void *tl_cpu_worker(void *arg) {
         c->cpu_sec_per_tile = (c->cpu_sec_per_tile * (double)c->cpu_tiles + dt) / (double)(c->cpu_tiles + 1);
         c->cpu_tiles++;
         c->cpu_busy += dt;
-        int64_t T = c->T;
-        c->cpu_flops += tile_flops(c, tl_dim(c->m, T, t % c->mt), tl_dim(c->n, T, t / c->mt));
+        c->cpu_flops += tile_flops(c, t);
         tl_sched_done(c, t, -1);
     }
     pthread_mutex_unlock(&c->lock);
@@ -325,6 +334,5 @@ int tl_trace_new(tl_call *c, int worker, int task) {
 void tl_trace_stamp(void *slot) { *(double *)slot = ts_now(); }
 
 void tl_count_dev_tile(tl_call *c, int d, int t) {
-    int64_t T = c->T;
-    c->dc[d].flops += tile_flops(c, tl_dim(c->m, T, t % c->mt), tl_dim(c->n, T, t / c->mt));
+    c->dc[d].flops += tile_flops(c, t);
 }

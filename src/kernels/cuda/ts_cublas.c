@@ -8,6 +8,7 @@
 
 #include "core/ts_error.h"
 #include "kernels/ts_kernels.h"
+#include "kernels/ts_tile_ops.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -204,6 +205,41 @@ int ts_cuda_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64
     if (s != CUBLAS_STATUS_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "cublasDtrsm%s(%c%c%c%c, %lldx%lld)", wide ? "_64" : "", side, uplo, ta, diag,
+                 (long long)m, (long long)n);
+        return BLAS_FAIL(s, st, what);
+    }
+    return 0;
+}
+
+int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                 const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb)
+{
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: NULL stream");
+    int bad = ts_dtrsm_check_args(side, uplo, ta, diag, m, n, lda, ldb);
+    if (bad) TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: argument %d is invalid", bad);
+    if (m == 0 || n == 0) return 0;
+    cublasSideMode_t sm = (side == 'L' || side == 'l') ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    cublasFillMode_t fm = (uplo == 'U' || uplo == 'u') ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    cublasDiagType_t dt = (diag == 'U' || diag == 'u') ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    cublasOperation_t op;
+    if (op_of(ta, &op) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: op '%c' (N, T or C)", ta);
+    if (!(fits_int(m) && fits_int(n) && fits_int(lda) && fits_int(ldb)))
+        TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: dimensions exceed the int range (m=%lld n=%lld)", (long long)m,
+                 (long long)n);
+    int M = (int)m, N = (int)n, LA = (int)lda, LB = (int)ldb;
+    cuda_handles *h;
+    TS_CHECK(get_handles(st, 0, &h));
+    cublasStatus_t s;
+    switch (prec) {
+    case 's': s = cublasStrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
+    case 'd': s = cublasDtrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
+    case 'c': s = cublasCtrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
+    case 'z': s = cublasZtrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: precision '%c'", prec);
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "cublas%ctrsm(%c%c%c%c, %lldx%lld)", prec - 'a' + 'A', side, uplo, ta, diag,
                  (long long)m, (long long)n);
         return BLAS_FAIL(s, st, what);
     }

@@ -1,0 +1,66 @@
+// ts_tile_ops.cu: the diagonal-tile preparation kernel (symmetrize, hermitize, triangle cut) on CUDA devices.
+#include <cuComplex.h>
+#include <cuda_runtime.h>
+
+#include "core/ts_error.h"
+#include "kernels/ts_tile_ops.h"
+
+#define TS_PREP_BLOCK 16
+
+template <typename T> __device__ inline T conj_of(T x) { return x; }
+template <> __device__ inline cuFloatComplex conj_of(cuFloatComplex x) { return cuConjf(x); }
+template <> __device__ inline cuDoubleComplex conj_of(cuDoubleComplex x) { return cuConj(x); }
+template <typename T> __device__ inline T real_of(T x) { return x; }
+template <> __device__ inline cuFloatComplex real_of(cuFloatComplex x) { return make_cuFloatComplex(x.x, 0.0f); }
+template <> __device__ inline cuDoubleComplex real_of(cuDoubleComplex x) { return make_cuDoubleComplex(x.x, 0.0); }
+template <typename T> __device__ inline T zero_of() { return T(0); }
+template <> __device__ inline cuFloatComplex zero_of() { return make_cuFloatComplex(0.0f, 0.0f); }
+template <> __device__ inline cuDoubleComplex zero_of() { return make_cuDoubleComplex(0.0, 0.0); }
+template <typename T> __device__ inline T one_of() { return T(1); }
+template <> __device__ inline cuFloatComplex one_of() { return make_cuFloatComplex(1.0f, 0.0f); }
+template <> __device__ inline cuDoubleComplex one_of() { return make_cuDoubleComplex(1.0, 0.0); }
+
+// One thread per element (i, j); an element of the stored triangle is only read, so no thread
+// reads what another writes.
+template <typename T>
+__global__ void tile_prep_kernel(T *a, int64_t n, int64_t ld, int kind, int upper) {
+    int64_t i = (int64_t)blockIdx.x * TS_PREP_BLOCK + threadIdx.x;
+    int64_t j = (int64_t)blockIdx.y * TS_PREP_BLOCK + threadIdx.y;
+    if (i >= n || j >= n) return;
+    T *x = a + i + j * ld;
+    if (i == j) {
+        if (kind == TS_TILE_HERM || kind == TS_TILE_DIAG_REAL) *x = real_of(*x);
+        else if (kind == TS_TILE_TRI_UNIT) *x = one_of<T>();
+        return;
+    }
+    if (upper ? i < j : i > j) return; // stored triangle
+    switch (kind) {
+    case TS_TILE_SYM: *x = a[j + i * ld]; break;
+    case TS_TILE_HERM: *x = conj_of(a[j + i * ld]); break;
+    case TS_TILE_TRI:
+    case TS_TILE_TRI_UNIT: *x = zero_of<T>(); break;
+    default: break;
+    }
+}
+
+template <typename T> static void launch(const ts_tile_prep_args *a, cudaStream_t s) {
+    dim3 block(TS_PREP_BLOCK, TS_PREP_BLOCK);
+    dim3 grid((unsigned)((a->n + TS_PREP_BLOCK - 1) / TS_PREP_BLOCK), (unsigned)((a->n + TS_PREP_BLOCK - 1) / TS_PREP_BLOCK));
+    tile_prep_kernel<T><<<grid, block, 0, s>>>((T *)a->p, a->n, a->ld, a->kind, a->uplo == 'U');
+}
+
+extern "C" int ts_cuda_tile_prep(void *native_stream, void *args) {
+    const ts_tile_prep_args *a = (const ts_tile_prep_args *)args;
+    cudaStream_t s = (cudaStream_t)native_stream;
+    switch (a->prec) {
+    case 's': launch<float>(a, s); break;
+    case 'd': launch<double>(a, s); break;
+    case 'c': launch<cuFloatComplex>(a, s); break;
+    case 'z': launch<cuDoubleComplex>(a, s); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_tile_prep: precision '%c'", a->prec);
+    }
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        TS_RAISE(TS_ERR_CUDA, "tile_prep_kernel (%c, n=%lld): %s", a->prec, (long long)a->n, cudaGetErrorString(e));
+    return 0;
+}

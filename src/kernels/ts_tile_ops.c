@@ -1,0 +1,151 @@
+// ts_tile_ops.c: diagonal-tile preparation and TRSM in s/d/c/z on the host, simulated devices and CUDA devices.
+#include "kernels/ts_tile_ops.h"
+
+#include <cblas.h>
+#include <limits.h>
+#include <string.h>
+
+#include "core/ts_error.h"
+#include "kernels/ts_kernels.h"
+#include "ts_config.h"
+
+
+static int is_upper(char uplo) { return uplo == 'U' || uplo == 'u'; }
+
+// The imaginary part of element x (complex precisions): negated or zeroed.
+static void imag_negate(char prec, char *x) {
+    if (prec == 'c') ((float *)x)[1] = -((float *)x)[1];
+    else if (prec == 'z') ((double *)x)[1] = -((double *)x)[1];
+}
+static void imag_zero(char prec, char *x) {
+    if (prec == 'c') ((float *)x)[1] = 0.0f;
+    else if (prec == 'z') ((double *)x)[1] = 0.0;
+}
+static void set_one(char prec, char *x) {
+    memset(x, 0, ts_prec_size(prec));
+    if (prec == 's' || prec == 'c') ((float *)x)[0] = 1.0f;
+    else ((double *)x)[0] = 1.0;
+}
+
+void ts_tile_prep_host(char prec, ts_tile_kind kind, char uplo, int64_t n, void *p, int64_t ld) {
+    size_t es = ts_prec_size(prec);
+    char *a = p;
+    int up = is_upper(uplo);
+#define EL(i, j) (a + ((size_t)(i) + (size_t)(j) * (size_t)ld) * es)
+    for (int64_t j = 0; j < n; j++) {
+        for (int64_t i = 0; i < n; i++) {
+            int other = up ? i > j : i < j; // element of the triangle that is not stored
+            if (i == j) {
+                if (kind == TS_TILE_HERM || kind == TS_TILE_DIAG_REAL) imag_zero(prec, EL(i, j));
+                else if (kind == TS_TILE_TRI_UNIT) set_one(prec, EL(i, j));
+            } else if (other) {
+                if (kind == TS_TILE_SYM || kind == TS_TILE_HERM) {
+                    memcpy(EL(i, j), EL(j, i), es);
+                    if (kind == TS_TILE_HERM) imag_negate(prec, EL(i, j));
+                } else if (kind == TS_TILE_TRI || kind == TS_TILE_TRI_UNIT) {
+                    memset(EL(i, j), 0, es);
+                }
+            }
+        }
+    }
+#undef EL
+}
+
+static int prep_run(void *p) {
+    const ts_tile_prep_args *a = p;
+    ts_tile_prep_host(a->prec, (ts_tile_kind)a->kind, a->uplo, a->n, a->p, a->ld);
+    return 0;
+}
+
+static ts_backend stream_backend(ts_stream *st) {
+    ts_device *d = st ? ts_stream_device(st) : NULL;
+    const ts_device_props *p = d ? ts_device_props_of(d) : NULL;
+    return p ? p->backend : TS_BACKEND_NONE;
+}
+
+int ts_dev_tile_prep(ts_stream *st, char prec, ts_tile_kind kind, char uplo, int64_t n, void *p, int64_t ld) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_prep: no stream");
+    if (!ts_prec_size(prec)) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_prep: precision '%c'", prec);
+    if (n < 0 || ld < (n > 1 ? n : 1)) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_prep: n=%lld ld=%lld", (long long)n, (long long)ld);
+    if (n == 0 || kind == TS_TILE_NONE) return 0;
+    if (kind == TS_TILE_DIAG_REAL && !ts_prec_is_complex(prec)) return 0;
+    ts_tile_prep_args a = {.prec = prec, .uplo = is_upper(uplo) ? 'U' : 'L', .kind = (int)kind, .n = n, .ld = ld, .p = p};
+    ts_kernel k = {.name = "tile_prep", .flops = (double)n * (double)n, .cpu = prep_run, .args = &a,
+                   .args_size = sizeof a};
+#if TS_HAVE_CUDA
+    k.cuda = ts_cuda_tile_prep;
+#endif
+    return ts_kernel_enqueue(st, &k);
+}
+
+// ---------------------------------------------------------------- TRSM
+
+static enum CBLAS_TRANSPOSE op_of(char t) {
+    return (t == 'N' || t == 'n') ? CblasNoTrans : (t == 'T' || t == 't') ? CblasTrans : CblasConjTrans;
+}
+
+int ts_trsm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb) {
+    int pos = ts_dtrsm_check_args(side, uplo, ta, diag, m, n, lda, ldb);
+    if (pos) TS_RAISE(TS_ERR_ARG, "ts_trsm_cpu: argument %d is invalid", pos);
+    if (m > INT_MAX || n > INT_MAX || lda > INT_MAX || ldb > INT_MAX)
+        TS_RAISE(TS_ERR_ARG, "ts_trsm_cpu: dimensions exceed the CBLAS int range (m=%lld n=%lld)", (long long)m,
+                 (long long)n);
+    if (m == 0 || n == 0) return 0;
+    enum CBLAS_SIDE s = (side == 'L' || side == 'l') ? CblasLeft : CblasRight;
+    enum CBLAS_UPLO u = is_upper(uplo) ? CblasUpper : CblasLower;
+    enum CBLAS_DIAG dg = (diag == 'U' || diag == 'u') ? CblasUnit : CblasNonUnit;
+    int M = (int)m, N = (int)n, LA = (int)lda, LB = (int)ldb;
+    switch (prec) {
+    case 's': cblas_strsm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const float *)alpha, A, LA, B, LB); break;
+    case 'd': cblas_dtrsm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const double *)alpha, A, LA, B, LB); break;
+    case 'c': cblas_ctrsm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, B, LB); break;
+    case 'z': cblas_ztrsm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, B, LB); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_trsm_cpu: precision '%c'", prec);
+    }
+    return 0;
+}
+
+typedef struct {
+    char prec, side, uplo, ta, diag;
+    int64_t m, n, lda, ldb;
+    unsigned char alpha[16];
+    const void *A;
+    void *B;
+} trsm_args;
+
+static int trsm_run(void *p) {
+    const trsm_args *a = p;
+    return ts_trsm_cpu(a->prec, a->side, a->uplo, a->ta, a->diag, a->m, a->n, a->alpha, a->A, a->lda, a->B, a->ldb);
+}
+
+int ts_dev_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m,
+                int64_t n, const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_trsm: no stream");
+    size_t es = ts_prec_size(prec);
+    if (!es) TS_RAISE(TS_ERR_ARG, "ts_dev_trsm: precision '%c'", prec);
+    int pos = ts_dtrsm_check_args(side, uplo, ta, diag, m, n, lda, ldb);
+    if (pos)
+        TS_RAISE(TS_ERR_ARG, "ts_dev_trsm: argument %d is invalid (side=%c uplo=%c transa=%c diag=%c m=%lld n=%lld "
+                 "lda=%lld ldb=%lld)", pos, side, uplo, ta, diag, (long long)m, (long long)n, (long long)lda,
+                 (long long)ldb);
+    if (m == 0 || n == 0) return 0;
+    switch (stream_backend(st)) {
+    case TS_BACKEND_SIM: {
+        trsm_args a = {prec, side, uplo, ta, diag, m, n, lda, ldb, {0}, A, B};
+        memcpy(a.alpha, alpha, es);
+        int left = side == 'L' || side == 'l';
+        double tri = left ? (double)m : (double)n;
+        ts_kernel k = {.name = "trsm_cpu", .flops = tri * tri * (double)(left ? n : m) * (ts_prec_is_complex(prec) ? 4 : 1),
+                       .cpu = trsm_run, .args = &a, .args_size = sizeof a};
+        return ts_kernel_enqueue(st, &k);
+    }
+    case TS_BACKEND_CUDA:
+#if TS_HAVE_CUDA
+        return ts_cuda_trsm(st, prec, side, uplo, ta, diag, m, n, alpha, A, lda, B, ldb);
+#else
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_trsm: this build has no CUDA backend");
+#endif
+    default: TS_RAISE(TS_ERR_ARG, "ts_dev_trsm: the stream's device has no backend");
+    }
+}

@@ -1,0 +1,60 @@
+// ts_tile_ops.h: small tile kernels of the level-3 tile algorithms: diagonal-tile preparation and TRSM in s/d/c/z.
+//
+// A diagonal tile of a symmetric, Hermitian or triangular matrix is stored with only one triangle
+// meaningful. Before it enters a GEMM as a full tile it is prepared in place on its (cached) copy:
+// mirrored from the stored triangle (symmetric), mirrored with conjugation and a real diagonal
+// (Hermitian, as the reference ?HEMM reads it), or cut to its triangle with an optional unit
+// diagonal (triangular). The same operations run on the host (CPU worker, tests), on simulated
+// devices (the stream's worker) and on CUDA devices (a small kernel). Column-major everywhere.
+#ifndef TS_TILE_OPS_H
+#define TS_TILE_OPS_H
+
+#include <stdint.h>
+
+#include "device/ts_device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// Preparation kinds (a tile op): the source triangle is 'L' (lower) or 'U' (upper).
+typedef enum {
+    TS_TILE_NONE = 0,
+    TS_TILE_SYM,        // the other triangle := the source triangle transposed
+    TS_TILE_HERM,       // ... conjugate transposed, imaginary part of the diagonal := 0
+    TS_TILE_TRI,        // the other triangle := 0
+    TS_TILE_TRI_UNIT,   // the other triangle := 0, diagonal := 1
+    TS_TILE_DIAG_REAL,  // imaginary part of the diagonal := 0 (nothing else; no-op for real data)
+} ts_tile_kind;
+
+// Applies `kind` to the n x n tile p (leading dimension ld) of precision prec; uplo names the
+// source triangle. Host memory.
+void ts_tile_prep_host(char prec, ts_tile_kind kind, char uplo, int64_t n, void *p, int64_t ld);
+// The same on a device stream (asynchronous; device pointer).
+int ts_dev_tile_prep(ts_stream *st, char prec, ts_tile_kind kind, char uplo, int64_t n, void *p, int64_t ld);
+
+// B := alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), any precision; alpha points to
+// one scalar of the precision. Host memory through the CPU BLAS.
+int ts_trsm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);
+// The same on a device stream: cuBLAS on CUDA devices, the CPU BLAS on simulated ones.
+int ts_dev_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m,
+                int64_t n, const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);
+
+// Kernel launcher of the CUDA build (ts_tile_ops.cu): the arguments of one tile op.
+typedef struct {
+    char prec, uplo;
+    int kind;
+    int64_t n, ld;
+    void *p;
+} ts_tile_prep_args;
+int ts_cuda_tile_prep(void *native_stream, void *args); // args: ts_tile_prep_args*
+// cuBLAS ?trsm on the stream in any precision (ts_cublas.c; the stream's cuBLAS handle).
+int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                 const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
