@@ -205,18 +205,25 @@ static int sim_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, in
     return ts_kernel_enqueue(st, &kern);
 }
 
-// CUDA devices: cuBLAS, or our own tensor-core DGEMM (engine tessera, precision 'd' only).
-// Compiled only with the CUDA backend.
+// CUDA devices: cuBLAS, or our own kernels (engine tessera): the tensor-core DGEMM, the FP32
+// SGEMM, and CGEMM/ZGEMM by the 4M scheme on those two. Compiled only with the CUDA backend.
 #if TS_HAVE_CUDA
 static int cuda_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, int64_t m,
                      int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,
                      const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc) {
     if (engine == TS_ENGINE_TESSERA) {
-        if (prec != 'd')
-            TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tessera' has DGEMM only (precision "
-                     "'d'), not '%c' (use cublas or auto)", prec);
-        return ts_cuda_dgemm_tessera(st, ta, tb, m, n, k, *(const double *)alpha, A, lda, B, ldb,
-                                     *(const double *)beta, C, ldc);
+        switch (prec) {
+        case 'd':
+            return ts_cuda_dgemm_tessera(st, ta, tb, m, n, k, *(const double *)alpha, A, lda, B,
+                                         ldb, *(const double *)beta, C, ldc);
+        case 's':
+            return ts_cuda_sgemm_tessera(st, ta, tb, m, n, k, *(const float *)alpha, A, lda, B,
+                                         ldb, *(const float *)beta, C, ldc);
+        case 'c':
+            return ts_cuda_cgemm_tessera(st, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        default:
+            return ts_cuda_zgemm_tessera(st, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        }
     }
     if (engine != TS_ENGINE_CUBLAS)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine '%s' does not run on CUDA devices "
@@ -251,7 +258,7 @@ int ts_dev_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, in
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tiles' runs on host operands through the "
                  "tile runtime, not on one stream");
     if (engine == TS_ENGINE_TESSERA && stream_backend(st) != TS_BACKEND_CUDA)
-        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tessera' (own tensor-core DGEMM) runs on "
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tessera' (own GPU kernels) runs on "
                  "CUDA devices only; a CPU model of it for simulated devices is not built yet (use "
                  "ref, cpu or auto)");
     if (m == 0 || n == 0) return 0; // nothing to do (BLAS quick return)

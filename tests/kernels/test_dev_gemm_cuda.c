@@ -96,12 +96,15 @@ static void test_engines_on_cuda(void **state) {
     double one = 1, zero = 0;
     void *p = NULL;
     OK(ts_dmalloc(d, 64 * 8, &p));
-    // The own kernel runs DGEMM on CUDA devices (tests/gpu/test_gpu_dgemm_tc.c checks its numbers)
-    // and refuses the other precisions.
+    // The own kernels run every precision on CUDA devices (tests/gpu/test_gpu_dgemm_tc.c and
+    // tests/gpu/test_gpu_sgemm.c check their numbers).
+    OK(ts_memset_async(st, p, 0, 64 * 8));
     OK(ts_dev_gemm(st, TS_ENGINE_TESSERA, 'd', 'N', 'N', 4, 4, 4, &one, p, 4, p, 4, &zero, (double *)p + 32, 4));
-    assert_int_equal(ts_dev_gemm(st, TS_ENGINE_TESSERA, 's', 'N', 'N', 4, 4, 4, &one, p, 4, p, 4, &zero, p, 4),
-                     TS_ERR_UNSUPPORTED);
-    assert_non_null(strstr(ts_error_last()->message, "DGEMM only"));
+    float onef[2] = {1, 0}, zerof[2] = {0, 0};
+    double onez[2] = {1, 0}, zeroz[2] = {0, 0};
+    OK(ts_dev_gemm(st, TS_ENGINE_TESSERA, 's', 'N', 'N', 4, 4, 4, onef, p, 4, p, 4, zerof, (float *)p + 64, 4));
+    OK(ts_dev_gemm(st, TS_ENGINE_TESSERA, 'c', 'N', 'N', 4, 4, 4, onef, p, 4, p, 4, zerof, (float *)p + 64, 4));
+    OK(ts_dev_gemm(st, TS_ENGINE_TESSERA, 'z', 'N', 'N', 4, 4, 4, onez, p, 4, p, 4, zeroz, (double *)p + 32, 4));
     assert_int_equal(ts_dev_gemm(st, TS_ENGINE_REF, 'd', 'N', 'N', 4, 4, 4, &one, p, 4, p, 4, &zero, p, 4),
                      TS_ERR_UNSUPPORTED);
     assert_int_equal(ts_dev_gemm(st, TS_ENGINE_CPU, 'd', 'N', 'N', 4, 4, 4, &one, p, 4, p, 4, &zero, p, 4),

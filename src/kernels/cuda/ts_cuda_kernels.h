@@ -34,6 +34,27 @@ int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n,
 // 16-byte aligned (or odd leading dimensions) always run "rankk" with 8-byte copies.
 const char *ts_cuda_dgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms);
 
+// Our own SGEMM on the FP32 FMA path (ts_sgemm.cu; no tensor cores, no reduced precision): the
+// same contract as ts_cuda_dgemm_tessera. Tile variant by shape (TESSERA_SGEMM_TILE=large|large16|
+// small forces one); operands not 16-byte aligned or with ld % 4 != 0 take scalar loads.
+int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                          float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                          float beta, float *C, int64_t ldc);
+// The tile variant ts_cuda_sgemm_tessera picks for this shape ("large", "large16", "small";
+// "invalid" for a malformed TESSERA_SGEMM_TILE).
+const char *ts_cuda_sgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms);
+// CGEMM / ZGEMM by the 4M scheme on our real kernels (ts_cgemm_4m.cu): op(A), op(B) split into
+// real and imaginary planes, four real GEMMs (SGEMM / DGEMM above), combined into C. Interleaved
+// complex operands, leading dimensions in complex elements, alpha/beta {re, im} on the host.
+// Workspace from the device arena (TESSERA_CPLX_WORKSPACE caps it; C is blocked when it would
+// not fit); the call waits for the stream before returning.
+int ts_cuda_cgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                          const float alpha[2], const float *A, int64_t lda, const float *B,
+                          int64_t ldb, const float beta[2], float *C, int64_t ldc);
+int ts_cuda_zgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                          const double alpha[2], const double *A, int64_t lda, const double *B,
+                          int64_t ldb, const double beta[2], double *C, int64_t ldc);
+
 // cuBLASXt baseline (ts_cublasxt.c): host-resident GEMM over every CUDA device of a set, as NVIDIA
 // ships it (cublasXtDgemm & co.). A context holds the cublasXt handle (devices selected with their
 // native ids, CPU ratio 0). block: cublasXtSetBlockDim. A, B, C are host pointers (column-major);

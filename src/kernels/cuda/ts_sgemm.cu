@@ -1,0 +1,338 @@
+// ts_sgemm.cu: our own SGEMM on the FP32 FMA path (no tensor cores, no reduced precision).
+//
+// C = alpha op(A) op(B) + beta C, column-major, any m, n, k, leading dimensions and op combination;
+// beta == 0 never reads C. Every product is an IEEE fp32 fmaf, summed in k order per element.
+//
+// Blocking (MAGMA's register + shared-memory blocking):
+//   - a thread block computes a BM x BN tile of C, walking k in steps of BK; the next k-step's
+//     slices of op(A) and op(B) are loaded from global memory into registers while the current one
+//     multiplies out of shared memory, then stored into the other of two shared buffers (one
+//     barrier per k-step);
+//   - every thread owns an 8 x 8 register tile of C made of 2 x 2 blocks of 4 x 4: a warp covers
+//     64 rows x 32 columns, lane (lm = lane % 8, ln = lane / 8) has rows lm*4 + {0..3} + {0, 32} and
+//     columns ln*4 + {0..3} + {0, 16}; per k a thread loads 2 float4 of op(A) and 2 of op(B) from
+//     shared memory and issues 64 FFMA (16 FFMA per LDS.128);
+//   - shared memory holds both operands "MN-major": one line of BM (BN) values per k, padded by 4
+//     floats. A quarter-warp's op(A) loads are 8 distinct float4 of one 128-byte line (no bank
+//     conflict), its op(B) loads one broadcast float4. Operands stored with k contiguous (A 'T',
+//     B 'N') are transposed on the way in (4 scalar stores per chunk; the padding keeps BK = 8
+//     conflict-free, BK = 16 has 2-way conflicts on these stores only);
+//   - global loads are float4 chunks along the contiguous dimension when the operand is 16-byte
+//     aligned with ld % 4 == 0 (VEC = 4), scalar otherwise; chunks crossing an edge load
+//     element by element and zero-fill what lies outside;
+//   - block order is grouped (GROUP_M tile rows at a time) so that concurrently running blocks
+//     share their A and B panels in L2.
+#include <cuda_runtime.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ts_error.h"
+#include "kernels/cuda/ts_cuda_kernels.h"
+#include "kernels/ts_kernels.h"
+
+namespace {
+
+constexpr int SG_GROUP_M = 8; // tile rows per group of the block order (L2 reuse)
+constexpr int SG_PAD = 4;     // floats of padding per shared line (keeps 16-byte alignment)
+
+struct SgParams {
+    int64_t m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+    int grid_m, grid_n;
+    int c_vec; // C 16-byte aligned with ldc % 4 == 0: 4 rows of a column stored as one float4
+};
+
+// BM x BN block tile, BK per k-step, MINB blocks per SM for the register budget.
+template <int BM_, int BN_, int BK_, int MINB_>
+struct SgShape {
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_;
+    static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32; // warp tile 64 x 32
+    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
+    static constexpr size_t SMEM = 2 * (size_t)(LDA + LDB) * BK * sizeof(float);
+    static_assert(BM % 64 == 0 && BN % 32 == 0 && BK % 4 == 0, "tile shape");
+    static_assert(SMEM <= 48 * 1024, "static shared memory");
+};
+using SgLarge = SgShape<128, 128, 8, 2>;   // 256 threads, 17 KB shared, 2 blocks/SM (128 registers)
+using SgLarge16 = SgShape<128, 128, 16, 1>; // half the barriers per flop; 16 prefetch registers, 1 block/SM
+using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small and skinny shapes
+
+// ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
+// The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
+// consecutive elements along the dimension contiguous in memory: k when KMAJOR (A 'T', B 'N'),
+// x otherwise; element i of a chunk is src[i] either way. Chunk c of the slice: KMAJOR
+// x = c / (BK/4), kk = 4 (c % (BK/4)); else x = 4 (c % (R/4)), kk = c / (R/4). A thread's chunks
+// c = tid + j THREADS differ only in x (KMAJOR, by DX) or only in kk (by DK).
+template <int R, bool KMAJOR, int VEC, int THREADS, int BK>
+struct SgLoader {
+    static constexpr int CHUNKS = R * BK / 4;
+    static constexpr int PER = CHUNKS / THREADS; // chunks per thread
+    static constexpr int LD = R + SG_PAD;
+    static constexpr int DX = KMAJOR ? THREADS / (BK / 4) : 0, DK = KMAJOR ? 0 : THREADS / (R / 4);
+    static_assert(CHUNKS % THREADS == 0 && PER >= 1, "loader shape");
+    static_assert(THREADS % (KMAJOR ? BK / 4 : R / 4) == 0, "chunks of a thread share x or kk");
+
+    const float *ptr; // chunk 0 at the current k-step
+    int64_t jstride;  // elements between chunks j and j + 1
+    int xrem;         // lines of the matrix from chunk 0's x on (capped at 2^30)
+    int x, kk;        // chunk 0 inside the slice
+    float4 r[PER];
+
+    __device__ __forceinline__ SgLoader(const float *M, int64_t ld, int64_t x0, int64_t rows, int tid) {
+        const int c = tid;
+        if (KMAJOR) x = c / (BK / 4), kk = 4 * (c % (BK / 4));
+        else x = 4 * (c % (R / 4)), kk = c / (R / 4);
+        const int64_t left = rows - x0 - x;
+        xrem = (int)(left < ((int64_t)1 << 30) ? left : ((int64_t)1 << 30));
+        jstride = (int64_t)(KMAJOR ? DX : DK) * ld;
+        ptr = KMAJOR ? M + kk + (x0 + x) * ld : M + (x0 + x) + (int64_t)kk * ld;
+    }
+
+    // Loads the k-step whose slice has krem = min(K - k0, BK) valid k values, then advances
+    // (`step`: elements from one k-step to the next, BK or BK ld).
+    __device__ __forceinline__ void load(int krem, int64_t step) {
+#pragma unroll
+        for (int j = 0; j < PER; j++) {
+            const float *src = ptr + j * jstride;
+            const int xr = xrem - j * DX, kr = krem - kk - j * DK; // valid elements from the chunk on
+            const bool full = KMAJOR ? (xr > 0 && kr >= 4) : (kr > 0 && xr >= 4);
+            if (VEC == 4 && full) {
+                r[j] = __ldg(reinterpret_cast<const float4 *>(src));
+            } else {
+                const int lim = KMAJOR ? (xr > 0 ? kr : 0) : (kr > 0 ? xr : 0);
+                r[j].x = lim > 0 ? __ldg(src) : 0.0f;
+                r[j].y = lim > 1 ? __ldg(src + 1) : 0.0f;
+                r[j].z = lim > 2 ? __ldg(src + 2) : 0.0f;
+                r[j].w = lim > 3 ? __ldg(src + 3) : 0.0f;
+            }
+        }
+        ptr += step;
+    }
+
+    // Stores the loaded chunks into the shared slice s (line kk at s + kk * LD).
+    __device__ __forceinline__ void store(float *s) const {
+#pragma unroll
+        for (int j = 0; j < PER; j++) {
+            const int xj = x + j * DX, kj = kk + j * DK;
+            if (KMAJOR) {
+                s[(kj + 0) * LD + xj] = r[j].x;
+                s[(kj + 1) * LD + xj] = r[j].y;
+                s[(kj + 2) * LD + xj] = r[j].z;
+                s[(kj + 3) * LD + xj] = r[j].w;
+            } else {
+                *reinterpret_cast<float4 *>(s + kj * LD + xj) = r[j];
+            }
+        }
+    }
+};
+
+// Grouped block order: SG_GROUP_M tile rows are swept column by column.
+__device__ __forceinline__ void tile_of_block(const SgParams &p, int &bm, int &bn) {
+    const int pid = blockIdx.x;
+    const int per_group = SG_GROUP_M * p.grid_n;
+    const int group = pid / per_group, first = group * SG_GROUP_M;
+    const int rows = min(p.grid_m - first, SG_GROUP_M);
+    const int in = pid - group * per_group;
+    bm = first + in % rows;
+    bn = in / rows;
+}
+
+__device__ __forceinline__ float combine(float acc, float alpha, float beta, const float *c) {
+    return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is never read
+}
+
+template <class S, bool AK, bool BKM, int VEC>
+__global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgParams p) {
+    __shared__ __align__(16) float sA[2][S::BK * S::LDA];
+    __shared__ __align__(16) float sB[2][S::BK * S::LDB];
+
+    int bm, bn;
+    tile_of_block(p, bm, bn);
+    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
+    const int lm = lane & 7, ln = lane >> 3;
+    const int aoff = wm * 64 + lm * 4, boff = wn * 32 + ln * 4; // + 32 (A) / + 16 (B) for the second block
+
+    SgLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
+    SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
+    const int64_t ktiles = (p.k + S::BK - 1) / S::BK;
+
+    float acc[8][8];
+#pragma unroll
+    for (int i = 0; i < 8; i++)
+#pragma unroll
+        for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+
+    const int64_t astep = AK ? (int64_t)S::BK : S::BK * p.lda, bstep = BKM ? (int64_t)S::BK : S::BK * p.ldb;
+    la.load(p.k < S::BK ? (int)p.k : S::BK, astep);
+    lb.load(p.k < S::BK ? (int)p.k : S::BK, bstep);
+    la.store(sA[0]);
+    lb.store(sB[0]);
+    __syncthreads();
+
+    int buf = 0;
+    for (int64_t kt = 0; kt < ktiles; kt++) {
+        const bool more = kt + 1 < ktiles;
+        if (more) { // in flight while this k-step multiplies
+            const int64_t left = p.k - (kt + 1) * S::BK;
+            const int krem = left < S::BK ? (int)left : S::BK;
+            la.load(krem, astep);
+            lb.load(krem, bstep);
+        }
+        const float *cA = sA[buf], *cB = sB[buf];
+#pragma unroll
+        for (int kk = 0; kk < S::BK; kk++) {
+            float a[8], b[8];
+            *reinterpret_cast<float4 *>(a) = *reinterpret_cast<const float4 *>(cA + kk * S::LDA + aoff);
+            *reinterpret_cast<float4 *>(a + 4) = *reinterpret_cast<const float4 *>(cA + kk * S::LDA + aoff + 32);
+            *reinterpret_cast<float4 *>(b) = *reinterpret_cast<const float4 *>(cB + kk * S::LDB + boff);
+            *reinterpret_cast<float4 *>(b + 4) = *reinterpret_cast<const float4 *>(cB + kk * S::LDB + boff + 16);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+#pragma unroll
+                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+        }
+        // The other buffer was last read in step kt-1, before that step's barrier.
+        if (more) {
+            la.store(sA[buf ^ 1]);
+            lb.store(sB[buf ^ 1]);
+        }
+        __syncthreads();
+        buf ^= 1;
+    }
+
+    // Epilogue: acc[i][j] is row m0 + aoff + 32 (i / 4) + i % 4, column n0 + boff + 16 (j / 4) + j % 4.
+#pragma unroll
+    for (int j = 0; j < 8; j++) {
+        const int64_t col = n0 + boff + 16 * (j / 4) + j % 4;
+        if (col >= p.n) continue;
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int64_t row = m0 + aoff + 32 * h;
+            if (row >= p.m) continue;
+            float *c = p.C + row + col * p.ldc;
+            const float v0 = acc[4 * h][j], v1 = acc[4 * h + 1][j], v2 = acc[4 * h + 2][j], v3 = acc[4 * h + 3][j];
+            if (p.c_vec && row + 3 < p.m) {
+                float4 old = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (p.beta != 0.0f) old = *reinterpret_cast<const float4 *>(c);
+                float4 out;
+                out.x = combine(v0, p.alpha, p.beta, &old.x);
+                out.y = combine(v1, p.alpha, p.beta, &old.y);
+                out.z = combine(v2, p.alpha, p.beta, &old.z);
+                out.w = combine(v3, p.alpha, p.beta, &old.w);
+                *reinterpret_cast<float4 *>(c) = out;
+            } else {
+                c[0] = combine(v0, p.alpha, p.beta, c);
+                if (row + 1 < p.m) c[1] = combine(v1, p.alpha, p.beta, c + 1);
+                if (row + 2 < p.m) c[2] = combine(v2, p.alpha, p.beta, c + 2);
+                if (row + 3 < p.m) c[3] = combine(v3, p.alpha, p.beta, c + 3);
+            }
+        }
+    }
+}
+
+// C = beta C (k == 0 or alpha == 0: A and B are not read; beta == 0 writes zeros without reading C).
+__global__ void sscale_kernel(int64_t m, int64_t n, float beta, float *C, int64_t ldc) {
+    for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
+        for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < m; i += (int64_t)gridDim.x * blockDim.x)
+            C[i + j * ldc] = beta == 0.0f ? 0.0f : beta * C[i + j * ldc];
+}
+
+int cuda_fail(cudaError_t e, const char *file, int line, const char *what, const char *variant) {
+    (void)cudaGetLastError();
+    return ts_error_set(TS_ERR_CUDA, file, line, "ts_cuda_sgemm_tessera: %s (%s): %s", what, variant,
+                        cudaGetErrorString(e));
+}
+
+template <class S, bool AK, bool BKM, int VEC>
+int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
+    SgParams p = p0;
+    const int64_t gm = (p.m + S::BM - 1) / S::BM, gn = (p.n + S::BN - 1) / S::BN;
+    if (gm > INT32_MAX || gn > INT32_MAX || gm * gn > INT32_MAX)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                            "ts_cuda_sgemm_tessera: %lld x %lld is more than 2^31-1 tiles of %dx%d",
+                            (long long)p.m, (long long)p.n, S::BM, S::BN);
+    p.grid_m = (int)gm, p.grid_n = (int)gn;
+    sgemm_kernel<S, AK, BKM, VEC><<<(unsigned)(gm * gn), S::THREADS, 0, s>>>(p);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
+    return 0;
+}
+
+template <class S, int VEC>
+int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, const char *variant) {
+    if (a_kmajor) return b_kmajor ? launch<S, true, true, VEC>(p, s, variant) : launch<S, true, false, VEC>(p, s, variant);
+    return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
+}
+
+enum SgVariant { SG_LARGE, SG_LARGE16, SG_SMALL, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "large16", "small"};
+static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
+
+// Run-time variant choice (TESSERA_SGEMM_TILE=large|large16|small overrides it): small (64x64) when
+// 128x128 tiles would not give every multiprocessor two blocks, large (128x128, BK 8) otherwise.
+int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
+    const char *force = getenv("TESSERA_SGEMM_TILE");
+    if (force && *force) {
+        for (int i = 0; i < SG_NVARIANTS; i++)
+            if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
+        return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
+                            "TESSERA_SGEMM_TILE=%s: expected large, large16 or small", force);
+    }
+    const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
+    *v = tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
+    return 0;
+}
+
+bool aligned16(const void *p, int64_t ld) { return ((uintptr_t)p % 16) == 0 && ld % 4 == 0; }
+
+} // namespace
+
+extern "C" const char *ts_cuda_sgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms) {
+    (void)k;
+    SgVariant v = SG_LARGE;
+    return choose_variant(m, n, sms, &v) < 0 ? "invalid" : sg_variant_names[v];
+}
+
+extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                                     float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
+                                     float beta, float *C, int64_t ldc) {
+    TS_CHECK(ts_gemm_check_raise("ts_cuda_sgemm_tessera", 's', ta, tb, m, n, k, lda, ldb, ldc));
+    if (m == 0 || n == 0) return 0;
+    const ts_device_props *dp = ts_device_props_of(ts_stream_device(st));
+    if (dp->backend != TS_BACKEND_CUDA)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_sgemm_tessera: the stream's device is not a CUDA device");
+    cudaError_t e = cudaSetDevice(dp->native_id);
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaSetDevice", "-");
+    cudaStream_t s = (cudaStream_t)ts_stream_native(st);
+
+    if (k == 0 || alpha == 0.0f) { // BLAS: A and B are not referenced
+        dim3 grid((unsigned)((m + 255) / 256 < 64 ? (m + 255) / 256 : 64), (unsigned)(n < 65535 ? n : 65535));
+        sscale_kernel<<<grid, 256, 0, s>>>(m, n, beta, C, ldc);
+        e = cudaGetLastError();
+        return e == cudaSuccess ? 0 : cuda_fail(e, __FILE__, __LINE__, "scale kernel launch", "scale");
+    }
+
+    SgParams p = {};
+    p.m = m, p.n = n, p.k = k, p.lda = lda, p.ldb = ldb, p.ldc = ldc;
+    p.alpha = alpha, p.beta = beta, p.A = A, p.B = B, p.C = C;
+    p.c_vec = aligned16(C, ldc);
+    const bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
+    SgVariant v = SG_LARGE;
+    TS_CHECK(choose_variant(m, n, dp->sms, &v));
+    // float4 loads need both operands 16-byte aligned with ld % 4 == 0; otherwise scalar loads.
+    if (!aligned16(A, lda) || !aligned16(B, ldb)) {
+        if (v == SG_SMALL) return launch_ops<SgSmall, 1>(p, a_kmajor, b_kmajor, s, "small/scalar loads");
+        return launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
+    }
+    switch (v) {
+    case SG_LARGE: return launch_ops<SgLarge, 4>(p, a_kmajor, b_kmajor, s, "large");
+    case SG_LARGE16: return launch_ops<SgLarge16, 4>(p, a_kmajor, b_kmajor, s, "large16");
+    default: return launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small");
+    }
+}
