@@ -30,7 +30,11 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
        --reps 10 --json "$out/gemm-square.json"
   step rankk "$tessera" gemm 16384x16384x256 16384x16384x384 16384x16384x512 16384x16384x1024 \
        --engine "$engines" --reps 10 --json "$out/gemm-rankk.json"
-  step sgemm "$tessera" gemm 8192 --prec s --engine cublas --reps 10 --json "$out/gemm-sgemm.json"
+  # Own FP32 SGEMM (TESSERA_SGEMM_TILE=large|large16|small forces a variant) and ZGEMM by 4M on the
+  # own DGEMM, each against cuBLAS in the same run.
+  step sgemm "$tessera" gemm 8192 --prec s --ops NN,NT,TN,TT --engine "$engines" --reps 10 \
+       --json "$out/gemm-sgemm.json"
+  step zgemm "$tessera" gemm 8192 --prec z --engine "$engines" --reps 5 --json "$out/gemm-zgemm.json"
   # Own DGEMM variants against cuBLAS (bench/tc_variants.sh writes tc-<variant>.json).
   step tc "$here/tc_variants.sh" "$tessera" "$out"
   # Host-resident GEMM: tile runtime against cuBLASXt at two block sizes (cuBLASXt allocates its own
