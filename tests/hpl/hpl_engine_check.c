@@ -1,7 +1,7 @@
 // hpl_engine_check.c: runs HPL engine cases given on the command line (also under MPI); exits 1 unless each ends as expected.
 //
-// usage: hpl_engine_check [--exec cpu|device|auto] [--panel host|device|tessera|cusolver|auto]
-//                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--perturb]
+// usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
+//                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME] [--perturb]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
@@ -48,6 +48,7 @@ static int parse_case(const char *s, ts_hpl_case *c) {
 typedef struct {
     const char *expect; // pass, fail, skip, info=K
     const char *panel;  // the panel engine that must have run (result's panel_used), or NULL
+    const char *exec;   // the execution that must have run (result's exec_used), or NULL
     int rank;
     int bad;
     int count;
@@ -78,6 +79,34 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
         what = "WRONG PANEL";
         ok = 0;
     }
+    if (ok && t->exec && rc == 0 && !r.skipped && strcmp(r.exec_used, t->exec) != 0) {
+        what = "WRONG EXEC";
+        ok = 0;
+    }
+    if (ok && t->exec && !strcmp(t->exec, "ooc") && rc == 0 && !r.skipped && t->rank == 0 &&
+        c->N > 2 * c->NB && r.ooc_gemms_tiles <= 0) {
+        what = "NO GEMM STREAMED";
+        ok = 0;
+    }
+    // The per-iteration split (rank 0): one record per panel, no negative time, idle within the
+    // iteration, and the iterations inside the timed factorization (their stamps lie within it).
+    if (ok && rc == 0 && !r.skipped && t->rank == 0 && c->N > 0) {
+        int64_t npan = (c->N + c->NB - 1) / c->NB;
+        double sum = 0;
+        int bad = r.n_iters != npan;
+        for (int i = 0; !bad && i < r.n_iters; i++) {
+            const ts_hpl_iter *it = &r.iters[i];
+            bad = !(it->total >= 0 && it->fact >= 0 && it->bcast >= 0 && it->swap >= 0 &&
+                    it->update >= 0 && it->idle >= 0 && it->idle <= it->total + 1e-9);
+            sum += it->total;
+        }
+        if (bad || !(sum <= r.time + 1e-3)) {
+            printf("     per-iteration split inconsistent: %d records for %lld panels, sum of totals "
+                   "%.4f s, factorization and solve %.4f s\n", r.n_iters, (long long)npan, sum, r.time);
+            what = "BAD SPLIT";
+            ok = 0;
+        }
+    }
     t->count++;
     if (!ok) t->bad++;
     if (t->rank == 0)
@@ -99,7 +128,7 @@ int main(int argc, char **argv) {
     o.panel_on_device = -1;
     o.engine = "auto";
     o.record_iterations = 1;
-    tally t = {"pass", NULL, 0, 0, 0};
+    tally t = {"pass", NULL, NULL, 0, 0, 0};
     int perturb = 0, sweep = 0;
     int64_t zero_col = -1;
     int first = 1;
@@ -120,6 +149,8 @@ int main(int argc, char **argv) {
                       : !strcmp(e, "host") ? TS_HPL_PANEL_CPU : TS_HPL_PANEL_AUTO;
         } else if (!strcmp(a, "--want-panel") && first + 1 < argc) {
             t.panel = argv[++first];
+        } else if (!strcmp(a, "--want-exec") && first + 1 < argc) {
+            t.exec = argv[++first];
         } else if (!strcmp(a, "--perturb")) {
             perturb = 1;
         } else if (!strcmp(a, "--sweep")) {

@@ -108,6 +108,10 @@ typedef struct {
                              // "cusolver" (CUDA), "getrf-sim" (its stand-in on simulated devices)
     char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
     char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1)
+    // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
+    // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
+    int64_t ooc_gemms_tiles, ooc_gemms_cpu;
+    double ooc_flops_tiles, ooc_bytes_h2d, ooc_bytes_d2h;
 } ts_hpl_result;
 
 // ---- front ----

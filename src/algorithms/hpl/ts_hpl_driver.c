@@ -111,6 +111,15 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
     ts_json_num(j, "update", r->t_update);
     ts_json_num(j, "solve", r->t_solve);
     ts_json_end_object(j);
+    if (!strcmp(r->exec_used, "ooc")) {
+        ts_json_begin_object(j, "ooc");
+        ts_json_int(j, "gemms_tiles", r->ooc_gemms_tiles);
+        ts_json_int(j, "gemms_cpu", r->ooc_gemms_cpu);
+        ts_json_num(j, "flops_tiles", r->ooc_flops_tiles);
+        ts_json_num(j, "bytes_h2d", r->ooc_bytes_h2d);
+        ts_json_num(j, "bytes_d2h", r->ooc_bytes_d2h);
+        ts_json_end_object(j);
+    }
     ts_json_begin_array(j, "per_iteration");
     for (int i = 0; i < r->n_iters; i++) {
         const ts_hpl_iter *it = &r->iters[i];

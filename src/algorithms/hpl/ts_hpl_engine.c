@@ -66,7 +66,8 @@ static void open_device(ts_hpl_ctx *c) {
         if (n > 0) setenv("CUDA_VISIBLE_DEVICES", ids[c->local_rank % n], 1);
     }
 #endif
-    if (!sim) o.max_devices = 1; // one GPU per rank
+    // one GPU per rank; out-of-core, a rank streams through every GPU it sees
+    if (!sim && c->opts.exec != TS_HPL_EXEC_OOC) o.max_devices = 1;
     if (ts_devset_open(&o, &c->devs) < 0) {
         if (c->opts.exec == TS_HPL_EXEC_DEVICE) TS_LOG_W("hpl: no device: %s", ts_error_string());
         c->devs = NULL;
@@ -407,15 +408,15 @@ static const char *panel_name(const ts_hpl_state *s) {
 // The case on the ranks of the grid. Returns 0 or an agreed failure.
 static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_hpl_state *s) {
     int dev = exec_device(c);
-    if (c->opts.exec == TS_HPL_EXEC_OOC) {
-        skip(r, "out-of-core execution (matrix in host memory, updates on devices) is not implemented yet");
-        TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: %s", r->why);
-    }
-    if (dev && !c->dev_ok) {
-        skip(r, "the device path needs a device on every rank (TESSERA_SIM_DEVICES for simulated ones)");
+    int ooc = c->opts.exec == TS_HPL_EXEC_OOC;
+    if ((dev || ooc) && !c->dev_ok) {
+        skip(r, ooc ? "out-of-core execution needs a device on every rank (TESSERA_SIM_DEVICES for "
+                      "simulated ones)"
+                    : "the device path needs a device on every rank (TESSERA_SIM_DEVICES for simulated ones)");
         return 0;
     }
-    s->x = dev ? &ts_hpl_xops_dev : &ts_hpl_xops_cpu;
+    // out-of-core: the matrix is sized and held in host memory (dev stays 0 for the sizing)
+    s->x = ooc ? &ts_hpl_xops_ooc : dev ? &ts_hpl_xops_dev : &ts_hpl_xops_cpu;
     int ok = 0;
     TS_CHECK(check_memory(c, r, s, dev, &ok));
     if (!ok) return 0;
@@ -433,8 +434,8 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     if (short_mem) return 0;
     int rc;
     snprintf(r->exec_used, sizeof r->exec_used, "%s",
-             dev ? (ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? "device:cuda" : "device:sim") : "cpu");
-    if (!dev) snprintf(r->engine_used, sizeof r->engine_used, "cpu");
+             ooc ? "ooc" : dev ? (ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? "device:cuda" : "device:sim") : "cpu");
+    if (!dev && !ooc) snprintf(r->engine_used, sizeof r->engine_used, "cpu");
     TS_CHECK(agree(&s->grid, ts_hpl_matgen(s)));
 
     // the timed part: factorization and back substitution (HPL_pdgesv)
@@ -457,6 +458,12 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_solve = tt[1];
     double n = (double)s->N;
     r->gflops = r->time > 0 ? (2.0 / 3.0 * n * n * n + 1.5 * n * n) / r->time / 1e9 : 0.0;
+    if (ooc) {
+        size_t h2d, d2h;
+        ts_hpl_xooc_stats(s, &r->ooc_gemms_tiles, &r->ooc_gemms_cpu, &r->ooc_flops_tiles, &h2d, &d2h);
+        r->ooc_bytes_h2d = (double)h2d;
+        r->ooc_bytes_d2h = (double)d2h;
+    }
     r->t_fact = s->t_fact;
     r->t_bcast = s->t_bcast;
     r->t_swap = s->t_swap;

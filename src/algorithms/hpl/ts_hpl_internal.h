@@ -120,10 +120,18 @@ typedef struct {
     int (*record)(ts_hpl_state *s, int ev, int st);
     int (*wait)(ts_hpl_state *s, int st, int ev);
     int (*ev_sync)(ts_hpl_state *s, int ev);
+    // Timing stamps for the per-iteration phase split: stamps_reset makes room for n stamps (and
+    // forgets the old ones); stamp records one on stream st (a device event, or the host clock on
+    // the CPU path) and returns its id, or -1 when out of room; stamp_diff gives the seconds from
+    // stamp a to stamp b once both completed (0 when either is -1).
+    int (*stamps_reset)(ts_hpl_state *s, int n);
+    int (*stamp)(ts_hpl_state *s, int st);
+    double (*stamp_diff)(ts_hpl_state *s, int a, int b);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
 extern const ts_hpl_xops ts_hpl_xops_dev;
+extern const ts_hpl_xops ts_hpl_xops_ooc;  // host matrix, GEMMs through the tile runtime
 
 // ---- one run ----
 struct ts_hpl_state {
@@ -151,6 +159,9 @@ struct ts_hpl_state {
     // timings (this rank)
     double t_fact, t_bcast, t_swap, t_update;
     double t_iter_fact, t_iter_bcast, t_iter_swap, t_iter_update;
+    double *hstamp;             // host clock stamps (CPU path)
+    int nstamp, cap_stamp;
+    struct ts_hpl_marks *marks; // stamps of the iteration being issued (ts_hpl_lu.c), or NULL
     // solve
     double *xsol;               // host, N: the solution (replicated after the solve)
 };
@@ -182,6 +193,11 @@ int ts_hpl_check(ts_hpl_state *s);                         // regenerate, residu
 // timed with events (*t_fact, seconds), then x solved with its LU into s->xsol (*t_solve); *info
 // as LAPACK's (no solve when nonzero).
 int ts_hpl_xdev_getrf_solve(ts_hpl_state *s, double *t_fact, double *t_solve, int *info);
+
+// Out-of-core statistics of the run (ts_hpl_xooc.c): GEMMs streamed through the tile runtime and
+// their flops, GEMMs left to the CPU BLAS, bytes the runtime moved.
+void ts_hpl_xooc_stats(ts_hpl_state *s, int64_t *gemms_tiles, int64_t *gemms_cpu, double *flops_tiles,
+                       size_t *h2d, size_t *d2h);
 
 // Panel geometry for panel k on this rank.
 void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k);

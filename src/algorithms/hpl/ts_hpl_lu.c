@@ -13,6 +13,27 @@
 
 enum { EV_LOAD0 = 0, EV_S0 = 2 };
 
+// Timing stamps of one iteration, read after the factorization (so that recording them never
+// waits): the panel factorization issued in the iteration (the next panel under lookahead), and
+// for each of the (at most two) update calls the row swaps and the TRSM + GEMM; end0 closes the
+// iteration on stream 0. On a device these are events on the stream that ran the step; on the CPU
+// path the host clock.
+struct ts_hpl_marks {
+    int f0[2], f1[2], nf;
+    int sw0[2], sw1[2], up0[2], up1[2], ust[2];
+    int nup;
+    int end0;
+};
+#define TS_HPL_MAX_STAMPS 65536
+
+static void marks_clear(struct ts_hpl_marks *m) {
+    m->f0[0] = m->f0[1] = m->f1[0] = m->f1[1] = m->end0 = -1;
+    m->nf = 0;
+    for (int i = 0; i < 2; i++) m->sw0[i] = m->sw1[i] = m->up0[i] = m->up1[i] = -1, m->ust[i] = 0;
+    m->nup = 0;
+}
+static int stamp(ts_hpl_state *s, int st) { return s->marks ? s->x->stamp(s, st) : -1; }
+
 void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k) {
     int64_t NB = s->NB;
     p->k = k;
@@ -77,7 +98,10 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     double t0 = ts_now();
     int64_t m = s->mp - p->lr0; // = ldw: with P = 1 the panel is the whole local column
     double *Ap = s->A + p->lr0 + p->pc * s->lda;
+    struct ts_hpl_marks *mk = s->marks && s->marks->nf < 2 ? s->marks : NULL;
+    if (mk) mk->f0[mk->nf] = stamp(s, st);
     int rc = x->getrf(s, st, m, p->jb, Ap, s->lda, p->xpiv, p->xpiv + p->jb);
+    if (mk) mk->f1[mk->nf++] = stamp(s, st);
     if (rc == 0) rc = x->bytes_to_host(s, st, p->hpiv, p->xpiv, (size_t)(p->jb + 1) * sizeof(int));
     if (rc == 0 && s->Q > 1) rc = x->to_host(s, st, p->W, p->ldw, Ap, s->lda, m, p->jb);
     if (rc == 0) rc = x->sync(s, st);
@@ -132,7 +156,11 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     int64_t nc = c1 - c0;
     if (nc <= 0) return 0;
     const ts_hpl_xops *x = s->x;
+    struct ts_hpl_marks *mk = s->marks && s->marks->nup < 2 ? s->marks : NULL;
+    int u = mk ? mk->nup++ : 0;
+    if (mk) mk->ust[u] = st, mk->sw0[u] = stamp(s, st);
     ts_hpl_laswp(s, p, c0, c1, st);
+    if (mk) mk->sw1[u] = mk->up0[u] = stamp(s, st);
     if (s->err) return s->err;
     double t0 = ts_now();
     double *U0 = s->U + c0 * s->NB;
@@ -142,12 +170,56 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     if (rc == 0 && p->mL > 0)
         rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->xld, U0, s->NB, 1.0,
                         s->A + p->lr1 + c0 * s->lda, s->lda);
+    if (mk) mk->up1[u] = stamp(s, st);
     s->t_iter_update += ts_now() - t0;
     return ts_hpl_fail(s, rc);
 }
 
 static int factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
     return s->panel_dev ? panel_factor_dev(s, p, b, k, st) : panel_factor(s, p, b, k, st);
+}
+
+// After the factorization: the per-iteration phase times from the stamps. fact, swap and update
+// are the time each step ran (on its stream; under lookahead the next panel's steps overlap the
+// update of the rest), bcast the host time of the panel broadcast, total the time from the end of
+// the previous iteration's work on stream 0 to the end of this one's, and idle the part of total
+// in which stream 0 had nothing to run (it waited for the panel); without lookahead, idle is total
+// less the steps.
+static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64_t npan, int start0,
+                        int overlap) {
+    const ts_hpl_xops *x = s->x;
+    ts_hpl_result *r = s->r;
+    double tf = 0, tw = 0, tu = 0;
+    int prev = start0;
+    for (int64_t k = 0; k < npan; k++) {
+        const struct ts_hpl_marks *m = &marks[k];
+        double fact = 0, swap = 0, upd = 0, busy0 = 0;
+        for (int i = 0; i < m->nf; i++) fact += x->stamp_diff(s, m->f0[i], m->f1[i]);
+        for (int u = 0; u < m->nup; u++) {
+            double a = x->stamp_diff(s, m->sw0[u], m->sw1[u]), b = x->stamp_diff(s, m->up0[u], m->up1[u]);
+            swap += a;
+            upd += b;
+            if (m->ust[u] == 0) busy0 += a + b;
+        }
+        double total = x->stamp_diff(s, prev, m->end0);
+        if (m->end0 >= 0) prev = m->end0;
+        tw += swap;
+        tu += upd;
+        if (k < r->n_iters && s->ctx->opts.record_iterations) {
+            ts_hpl_iter *it = &r->iters[k];
+            if (m->nf > 0) it->fact = fact;
+            else fact = it->fact; // factored on the host: its host time stays
+            it->swap = swap;
+            it->update = upd;
+            it->total = total;
+            double idle = overlap ? total - busy0 : total - fact - it->bcast - swap - upd;
+            it->idle = idle > 0 ? idle : 0.0;
+        }
+        tf += m->nf > 0 ? fact : 0;
+    }
+    if (tf > 0) s->t_fact = tf;
+    s->t_swap = tw;
+    s->t_update = tu;
 }
 
 static double lu_flops_left(double n) { return 2.0 / 3.0 * n * n * n; }
@@ -187,6 +259,13 @@ int ts_hpl_lu(ts_hpl_state *s) {
     int dev = x->is_device;
     int s0 = 0, s1 = dev ? 1 : 0;
     double t_start = ts_now();
+    // timing stamps: 13 per iteration at most, plus the start
+    struct ts_hpl_marks *marks = NULL;
+    int start0 = -1;
+    if (npan * 13 + 1 <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)(npan * 13 + 1)) == 0)
+        marks = malloc(sizeof(*marks) * (size_t)npan);
+    for (int64_t k = 0; marks && k < npan; k++) marks_clear(&marks[k]);
+    if (marks) start0 = x->stamp(s, s0);
     for (int b = 0; b < 2; b++) {
         s->pan[b].k = -1;
         s->pan[b].nsreq = 0;
@@ -197,6 +276,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
         int b = (int)(k & 1);
         ts_hpl_panel *p = &s->pan[b];
         double t_it = ts_now();
+        s->marks = marks ? &marks[k] : NULL;
         // 1. panel k on every rank of the grid
         if (!la || k == 0) {
             if (dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
@@ -235,6 +315,8 @@ int ts_hpl_lu(ts_hpl_state *s) {
             update(s, p, tc0, s->nq, s0);
             if (dev) ts_hpl_fail(s, x->record(s, EV_S0, s0));
         }
+        if (s->marks) s->marks->end0 = stamp(s, s0);
+        s->marks = NULL;
         // 3. bookkeeping. A failure is not agreed here: a grid-wide call inside the loop would
         // deadlock with a lookahead broadcast; a failed rank keeps communicating (its device calls
         // fail at once) and all ranks agree after the factorization.
@@ -253,5 +335,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
     }
     for (int b = 0; b < 2; b++) panel_recycle(s, &s->pan[b], b);
     for (int st = 0; st <= s1; st++) ts_hpl_fail(s, x->sync(s, st));
+    if (marks && s->err == 0 && s->grid.rank == 0) phase_split(s, marks, npan, start0, la && dev);
+    free(marks);
     return s->err;
 }

@@ -6,8 +6,14 @@
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
 
+#include "core/ts_timer.h"
+
 static int c_init(ts_hpl_state *s) { return 0; }
-static void c_fini(ts_hpl_state *s) {}
+static void c_fini(ts_hpl_state *s) {
+    free(s->hstamp);
+    s->hstamp = NULL;
+    s->nstamp = s->cap_stamp = 0;
+}
 
 static int c_malloc(ts_hpl_state *s, size_t bytes, void **p) {
     *p = NULL;
@@ -98,7 +104,28 @@ static int c_record(ts_hpl_state *s, int ev, int st) { return 0; }
 static int c_wait(ts_hpl_state *s, int st, int ev) { return 0; }
 static int c_evsync(ts_hpl_state *s, int ev) { return 0; }
 
+// Everything runs on the calling thread, so the host clock is the timeline.
+static int c_stamps_reset(ts_hpl_state *s, int n) {
+    s->nstamp = 0;
+    if (n <= s->cap_stamp) return 0;
+    double *t = realloc(s->hstamp, (size_t)n * sizeof(double));
+    if (!t) TS_RAISE(TS_ERR_NOMEM, "timing stamps");
+    s->hstamp = t;
+    s->cap_stamp = n;
+    return 0;
+}
+static int c_stamp(ts_hpl_state *s, int st) {
+    if (s->nstamp >= s->cap_stamp) return -1;
+    s->hstamp[s->nstamp] = ts_now();
+    return s->nstamp++;
+}
+static double c_stamp_diff(ts_hpl_state *s, int a, int b) {
+    if (a < 0 || b < 0) return 0.0;
+    return s->hstamp[b] - s->hstamp[a];
+}
+
 const ts_hpl_xops ts_hpl_xops_cpu = {
     "cpu", 0, c_init, c_fini, c_malloc, c_free, c_malloc, c_free, c_to_host, c_to_x, c_x_copy,
     c_bytes, c_bytes_h, NULL, c_pack, c_unpack, c_trsm, c_gemm, c_sync, c_record, c_wait, c_evsync,
+    c_stamps_reset, c_stamp, c_stamp_diff,
 };

@@ -17,6 +17,8 @@ typedef struct {
     ts_engine engine;
     ts_lu_solver *solver;       // cuSOLVER panels
     ts_lu_panel *panel;         // our device panels
+    ts_event **stamp;           // timing events (stamps_reset)
+    int nstamp, cap_stamp;
 } xdev;
 
 static xdev *X(ts_hpl_state *s) { return s->xs; }
@@ -28,6 +30,8 @@ static void d_fini(ts_hpl_state *s) {
         if (d->st[i]) ts_stream_sync(d->st[i]);
     for (int i = 0; i < NEV; i++)
         if (d->ev[i]) ts_event_destroy(d->ev[i]);
+    for (int i = 0; i < d->cap_stamp; i++) ts_event_destroy(d->stamp[i]);
+    free(d->stamp);
     ts_lu_solver_destroy(d->solver);
     ts_lu_panel_destroy(d->panel);
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
@@ -168,9 +172,34 @@ static int d_record(ts_hpl_state *s, int ev, int st) { return ts_event_record(X(
 static int d_wait(ts_hpl_state *s, int st, int ev) { return ts_stream_wait_event(X(s)->st[st], X(s)->ev[ev]); }
 static int d_evsync(ts_hpl_state *s, int ev) { return ts_event_sync(X(s)->ev[ev]); }
 
+// Events are created up front so that recording one in the loop costs no allocation.
+static int d_stamps_reset(ts_hpl_state *s, int n) {
+    xdev *d = X(s);
+    d->nstamp = 0;
+    if (n <= d->cap_stamp) return 0;
+    ts_event **e = realloc(d->stamp, (size_t)n * sizeof(*e));
+    if (!e) TS_RAISE(TS_ERR_NOMEM, "timing events");
+    d->stamp = e;
+    for (; d->cap_stamp < n; d->cap_stamp++)
+        TS_CHECK(ts_event_create(d->dev, &d->stamp[d->cap_stamp]));
+    return 0;
+}
+static int d_stamp(ts_hpl_state *s, int st) {
+    xdev *d = X(s);
+    if (d->nstamp >= d->cap_stamp) return -1;
+    if (ts_event_record(d->stamp[d->nstamp], d->st[st]) != 0) return -1;
+    return d->nstamp++;
+}
+static double d_stamp_diff(ts_hpl_state *s, int a, int b) {
+    double ms = 0;
+    if (a < 0 || b < 0 || ts_event_elapsed_ms(X(s)->stamp[a], X(s)->stamp[b], &ms) != 0) return 0.0;
+    return ms / 1e3;
+}
+
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
+    d_stamps_reset, d_stamp, d_stamp_diff,
 };
 
 // ---- the cuSOLVER baseline ----
