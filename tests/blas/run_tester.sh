@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run_tester.sh: runs one of Debian's reference BLAS testers (libblas-test) unchanged against libtessera_blas.
-# usage: run_tester.sh LIBDIR TESTER [INPUT] ; env TSB_EXPECT_RUNTIME=1 requires GEMM calls on the runtime.
+# usage: run_tester.sh LIBDIR TESTER [INPUT] ; env TSB_EXPECT_RUNTIME=1 requires GEMM calls on the runtime,
+# TSB_EXPECT_ROUTINES (names as in the trace) calls of each of these routines.
 # Pass: exit 0, no FAIL / '****' line, one "PASS" per subprogram (level 1) or, for levels 2-3, every
 # routine switched on in INPUT passed its computational tests (per layout for CBLAS) and its error exits.
 set -u
@@ -44,4 +45,10 @@ if [ "${TSB_EXPECT_RUNTIME:-0}" = 1 ]; then
   [ "${n:-0}" -gt 0 ] || fail "no GEMM call ran on the tile runtime (trace.log)"
   echo "trace: $n GEMM calls ran on the tile runtime"
 fi
+# TSB_EXPECT_ROUTINES="dsymm_ dsyrk_ ...": each of these must have run on the tile runtime too
+for r in ${TSB_EXPECT_ROUTINES:-}; do
+  n=$(grep -c " $r .*where=runtime" trace.log 2>/dev/null || true)
+  [ "${n:-0}" -gt 0 ] || fail "no $r call ran on the tile runtime (trace.log)"
+  echo "trace: $n $r calls ran on the tile runtime"
+done
 exit 0

@@ -17,6 +17,15 @@ static const char *const keys[] = {
     "TESSERA_BLAS_TILE",         "TESSERA_BLAS_CPU_RATIO",     "TESSERA_BLAS_TRACE",
     "TESSERA_BLAS_DISABLE_SGEMM", "TESSERA_BLAS_DISABLE_DGEMM", "TESSERA_BLAS_DISABLE_CGEMM",
     "TESSERA_BLAS_DISABLE_ZGEMM",
+    "TESSERA_BLAS_DISABLE_SSYMM", "TESSERA_BLAS_DISABLE_DSYMM", "TESSERA_BLAS_DISABLE_CSYMM",
+    "TESSERA_BLAS_DISABLE_ZSYMM", "TESSERA_BLAS_DISABLE_CHEMM", "TESSERA_BLAS_DISABLE_ZHEMM",
+    "TESSERA_BLAS_DISABLE_SSYRK", "TESSERA_BLAS_DISABLE_DSYRK", "TESSERA_BLAS_DISABLE_CSYRK",
+    "TESSERA_BLAS_DISABLE_ZSYRK", "TESSERA_BLAS_DISABLE_CHERK", "TESSERA_BLAS_DISABLE_ZHERK",
+    "TESSERA_BLAS_DISABLE_SSYR2K", "TESSERA_BLAS_DISABLE_DSYR2K", "TESSERA_BLAS_DISABLE_CSYR2K",
+    "TESSERA_BLAS_DISABLE_ZSYR2K", "TESSERA_BLAS_DISABLE_CHER2K", "TESSERA_BLAS_DISABLE_ZHER2K",
+    "TESSERA_BLAS_DISABLE_STRMM", "TESSERA_BLAS_DISABLE_DTRMM", "TESSERA_BLAS_DISABLE_CTRMM",
+    "TESSERA_BLAS_DISABLE_ZTRMM", "TESSERA_BLAS_DISABLE_STRSM", "TESSERA_BLAS_DISABLE_DTRSM",
+    "TESSERA_BLAS_DISABLE_CTRSM", "TESSERA_BLAS_DISABLE_ZTRSM",
 };
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
@@ -109,7 +118,7 @@ static void apply(int i, const char *v) {
         else if (!strcmp(v, "stdout")) cfg.trace = stdout;
         else if (!(cfg.trace = fopen(v, "a"))) config_fail("%s=%s: %s", key, v, strerror(errno));
         if (cfg.trace != stderr && cfg.trace != stdout) setvbuf(cfg.trace, NULL, _IOLBF, 0);
-    } else { // TESSERA_BLAS_DISABLE_xGEMM, in the order of the routine enum
+    } else { // TESSERA_BLAS_DISABLE_<ROUTINE>, in the order of the routine enum
         cfg.disabled[i - 6] = parse_bool(key, v);
     }
 }

@@ -1,7 +1,7 @@
 // tsb_internal.h: internal interfaces of libtessera_blas.so (the drop-in BLAS/CBLAS face of Tessera).
 //
 // The library exports only BLAS and CBLAS names (version script generated from the symbol lists
-// in this folder). GEMM is routed here (tsb_gemm.c): large calls to the tile runtime, the others
+// in this folder). GEMM (tsb_gemm.c) and the other Level-3 routines (tsb_l3.c) are routed here: large calls to the tile runtime, the others
 // to the CPU BLAS; every other symbol is forwarded to the CPU BLAS (tsb_forward.c). docs/blas.md.
 #ifndef TSB_INTERNAL_H
 #define TSB_INTERNAL_H
@@ -24,7 +24,16 @@ enum { TSB_NO_TRANS = 111, TSB_TRANS = 112, TSB_CONJ_TRANS = 113 };
 #define TSB_THRESHOLD_DEFAULT (INT64_C(1) << 27)
 
 // Index of a routed routine (per-routine disable keys: TESSERA_BLAS_DISABLE_<NAME>).
-enum { TSB_SGEMM, TSB_DGEMM, TSB_CGEMM, TSB_ZGEMM, TSB_NROUTINES };
+enum {
+    TSB_SGEMM, TSB_DGEMM, TSB_CGEMM, TSB_ZGEMM,
+    // the other Level-3 routines (tsb_l3.c)
+    TSB_SSYMM, TSB_DSYMM, TSB_CSYMM, TSB_ZSYMM, TSB_CHEMM, TSB_ZHEMM,
+    TSB_SSYRK, TSB_DSYRK, TSB_CSYRK, TSB_ZSYRK, TSB_CHERK, TSB_ZHERK,
+    TSB_SSYR2K, TSB_DSYR2K, TSB_CSYR2K, TSB_ZSYR2K, TSB_CHER2K, TSB_ZHER2K,
+    TSB_STRMM, TSB_DTRMM, TSB_CTRMM, TSB_ZTRMM, TSB_STRSM, TSB_DTRSM, TSB_CTRSM, TSB_ZTRSM,
+    TSB_NROUTINES
+};
+#define TSB_L3_FIRST TSB_SSYMM
 
 // Configuration: environment variables over the optional file $TESSERA_BLAS_CONF.
 typedef struct {
@@ -34,7 +43,7 @@ typedef struct {
     int64_t tile;                // TESSERA_BLAS_TILE (0: the runtime's default)
     double cpu_share;            // TESSERA_BLAS_CPU_RATIO: auto, 0 or a fraction (ts_tiles_opts.cpu_share)
     int cpu_share_set;
-    int disabled[TSB_NROUTINES]; // TESSERA_BLAS_DISABLE_SGEMM ... = 1: always on the CPU BLAS
+    int disabled[TSB_NROUTINES]; // TESSERA_BLAS_DISABLE_SGEMM ... _ZTRSM = 1: always on the CPU BLAS
     FILE *trace;                 // TESSERA_BLAS_TRACE: a file, "stderr" or "stdout"; NULL = off
 } tsb_config;
 
