@@ -41,9 +41,18 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # device memory, so the arena leaves half of it free).
   step host env TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm 16384 32768 --where host --engine tiles,cublasxt \
        --xt-block 4096,8192 --reps 3 --json "$out/gemm-host.json"
-  step hpl timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl --json "$out/hpl.json" ${TESSERA_BENCH_HPL_ARGS:-}
+  step hpl timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl --json "$out/hpl.json" --plot "$out/hpl.svg" ${TESSERA_BENCH_HPL_ARGS:-}
   # LU at N = 32768 against cuSOLVER dgetrf on the same matrix, in the same run.
   step hpl-lu timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver --json "$out/hpl-32768.json"
+  # Out-of-core Linpack (matrix in host memory, the update GEMMs through the tile runtime) and the
+  # device-resident run at the same N, side by side.
+  ooc_n=${TESSERA_BENCH_OOC_N:-98304}
+  step hpl-ooc timeout 600 "$tessera" hpl -N "$ooc_n" -NB 1024 --exec ooc --json "$out/hpl-ooc.json" \
+       --plot "$out/hpl-ooc.svg"
+  step hpl-ooc-dev timeout 300 "$tessera" hpl -N "$ooc_n" -NB 1024 --exec device --json "$out/hpl-ooc-dev.json"
+  # cuBLAS DGEMM held for about 10 s on HPL's update shape (k = 1024): the rate a long Linpack can
+  # sustain once the card sits at its power cap, next to the short bursts of the square step.
+  step sustained "$tessera" gemm 49152x49152x1024 --engine cublas --reps 100 --json "$out/gemm-sustained.json"
   step burn "$tessera" burn --time ${TESSERA_BENCH_BURN_TIME:-2m} --json "$out/burn.json" --plot "$out/burn.svg"
 else
   step gemm-cpu "$tessera" gemm 1024 2048 --engine cpu --json "$out/gemm-cpu.json"
