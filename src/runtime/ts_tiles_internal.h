@@ -128,7 +128,7 @@ typedef struct {
     int ntasks;
     tl_prod *prods;
     int nprods;
-    unsigned char alpha2[16];
+    _Alignas(16) unsigned char alpha2[16]; // read as a double (complex) scalar
     unsigned char prep_kind[3];    // ts_tile_kind of the prepared diagonal tiles of TL_A, TL_B
     char prep_uplo[3];             // ... and their source triangle
     char side, uplo, ta, diag;     // the solve's triangle (TRSM; the diagonal blocks of TL_A)

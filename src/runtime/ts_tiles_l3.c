@@ -529,7 +529,7 @@ static int rank_impl(ts_tiles *rt, char prec, int herm, int two, char uplo, char
                   : ts_syrk_check_args(prec, herm, uplo, trans, n, k, lda, ldc);
     if (pos) return bad_arg(who, pos);
     if (!alpha || !beta) TS_RAISE(TS_ERR_ARG, "%s: alpha and beta must point to scalars", who);
-    unsigned char al[16], be[16], al2[16];
+    _Alignas(16) unsigned char al[16], be[16], al2[16];
     memset(al, 0, 16), memset(al2, 0, 16);
     size_t es = ts_prec_size(prec);
     if (herm && !two) sc_from_real(prec, alpha, al);
@@ -621,7 +621,7 @@ static int tri_impl(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
     if (!alpha) TS_RAISE(TS_ERR_ARG, "%s: alpha must point to a scalar", who);
     if (m == 0 || n == 0) return 0;
     size_t es = ts_prec_size(prec);
-    unsigned char zero[16] = {0};
+    _Alignas(16) unsigned char zero[16] = {0};
     if (sc_is(prec, alpha, 0)) {
         host_scale(prec, 0, m, n, zero, B, ldb, 0);
         return 0;
@@ -667,7 +667,7 @@ static int tri_impl(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
         }
     }
     if (rc == 0) {
-        unsigned char minus1[16] = {0};
+        _Alignas(16) unsigned char minus1[16] = {0};
         sc_put(prec, minus1, -1, 0);
         const void *pin[3] = {A, NULL, B};
         size_t pb[3] = {span_bytes(ka, ka, lda, es), 0, span_bytes(m, n, ldb, es)};

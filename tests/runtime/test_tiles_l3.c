@@ -168,7 +168,7 @@ static void run_symm(ts_tiles *rt, char prec, int herm, char side, char uplo, in
     void *C0 = dup_of(C, (size_t)(ldc * n) * es), *R = dup_of(C, (size_t)(ldc * n) * es);
     double al[2] = {1.5, -0.5}, be[2] = {0.75, 0.25};
     if (herm) be[1] = 0.25; // HEMM's beta is complex too
-    unsigned char a[16], b[16];
+    _Alignas(16) unsigned char a[16], b[16];
     scalars(prec, al, be, a, b);
     ts_tiles_stats st;
     int rc = herm ? ts_tiles_hemm(rt, prec, side, uplo, m, n, a, A, lda, B, ldb, b, C, ldc, &st)
@@ -216,10 +216,10 @@ static void run_rank(ts_tiles *rt, char prec, int herm, int two, char uplo, char
     void *C0 = dup_of(C, (size_t)(ldc * n) * es), *R = dup_of(C, (size_t)(ldc * n) * es);
     double al[2] = {1.25, two ? 0.5 : 0}, be[2] = {beta_zero ? 0 : 0.75, 0};
     if (!herm && ts_prec_is_complex(prec)) al[1] = -0.5, be[1] = beta_zero ? 0 : 0.25;
-    unsigned char a[16], b[16];
+    _Alignas(16) unsigned char a[16], b[16];
     scalars(prec, al, be, a, b);
     // ?HERK takes real alpha and beta, ?HER2K a real beta (the precision's real type)
-    unsigned char ar[16], br[16];
+    _Alignas(16) unsigned char ar[16], br[16];
     tt_scalar(prec == 'c' ? 's' : 'd', al, ar);
     tt_scalar(prec == 'c' ? 's' : 'd', be, br);
     const void *pa = herm && !two ? ar : a, *pb = herm ? br : b;
@@ -234,7 +234,7 @@ static void run_rank(ts_tiles *rt, char prec, int herm, int two, char uplo, char
     ts_gemm_cpu(prec, ta, tb, n, n, k, a, A, lda, two ? B : A, lda, b, R, ldc);
     if (two) {
         double al2[2] = {al[0], herm ? -al[1] : al[1]}, one[2] = {1, 0};
-        unsigned char a2[16], o[16];
+        _Alignas(16) unsigned char a2[16], o[16];
         scalars(prec, al2, one, a2, o);
         ts_gemm_cpu(prec, ta, tb, n, n, k, a2, B, lda, A, lda, o, R, ldc);
     }
@@ -308,7 +308,7 @@ static void run_tri(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
     if (solve) condition(prec, ka, A, lda);
     void *B0 = dup_of(B, (size_t)(ldb * n) * es), *R = dup_of(B, (size_t)(ldb * n) * es);
     double al[2] = {1.5, ts_prec_is_complex(prec) ? -0.5 : 0}, be0[2] = {0, 0};
-    unsigned char a[16], z[16];
+    _Alignas(16) unsigned char a[16], z[16];
     scalars(prec, al, be0, a, z);
     ts_tiles_stats st;
     int rc = (solve ? ts_tiles_trsm : ts_tiles_trmm)(rt, prec, side, uplo, ta, diag, m, n, a, A, lda, B, ldb, &st);

@@ -308,7 +308,7 @@ static int cblas_problem(int r, int layout, int side, int uplo, int trans, int d
 }
 
 static int cblas_entry(int r, int layout, int side, int uplo, int trans, int diag, l3_args *a) {
-    unsigned char alpha_buf[16];
+    _Alignas(16) unsigned char alpha_buf[16];
     if (!cblas_problem(r, layout, side, uplo, trans, diag, a, alpha_buf)) return 0; // the CPU BLAS reports it
     route(r, a, rt_of(r)->cname);
     return 1;
