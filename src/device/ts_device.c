@@ -9,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if TS_HAVE_CUDA
+#include <dirent.h>
+#endif
 
 #define TS_DEVICE_ALIGN 256
 
@@ -254,6 +257,48 @@ fail:
     return rc;
 }
 
+#if TS_HAVE_CUDA
+// GPUs this process may see, without initializing CUDA: the entries of CUDA_VISIBLE_DEVICES, or
+// the driver's list. Fills ids (up to 64) and returns the count (0 if unknown).
+static int visible_gpus(char ids[][64]) {
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    int n = 0;
+    if (v) {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", v);
+        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < 64; t = strtok_r(NULL, ",", &save))
+            snprintf(ids[n++], 64, "%s", t);
+        return n;
+    }
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < 64)
+        if (e->d_name[0] != '.') n++;
+    closedir(d);
+    for (int i = 0; i < n; i++) snprintf(ids[i], 64, "%d", i);
+    return n;
+}
+#endif
+
+int ts_devset_open_rank(ts_devset_opts *o, int local_rank, int local_size, ts_devset **set, ts_device **dev) {
+    *set = NULL;
+    *dev = NULL;
+    int sim = o->backend == TS_BACKEND_SIM || o->sim_devices > 0;
+#if TS_HAVE_CUDA
+    if (!sim && local_size > 1) {
+        char ids[64][64];
+        int n = visible_gpus(ids);
+        if (n > 0) setenv("CUDA_VISIBLE_DEVICES", ids[local_rank % n], 1);
+    }
+#endif
+    if (!sim) o->max_devices = 1; // one GPU per rank
+    TS_CHECK(ts_devset_open(o, set));
+    int n = ts_devset_count(*set);
+    if (n > 0) *dev = ts_devset_device(*set, sim ? local_rank % n : 0);
+    return 0;
+}
+
 int ts_devset_count(const ts_devset *s) { return s ? s->count : 0; }
 ts_backend ts_devset_backend(const ts_devset *s) { return s ? s->backend : TS_BACKEND_NONE; }
 
@@ -337,13 +382,19 @@ void ts_host_pin_stats(ts_devset *s, size_t *registered_bytes, int *handles, lon
 
 // ---------------------------------------------------------------- streams and events
 
-int ts_stream_create(ts_device *d, ts_stream **out) {
+int ts_stream_create(ts_device *d, ts_stream **out) { return ts_stream_create_prio(d, 0, out); }
+
+int ts_stream_is_high(const ts_stream *st) { return st ? st->high : 0; }
+
+int ts_stream_create_prio(ts_device *d, int high, ts_stream **out) {
     if (!out) TS_RAISE(TS_ERR_ARG, "ts_stream_create: NULL result pointer");
     *out = NULL;
     if (!d) TS_RAISE(TS_ERR_ARG, "ts_stream_create: NULL device");
+    if (high != 0 && high != 1) TS_RAISE(TS_ERR_ARG, "ts_stream_create_prio: high must be 0 or 1, not %d", high);
     ts_stream *st = calloc(1, sizeof *st);
     if (!st) TS_RAISE(TS_ERR_NOMEM, "ts_stream_create: out of host memory");
     st->dev = d;
+    st->high = high;
     int rc = d->set->ops->stream_create(st);
     if (rc < 0) {
         free(st);

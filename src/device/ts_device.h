@@ -73,6 +73,11 @@ int ts_sim_faults_parse(const char *spec, ts_sim_faults *f);
 // Opens the devices. For CUDA this creates each device's arena (one large allocation).
 // With backend AUTO and no GPU and no sim devices, the set is empty (count 0) and the call succeeds.
 int ts_devset_open(const ts_devset_opts *o, ts_devset **out);
+// Opens the devices for one of local_size ranks of a node and picks this rank's (*dev NULL when
+// there is none). CUDA: one GPU per rank, CUDA_VISIBLE_DEVICES narrowed to the local_rank-th
+// visible GPU before CUDA starts, so no arena is taken on the others; simulated devices: device
+// local_rank % count. o->max_devices is set to 1 for CUDA.
+int ts_devset_open_rank(ts_devset_opts *o, int local_rank, int local_size, ts_devset **set, ts_device **dev);
 void ts_devset_close(ts_devset *s);
 int ts_devset_count(const ts_devset *s);
 ts_backend ts_devset_backend(const ts_devset *s);
@@ -110,6 +115,12 @@ void ts_host_pin_stats(ts_devset *s, size_t *registered_bytes, int *handles, lon
 
 // ---- streams and events ----
 int ts_stream_create(ts_device *d, ts_stream **out);
+// A stream whose work the device schedules ahead of normal streams' when both have work ready
+// (high = 1; CUDA: the device's greatest stream priority, so a short critical-path kernel is not
+// queued behind the blocks of a long GEMM on another stream). high = 0 is ts_stream_create.
+// Simulated devices accept it and run the stream like any other (their streams are threads).
+int ts_stream_create_prio(ts_device *d, int high, ts_stream **out);
+int ts_stream_is_high(const ts_stream *st); // 1 when created with high priority
 int ts_stream_destroy(ts_stream *st);       // waits for queued work first
 ts_device *ts_stream_device(ts_stream *st);
 int ts_stream_sync(ts_stream *st);          // 0, or the stream's sticky error

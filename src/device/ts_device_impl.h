@@ -36,6 +36,7 @@ struct ts_devset {
 
 struct ts_stream {
     ts_device *dev;
+    int high;                    // 1: created with high priority (ts_stream_create_prio)
     void *impl;                  // backend stream state
     void *slot;
     void (*slot_destroy)(void *);

@@ -84,6 +84,45 @@ static void test_stream_order_chain(void **state) {
     free(h), free(out), free(ref);
 }
 
+// A high-priority stream keeps the stream contract (order, events with a normal stream), says it
+// is high, and a bad priority is refused.
+static void test_high_priority_stream(void **state) {
+    ts_devset *s = *state;
+    ts_device *d = ts_devset_device(s, 0);
+    ts_stream *hi, *lo, *bad = NULL;
+    ts_event *ev;
+    assert_int_equal(ts_stream_create_prio(d, 1, &hi), 0);
+    assert_int_equal(ts_stream_create(d, &lo), 0);
+    assert_int_equal(ts_stream_is_high(hi), 1);
+    assert_int_equal(ts_stream_is_high(lo), 0);
+    assert_int_equal(ts_stream_create_prio(d, 2, &bad), TS_ERR_ARG);
+    assert_null(bad);
+    assert_int_equal(ts_event_create(d, &ev), 0);
+    size_t n = 1 << 15, bytes = n * sizeof(double);
+    double *h = malloc(bytes), *out = malloc(bytes);
+    for (size_t i = 0; i < n; i++) h[i] = 1.0 + (double)((i * 7919) % 1013);
+    double *x, *y;
+    assert_int_equal(ts_dmalloc(d, bytes, (void **)&x), 0);
+    assert_int_equal(ts_dmalloc(d, bytes, (void **)&y), 0);
+    // normal stream fills x, the high one copies x to y after the event, the normal one reads y
+    assert_int_equal(ts_copy_async(lo, TS_COPY_H2D, x, h, bytes), 0);
+    assert_int_equal(ts_event_record(ev, lo), 0);
+    assert_int_equal(ts_stream_wait_event(hi, ev), 0);
+    assert_int_equal(ts_copy_async(hi, TS_COPY_D2D, y, x, bytes), 0);
+    assert_int_equal(ts_event_record(ev, hi), 0);
+    assert_int_equal(ts_stream_wait_event(lo, ev), 0);
+    memset(out, 0, bytes);
+    assert_int_equal(ts_copy_async(lo, TS_COPY_D2H, out, y, bytes), 0);
+    assert_int_equal(ts_stream_sync(lo), 0);
+    assert_memory_equal(out, h, bytes);
+    assert_int_equal(ts_event_destroy(ev), 0);
+    assert_int_equal(ts_stream_destroy(hi), 0);
+    assert_int_equal(ts_stream_destroy(lo), 0);
+    assert_int_equal(ts_dfree(d, x), 0);
+    assert_int_equal(ts_dfree(d, y), 0);
+    free(h), free(out);
+}
+
 // Events order streams on one device and across devices.
 static void test_events_across_streams_and_devices(void **state) {
     ts_devset *s = *state;
@@ -686,7 +725,7 @@ int main(void) {
         T(test_device_memory),        T(test_argument_errors),
         T(test_stream_slot),          T(test_device_sync_all_streams),
         T(test_threads),              T(test_pinned_host),
-        T(test_pin_host_alloc_memory),
+        T(test_pin_host_alloc_memory), T(test_high_priority_stream),
     };
     fprintf(stderr, "device semantics on backend %s\n", ts_backend_name(dev_test_backend()));
     return cmocka_run_group_tests(tests, NULL, NULL);

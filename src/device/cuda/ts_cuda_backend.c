@@ -454,10 +454,19 @@ static int cuda_stream_create(ts_stream *st)
     TS_CHECK(set_device(native));
     cuda_stream *cs = calloc(1, sizeof *cs);
     if (!cs) TS_RAISE(TS_ERR_NOMEM, "out of host memory for a stream of device %d", ordinal_of(st->dev));
-    cudaError_t e = cudaStreamCreateWithFlags(&cs->stream, cudaStreamNonBlocking);
+    cudaError_t e;
+    if (st->high) { // the numerically lowest value is the greatest priority
+        int least = 0, greatest = 0;
+        e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+        if (e == cudaSuccess)
+            e = cudaStreamCreateWithPriority(&cs->stream, cudaStreamNonBlocking, greatest);
+    } else {
+        e = cudaStreamCreateWithFlags(&cs->stream, cudaStreamNonBlocking);
+    }
     if (e != cudaSuccess) {
         free(cs);
-        return CUDA_FAIL(e, ordinal_of(st->dev), "cudaStreamCreateWithFlags(NonBlocking)");
+        return CUDA_FAIL(e, ordinal_of(st->dev), st->high ? "cudaStreamCreateWithPriority(NonBlocking, greatest)"
+                                                          : "cudaStreamCreateWithFlags(NonBlocking)");
     }
     pthread_mutex_init(&cs->lock, NULL);
     st->impl = cs;
