@@ -110,6 +110,7 @@ typedef struct {
     char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
     // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
+    int panel_high;          // device path: stream 1 (next panel, lookahead columns) at high priority
     int64_t ooc_gemms_tiles, ooc_gemms_cpu;
     double ooc_flops_tiles, ooc_bytes_h2d, ooc_bytes_d2h;
 } ts_hpl_result;

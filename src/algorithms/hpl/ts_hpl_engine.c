@@ -23,58 +23,18 @@ static void opts_default(ts_hpl_opts *o) {
     o->engine = "auto";
 }
 
-#if TS_HAVE_CUDA
-#include <dirent.h>
-
-// GPUs this process may see, without initializing CUDA: the entries of CUDA_VISIBLE_DEVICES, or
-// the driver's list. Fills ids (up to 64) and returns the count (0 if unknown).
-static int visible_gpus(char ids[][64]) {
-    const char *v = getenv("CUDA_VISIBLE_DEVICES");
-    int n = 0;
-    if (v) {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", v);
-        for (char *save = NULL, *t = strtok_r(buf, ",", &save); t && n < 64; t = strtok_r(NULL, ",", &save))
-            snprintf(ids[n++], 64, "%s", t);
-        return n;
-    }
-    DIR *d = opendir("/proc/driver/nvidia/gpus");
-    if (!d) return 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < 64)
-        if (e->d_name[0] != '.') n++;
-    closedir(d);
-    for (int i = 0; i < n; i++) snprintf(ids[i], 64, "%d", i);
-    return n;
-}
-#endif
-
-// Opens this rank's device. Several ranks on a node share its GPUs by node-local rank: each rank
-// is shown only its own GPU (CUDA_VISIBLE_DEVICES narrowed before CUDA starts), so device arenas
-// are not taken on the other GPUs; simulated devices are picked by local rank % count.
+// Opens this rank's device (one per rank; ts_devset_open_rank).
 static void open_device(ts_hpl_ctx *c) {
     ts_devset_opts o;
     if (ts_devset_opts_init(&o) < 0) {
         TS_LOG_W("hpl: device options: %s", ts_error_string());
         return;
     }
-    int sim = o.backend == TS_BACKEND_SIM || o.sim_devices > 0;
-#if TS_HAVE_CUDA
-    if (!sim && c->local_size > 1) {
-        char ids[64][64];
-        int n = visible_gpus(ids);
-        if (n > 0) setenv("CUDA_VISIBLE_DEVICES", ids[c->local_rank % n], 1);
-    }
-#endif
-    // one GPU per rank; out-of-core, a rank streams through every GPU it sees
-    if (!sim && c->opts.exec != TS_HPL_EXEC_OOC) o.max_devices = 1;
-    if (ts_devset_open(&o, &c->devs) < 0) {
+    if (ts_devset_open_rank(&o, c->local_rank, c->local_size, &c->devs, &c->dev) < 0) {
         if (c->opts.exec == TS_HPL_EXEC_DEVICE) TS_LOG_W("hpl: no device: %s", ts_error_string());
         c->devs = NULL;
-        return;
+        c->dev = NULL;
     }
-    int n = ts_devset_count(c->devs);
-    if (n > 0) c->dev = ts_devset_device(c->devs, sim ? c->local_rank % n : 0);
 }
 
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
@@ -458,6 +418,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_solve = tt[1];
     double n = (double)s->N;
     r->gflops = r->time > 0 ? (2.0 / 3.0 * n * n * n + 1.5 * n * n) / r->time / 1e9 : 0.0;
+    r->panel_high = dev && s->panel_prio;
     if (ooc) {
         size_t h2d, d2h;
         ts_hpl_xooc_stats(s, &r->ooc_gemms_tiles, &r->ooc_gemms_cpu, &r->ooc_flops_tiles, &h2d, &d2h);

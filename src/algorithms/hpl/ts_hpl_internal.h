@@ -152,6 +152,7 @@ struct ts_hpl_state {
     ts_hpl_panel pan[2];
     int depth;
     int panel_dev;              // 1: panels factored in execution memory (one process row)
+    int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     ts_hpl_panel_engine panel_kind; // the engine that factors the panels (never AUTO)
     int info;
     int err;                    // first failure (sticky), agreed at checkpoints

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "algorithms/hpl/ts_hpl_internal.h"
+#include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "core/ts_timer.h"
 #include "kernels/ts_lu_kernels.h"
@@ -87,7 +88,14 @@ static int d_init(ts_hpl_state *s) {
     d->dev = s->ctx->dev;
     d->set = s->ctx->devs;
     TS_CHECK(ts_engine_parse(s->ctx->opts.engine ? s->ctx->opts.engine : "auto", &d->engine));
-    for (int i = 0; i < TS_HPL_NSTREAM; i++) TS_CHECK(ts_stream_create(d->dev, &d->st[i]));
+    // Stream 1 carries the critical path under lookahead (the next panel's columns, its
+    // factorization): high priority, so that its kernels are not queued behind the blocks of the
+    // trailing GEMM on stream 0. TESSERA_HPL_PANEL_PRIORITY=0 creates it at normal priority.
+    int prio = 1;
+    TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &prio) < 0 ? TS_ERR_PARSE : 0);
+    for (int i = 0; i < TS_HPL_NSTREAM; i++)
+        TS_CHECK(ts_stream_create_prio(d->dev, i == 1 ? prio : 0, &d->st[i]));
+    s->panel_prio = prio;
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
