@@ -160,6 +160,8 @@ struct ts_tiles {
     int trace_ndev;
     int64_t trace_mt;          // tile rows of that call (task -> i, j)
     double trace_t0;
+    double cpu_flop_rate;      // the CPU worker's rate (flop/s): a probe at the first call, then
+                               // what its tiles measured (the auto rule's estimate before a tile)
 };
 
 // One call: the problem, the tasks, the devices' caches, the error.
@@ -281,6 +283,7 @@ static inline void tl_task_tile(const tl_call *c, int t, int64_t *i, int64_t *j)
     else *i = t % c->mt, *j = t / c->mt;
 }
 double tl_l3_task_flops(const tl_call *c, int t);
+double tl_task_flops(const tl_call *c, int t); // flops of task t (GEMM or Level-3)
 int tl_l3_ready(const tl_call *c, int t);        // its predecessor is done
 int tl_l3_score(const tl_call *c, int d, int t); // operand tiles of task t already in device d's cache
 int64_t tl_l3_nkeys(const tl_call *c, int mat);  // map entries of matrix mat

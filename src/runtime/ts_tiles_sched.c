@@ -106,12 +106,22 @@ static int cpu_may_take(tl_call *c, int *steal) {
     int64_t dev_done = 0;
     for (int d = 0; d < c->rt->ndev; d++) dev_done += c->dc[d].tiles_done;
     double el = ts_now() - c->t0;
-    if (c->cpu_sec_per_tile > 0 && dev_done > 0 && el > 0) {
+    // the CPU's time for one tile: measured in this call, else from its rate (earlier calls, or
+    // the probe at the first call) and the flops of the tile it would take next
+    double cpu_tile = c->cpu_sec_per_tile;
+    if (!(cpu_tile > 0) && c->rt->cpu_flop_rate > 0) {
+        int t = c->ntasks - 1;
+        while (t > 0 && c->state[t] != TL_PENDING) t--;
+        cpu_tile = tl_task_flops(c, t) / c->rt->cpu_flop_rate;
+    }
+    if (cpu_tile > 0 && dev_done > 0 && el > 0) {
         double dev_rate = (double)dev_done / el; // tiles per second, all devices
         double dev_left = (double)c->nunstarted / dev_rate;
-        if (c->cpu_sec_per_tile > dev_left) return 0;
-    } else if (c->adaptive) {
-        return 0; // past its share without a measured rate: leave the rest to the devices
+        if (cpu_tile > dev_left) return 0;
+    } else if (c->adaptive || c->rt->cpu_flop_rate > 0) {
+        // past its share, or the devices' rate not known yet: a CPU tile may take far longer than
+        // everything the devices have left (one 4096 tile on a CPU against a GPU 100x faster)
+        return 0;
     }
     *steal = c->adaptive;
     return 1;

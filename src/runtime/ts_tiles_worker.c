@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static double tile_flops(const tl_call *c, int t) {
+double tl_task_flops(const tl_call *c, int t) {
     if (c->l3) return tl_l3_task_flops(c, t);
     int64_t mb = tl_dim(c->m, c->T, t % c->mt), nb = tl_dim(c->n, c->T, t / c->mt);
     return (c->prec == 'c' || c->prec == 'z' ? 8.0 : 2.0) * (double)mb * (double)nb * (double)c->k;
@@ -314,7 +314,8 @@ void *tl_cpu_worker(void *arg) {
         c->cpu_sec_per_tile = (c->cpu_sec_per_tile * (double)c->cpu_tiles + dt) / (double)(c->cpu_tiles + 1);
         c->cpu_tiles++;
         c->cpu_busy += dt;
-        c->cpu_flops += tile_flops(c, t);
+        c->cpu_flops += tl_task_flops(c, t);
+        if (dt > 0) c->rt->cpu_flop_rate = tl_task_flops(c, t) / dt;
         tl_sched_done(c, t, -1);
     }
     pthread_mutex_unlock(&c->lock);
@@ -334,5 +335,5 @@ int tl_trace_new(tl_call *c, int worker, int task) {
 void tl_trace_stamp(void *slot) { *(double *)slot = ts_now(); }
 
 void tl_count_dev_tile(tl_call *c, int d, int t) {
-    c->dc[d].flops += tile_flops(c, t);
+    c->dc[d].flops += tl_task_flops(c, t);
 }
