@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -198,6 +199,10 @@ static int x_init(ts_hpl_state *s) {
     ts_tiles_opts to;
     TS_CHECK(ts_tiles_opts_init(&to));
     if (!getenv("TESSERA_TILES_CPU")) to.cpu_share = 0; // the host factors panels meanwhile
+    // No saved copies of C tiles: with k = NB the copy would cost more than the tile's GEMM (it
+    // ran at ~5 GB/s on the worker thread, 16 s per iteration at N = 98304). A device failure then
+    // ends the run with an error (the residual check would catch a torn tile anyway).
+    if (!getenv("TESSERA_TILES_SAVE_C")) to.save_c = 0;
     TS_CHECK(ts_engine_parse(s->ctx->opts.engine ? s->ctx->opts.engine : "auto", &to.engine));
     if (to.engine == TS_ENGINE_TILES) to.engine = TS_ENGINE_AUTO;
     TS_CHECK(ts_tiles_create(o->set, &to, &o->rt));
@@ -289,8 +294,70 @@ static int x_bytes_h(ts_hpl_state *s, int st, void *h, const void *x, size_t byt
     return x_bytes(s, st, h, x, bytes);
 }
 
+// Row gather/scatter between the column-major matrix and a row-major buffer (nc columns per row),
+// over the column range [c0, c1), 32 columns at a time so both sides stay in cache. Large ranges
+// are split by columns over threads: on the host these strided copies are the slow part of a swap.
+typedef struct {
+    int unpack;
+    const double *src;
+    double *dst;
+    int64_t lda, n, nc, c0, c1;
+    const int64_t *idx, *aidx; // pack: rows idx of A; unpack: buffer rows idx -> A rows aidx
+} rowjob;
+
+static void rows_run(const rowjob *j) {
+    const int64_t CB = 32;
+    for (int64_t b0 = j->c0; b0 < j->c1; b0 += CB) {
+        int64_t b1 = b0 + CB < j->c1 ? b0 + CB : j->c1;
+        for (int64_t i = 0; i < j->n; i++) {
+            if (!j->unpack) {
+                const double *a = j->src + j->idx[i];
+                double *b = j->dst + i * j->nc;
+                for (int64_t c = b0; c < b1; c++) b[c] = a[c * j->lda];
+            } else {
+                const double *b = j->src + j->idx[i] * j->nc;
+                double *a = j->dst + j->aidx[i];
+                for (int64_t c = b0; c < b1; c++) a[c * j->lda] = b[c];
+            }
+        }
+    }
+}
+static void *rows_thread(void *arg) {
+    rows_run(arg);
+    return NULL;
+}
+static int rows_par(rowjob j) {
+    enum { MAXT = 16 };
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = ncpu > 2 ? (int)(ncpu / 2) : 1; // the other half factors the next panel meanwhile
+    int e = 0;
+    if (ts_env_int("TESSERA_HPL_OOC_THREADS", &e) == 1 && e >= 1) nt = e;
+    if (nt > MAXT) nt = MAXT;
+    if ((double)j.n * (double)j.nc < (double)(1 << 20) || nt == 1 || j.nc < 64 * nt) {
+        j.c0 = 0, j.c1 = j.nc;
+        rows_run(&j);
+        return 0;
+    }
+    pthread_t th[MAXT];
+    rowjob part[MAXT];
+    int started[MAXT] = {0};
+    for (int t = 0; t < nt; t++) {
+        part[t] = j;
+        part[t].c0 = j.nc * t / nt;
+        part[t].c1 = j.nc * (t + 1) / nt;
+        if (t > 0) started[t] = pthread_create(&th[t], NULL, rows_thread, &part[t]) == 0;
+    }
+    rows_run(&part[0]);
+    for (int t = 1; t < nt; t++) {
+        if (started[t]) pthread_join(th[t], NULL);
+        else rows_run(&part[t]); // no thread: do it here
+    }
+    return 0;
+}
+
 static int op_pack(ts_hpl_state *s, hop *o) {
-    return ts_hpl_xops_cpu.pack_rows(s, 0, o->p[0], o->i[0], o->idx[0], o->i[1], o->i[2], o->p[1]);
+    rowjob j = {0, o->p[0], o->p[1], o->i[0], o->i[1], o->i[2], 0, 0, o->idx[0], NULL};
+    return rows_par(j);
 }
 static int x_pack(ts_hpl_state *s, int st, const double *A, int64_t lda, const int64_t *idx, int64_t n,
                   int64_t nc, double *buf) {
@@ -299,8 +366,8 @@ static int x_pack(ts_hpl_state *s, int st, const double *A, int64_t lda, const i
     return enqueue(s, st, &op);
 }
 static int op_unpack(ts_hpl_state *s, hop *o) {
-    return ts_hpl_xops_cpu.unpack_rows(s, 0, o->p[0], o->idx[0], o->i[0], o->i[1], o->p[1], o->i[2],
-                                       o->idx[1]);
+    rowjob j = {1, o->p[0], o->p[1], o->i[2], o->i[0], o->i[1], 0, 0, o->idx[0], o->idx[1]};
+    return rows_par(j);
 }
 static int x_unpack(ts_hpl_state *s, int st, const double *buf, const int64_t *bidx, int64_t n,
                     int64_t nc, double *A, int64_t lda, const int64_t *aidx) {
