@@ -20,7 +20,7 @@ export TESSERA_COMMIT=${TESSERA_COMMIT:-$(git rev-parse --short=7 HEAD 2>/dev/nu
 say "== commit: ${TESSERA_COMMIT:-unknown}"
 
 # cmocka is not in the GPU image: a copy unpacked from the Debian package travels in .deps/.
-build=build-device
+build=${TESSERA_DEVICE_BUILD:-build-device}
 t0=$(date +%s)
 if ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log" 2>&1 &&
        cmake --build $build -j "$(nproc)" >>"$log" 2>&1; }; then

@@ -41,12 +41,15 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # device memory, so the arena leaves half of it free).
   step host env TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm 16384 32768 --where host --engine tiles,cublasxt \
        --xt-block 4096,8192 --reps 3 --json "$out/gemm-host.json"
+  # The same without the saved copies of C tiles (the fault re-run's insurance): what they cost.
+  step host-nosave env TESSERA_ARENA_FRACTION=0.5 TESSERA_TILES_SAVE_C=0 "$tessera" gemm 16384 32768 --where host \
+       --engine tiles --reps 3 --json "$out/gemm-host-nosave.json"
   step hpl timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl --json "$out/hpl.json" --plot "$out/hpl.svg" ${TESSERA_BENCH_HPL_ARGS:-}
   # LU at N = 32768 against cuSOLVER dgetrf on the same matrix, in the same run.
   step hpl-lu timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver --json "$out/hpl-32768.json"
   # Out-of-core Linpack (matrix in host memory, the update GEMMs through the tile runtime) and the
   # device-resident run at the same N, side by side.
-  ooc_n=${TESSERA_BENCH_OOC_N:-98304}
+  ooc_n=${TESSERA_BENCH_OOC_N:-65536}
   step hpl-ooc timeout 600 "$tessera" hpl -N "$ooc_n" -NB 1024 --exec ooc --json "$out/hpl-ooc.json" \
        --plot "$out/hpl-ooc.svg"
   step hpl-ooc-dev timeout 300 "$tessera" hpl -N "$ooc_n" -NB 1024 --exec device --json "$out/hpl-ooc-dev.json"
