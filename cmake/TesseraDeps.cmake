@@ -77,5 +77,15 @@ else()
   set(TS_CMOCKA_TARGET PkgConfig::CMOCKA)
 endif()
 
+# --- NCCL (optional, with CUDA: device-to-device broadcasts of HPL panels between ranks) ---
+set(TS_HAVE_NCCL 0)
+if(TS_HAVE_CUDA AND NOT TESSERA_NCCL STREQUAL "OFF")
+  find_path(TS_NCCL_INC nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/include /usr/local/include)
+  find_library(TS_NCCL_LIB NAMES nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/lib/x86_64-linux-gnu /usr/local/lib)
+  if(TS_NCCL_INC AND TS_NCCL_LIB)
+    set(TS_HAVE_NCCL 1)
+  endif()
+endif()
+
 # --- OpenMP (optional: the HPCG CPU kernels; without it they run on one thread) ---
 find_package(OpenMP COMPONENTS C QUIET)

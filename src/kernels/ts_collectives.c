@@ -1,0 +1,98 @@
+// ts_collectives.c: device collectives by NCCL (or TS_ERR_UNSUPPORTED in builds without it).
+#include "kernels/ts_collectives.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ts_error.h"
+#include "ts_config.h"
+
+#if TS_HAVE_NCCL
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+struct ts_dcomm {
+    ncclComm_t comm;
+    ts_device *dev;
+};
+
+int ts_dcomm_available(void) { return 1; }
+
+int ts_dcomm_unique_id(unsigned char id[TS_DCOMM_ID_BYTES]) {
+    ncclUniqueId u;
+    ncclResult_t r = ncclGetUniqueId(&u);
+    if (r != ncclSuccess) TS_RAISE(TS_ERR_DEVICE, "ncclGetUniqueId: %s", ncclGetErrorString(r));
+    memset(id, 0, TS_DCOMM_ID_BYTES);
+    memcpy(id, &u, sizeof u < TS_DCOMM_ID_BYTES ? sizeof u : TS_DCOMM_ID_BYTES);
+    return 0;
+}
+
+int ts_dcomm_create(ts_device *d, const unsigned char id[TS_DCOMM_ID_BYTES], int nranks, int rank,
+                    ts_dcomm **out) {
+    *out = NULL;
+    if (!d) TS_RAISE(TS_ERR_ARG, "ts_dcomm_create: NULL device");
+    const ts_device_props *p = ts_device_props_of(d);
+    if (p->backend != TS_BACKEND_CUDA)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "device collectives need a CUDA device (device %d is %s)", p->ordinal,
+                 ts_backend_name(p->backend));
+    if (nranks < 1 || rank < 0 || rank >= nranks)
+        TS_RAISE(TS_ERR_ARG, "ts_dcomm_create: rank %d of %d", rank, nranks);
+    cudaError_t e = cudaSetDevice(p->native_id);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        TS_RAISE(TS_ERR_CUDA, "cudaSetDevice(%d): %s", p->native_id, cudaGetErrorString(e));
+    }
+    ts_dcomm *c = calloc(1, sizeof *c);
+    if (!c) TS_RAISE(TS_ERR_NOMEM, "device communicator");
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    ncclResult_t r = ncclCommInitRank(&c->comm, nranks, u, rank);
+    if (r != ncclSuccess) {
+        free(c);
+        TS_RAISE(TS_ERR_DEVICE, "ncclCommInitRank (rank %d of %d): %s", rank, nranks, ncclGetErrorString(r));
+    }
+    c->dev = d;
+    *out = c;
+    return 0;
+}
+
+int ts_dcomm_bcast(ts_dcomm *c, ts_stream *st, void *buf, size_t bytes, int root) {
+    if (!c || !st) TS_RAISE(TS_ERR_ARG, "ts_dcomm_bcast: NULL communicator or stream");
+    if (bytes == 0) return 0;
+    cudaStream_t cs = (cudaStream_t)ts_stream_native(st);
+    ncclResult_t r = ncclBroadcast(buf, buf, bytes, ncclChar, root, c->comm, cs);
+    if (r != ncclSuccess) TS_RAISE(TS_ERR_DEVICE, "ncclBroadcast (%zu bytes from %d): %s", bytes, root,
+                                   ncclGetErrorString(r));
+    return 0;
+}
+
+void ts_dcomm_destroy(ts_dcomm *c) {
+    if (!c) return;
+    (void)ncclCommDestroy(c->comm);
+    free(c);
+}
+
+#else
+
+struct ts_dcomm {
+    int unused;
+};
+
+int ts_dcomm_available(void) { return 0; }
+int ts_dcomm_unique_id(unsigned char id[TS_DCOMM_ID_BYTES]) {
+    (void)id;
+    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no device collectives (NCCL not found)");
+}
+int ts_dcomm_create(ts_device *d, const unsigned char id[TS_DCOMM_ID_BYTES], int nranks, int rank,
+                    ts_dcomm **out) {
+    (void)d, (void)id, (void)nranks, (void)rank;
+    *out = NULL;
+    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no device collectives (NCCL not found)");
+}
+int ts_dcomm_bcast(ts_dcomm *c, ts_stream *st, void *buf, size_t bytes, int root) {
+    (void)c, (void)st, (void)buf, (void)bytes, (void)root;
+    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no device collectives (NCCL not found)");
+}
+void ts_dcomm_destroy(ts_dcomm *c) { (void)c; }
+
+#endif
