@@ -153,6 +153,7 @@ struct ts_hpl_state {
     int depth;
     int panel_dev;              // 1: panels factored in execution memory (one process row)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
+    int nccl;                   // 1: panels broadcast device to device (NCCL) along the process row
     ts_hpl_panel_engine panel_kind; // the engine that factors the panels (never AUTO)
     int info;
     int err;                    // first failure (sticky), agreed at checkpoints
@@ -194,6 +195,11 @@ int ts_hpl_check(ts_hpl_state *s);                         // regenerate, residu
 // timed with events (*t_fact, seconds), then x solved with its LU into s->xsol (*t_solve); *info
 // as LAPACK's (no solve when nonzero).
 int ts_hpl_xdev_getrf_solve(ts_hpl_state *s, double *t_fact, double *t_solve, int *info);
+// Device-to-device panel broadcasts along the process row (device path, P = 1, Q > 1, CUDA, NCCL,
+// a GPU of its own per rank; TESSERA_HPL_NCCL=0 turns it off): every rank of the grid calls setup; it sets
+// s->nccl when the whole grid agreed (else the host path stays, with a note on rank 0).
+int ts_hpl_xdev_nccl_setup(ts_hpl_state *s);
+int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, int root);
 
 // Out-of-core statistics of the run (ts_hpl_xooc.c): GEMMs streamed through the tile runtime and
 // their flops, GEMMs left to the CPU BLAS, bytes the runtime moved.

@@ -11,7 +11,9 @@
 #include "core/ts_error.h"
 #include "core/ts_timer.h"
 
-enum { EV_LOAD0 = 0, EV_S0 = 2 };
+// Events: EV_LOAD0+b the panel in buffer b is loaded (stream 1); EV_S0 the last work on stream 0;
+// EV_USED0+b stream 0's last update that read buffer b (its execution copy and swap plan) is done.
+enum { EV_LOAD0 = 0, EV_S0 = 2, EV_USED0 = 4 };
 
 // Timing stamps of one iteration, read after the factorization (so that recording them never
 // waits): the panel factorization issued in the iteration (the next panel under lookahead), and
@@ -103,7 +105,12 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     int rc = x->getrf(s, st, m, p->jb, Ap, s->lda, p->xpiv, p->xpiv + p->jb);
     if (mk) mk->f1[mk->nf++] = stamp(s, st);
     if (rc == 0) rc = x->bytes_to_host(s, st, p->hpiv, p->xpiv, (size_t)(p->jb + 1) * sizeof(int));
-    if (rc == 0 && s->Q > 1) rc = x->to_host(s, st, p->W, p->ldw, Ap, s->lda, m, p->jb);
+    if (rc == 0 && s->Q > 1 && s->nccl) { // the panel goes device to device: pack it for the broadcast
+        rc = x->wait(s, st, EV_USED0 + b);
+        if (rc == 0) rc = x->x_copy(s, st, p->xbuf, p->ldw, Ap, s->lda, m, p->jb);
+    } else if (rc == 0 && s->Q > 1) {
+        rc = x->to_host(s, st, p->W, p->ldw, Ap, s->lda, m, p->jb);
+    }
     if (rc == 0) rc = x->sync(s, st);
     ts_hpl_fail(s, rc);
     for (int i = 0; i < p->jb; i++) p->ipiv[i] = rc == 0 ? p->j + p->hpiv[i] - 1 : p->j + i;
@@ -120,7 +127,24 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
 
 static int panel_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
     double t0 = ts_now();
-    int rc = ts_hpl_bcast(s, p);
+    int rc;
+    if (s->nccl && s->Q > 1) {
+        // pivots and info through the host; the panel from the root's device buffer into every
+        // member's, on stream 1, once the update that last read the buffer is done
+        int b = (int)(p - s->pan);
+        double *piv = p->W + p->ldw * p->jb;
+        rc = ts_hc_bcast(&s->row, piv, (size_t)(p->jb + 1) * sizeof(double), p->root);
+        if (rc == 0 && s->mycol != p->root) {
+            for (int i = 0; i < p->jb; i++) p->ipiv[i] = (int64_t)piv[i];
+            p->info = (int)piv[p->jb];
+            rc = s->x->wait(s, 1, EV_USED0 + b);
+        }
+        if (rc == 0)
+            rc = ts_hpl_xdev_panel_bcast(s, 1, p->xbuf, (size_t)p->ldw * (size_t)p->jb * sizeof(double), p->root);
+        ts_hpl_fail(s, rc);
+    } else {
+        rc = ts_hpl_bcast(s, p);
+    }
     s->t_iter_bcast += ts_now() - t0;
     if (p->info && (s->info == 0 || p->info < s->info)) s->info = p->info;
     return rc;
@@ -138,11 +162,11 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
         p->loaded = 1;
         return 0;
     }
-    rc = x->wait(s, st, EV_S0); // the previous user of this buffer (two panels ago) is done
+    rc = x->wait(s, st, EV_USED0 + b); // the previous user of this buffer (two panels ago) is done
     if (!p->dev_fact) {
         p->xW = p->xbuf;
         p->xld = p->ldw;
-        if (rc == 0) rc = x->to_x(s, st, p->xW, p->ldw, p->W, p->ldw, p->ldw, p->jb);
+        if (rc == 0 && !s->nccl) rc = x->to_x(s, st, p->xW, p->ldw, p->W, p->ldw, p->ldw, p->jb);
     }
     size_t nplan = (size_t)(p->npack + 2 * p->jb + 3 * p->nown);
     if (rc == 0) rc = x->bytes_to_x(s, st, p->xplan, p->plan, nplan * sizeof(int64_t));
@@ -306,6 +330,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
             if (dev) {
                 update(s, p, la1, s->nq, s0);
                 ts_hpl_fail(s, x->record(s, EV_S0, s0));
+                ts_hpl_fail(s, x->record(s, EV_USED0 + b, s0));
             }
             factor(s, pn, b ^ 1, k + 1, s1);
             panel_bcast(s, pn);
@@ -314,6 +339,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
         } else {
             update(s, p, tc0, s->nq, s0);
             if (dev) ts_hpl_fail(s, x->record(s, EV_S0, s0));
+            if (dev) ts_hpl_fail(s, x->record(s, EV_USED0 + b, s0));
         }
         if (s->marks) s->marks->end0 = stamp(s, s0);
         s->marks = NULL;

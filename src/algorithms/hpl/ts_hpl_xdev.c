@@ -1,11 +1,14 @@
 // ts_hpl_xdev.c: the HPL engine's device execution: local matrix in device memory, two streams, device BLAS.
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_env.h"
 #include "core/ts_error.h"
+#include "core/ts_log.h"
 #include "core/ts_timer.h"
+#include "kernels/ts_collectives.h"
 #include "kernels/ts_lu_kernels.h"
 
 #define NEV 8
@@ -18,6 +21,7 @@ typedef struct {
     ts_engine engine;
     ts_lu_solver *solver;       // cuSOLVER panels
     ts_lu_panel *panel;         // our device panels
+    ts_dcomm *row;              // device collectives along the process row (NCCL), or NULL
     ts_event **stamp;           // timing events (stamps_reset)
     int nstamp, cap_stamp;
 } xdev;
@@ -31,6 +35,8 @@ static void d_fini(ts_hpl_state *s) {
         if (d->st[i]) ts_stream_sync(d->st[i]);
     for (int i = 0; i < NEV; i++)
         if (d->ev[i]) ts_event_destroy(d->ev[i]);
+    ts_dcomm_destroy(d->row);
+    s->nccl = 0;
     for (int i = 0; i < d->cap_stamp; i++) ts_event_destroy(d->stamp[i]);
     free(d->stamp);
     ts_lu_solver_destroy(d->solver);
@@ -209,6 +215,75 @@ const ts_hpl_xops ts_hpl_xops_dev = {
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
     d_stamps_reset, d_stamp, d_stamp_diff,
 };
+
+// ---- device-to-device panel broadcasts ----
+
+// A number naming this rank's GPU (host and PCI bus id), to find ranks that share one.
+static double gpu_key(const ts_device *dev) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const ts_device_props *p = ts_device_props_of(dev);
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (const char *c = host; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (const char *c = p ? p->bus_id : ""; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return (double)(h >> 12); // exact in a double
+}
+
+int ts_hpl_xdev_nccl_setup(ts_hpl_state *s) {
+    xdev *d = X(s);
+    s->nccl = 0;
+    if (s->Q < 2 || s->P != 1 || !s->panel_dev) return 0; // the host path stays
+    int want = 1;
+    if (ts_env_bool("TESSERA_HPL_NCCL", &want) < 0) want = 0;
+    // ranks of the row that share a GPU cannot join one device communicator
+    int gpu_shared = 0;
+    double *keys = malloc(sizeof(double) * (size_t)s->Q);
+    int64_t *cnt = malloc(sizeof(int64_t) * 2 * (size_t)s->Q);
+    if (!keys || !cnt) {
+        free(keys), free(cnt);
+        TS_RAISE(TS_ERR_NOMEM, "hpl: device keys");
+    }
+    for (int q = 0; q < s->Q; q++) cnt[q] = 1, cnt[s->Q + q] = q;
+    double mine = d ? gpu_key(d->dev) : 0;
+    int grc = ts_hc_allgatherv(&s->row, &mine, 1, keys, cnt, cnt + s->Q);
+    for (int a = 0; grc == 0 && a < s->Q; a++)
+        for (int b = a + 1; b < s->Q; b++)
+            if (keys[a] == keys[b]) gpu_shared = 1;
+    free(keys), free(cnt);
+    TS_CHECK(grc);
+    // every rank must agree: a CUDA device of its own, NCCL in the build, not turned off
+    int ok = want && !gpu_shared && ts_dcomm_available() && d &&
+             ts_devset_backend(d->set) == TS_BACKEND_CUDA;
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
+    if (!ok) return 0;
+    unsigned char id[TS_DCOMM_ID_BYTES];
+    memset(id, 0, sizeof id);
+    int rc = s->mycol == 0 ? ts_dcomm_unique_id(id) : 0;
+    int agree = rc;
+    TS_CHECK(ts_hc_allreduce_i(&s->row, &agree, 1, TS_HC_MIN));
+    if (agree == 0) {
+        TS_CHECK(ts_hc_bcast(&s->row, id, sizeof id, 0));
+        rc = ts_dcomm_create(d->dev, id, s->Q, s->mycol, &d->row);
+    }
+    const char *why = rc < 0 ? ts_error_string() : NULL;
+    if (rc < 0 && why) TS_LOG_W("hpl: device broadcasts unavailable, panels go through the host: %s", why);
+    ok = rc == 0 && agree == 0;
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
+    if (!ok) {
+        ts_dcomm_destroy(d->row);
+        d->row = NULL;
+        ts_error_clear();
+        return 0;
+    }
+    s->nccl = 1;
+    return 0;
+}
+
+int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, int root) {
+    xdev *d = X(s);
+    if (!d->row) TS_RAISE(TS_ERR_STATE, "hpl: no device communicator");
+    return ts_dcomm_bcast(d->row, d->st[st], buf, bytes, root);
+}
 
 // ---- the cuSOLVER baseline ----
 
