@@ -388,7 +388,10 @@ int ts_cmd_hpl(int argc, char **argv) {
         int dev = device_expected(a.exec);
         int NB = a.NB ? a.NB : dev ? HPL_NB_DEVICE : HPL_NB_CPU;
         int P = a.P, Q = a.Q;
-        if (!P && !Q) square_grid(size, &P, &Q);
+        // On devices one process row: panels are factored on the device and broadcast device to
+        // device only with P = 1 (several process rows factor them on the host, far slower today)
+        if (!P && !Q && dev) P = 1, Q = size;
+        else if (!P && !Q) square_grid(size, &P, &Q);
         else if (!Q) Q = size / P > 0 ? size / P : 1;
         else if (!P) P = size / Q > 0 ? size / Q : 1;
         int64_t N = a.N;
