@@ -55,7 +55,7 @@ int ts_cuda_zgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n,
                           const double alpha[2], const double *A, int64_t lda, const double *B,
                           int64_t ldb, const double beta[2], double *C, int64_t ldc);
 
-// cuBLASXt baseline (ts_cublasxt.c): host-resident GEMM over every CUDA device of a set, as NVIDIA
+// cuBLASXt baseline (ts_cublasxt.c): host-resident GEMM and Level-3 routines over every CUDA device of a set, as NVIDIA
 // ships it (cublasXtDgemm & co.). A context holds the cublasXt handle (devices selected with their
 // native ids, CPU ratio 0). block: cublasXtSetBlockDim. A, B, C are host pointers (column-major);
 // the call returns when C is complete. Declared without CUDA types, so callers need no CUDA headers.
@@ -65,6 +65,22 @@ int ts_cublasxt_set_block(ts_cublasxt *xt, int block);
 int ts_cublasxt_gemm(ts_cublasxt *xt, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
                      const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
                      const void *beta, void *C, int64_t ldc);
+// The other Level-3 routines (cublasXt<p>symm & co.), arguments as the reference BLAS and
+// ts_tiles_l3.h; herm selects ?HEMM/?HERK/?HER2K (prec 'c'/'z'; herk's alpha and beta and her2k's
+// beta are real). ?TRMM is cuBLAS's out-of-place form: C = alpha op(A) B (side 'L') or alpha B op(A).
+int ts_cublasxt_symm(ts_cublasxt *xt, char prec, int herm, char side, char uplo, int64_t m, int64_t n,
+                     const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                     void *C, int64_t ldc);
+int ts_cublasxt_syrk(ts_cublasxt *xt, char prec, int herm, char uplo, char trans, int64_t n, int64_t k,
+                     const void *alpha, const void *A, int64_t lda, const void *beta, void *C, int64_t ldc);
+int ts_cublasxt_syr2k(ts_cublasxt *xt, char prec, int herm, char uplo, char trans, int64_t n, int64_t k,
+                      const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
+                      void *C, int64_t ldc);
+int ts_cublasxt_trmm(ts_cublasxt *xt, char prec, char side, char uplo, char transa, char diag, int64_t m,
+                     int64_t n, const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, void *C,
+                     int64_t ldc);
+int ts_cublasxt_trsm(ts_cublasxt *xt, char prec, char side, char uplo, char transa, char diag, int64_t m,
+                     int64_t n, const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);
 void ts_cublasxt_destroy(ts_cublasxt *xt);
 
 #ifdef __cplusplus
