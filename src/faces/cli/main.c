@@ -16,6 +16,7 @@ static const struct {
     {"hpl", ts_cmd_hpl, "High Performance Linpack (HPL.dat compatible)"},
     {"hpcg", ts_cmd_hpcg, "HPCG 3.1 conjugate gradient benchmark (hpcg.dat compatible)"},
     {"burn", ts_cmd_burn, "GPU torture and health test: ABFT-checked DGEMM with telemetry"},
+    {"blas3", ts_cmd_blas3, "SYMM, SYRK, SYR2K, TRMM, TRSM benchmark and verification across engines"},
 };
 
 static void usage(FILE *f) {

@@ -10,6 +10,7 @@ int ts_cmd_gemm(int argc, char **argv);
 int ts_cmd_hpl(int argc, char **argv);
 int ts_cmd_hpcg(int argc, char **argv);
 int ts_cmd_burn(int argc, char **argv);
+int ts_cmd_blas3(int argc, char **argv);
 
 enum { TS_EXIT_OK = 0, TS_EXIT_CHECK = 1, TS_EXIT_USAGE = 2, TS_EXIT_RUNTIME = 3 };
 
