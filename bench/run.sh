@@ -46,6 +46,11 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # device memory, so the arena leaves half of it free).
   step host env TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm 16384 32768 --where host --engine tiles,cublasxt \
        --xt-block 4096,8192 --reps 3 --json "$out/gemm-host.json"
+  # The other Level-3 routines, host-resident, tile runtime against cuBLASXt, each also against the
+  # tile runtime's own DGEMM at the same n (--gemm-ref: vs_gemm). About 2.5e14 flops per engine and
+  # run at 32768; 3 runs (checked + 2 timed) of 3 engines: about 2-3 minutes on an H200.
+  step blas3 env TESSERA_ARENA_FRACTION=0.5 "$tessera" blas3 --routine all 16384 32768 --engine tiles,cublasxt \
+       --xt-block 4096,8192 --gemm-ref --reps 2 --json "$out/blas3.json"
   # The same without the saved copies of C tiles (the fault re-run's insurance): what they cost.
   step host-nosave env TESSERA_ARENA_FRACTION=0.5 TESSERA_TILES_SAVE_C=0 "$tessera" gemm 16384 32768 --where host \
        --engine tiles --reps 3 --json "$out/gemm-host-nosave.json"

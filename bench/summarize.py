@@ -15,6 +15,12 @@ def rows(path):
         shape = "x".join(str(s[k]) for k in ("m", "n", "k") if k in s) or \
             " ".join("%s=%s" % (k, v) for k, v in r.get("extra", {}).items() if k in ("N", "NB", "P", "Q"))
         ops = (s.get("transa", "") + s.get("transb", "")) if "transa" in s else ""
+        if "routine" in s:  # tessera blas3: the routine and its side/uplo/trans/diag letters
+            ops = s["routine"] + ":" + "".join(s.get(k, "-") for k in ("side", "uplo", "trans", "diag"))
+        x = r.get("extra", {})
+        vs = "".join(" %s %.2fx" % (k, x[k]) for k in ("ratio", "vs_gemm") if isinstance(x.get(k), (int, float)))
+        if "xt_block" in x:
+            ops += " xt%d" % x["xt_block"]
         tf = r.get("tflops", {}).get("median")
         sec = r.get("seconds", {}).get("median")
         ver = "ok" if r.get("verified") else "SKIP"
@@ -25,7 +31,7 @@ def rows(path):
         yield ("%-6s %-8s %-2s %-22s %-3s %10s %9s %s" % (
             r.get("bench", "?"), r.get("engine", "?"), r.get("precision", ""), shape, ops,
             "%.4f s" % sec if sec is not None else "-",
-            "%.2f TF" % tf if tf is not None else "-", ver),)
+            "%.2f TF" % tf if tf is not None else "-", ver) + vs,)
 
 
 print("%-6s %-8s %-2s %-22s %-3s %10s %9s %s" % ("bench", "engine", "p", "shape", "op", "median", "rate", "check"))
