@@ -1,13 +1,14 @@
 #!/bin/bash
-# hpcg_cli.sh: `tessera hpcg` end to end: VALID run, report keys, JSON, hpcg.dat, bad inputs (exit 2). $2: mpiexec + ranks (optional).
+# hpcg_cli.sh: `tessera hpcg` end to end: VALID runs of the cpu, ref and (simulated) device engines, report keys, JSON, hpcg.dat, bad inputs (exit 2). $2: mpiexec + ranks (optional).
 . "$(dirname "$0")/../cli/lib.sh"
 shift
 LAUNCH=("$@")
 cd "$TMP" || exit 1
 hp() { OUT=$("${LAUNCH[@]}" "$TESSERA" hpcg "$@" 2>&1); RC=$?; echo "\$ ${LAUNCH[*]} tessera hpcg $*  -> exit $RC"; }
 
-hp --nx 16 --ny 16 --nz 16 --rt 1 --json r.json
+hp --nx 16 --ny 16 --nz 16 --rt 1 --engine cpu --json r.json
 expect_rc 0
+expect_out "engine cpu, 8 colours"
 expect_out "HPCG result is VALID with a GFLOP/s rating of=[0-9.e+-]+"
 expect_out "^SpMV .*[0-9]"
 expect_out "^MG .*[0-9]"
@@ -37,9 +38,26 @@ assert r["bench"] == "hpcg" and r["engine"] == "cpu", r
 e = r["extra"]
 assert e["valid"] is True and e["rating_gflops"] > 0, e
 assert e["nx"] == 16 and e["npx"] * e["npy"] * e["npz"] >= 1
-for p in ("spmv", "mg", "ddot", "waxpby"):
-    assert e["phases"][p]["gflops"] > 0, p
+assert e["colors"] == 8 and 45 <= e["opt_iters"] <= 60, e
+for p in ("spmv", "mg", "ddot", "waxpby", "total"):
+    assert e["phases"][p]["gflops"] > 0 and e["phases"][p]["achieved_gbs"] > 0, p
 PY
+rm -f HPCG-Benchmark_3.1_*.txt
+# The same kernels on a simulated device (one per rank): halo through pinned host staging.
+export TESSERA_SIM_DEVICES=$(( ${#LAUNCH[@]} ? 2 : 1 ))
+hp --nx 16 --ny 16 --nz 16 --rt 0 --engine device --json d.json
+unset TESSERA_SIM_DEVICES
+expect_rc 0
+expect_out "engine sim on .*, 8 colours"
+expect_out "HPCG result is VALID"
+python3 -c 'import json,sys; r=json.load(open("d.json"))["results"][0]; assert r["engine"]=="sim" and r["where"]=="device" and r["extra"]["valid"], r' || fail "device JSON"
+# The reference kernels: the report says so.
+hp --nx 16 --ny 16 --nz 16 --rt 0 --engine ref
+expect_rc 0
+expect_out "HPCG result is VALID"
+REP=$(ls HPCG-Benchmark_3.1_*.txt 2>/dev/null | tail -1)
+grep -q "^Final Summary::Reference version of ComputeMG used=" "$REP" 2>/dev/null || fail "ref engine: report lacks the reference-kernel warning"
+grep -q "^Implementation=tessera hpcg (engine ref)" "$REP" 2>/dev/null || fail "ref engine: Implementation line"
 if [ ${#LAUNCH[@]} -eq 0 ]; then
     # hpcg.dat: line 3 dims, line 4 time
     printf 'HPCG benchmark input file\nline 2\n16 16 16\n0\n' > hpcg.dat
@@ -60,6 +78,12 @@ if [ ${#LAUNCH[@]} -eq 0 ]; then
     expect_rc 2
     hp --bogus
     expect_rc 2
+    hp --engine gpu --rt 0
+    expect_rc 2; expect_out "--engine: 'gpu' is not one of auto, ref, cpu, device, cuda"
+    export TESSERA_SIM_DEVICES=1
+    hp --nx 16 --rt 0 --engine cuda
+    unset TESSERA_SIM_DEVICES
+    expect_rc 2; expect_out "--engine cuda needs a CUDA GPU on every rank"
 else
     hp --nx 20 --ny 16 --nz 16 --rt 0
     expect_rc 2; expect_out "nx=20 must be a positive multiple of 8"

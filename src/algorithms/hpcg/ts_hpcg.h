@@ -30,6 +30,19 @@ typedef struct {
     int64_t gnx, gny, gnz; // global points
 } ts_hpcg_geom;
 
+// The halo plan of one level: neighbour k (rank neigh[k], in increasing rank order) sends
+// recv_count[k] values into x[nrow + recv_off[k]...], in the order of their global ids; we send it
+// send_count[k] values, those of our rows send_idx[send_off[k]...] (increasing). A rank has at most
+// 26 neighbours (faces, edges, corners); dir[k] is the stencil slot of neighbour k's direction.
+#define TS_HPCG_MAX_NEIGH 26
+typedef struct {
+    int nneigh;
+    int neigh[TS_HPCG_MAX_NEIGH], dir[TS_HPCG_MAX_NEIGH];
+    int32_t recv_count[TS_HPCG_MAX_NEIGH], recv_off[TS_HPCG_MAX_NEIGH];
+    int32_t send_count[TS_HPCG_MAX_NEIGH], send_off[TS_HPCG_MAX_NEIGH + 1];
+    int32_t nsend, nrecv;
+} ts_hpcg_halo_plan;
+
 // One multigrid level: the local rows in CSR with local column ids (owned rows first, then the
 // halo columns grouped by neighbour rank), global counts, the halo plan and the links to the
 // next coarser level.
@@ -44,13 +57,11 @@ struct ts_hpcg_level {
     double *val;         // nnz
     int64_t *diag;       // nrow: position of the diagonal in val
     int64_t *l2g;        // nrow: global row id
-    // Halo: neighbour k sends recv_count[k] values into x[nrow + recv_off[k]...]; we send it
-    // send_count[k] values x[send_idx[send_off[k]...]].
-    int nneigh;
-    int *neigh;
-    int32_t *recv_count, *recv_off, *send_count, *send_off, *send_idx;
-    int32_t nsend;
+    ts_hpcg_halo_plan halo;
+    int32_t *send_idx;   // halo.nsend rows
     double *send_buf;
+    // Gauss-Seidel levels: rows lev_rows[lev_ptr[l] .. lev_ptr[l+1]) depend only on earlier levels
+    int32_t nlev, *lev_ptr, *lev_rows;
     // Multigrid (NULL on the coarsest level): coarse row i is fine row f2c[i].
     ts_hpcg_level *coarse;
     int32_t *f2c;
@@ -64,6 +75,7 @@ typedef struct {
     ts_hpcg_level *A; // fine level; A->coarse ... for the hierarchy
     double *b, *x, *xexact;
     double *r, *z, *p, *Ap; // CG work
+    double *diag_saved;     // the diagonal while TestCG has scaled it
     size_t bytes;           // total memory of the problem
 } ts_hpcg_problem;
 
@@ -80,6 +92,9 @@ int64_t ts_hpcg_global_row(const ts_hpcg_geom *g, int64_t gix, int64_t giy, int6
 int ts_hpcg_check_geom(const ts_hpcg_geom *g);
 // Bytes one rank needs for this local grid (matrix + hierarchy + CG vectors), an estimate.
 double ts_hpcg_bytes_estimate(int nx, int ny, int nz);
+// Bytes the optimized problem takes on top (its natural-order matrix while it is optimized, the
+// sliced ELL, the vectors), an estimate.
+double ts_hpcg_opt_bytes_estimate(int nx, int ny, int nz);
 
 // ---- problem ----
 // Generates the 27-point problem on `levels` levels (1..4) with halos. comm must live as long.
@@ -87,7 +102,14 @@ int ts_hpcg_problem_create(const ts_hcomm *comm, const ts_hpcg_geom *g, int leve
                            ts_hpcg_problem **out);
 void ts_hpcg_problem_destroy(ts_hpcg_problem *p);
 
-// ---- kernels (times may be NULL; otherwise buckets TS_HPCG_T_* are accumulated) ----
+// The halo plan of this rank's box from the geometry alone (what the generator's halo setup
+// finds from the matrix: the tests compare them); *send_idx gets halo.nsend rows (free it).
+int ts_hpcg_halo_plan_geom(const ts_hpcg_geom *g, ts_hpcg_halo_plan *h, int32_t **send_idx);
+// Exchanges packed halo values with the neighbours (nonblocking MPI): sbuf holds h->nsend values
+// in send order, rbuf receives h->nrecv values.
+int ts_hpcg_halo_exchange(const ts_hcomm *c, const ts_hpcg_halo_plan *h, const double *sbuf, double *rbuf);
+
+// ---- reference kernels: CSR, SYMGS in natural order ----
 int ts_hpcg_halo(const ts_hcomm *c, ts_hpcg_level *A, double *x);
 int ts_hpcg_spmv(const ts_hcomm *c, ts_hpcg_level *A, double *x, double *y);
 int ts_hpcg_symgs(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *x);
@@ -96,14 +118,46 @@ int ts_hpcg_dot(const ts_hcomm *c, int32_t n, const double *x, const double *y, 
                 double *t_allreduce);
 void ts_hpcg_waxpby(int32_t n, double alpha, const double *x, double beta, const double *y, double *w);
 
+// ---- implementations: the kernels CG and the validation tests call ----
+// An implementation keeps the fine-level vectors in its own memory (host or device) and row order
+// (natural, or permuted by colour); the vectors below are in that space. set/get convert from and
+// to natural-order host arrays of nrow values.
+typedef struct ts_hpcg_impl ts_hpcg_impl;
+typedef struct {
+    const char *name;
+    int (*spmv)(ts_hpcg_impl *I, double *x, double *y);        // y = A x (exchanges x's halo)
+    int (*mg)(ts_hpcg_impl *I, const double *r, double *z);    // z = M^-1 r, one V-cycle
+    int (*dot)(ts_hpcg_impl *I, const double *x, const double *y, double *out, double *t_allreduce);
+    int (*waxpby)(ts_hpcg_impl *I, double alpha, const double *x, double beta, const double *y, double *w);
+    int (*vnew)(ts_hpcg_impl *I, double **v);                  // ncol values, zero
+    void (*vfree)(ts_hpcg_impl *I, double *v);
+    int (*zero)(ts_hpcg_impl *I, double *v);                   // all ncol values
+    int (*set)(ts_hpcg_impl *I, double *v, const double *nat);
+    int (*get)(ts_hpcg_impl *I, double *nat, const double *v);
+    // Multiplies the diagonal by nat[i] for natural row i (TestCG); NULL restores the original.
+    int (*scale_diag)(ts_hpcg_impl *I, const double *nat);
+    int (*fence)(ts_hpcg_impl *I);                             // queued work finished
+} ts_hpcg_ops;
+
+struct ts_hpcg_impl {
+    const ts_hpcg_ops *ops;
+    const ts_hcomm *comm;
+    int32_t nrow, ncol;
+    double *b, *x, *xexact, *r, *z, *p, *Ap; // fine-level vectors (b, xexact as generated)
+    void *state;
+};
+
+// The reference implementation on P (CSR, SYMGS in natural order, host memory).
+void ts_hpcg_impl_ref(ts_hpcg_problem *P, ts_hpcg_impl *I);
+
 // ---- CG and the validation tests ----
 typedef struct {
     int niters;
     double normr, normr0;
 } ts_hpcg_cg_result;
-// Preconditioned (precond=1) or plain CG from the given x; stops after max_iters or when
-// normr/normr0 <= tol. times[TS_HPCG_NTIMES] accumulates the kernel times.
-int ts_hpcg_cg(ts_hpcg_problem *P, const double *b, double *x, int max_iters, double tol, int precond,
+// Preconditioned (precond=1) or plain CG from the given x (vectors of I); stops after max_iters or
+// when normr/normr0 <= tol. times[TS_HPCG_NTIMES] accumulates the kernel times.
+int ts_hpcg_cg(ts_hpcg_impl *I, const double *b, double *x, int max_iters, double tol, int precond,
                double *times, ts_hpcg_cg_result *res);
 
 typedef struct {
@@ -111,14 +165,15 @@ typedef struct {
     int niters_max_no_prec, niters_max_prec;
     int expected_no_prec, expected_prec;
 } ts_hpcg_testcg;
-int ts_hpcg_test_cg(ts_hpcg_problem *P, ts_hpcg_testcg *out);
+// TestCG on I; g is the rank's geometry (global row ids of the diagonal scaling).
+int ts_hpcg_test_cg(ts_hpcg_impl *I, const ts_hpcg_geom *g, ts_hpcg_testcg *out);
 
 typedef struct {
     int count_fail;
     double depsym_spmv, depsym_mg;
     double residual; // max |A*xexact - b| after 2 SpMVs
 } ts_hpcg_testsym;
-int ts_hpcg_test_symmetry(ts_hpcg_problem *P, ts_hpcg_testsym *out);
+int ts_hpcg_test_symmetry(ts_hpcg_impl *I, ts_hpcg_testsym *out);
 
 typedef struct {
     double mean, variance;
@@ -127,12 +182,24 @@ typedef struct {
 void ts_hpcg_test_norms(const double *values, int n, ts_hpcg_testnorms *out);
 
 // ---- the benchmark ----
+// Engines of the optimized phases (the reference CG always runs the reference kernels):
+//   REF     the reference kernels (no optimization);
+//   CPU     the multicoloured sliced-ELL kernels on the host (OpenMP);
+//   DEVICE  the same kernels on this rank's device: a CUDA GPU, or a simulated device;
+//   CUDA    DEVICE, and the device must be a CUDA GPU;
+//   AUTO    DEVICE when every rank has a device, else CPU.
+typedef enum { TS_HPCG_ENGINE_AUTO = 0, TS_HPCG_ENGINE_REF, TS_HPCG_ENGINE_CPU, TS_HPCG_ENGINE_DEVICE,
+               TS_HPCG_ENGINE_CUDA } ts_hpcg_engine;
+// Parses "auto", "ref", "cpu", "device", "cuda"; -1 for anything else.
+int ts_hpcg_engine_parse(const char *s);
+
 typedef struct {
     int nx, ny, nz;    // local grid
     int npx, npy, npz; // 0 = chosen
     double rt;         // seconds of CG sets; 0 = the reference's quick path
     int quiet;         // no progress lines
     const char *report_dir; // where HPCG-Benchmark_3.1_<date>.txt goes (NULL: current dir)
+    ts_hpcg_engine engine;
 } ts_hpcg_opts;
 
 // Flop and byte counts of the benchmark phase, as ReportResults counts them.
@@ -158,6 +225,13 @@ typedef struct {
     double gbs_ddot, gbs_waxpby, gbs_spmv, gbs_mg, gbs_total;
     double t4min, t4max, t4avg;
     double mem_bytes;                            // summed over ranks
+    double opt_bytes;                            // of it, the optimized problem (summed)
+    char engine[16];                             // "ref", "cpu", "cuda", "sim"
+    char device[96];                             // device name (device engines)
+    int ncolors;                                 // colours of the fine level (optimized engines)
+    // Achieved bandwidth: bytes the engine's kernels move per phase (its own model), per second,
+    // and the device-to-device copy bandwidth measured in the same run (0 when not measured).
+    double xgbs_spmv, xgbs_mg, xgbs_ddot, xgbs_waxpby, xgbs_total, copy_gbs;
     int valid;
     char reason[256];                            // why INVALID
     char report_path[512];                       // rank 0

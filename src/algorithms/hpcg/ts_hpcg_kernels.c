@@ -1,5 +1,6 @@
 // ts_hpcg_kernels.c: HPCG's CPU kernels: halo exchange (nonblocking MPI), SpMV, SYMGS, the V-cycle, DDOT, WAXPBY.
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/hpcg/ts_hpcg.h"
@@ -8,27 +9,31 @@
 
 #define HALO_TAG 99
 
-int ts_hpcg_halo(const ts_hcomm *c, ts_hpcg_level *A, double *x) {
+int ts_hpcg_halo_exchange(const ts_hcomm *c, const ts_hpcg_halo_plan *h, const double *sbuf, double *rbuf) {
 #if TS_HAVE_MPI
-    if (A->nneigh == 0 || c->size == 1) return 0;
-    MPI_Request req[2 * 26 + 2];
+    if (h->nneigh == 0 || c->size == 1) return 0;
+    MPI_Request req[2 * TS_HPCG_MAX_NEIGH];
     int nr = 0;
-    // Receives first, straight into the halo part of x; then pack and send.
-    for (int k = 0; k < A->nneigh; k++)
-        if (MPI_Irecv(x + A->nrow + A->recv_off[k], A->recv_count[k], MPI_DOUBLE, A->neigh[k], HALO_TAG,
-                      c->comm, &req[nr++]) != MPI_SUCCESS)
-            TS_RAISE(TS_ERR_MPI, "hpcg: halo MPI_Irecv from rank %d failed", A->neigh[k]);
-    for (int32_t i = 0; i < A->nsend; i++) A->send_buf[i] = x[A->send_idx[i]];
-    for (int k = 0; k < A->nneigh; k++)
-        if (MPI_Isend(A->send_buf + A->send_off[k], A->send_count[k], MPI_DOUBLE, A->neigh[k], HALO_TAG,
-                      c->comm, &req[nr++]) != MPI_SUCCESS)
-            TS_RAISE(TS_ERR_MPI, "hpcg: halo MPI_Isend to rank %d failed", A->neigh[k]);
+    for (int k = 0; k < h->nneigh; k++)
+        if (MPI_Irecv(rbuf + h->recv_off[k], h->recv_count[k], MPI_DOUBLE, h->neigh[k], HALO_TAG, c->comm,
+                      &req[nr++]) != MPI_SUCCESS)
+            TS_RAISE(TS_ERR_MPI, "hpcg: halo MPI_Irecv from rank %d failed", h->neigh[k]);
+    for (int k = 0; k < h->nneigh; k++)
+        if (MPI_Isend(sbuf + h->send_off[k], h->send_count[k], MPI_DOUBLE, h->neigh[k], HALO_TAG, c->comm,
+                      &req[nr++]) != MPI_SUCCESS)
+            TS_RAISE(TS_ERR_MPI, "hpcg: halo MPI_Isend to rank %d failed", h->neigh[k]);
     if (MPI_Waitall(nr, req, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
         TS_RAISE(TS_ERR_MPI, "hpcg: halo MPI_Waitall failed");
 #else
-    (void)c; (void)A; (void)x;
+    (void)c; (void)h; (void)sbuf; (void)rbuf;
 #endif
     return 0;
+}
+
+int ts_hpcg_halo(const ts_hcomm *c, ts_hpcg_level *A, double *x) {
+    if (A->halo.nneigh == 0 || c->size == 1) return 0;
+    for (int32_t i = 0; i < A->halo.nsend; i++) A->send_buf[i] = x[A->send_idx[i]];
+    return ts_hpcg_halo_exchange(c, &A->halo, A->send_buf, x + A->nrow);
 }
 
 int ts_hpcg_spmv(const ts_hcomm *c, ts_hpcg_level *A, double *x, double *y) {
@@ -46,25 +51,29 @@ int ts_hpcg_spmv(const ts_hcomm *c, ts_hpcg_level *A, double *x, double *y) {
 }
 
 // One forward and one backward Gauss-Seidel sweep in natural row order (the reference's
-// sequential semantics: every row sees the rows updated before it).
+// sequential semantics: every row sees the rows updated before it), run level by level with the
+// rows of a level in parallel (setup_levels in ts_hpcg_problem.c: the same result, bit for bit).
+static inline void gs_row(const ts_hpcg_level *A, const double *r, double *x, int32_t i) {
+    const double d = A->val[A->diag[i]];
+    double s = r[i];
+    for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) s -= A->val[j] * x[A->col[j]];
+    s += x[i] * d; // the loop took the diagonal term out
+    x[i] = s / d;
+}
+
 int ts_hpcg_symgs(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *x) {
     TS_CHECK(ts_hpcg_halo(c, A, x));
-    const int64_t *rp = A->rowptr;
-    const int32_t *col = A->col;
-    const double *val = A->val;
-    for (int32_t i = 0; i < A->nrow; i++) {
-        const double d = val[A->diag[i]];
-        double s = r[i];
-        for (int64_t j = rp[i]; j < rp[i + 1]; j++) s -= val[j] * x[col[j]];
-        s += x[i] * d; // the loop took the diagonal term out
-        x[i] = s / d;
-    }
-    for (int32_t i = A->nrow - 1; i >= 0; i--) {
-        const double d = val[A->diag[i]];
-        double s = r[i];
-        for (int64_t j = rp[i]; j < rp[i + 1]; j++) s -= val[j] * x[col[j]];
-        s += x[i] * d;
-        x[i] = s / d;
+    const int32_t nl = A->nlev, *lp = A->lev_ptr, *lr = A->lev_rows;
+#pragma omp parallel
+    {
+        for (int32_t l = 0; l < nl; l++) {
+#pragma omp for schedule(static)
+            for (int32_t k = lp[l]; k < lp[l + 1]; k++) gs_row(A, r, x, lr[k]);
+        }
+        for (int32_t l = nl - 1; l >= 0; l--) {
+#pragma omp for schedule(static)
+            for (int32_t k = lp[l]; k < lp[l + 1]; k++) gs_row(A, r, x, lr[k]);
+        }
     }
     return 0;
 }
@@ -114,4 +123,74 @@ void ts_hpcg_waxpby(int32_t n, double alpha, const double *x, double beta, const
 #pragma omp parallel for schedule(static)
         for (int32_t i = 0; i < n; i++) w[i] = alpha * x[i] + beta * y[i];
     }
+}
+
+// ---- the reference implementation (ts_hpcg_impl) ----
+
+static ts_hpcg_problem *RP(ts_hpcg_impl *I) { return I->state; }
+
+static int r_spmv(ts_hpcg_impl *I, double *x, double *y) { return ts_hpcg_spmv(I->comm, RP(I)->A, x, y); }
+static int r_mg(ts_hpcg_impl *I, const double *r, double *z) { return ts_hpcg_mg(I->comm, RP(I)->A, r, z); }
+static int r_dot(ts_hpcg_impl *I, const double *x, const double *y, double *out, double *t_allreduce) {
+    return ts_hpcg_dot(I->comm, I->nrow, x, y, out, t_allreduce);
+}
+static int r_waxpby(ts_hpcg_impl *I, double alpha, const double *x, double beta, const double *y, double *w) {
+    ts_hpcg_waxpby(I->nrow, alpha, x, beta, y, w);
+    return 0;
+}
+static int r_vnew(ts_hpcg_impl *I, double **v) {
+    *v = calloc((size_t)I->ncol, sizeof(double));
+    if (!*v) TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory for a vector of %d", (int)I->ncol);
+    return 0;
+}
+static void r_vfree(ts_hpcg_impl *I, double *v) { free(v); }
+static int r_zero(ts_hpcg_impl *I, double *v) {
+    memset(v, 0, sizeof(double) * (size_t)I->ncol);
+    return 0;
+}
+static int r_set(ts_hpcg_impl *I, double *v, const double *nat) {
+    memcpy(v, nat, sizeof(double) * (size_t)I->nrow);
+    return 0;
+}
+static int r_get(ts_hpcg_impl *I, double *nat, const double *v) {
+    memcpy(nat, v, sizeof(double) * (size_t)I->nrow);
+    return 0;
+}
+static int r_scale_diag(ts_hpcg_impl *I, const double *nat) {
+    ts_hpcg_problem *P = RP(I);
+    ts_hpcg_level *A = P->A;
+    if (!nat) {
+        if (!P->diag_saved) return 0;
+        for (int32_t i = 0; i < A->nrow; i++) A->val[A->diag[i]] = P->diag_saved[i];
+        free(P->diag_saved);
+        P->diag_saved = NULL;
+        return 0;
+    }
+    if (!P->diag_saved) {
+        P->diag_saved = malloc(sizeof(double) * (size_t)A->nrow);
+        if (!P->diag_saved) TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory saving the diagonal");
+        for (int32_t i = 0; i < A->nrow; i++) P->diag_saved[i] = A->val[A->diag[i]];
+    }
+    for (int32_t i = 0; i < A->nrow; i++) A->val[A->diag[i]] *= nat[i];
+    return 0;
+}
+static int r_fence(ts_hpcg_impl *I) { return 0; }
+
+static const ts_hpcg_ops ref_ops = {"ref", r_spmv, r_mg, r_dot, r_waxpby, r_vnew, r_vfree,
+                                    r_zero, r_set, r_get, r_scale_diag, r_fence};
+
+void ts_hpcg_impl_ref(ts_hpcg_problem *P, ts_hpcg_impl *I) {
+    memset(I, 0, sizeof *I);
+    I->ops = &ref_ops;
+    I->comm = &P->comm;
+    I->nrow = P->A->nrow;
+    I->ncol = P->A->ncol;
+    I->b = P->b;
+    I->x = P->x;
+    I->xexact = P->xexact;
+    I->r = P->r;
+    I->z = P->z;
+    I->p = P->p;
+    I->Ap = P->Ap;
+    I->state = P;
 }

@@ -123,6 +123,14 @@ double ts_hpcg_bytes_estimate(int nx, int ny, int nz) {
     return rows * (per_row_matrix * (1.0 + 1.0 / 8 + 1.0 / 64 + 1.0 / 512) + 7 * 8.0 + mg_vectors);
 }
 
+double ts_hpcg_opt_bytes_estimate(int nx, int ny, int nz) {
+    // Per fine row: the 27-slot natural ELL and the sliced ELL (12 bytes a slot each), diagonal,
+    // t, permutation and colour, 7 CG vectors; the coarse levels add 1/8 + 1/64 + 1/512.
+    double rows = (double)nx * ny * nz;
+    double per_row = 2 * 27.0 * 12 + 2 * 8 + 2 * 4;
+    return rows * (per_row * (1.0 + 1.0 / 8 + 1.0 / 64 + 1.0 / 512) + 7 * 8.0);
+}
+
 // ---- generation ----
 
 // An external column: its owner and global id.
@@ -140,8 +148,7 @@ static int ext_cmp(const void *a, const void *b) {
 static void level_free(ts_hpcg_level *L) {
     if (!L) return;
     free(L->rowptr); free(L->col); free(L->val); free(L->diag); free(L->l2g);
-    free(L->neigh); free(L->recv_count); free(L->recv_off); free(L->send_count); free(L->send_off);
-    free(L->send_idx); free(L->send_buf);
+    free(L->send_idx); free(L->send_buf); free(L->lev_rows); free(L->lev_ptr);
     free(L->f2c); free(L->Axf); free(L->rc); free(L->xc);
     free(L);
 }
@@ -149,6 +156,46 @@ static void level_free(ts_hpcg_level *L) {
 static int owner_of(const ts_hpcg_geom *g, int64_t gix, int64_t giy, int64_t giz) {
     int px = (int)(gix / g->nx), py = (int)(giy / g->ny), pz = (int)(giz / g->nz);
     return pz * g->npx * g->npy + py * g->npx + px;
+}
+
+// Stencil slot of the direction from this rank to the neighbouring rank r.
+static int dir_of(const ts_hpcg_geom *g, int r) {
+    int dx = r % g->npx - g->ipx, dy = (r / g->npx) % g->npy - g->ipy, dz = r / (g->npx * g->npy) - g->ipz;
+    return (dz + 1) * 9 + (dy + 1) * 3 + (dx + 1);
+}
+
+int ts_hpcg_halo_plan_geom(const ts_hpcg_geom *g, ts_hpcg_halo_plan *h, int32_t **send_idx) {
+    memset(h, 0, sizeof *h);
+    *send_idx = NULL;
+    // Slots in increasing order visit the neighbours in increasing rank order.
+    for (int s = 0; s < 27; s++) {
+        const int dz = s / 9 - 1, dy = (s / 3) % 3 - 1, dx = s % 3 - 1;
+        const int px = g->ipx + dx, py = g->ipy + dy, pz = g->ipz + dz;
+        if (s == 13 || px < 0 || px >= g->npx || py < 0 || py >= g->npy || pz < 0 || pz >= g->npz) continue;
+        const int k = h->nneigh++;
+        h->neigh[k] = (pz * g->npy + py) * g->npx + px;
+        h->dir[k] = s;
+        const int32_t cnt = (dx ? 1 : g->nx) * (dy ? 1 : g->ny) * (dz ? 1 : g->nz);
+        h->recv_off[k] = h->nrecv;
+        h->recv_count[k] = h->send_count[k] = cnt;
+        h->send_off[k] = h->nsend;
+        h->nrecv += cnt;
+        h->nsend += cnt;
+    }
+    h->send_off[h->nneigh] = h->nsend;
+    int32_t *idx = malloc(sizeof(int32_t) * (size_t)(h->nsend ? h->nsend : 1));
+    if (!idx) TS_RAISE(TS_ERR_NOMEM, "hpcg: halo plan: out of memory");
+    // Our rows on the face, edge or corner toward each neighbour, in increasing order.
+    for (int k = 0; k < h->nneigh; k++) {
+        const int s = h->dir[k], dz = s / 9 - 1, dy = (s / 3) % 3 - 1, dx = s % 3 - 1;
+        int32_t m = h->send_off[k];
+        for (int iz = dz > 0 ? g->nz - 1 : 0; iz < (dz < 0 ? 1 : g->nz); iz++)
+            for (int iy = dy > 0 ? g->ny - 1 : 0; iy < (dy < 0 ? 1 : g->ny); iy++)
+                for (int ix = dx > 0 ? g->nx - 1 : 0; ix < (dx < 0 ? 1 : g->nx); ix++)
+                    idx[m++] = (int32_t)(((int64_t)iz * g->ny + iy) * g->nx + ix);
+    }
+    *send_idx = idx;
+    return 0;
 }
 
 // The halo plan: external columns sorted by (owner, global id) get ids nrow..ncol-1; each
@@ -168,40 +215,35 @@ static int setup_halo(ts_hpcg_level *L, ext_col *ext, int64_t next, int64_t *ext
         ext_col *hit = bsearch(&ext[k], u, (size_t)nu, sizeof *u, ext_cmp);
         L->col[ext_pos[k]] = L->nrow + (int32_t)(hit - u);
     }
+    ts_hpcg_halo_plan *h = &L->halo;
+    memset(h, 0, sizeof *h);
     int nn = 0;
-    for (int64_t k = 0; k < nu; k++)
-        if (k == 0 || u[k].owner != u[k - 1].owner) nn++;
-    L->nneigh = nn;
-    size_t sz = (size_t)(nn ? nn : 1);
-    L->neigh = malloc(sizeof(int) * sz);
-    L->recv_count = calloc(sz, sizeof(int32_t));
-    L->recv_off = calloc(sz, sizeof(int32_t));
-    L->send_count = calloc(sz, sizeof(int32_t));
-    L->send_off = calloc(sz + 1, sizeof(int32_t));
-    if (!L->neigh || !L->recv_count || !L->recv_off || !L->send_count || !L->send_off) {
-        free(u);
-        TS_RAISE(TS_ERR_NOMEM, "hpcg: halo setup: out of memory");
-    }
-    nn = 0;
     for (int64_t k = 0; k < nu; k++) {
         if (k == 0 || u[k].owner != u[k - 1].owner) {
-            L->neigh[nn] = u[k].owner;
-            L->recv_off[nn] = (int32_t)k;
+            if (nn == TS_HPCG_MAX_NEIGH) {
+                free(u);
+                TS_RAISE(TS_ERR_INTERNAL, "hpcg: halo setup: more than %d neighbours", TS_HPCG_MAX_NEIGH);
+            }
+            h->neigh[nn] = u[k].owner;
+            h->recv_off[nn] = (int32_t)k;
             nn++;
         }
-        L->recv_count[nn - 1]++;
+        h->recv_count[nn - 1]++;
     }
+    h->nneigh = nn;
+    h->nrecv = (int32_t)nu;
+    for (int k = 0; k < nn; k++) h->dir[k] = dir_of(&L->g, h->neigh[k]);
     free(u);
     // Sends: count, then fill, row by row (a row goes once to each neighbour it touches).
     int seen[32];
     for (int pass = 0; pass < 2; pass++) {
         int32_t *fill = NULL;
         if (pass == 1) {
-            L->send_off[0] = 0;
-            for (int k = 0; k < nn; k++) L->send_off[k + 1] = L->send_off[k] + L->send_count[k];
-            L->nsend = L->send_off[nn];
-            L->send_idx = malloc(sizeof(int32_t) * (size_t)(L->nsend ? L->nsend : 1));
-            L->send_buf = malloc(sizeof(double) * (size_t)(L->nsend ? L->nsend : 1));
+            h->send_off[0] = 0;
+            for (int k = 0; k < nn; k++) h->send_off[k + 1] = h->send_off[k] + h->send_count[k];
+            h->nsend = h->send_off[nn];
+            L->send_idx = malloc(sizeof(int32_t) * (size_t)(h->nsend ? h->nsend : 1));
+            L->send_buf = malloc(sizeof(double) * (size_t)(h->nsend ? h->nsend : 1));
             fill = calloc((size_t)(nn ? nn : 1), sizeof(int32_t));
             if (!L->send_idx || !L->send_buf || !fill) {
                 free(fill);
@@ -217,18 +259,52 @@ static int setup_halo(ts_hpcg_level *L, ext_col *ext, int64_t next, int64_t *ext
                 int lo = 0, hi = nn - 1, e = c - L->nrow;
                 while (lo < hi) {
                     int mid = (lo + hi + 1) / 2;
-                    if (L->recv_off[mid] <= e) lo = mid; else hi = mid - 1;
+                    if (h->recv_off[mid] <= e) lo = mid; else hi = mid - 1;
                 }
                 int dup = 0;
                 for (int s = 0; s < ns; s++) dup |= seen[s] == lo;
                 if (dup) continue;
                 seen[ns++] = lo;
-                if (pass == 0) L->send_count[lo]++;
-                else L->send_idx[L->send_off[lo] + fill[lo]++] = i;
+                if (pass == 0) h->send_count[lo]++;
+                else L->send_idx[h->send_off[lo] + fill[lo]++] = i;
             }
         }
         free(fill);
     }
+    return 0;
+}
+
+// The dependency levels of Gauss-Seidel in natural order: a row's level is one more than the
+// highest level among its lower (earlier) local neighbours. Rows of one level do not touch each
+// other, every lower neighbour of a row is on an earlier level and every upper one on a later
+// level; so sweeping the levels in order, the rows of each in parallel, computes exactly what the
+// sequential sweep computes (the reference SYMGS uses it to run on all cores).
+static int setup_levels(ts_hpcg_level *L) {
+    const int32_t n = L->nrow;
+    int32_t *lev = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    L->lev_rows = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    if (!lev || !L->lev_rows) {
+        free(lev);
+        TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory for the Gauss-Seidel levels");
+    }
+    int32_t top = -1;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t l = 0;
+        for (int64_t j = L->rowptr[i]; j < L->rowptr[i + 1]; j++)
+            if (L->col[j] < i && lev[L->col[j]] + 1 > l) l = lev[L->col[j]] + 1;
+        lev[i] = l;
+        if (l > top) top = l;
+    }
+    L->nlev = top + 1;
+    L->lev_ptr = calloc((size_t)L->nlev + 2, sizeof(int32_t));
+    if (!L->lev_ptr) {
+        free(lev);
+        TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory for the Gauss-Seidel levels");
+    }
+    for (int32_t i = 0; i < n; i++) L->lev_ptr[lev[i] + 2]++;
+    for (int32_t l = 0; l < L->nlev; l++) L->lev_ptr[l + 2] += L->lev_ptr[l + 1];
+    for (int32_t i = 0; i < n; i++) L->lev_rows[L->lev_ptr[lev[i] + 1]++] = i; // stable: natural order
+    free(lev);
     return 0;
 }
 
@@ -304,12 +380,14 @@ static int generate_level(const ts_hpcg_geom *g, ts_hpcg_level **out, double *b,
     int rc = setup_halo(L, ext, next, ext_pos);
     free(ext);
     free(ext_pos);
+    if (rc == 0) rc = setup_levels(L);
     if (rc < 0) {
         level_free(L);
         return rc;
     }
     L->bytes = sizeof(int64_t) * ((size_t)L->nrow * 3 + 1) + (size_t)cap * (sizeof(int32_t) + sizeof(double)) +
-               (size_t)L->nsend * (sizeof(int32_t) + sizeof(double));
+               (size_t)L->halo.nsend * (sizeof(int32_t) + sizeof(double)) +
+               sizeof(int32_t) * ((size_t)L->nrow + (size_t)L->nlev + 1);
     *out = L;
     return 0;
 }
@@ -324,6 +402,7 @@ void ts_hpcg_problem_destroy(ts_hpcg_problem *P) {
     }
     free(P->b); free(P->x); free(P->xexact);
     free(P->r); free(P->z); free(P->p); free(P->Ap);
+    free(P->diag_saved);
     free(P);
 }
 

@@ -22,17 +22,22 @@ typedef struct {
     double rt;                     // < 0: not given
     const char *dat, *json;
     int quiet;
+    ts_hpcg_engine engine;
 } hpcg_args;
 
 static void usage(FILE *f) {
     fprintf(f,
         "usage: tessera hpcg [--nx n --ny n --nz n] [--rt SECONDS] [--npx p --npy p --npz p]\n"
-        "                    [--dat FILE] [--json FILE] [-q]\n\n"
+        "                    [--engine auto|ref|cpu|device|cuda] [--dat FILE] [--json FILE] [-q]\n\n"
         "HPCG 3.1: the 27-point problem on an nx x ny x nz grid per rank, multigrid-preconditioned CG,\n"
         "validation, and the report file HPCG-Benchmark_3.1_<date>.txt.\n"
         "  --nx/--ny/--nz n   local grid per rank (multiples of 8; below 16 raised as the reference does)\n"
         "  --rt SECONDS       time of the timed CG sets (official: 1800; 0: quick path)\n"
         "  --npx/--npy/--npz  process grid (default: the most cubic for the rank count)\n"
+        "  --engine E         kernels of the optimized phases: ref (reference CSR, natural-order SYMGS),\n"
+        "                     cpu (multicoloured sliced ELL, OpenMP), device (the same on this rank's\n"
+        "                     device), cuda (device, which must be a CUDA GPU), auto (device when every\n"
+        "                     rank has one, else cpu; default)\n"
         "  --dat FILE         read FILE as hpcg.dat (default ./hpcg.dat when no --nx/--ny/--nz)\n"
         "  --json FILE        results-schema JSON (bench \"hpcg\")\n"
         "  -q                 no progress lines\n\n"
@@ -67,6 +72,14 @@ static int parse_args(int argc, char **argv, hpcg_args *a) {
                 ts_cli_errorf(CMD, "--rt: '%s' must be a number of seconds >= 0", v);
                 return -1;
             }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--engine", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            int e = ts_hpcg_engine_parse(v);
+            if (e < 0) {
+                ts_cli_errorf(CMD, "--engine: '%s' is not one of auto, ref, cpu, device, cuda", v);
+                return -1;
+            }
+            a->engine = (ts_hpcg_engine)e;
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--dat", NULL, &v)) != 0) {
             if (m < 0) return -1;
             a->dat = v;
@@ -130,7 +143,8 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_json *j = ts_json_open_file(f);
     ts_results_begin(j, "tessera hpcg", ranks, NULL, NULL);
     ts_result_common c = {
-        .bench = "hpcg", .engine = "cpu", .precision = 'd', .where = "host", .reps = r->cg_sets,
+        .bench = "hpcg", .engine = r->engine, .precision = 'd',
+        .where = strcmp(r->engine, "cuda") && strcmp(r->engine, "sim") ? "host" : "device", .reps = r->cg_sets,
         .sec_median = r->times[TS_HPCG_T_TOTAL], .sec_min = r->times[TS_HPCG_T_TOTAL],
         .sec_max = r->times[TS_HPCG_T_TOTAL], .tf_median = r->rating / 1e3, .tf_min = r->rating / 1e3,
         .tf_max = r->rating / 1e3, .verified = r->valid, .error = NAN, .bound = NAN};
@@ -153,16 +167,26 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_json_bool(j, "official", r->times[TS_HPCG_T_TOTAL] >= TS_HPCG_OFFICIAL_TIME);
     ts_json_int(j, "cg_sets", r->cg_sets);
     ts_json_int(j, "opt_iters", r->opt_iters);
+    ts_json_int(j, "colors", r->ncolors);
+    if (r->device[0]) ts_json_str(j, "device", r->device);
+    ts_json_num(j, "copy_gbs", r->copy_gbs);
+    ts_json_num(j, "setup_s", r->times[TS_HPCG_T_SETUP]);
+    ts_json_num(j, "optimize_s", r->times[TS_HPCG_T_OPT]);
+    ts_json_num(j, "raw_gflops", r->gflops_raw);
     ts_json_num(j, "memory_bytes", r->mem_bytes);
     ts_json_str(j, "report", r->report_path);
     ts_json_begin_object(j, "phases");
-    struct { const char *k; double gf, gb; } ph[] = {
-        {"spmv", r->gflops_spmv, r->gbs_spmv}, {"mg", r->gflops_mg, r->gbs_mg},
-        {"ddot", r->gflops_ddot, r->gbs_ddot}, {"waxpby", r->gflops_waxpby, r->gbs_waxpby}};
-    for (int i = 0; i < 4; i++) {
+    struct { const char *k; double gf, gb, xgb; } ph[] = {
+        {"spmv", r->gflops_spmv, r->gbs_spmv, r->xgbs_spmv}, {"mg", r->gflops_mg, r->gbs_mg, r->xgbs_mg},
+        {"ddot", r->gflops_ddot, r->gbs_ddot, r->xgbs_ddot},
+        {"waxpby", r->gflops_waxpby, r->gbs_waxpby, r->xgbs_waxpby},
+        {"total", r->gflops_raw, r->gbs_total, r->xgbs_total}};
+    for (int i = 0; i < 5; i++) {
         ts_json_begin_object(j, ph[i].k);
         ts_json_num(j, "gflops", ph[i].gf);
         ts_json_num(j, "gbs", ph[i].gb);
+        ts_json_num(j, "achieved_gbs", ph[i].xgb);
+        if (r->copy_gbs > 0) ts_json_num(j, "of_copy_bw", ph[i].xgb / r->copy_gbs);
         ts_json_end_object(j);
     }
     ts_json_end_object(j);
@@ -177,12 +201,28 @@ static void print_summary(const ts_hpcg_result *r) {
     printf("HPCG 3.1  %lld x %lld x %lld global, %d x %d x %d per rank, %d x %d x %d ranks, %d thread(s) each\n",
            (long long)r->g.gnx, (long long)r->g.gny, (long long)r->g.gnz, r->g.nx, r->g.ny, r->g.nz,
            r->g.npx, r->g.npy, r->g.npz, r->omp_threads);
-    printf("%-8s %12s %12s %12s\n", "phase", "time (s)", "GFLOP/s", "GB/s");
-    printf("%-8s %12.4f %12.3f %12.3f\n", "SpMV", r->times[TS_HPCG_T_SPMV], r->gflops_spmv, r->gbs_spmv);
-    printf("%-8s %12.4f %12.3f %12.3f\n", "MG", r->times[TS_HPCG_T_MG], r->gflops_mg, r->gbs_mg);
-    printf("%-8s %12.4f %12.3f %12.3f\n", "DDOT", r->times[TS_HPCG_T_DDOT], r->gflops_ddot, r->gbs_ddot);
-    printf("%-8s %12.4f %12.3f %12.3f\n", "WAXPBY", r->times[TS_HPCG_T_WAXPBY], r->gflops_waxpby, r->gbs_waxpby);
-    printf("%-8s %12.4f %12.3f %12.3f\n", "total", r->times[TS_HPCG_T_TOTAL], r->gflops_raw, r->gbs_total);
+    printf("engine %s%s%s", r->engine, r->device[0] ? " on " : "", r->device);
+    if (r->ncolors) printf(", %d colours", r->ncolors);
+    printf("; setup %.3f s, optimization %.3f s\n", r->times[TS_HPCG_T_SETUP], r->times[TS_HPCG_T_OPT]);
+    // GB/s: the reference's byte model; achieved: the bytes this engine's kernels move.
+    const int x = r->xgbs_total > 0, cb = r->copy_gbs > 0;
+    printf("%-8s %12s %12s %12s", "phase", "time (s)", "GFLOP/s", "GB/s");
+    if (x) printf(" %14s", "achieved GB/s");
+    if (cb) printf(" %10s", "of copy");
+    printf("\n");
+    struct { const char *k; int t; double gf, gb, xgb; } ph[] = {
+        {"SpMV", TS_HPCG_T_SPMV, r->gflops_spmv, r->gbs_spmv, r->xgbs_spmv},
+        {"MG", TS_HPCG_T_MG, r->gflops_mg, r->gbs_mg, r->xgbs_mg},
+        {"DDOT", TS_HPCG_T_DDOT, r->gflops_ddot, r->gbs_ddot, r->xgbs_ddot},
+        {"WAXPBY", TS_HPCG_T_WAXPBY, r->gflops_waxpby, r->gbs_waxpby, r->xgbs_waxpby},
+        {"total", TS_HPCG_T_TOTAL, r->gflops_raw, r->gbs_total, r->xgbs_total}};
+    for (int i = 0; i < 5; i++) {
+        printf("%-8s %12.4f %12.3f %12.3f", ph[i].k, r->times[ph[i].t], ph[i].gf, ph[i].gb);
+        if (x) printf(" %14.1f", ph[i].xgb);
+        if (cb) printf(" %9.1f%%", 100.0 * ph[i].xgb / r->copy_gbs);
+        printf("\n");
+    }
+    if (cb) printf("device-to-device copy bandwidth (measured in this run): %.1f GB/s\n", r->copy_gbs);
     printf("%d CG sets x %d iterations (reference: %d); memory %.3f GB; report %s\n", r->cg_sets,
            r->opt_iters, TS_HPCG_REF_ITERS, r->mem_bytes / 1e9, r->report_path);
     if (r->times[TS_HPCG_T_TOTAL] < TS_HPCG_OFFICIAL_TIME)
@@ -248,7 +288,10 @@ int ts_cmd_hpcg(int argc, char **argv) {
     {
         int lr = 0, ls = 1;
         ts_hc_node_local(&comm, &lr, &ls);
-        double need = ts_hpcg_bytes_estimate(a.nx, a.ny, a.nz) * ls;
+        // The optimized problem of the CPU engine (auto: when no device turns up) lives here too.
+        int host_opt = a.engine == TS_HPCG_ENGINE_CPU || a.engine == TS_HPCG_ENGINE_AUTO;
+        double need = (ts_hpcg_bytes_estimate(a.nx, a.ny, a.nz) +
+                       (host_opt ? ts_hpcg_opt_bytes_estimate(a.nx, a.ny, a.nz) : 0.0)) * ls;
         double avail = (double)ts_cli_host_mem_available() * HPCG_MEM_FRACTION;
         int short_mem = avail > 0 && need > avail;
         int who = short_mem ? comm.rank : comm.size;
@@ -279,12 +322,13 @@ int ts_cmd_hpcg(int argc, char **argv) {
     }
 
     ts_hpcg_opts o = {.nx = a.nx, .ny = a.ny, .nz = a.nz, .npx = a.npx, .npy = a.npy, .npz = a.npz,
-                      .rt = a.rt, .quiet = a.quiet, .report_dir = NULL};
+                      .rt = a.rt, .quiet = a.quiet, .report_dir = NULL, .engine = a.engine};
     ts_hpcg_result r;
     int rc = ts_hpcg_run(&comm, &o, &r);
     if (rc < 0) {
         if (root) ts_cli_errorf(CMD, "HPCG stopped: %s", ts_error_last()->message);
-        return rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+        // Bad input, an engine this machine lacks, a problem larger than the device: usage.
+        return rc == TS_ERR_ARG || rc == TS_ERR_UNSUPPORTED || rc == TS_ERR_DEVMEM ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
     }
     if (root) {
         print_summary(&r);

@@ -1,0 +1,250 @@
+// ts_hpcg_xk.cu: the CUDA versions of HPCG's optimized kernels: one thread per row running the per-row code of ts_hpcg_xk.h, CUB for the colour sort, block reductions for DDOT.
+#include <cuda_runtime.h>
+
+#include <cub/cub.cuh>
+
+#include "algorithms/hpcg/ts_hpcg_xk.h"
+#include "core/ts_error.h"
+
+#define TPB 256 // threads per block of the row kernels
+
+static unsigned blocks_for(int64_t n) { return (unsigned)((n + TPB - 1) / TPB); }
+
+// Every launch is checked here; faults inside a kernel surface at the stream's next sync.
+static int launched(const char *name) {
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "hpcg kernel %s: launch failed: %s", name,
+                            cudaGetErrorString(e));
+    return 0;
+}
+
+#define ROW_KERNEL(kname, type, count, body)                                                       \
+    __global__ void __launch_bounds__(TPB) kname(const type a) {                                   \
+        const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;                                 \
+        if (i < (count)) body;                                                                     \
+    }
+// The matrix kernels: at least SWEEP_BLOCKS blocks per multiprocessor (registers capped).
+#define SWEEP_BLOCKS 4
+#define ROW_KERNEL_MB(kname, type, count, body)                                                    \
+    __global__ void __launch_bounds__(TPB, SWEEP_BLOCKS) kname(const type a) {                     \
+        const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;                                 \
+        if (i < (count)) body;                                                                     \
+    }
+
+ROW_KERNEL(k_gen, ts_hpcg_xk_gen, a.nrow, ts_hpcg_gen_row(&a, (int32_t)i))
+ROW_KERNEL(k_ell, ts_hpcg_xk_ell, a.nrow, ts_hpcg_ell_row(&a, (int32_t)i))
+ROW_KERNEL(k_f2c, ts_hpcg_xk_f2c, (int64_t)a.cnx * a.cny * a.cnz, ts_hpcg_f2c_row(&a, (int32_t)i))
+ROW_KERNEL(k_remap, ts_hpcg_xk_remap, a.n, a.out[i] = a.map[a.in[i]])
+template <int MODE> ROW_KERNEL_MB(k_sweep, ts_hpcg_xk_sweep, a.b.nr, ts_hpcg_sweep_row(&a, MODE, (int32_t)i))
+ROW_KERNEL(k_restrict, ts_hpcg_xk_restrict, a.n, ts_hpcg_restrict_row(&a, (int32_t)i))
+ROW_KERNEL(k_prolong, ts_hpcg_xk_prolong, a.n, a.x[a.fr[i]] += a.xc[a.cq[i]])
+ROW_KERNEL(k_waxpby, ts_hpcg_xk_waxpby, a.n, a.w[i] = a.alpha * a.x[i] + a.beta * a.y[i])
+ROW_KERNEL(k_index, ts_hpcg_xk_index, a.n, ts_hpcg_index_row(&a, (int32_t)i))
+
+#define LAUNCH_ROWS(kname, count, a, s)                                                            \
+    do {                                                                                           \
+        const int64_t n_ = (count);                                                                \
+        if (n_ <= 0) return 0;                                                                     \
+        kname<<<blocks_for(n_), TPB, 0, (cudaStream_t)(s)>>>(a);                                   \
+        return launched(#kname);                                                                   \
+    } while (0)
+
+extern "C" int ts_hpcg_xk_gen_cuda(void *s, void *args) {
+    const ts_hpcg_xk_gen a = *(const ts_hpcg_xk_gen *)args;
+    LAUNCH_ROWS(k_gen, a.nrow, a, s);
+}
+extern "C" int ts_hpcg_xk_ell_cuda(void *s, void *args) {
+    const ts_hpcg_xk_ell a = *(const ts_hpcg_xk_ell *)args;
+    LAUNCH_ROWS(k_ell, a.nrow, a, s);
+}
+extern "C" int ts_hpcg_xk_f2c_cuda(void *s, void *args) {
+    const ts_hpcg_xk_f2c a = *(const ts_hpcg_xk_f2c *)args;
+    LAUNCH_ROWS(k_f2c, (int64_t)a.cnx * a.cny * a.cnz, a, s);
+}
+extern "C" int ts_hpcg_xk_remap_cuda(void *s, void *args) {
+    const ts_hpcg_xk_remap a = *(const ts_hpcg_xk_remap *)args;
+    LAUNCH_ROWS(k_remap, a.n, a, s);
+}
+extern "C" int ts_hpcg_xk_sweep_cuda(void *s, void *args) {
+    const ts_hpcg_xk_sweep a = *(const ts_hpcg_xk_sweep *)args;
+    switch (a.mode) {
+    case TS_HPCG_FWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD0>, a.b.nr, a, s);
+    case TS_HPCG_BWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD0>, a.b.nr, a, s);
+    case TS_HPCG_FWD: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD>, a.b.nr, a, s);
+    case TS_HPCG_BWD_T: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD_T>, a.b.nr, a, s);
+    case TS_HPCG_SPMV: LAUNCH_ROWS(k_sweep<TS_HPCG_SPMV>, a.b.nr, a, s);
+    }
+    return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: sweep mode %d", a.mode);
+}
+extern "C" int ts_hpcg_xk_restrict_cuda(void *s, void *args) {
+    const ts_hpcg_xk_restrict a = *(const ts_hpcg_xk_restrict *)args;
+    LAUNCH_ROWS(k_restrict, a.n, a, s);
+}
+extern "C" int ts_hpcg_xk_prolong_cuda(void *s, void *args) {
+    const ts_hpcg_xk_prolong a = *(const ts_hpcg_xk_prolong *)args;
+    LAUNCH_ROWS(k_prolong, a.n, a, s);
+}
+extern "C" int ts_hpcg_xk_waxpby_cuda(void *s, void *args) {
+    const ts_hpcg_xk_waxpby a = *(const ts_hpcg_xk_waxpby *)args;
+    LAUNCH_ROWS(k_waxpby, a.n, a, s);
+}
+extern "C" int ts_hpcg_xk_index_cuda(void *s, void *args) {
+    const ts_hpcg_xk_index a = *(const ts_hpcg_xk_index *)args;
+    LAUNCH_ROWS(k_index, a.n, a, s);
+}
+
+// ---- colouring: the counts are added per block, then once per block to the global counters ----
+
+__global__ void __launch_bounds__(TPB) k_jpl(const ts_hpcg_xk_jpl a) {
+    const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
+    const int left = i < a.nrow ? ts_hpcg_jpl_row(&a, (int32_t)i) : 0;
+    const int block_left = __syncthreads_count(left);
+    if (threadIdx.x == 0 && block_left) atomicAdd(a.left, block_left);
+}
+
+extern "C" int ts_hpcg_xk_jpl_cuda(void *s, void *args) {
+    const ts_hpcg_xk_jpl a = *(const ts_hpcg_xk_jpl *)args;
+    LAUNCH_ROWS(k_jpl, a.nrow, a, s);
+}
+
+__global__ void __launch_bounds__(TPB) k_recolor(const ts_hpcg_xk_recolor a) {
+    __shared__ int32_t cnt[TS_HPCG_MAX_COLORS];
+    const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
+    if (a.relabel) {
+        if (i < a.nrow) a.color[i] = a.map[a.color[i]];
+        return;
+    }
+    if (threadIdx.x < TS_HPCG_MAX_COLORS) cnt[threadIdx.x] = 0;
+    __syncthreads();
+    if (i < (int64_t)a.cnx * a.cny * a.cnz)
+        atomicAdd(&cnt[a.color[ts_hpcg_f2c_nat((int32_t)i, a.cnx, a.cny, a.fnx, a.fny)]], 1);
+    __syncthreads();
+    if (threadIdx.x < TS_HPCG_MAX_COLORS && cnt[threadIdx.x]) atomicAdd(&a.count[threadIdx.x], cnt[threadIdx.x]);
+}
+
+extern "C" int ts_hpcg_xk_recolor_cuda(void *s, void *args) {
+    const ts_hpcg_xk_recolor a = *(const ts_hpcg_xk_recolor *)args;
+    LAUNCH_ROWS(k_recolor, a.relabel ? (int64_t)a.nrow : (int64_t)a.cnx * a.cny * a.cnz, a, s);
+}
+
+__global__ void __launch_bounds__(TPB) k_cstat(const ts_hpcg_xk_cstat a) {
+    const int M = TS_HPCG_MAX_COLORS;
+    __shared__ int32_t st[TS_HPCG_CSTAT_LEN];
+    for (int k = threadIdx.x; k < TS_HPCG_CSTAT_LEN; k += TPB) st[k] = 0;
+    __syncthreads();
+    const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
+    if (i < a.nrow) {
+        int nl, nu, same;
+        ts_hpcg_cstat_row(&a, (int32_t)i, &nl, &nu, &same);
+        const int32_t c = a.color[i];
+        if (c < 0 || c >= M) {
+            atomicAdd(&st[3 * M], 1);
+        } else {
+            atomicAdd(&st[c], 1);
+            atomicMax(&st[M + c], nl);
+            atomicMax(&st[2 * M + c], nu);
+            if (same) atomicAdd(&st[3 * M], same);
+        }
+    }
+    __syncthreads();
+    for (int k = threadIdx.x; k < TS_HPCG_CSTAT_LEN; k += TPB) {
+        if (!st[k]) continue;
+        if (k >= M && k < 3 * M) atomicMax(&a.stats[k], st[k]);
+        else atomicAdd(&a.stats[k], st[k]);
+    }
+}
+
+extern "C" int ts_hpcg_xk_cstat_cuda(void *s, void *args) {
+    const ts_hpcg_xk_cstat a = *(const ts_hpcg_xk_cstat *)args;
+    LAUNCH_ROWS(k_cstat, a.nrow, a, s);
+}
+
+// ---- the permutation: a stable radix sort of (colour, row) pairs ----
+
+#define COLOR_BITS 5 // colours < TS_HPCG_MAX_COLORS = 32
+static_assert((1 << COLOR_BITS) >= TS_HPCG_MAX_COLORS, "colour bits");
+
+__global__ void __launch_bounds__(TPB) k_iota(int32_t *v, int32_t n) {
+    const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
+    if (i < n) v[i] = (int32_t)i;
+}
+
+__global__ void __launch_bounds__(TPB) k_invert(const int32_t *iperm, int32_t *perm, int32_t n) {
+    const int64_t p = (int64_t)blockIdx.x * TPB + threadIdx.x;
+    if (p < n) perm[iperm[p]] = (int32_t)p;
+}
+
+extern "C" int ts_hpcg_xk_perm_temp_cuda(int32_t nrow, size_t *bytes) {
+    *bytes = 0;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, *bytes, (const int32_t *)nullptr, (int32_t *)nullptr,
+                                                    (const int32_t *)nullptr, (int32_t *)nullptr, nrow, 0, COLOR_BITS);
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "hpcg: CUB sort workspace query (%d rows): %s", (int)nrow,
+                            cudaGetErrorString(e));
+    return 0;
+}
+
+extern "C" int ts_hpcg_xk_perm_cuda(void *s, void *args) {
+    const ts_hpcg_xk_perm *a = (const ts_hpcg_xk_perm *)args;
+    cudaStream_t st = (cudaStream_t)s;
+    if (a->nrow <= 0) return 0;
+    if (!a->keys || !a->vals || !a->temp)
+        return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: the colour sort needs its scratch arrays");
+    k_iota<<<blocks_for(a->nrow), TPB, 0, st>>>(a->vals, a->nrow);
+    TS_CHECK(launched("k_iota"));
+    size_t bytes = a->temp_bytes;
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(a->temp, bytes, a->color, a->keys, a->vals, a->iperm, a->nrow, 0,
+                                                    COLOR_BITS, st);
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "hpcg: CUB sort of %d rows by colour: %s", (int)a->nrow,
+                            cudaGetErrorString(e));
+    k_invert<<<blocks_for(a->nrow), TPB, 0, st>>>(a->iperm, a->perm, a->nrow);
+    return launched("k_invert");
+}
+
+// ---- DDOT: fixed grid, partial sums per block, then one block adds them in order ----
+
+#define DOT_TPB 256
+
+__device__ __forceinline__ double warp_sum(double v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+
+template <int NT> __device__ __forceinline__ double block_sum(double v) {
+    __shared__ double w[NT / 32];
+    v = warp_sum(v);
+    if ((threadIdx.x & 31) == 0) w[threadIdx.x >> 5] = v;
+    __syncthreads();
+    v = threadIdx.x < NT / 32 ? w[threadIdx.x] : 0.0;
+    if (threadIdx.x < 32) v = warp_sum(v);
+    return v; // thread 0
+}
+
+__global__ void __launch_bounds__(DOT_TPB) k_dot_part(const ts_hpcg_xk_dot a) {
+    double s = 0.0;
+    for (int64_t i = (int64_t)blockIdx.x * DOT_TPB + threadIdx.x; i < a.n; i += (int64_t)gridDim.x * DOT_TPB)
+        s += a.x[i] * a.y[i];
+    s = block_sum<DOT_TPB>(s);
+    if (threadIdx.x == 0) a.part[blockIdx.x] = s;
+}
+
+__global__ void __launch_bounds__(1024) k_dot_final(const ts_hpcg_xk_dot a, int nb) {
+    double s = 0.0;
+    for (int i = threadIdx.x; i < nb; i += 1024) s += a.part[i];
+    s = block_sum<1024>(s);
+    if (threadIdx.x == 0) a.out[0] = s;
+}
+
+extern "C" int ts_hpcg_xk_dot_cuda(void *s, void *args) {
+    const ts_hpcg_xk_dot a = *(const ts_hpcg_xk_dot *)args;
+    cudaStream_t st = (cudaStream_t)s;
+    int64_t nb = (a.n + DOT_TPB - 1) / DOT_TPB;
+    if (nb > TS_HPCG_DOT_BLOCKS) nb = TS_HPCG_DOT_BLOCKS;
+    if (nb < 1) nb = 1;
+    k_dot_part<<<(unsigned)nb, DOT_TPB, 0, st>>>(a);
+    TS_CHECK(launched("k_dot_part"));
+    k_dot_final<<<1, 1024, 0, st>>>(a, (int)nb);
+    return launched("k_dot_final");
+}

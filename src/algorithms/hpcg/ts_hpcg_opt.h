@@ -1,0 +1,112 @@
+// ts_hpcg_opt.h: HPCG's optimized problem (JPL multicolouring, permuted sliced ELL, every level) and its implementation, on the host or a device.
+//
+// One code path serves the CPU engine and the device engines: the problem is built and solved by
+// the kernels of ts_hpcg_xk.h, run through an executor that is either the host (memory from
+// malloc, each kernel's CPU version called directly) or a device stream (memory from the device
+// arena, kernels enqueued: the CUDA versions on GPUs, the CPU versions on simulated devices).
+#ifndef TS_HPCG_OPT_H
+#define TS_HPCG_OPT_H
+
+#include "algorithms/hpcg/ts_hpcg.h"
+#include "algorithms/hpcg/ts_hpcg_xk.h"
+#include "device/ts_device.h"
+#include "ts_config.h"
+
+// ---- executor ----
+typedef struct {
+    ts_devset *set; // NULL: the host
+    ts_device *dev;
+    ts_stream *st;
+    int cuda;       // a CUDA device
+} ts_hpcg_exec;
+
+void ts_hpcg_exec_host(ts_hpcg_exec *X);
+int ts_hpcg_exec_device(ts_hpcg_exec *X, ts_devset *set, ts_device *dev); // creates a stream
+void ts_hpcg_exec_fini(ts_hpcg_exec *X);
+int ts_hpcg_xalloc(const ts_hpcg_exec *X, size_t bytes, void **p);
+void ts_hpcg_xfree(const ts_hpcg_exec *X, void *p);
+int ts_hpcg_xcopy(const ts_hpcg_exec *X, ts_copy_kind kind, void *dst, const void *src, size_t bytes);
+int ts_hpcg_xmemset(const ts_hpcg_exec *X, void *p, int byte, size_t bytes);
+int ts_hpcg_xrun(const ts_hpcg_exec *X, const ts_kernel *k);
+#if TS_HAVE_CUDA
+#define TS_HPCG_XK_CUDA(name) ts_hpcg_xk_##name##_cuda
+#else
+#define TS_HPCG_XK_CUDA(name) NULL
+#endif
+// Runs kernel `name` of ts_hpcg_xk.h with the argument struct a.
+#define TS_HPCG_XRUN(X, name, a)                                                                   \
+    ts_hpcg_xrun((X), &(ts_kernel){#name, 0.0, ts_hpcg_xk_##name##_cpu, TS_HPCG_XK_CUDA(name), &(a),   \
+                                   sizeof(a)})
+int ts_hpcg_xsync(const ts_hpcg_exec *X);
+// Host memory for transfers (pinned on devices).
+int ts_hpcg_xhalloc(const ts_hpcg_exec *X, size_t bytes, void **p);
+void ts_hpcg_xhfree(const ts_hpcg_exec *X, void *p);
+
+// ---- the optimized problem ----
+typedef struct ts_hpcg_olevel ts_hpcg_olevel;
+struct ts_hpcg_olevel {
+    ts_hpcg_geom g;
+    int32_t nrow, ncol;
+    int64_t gnrow, gnnz;
+    // setup: the natural-order 27-slot ELL (freed by the optimization)
+    int32_t *ecol;
+    double *eval;
+    // optimization: colours, permutation, the sliced ELL (executor memory)
+    int ncolors;
+    int32_t *color, *perm;           // natural row -> colour, -> permuted row
+    ts_hpcg_cblk blk[TS_HPCG_MAX_COLORS]; // the colour blocks (host copy of xblk)
+    ts_hpcg_cblk *xblk;
+    int32_t *lcol, *ucol;
+    double *lval, *uval, *diag, *diag_saved;
+    int64_t nlower, nupper;          // stored entries, padding included
+    // halo: the plan (host), our rows to send (host: natural; executor: permuted), buffers
+    ts_hpcg_halo_plan halo;
+    int32_t *send_nat, *xsend;
+    double *xsbuf, *hsbuf, *hrbuf;   // packed values (executor); host staging (devices)
+    // multigrid: the coarse level, restriction pairs (coarse->nrow), its rhs and solution, the
+    // forward sweep's upper sums
+    ts_hpcg_olevel *coarse;
+    int32_t *fr, *cq;
+    double *rc, *xc, *t;
+    size_t bytes;                    // executor memory of this level after the optimization
+};
+
+typedef struct {
+    ts_hpcg_exec X;
+    const ts_hcomm *comm;
+    ts_hpcg_olevel *A;
+    double *b, *x, *xexact, *r, *z, *p, *Ap; // fine level, permuted order (executor memory)
+    double *dot_out, *dot_part, *dot_host;   // DDOT result, partial sums, host copy
+    double *nat;                             // staging of natural-order vectors (executor)
+    int32_t *scratch;                        // colouring counters and statistics (executor)
+    double *hnat;                            // host staging (pinned on devices)
+    size_t bytes;
+} ts_hpcg_opt;
+
+// Setup (the rules' problem generation, timed as setup): on every level the halo plan from the
+// geometry and the natural-order matrix, on the fine level b and xexact; comm must outlive O.
+int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, const ts_hpcg_exec *X,
+                      ts_hpcg_opt **out);
+// OptimizeProblem (timed as the optimization phase): JPL colours, the permutation, the sliced ELL
+// and the diagonal, restriction pairs and halo send lists in permuted rows, b and xexact permuted;
+// the natural-order matrices are freed.
+int ts_hpcg_opt_optimize(ts_hpcg_opt *O);
+void ts_hpcg_opt_destroy(ts_hpcg_opt *O);
+// The implementation (ts_hpcg_ops) on the optimized problem.
+void ts_hpcg_opt_impl(ts_hpcg_opt *O, ts_hpcg_impl *I);
+
+// Kernels of one level (vectors in executor memory, permuted order; x has ncol values).
+int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x);
+int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y);
+// One SYMGS in colour order: from x = 0 (zero_x: x is set to 0 first, no halo exchange needed), or
+// from the given x (halo exchanged first).
+int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x, int zero_x);
+int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x);
+int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y, double *out, double *t_allreduce);
+
+// Bytes the implementation's kernels move per CG iteration (its own traffic model: matrix entries
+// at 12 bytes, vectors streamed once per kernel, neighbour values of x read once per colour block),
+// summed over ranks: SpMV, MG, DDOT, WAXPBY.
+void ts_hpcg_opt_bytes(const ts_hpcg_opt *O, double *spmv, double *mg, double *ddot, double *waxpby);
+
+#endif

@@ -1,0 +1,196 @@
+// ts_hpcg_xops.c: HPCG's optimized implementation: halo exchange through host staging, SpMV, multicoloured SYMGS, the V-cycle, DDOT and the ops table.
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/hpcg/ts_hpcg_opt.h"
+#include "core/ts_error.h"
+#include "core/ts_timer.h"
+
+// Pack (executor) -> host -> MPI -> host -> the halo part of x. On the host the packed buffer is
+// sent as it is and the values arrive straight in x.
+int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
+    const ts_hpcg_halo_plan *h = &L->halo;
+    const ts_hpcg_exec *X = &O->X;
+    if (O->comm->size == 1 || h->nneigh == 0) return 0;
+    ts_hpcg_xk_index a = {h->nsend, TS_HPCG_PACK, L->xsend, x, L->xsbuf};
+    TS_CHECK(TS_HPCG_XRUN(X, index, a));
+    if (!X->set) return ts_hpcg_halo_exchange(O->comm, h, L->xsbuf, x + L->nrow);
+    TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, L->hsbuf, L->xsbuf, sizeof(double) * (size_t)h->nsend));
+    TS_CHECK(ts_hpcg_xsync(X));
+    TS_CHECK(ts_hpcg_halo_exchange(O->comm, h, L->hsbuf, L->hrbuf));
+    return ts_hpcg_xcopy(X, TS_COPY_H2D, x + L->nrow, L->hrbuf, sizeof(double) * (size_t)h->nrecv);
+}
+
+static int sweep(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int mode, const double *r, double *x, double *t) {
+    if (!L->blk[c].nr) return 0;
+    ts_hpcg_xk_sweep a = {L->blk[c], mode, r, L->diag, x, t};
+    return TS_HPCG_XRUN(&O->X, sweep, a);
+}
+
+int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y) {
+    TS_CHECK(ts_hpcg_opt_halo(O, L, x));
+    for (int c = 0; c < L->ncolors; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_SPMV, NULL, x, y));
+    return 0;
+}
+
+int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x, int zero_x) {
+    const int C = L->ncolors;
+    if (zero_x) {
+        // x = 0 on every rank: the halo is 0 too and needs no exchange.
+        TS_CHECK(ts_hpcg_xmemset(&O->X, x, 0, sizeof(double) * (size_t)L->ncol));
+        for (int c = 0; c < C; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_FWD0, r, x, NULL));
+        for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD0, r, x, NULL));
+        return 0;
+    }
+    TS_CHECK(ts_hpcg_opt_halo(O, L, x));
+    for (int c = 0; c < C; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_FWD, r, x, L->t));
+    for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD_T, r, x, L->t));
+    return 0;
+}
+
+// The V-cycle: pre-smoothing from x = 0, the residual at the coarse points only (restricted by
+// injection), the coarse solve, prolongation, post-smoothing; one SYMGS on the coarsest level.
+int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x) {
+    TS_CHECK(ts_hpcg_opt_symgs(O, L, r, x, 1));
+    ts_hpcg_olevel *C = L->coarse;
+    if (!C) return 0;
+    TS_CHECK(ts_hpcg_opt_halo(O, L, x));
+    ts_hpcg_xk_restrict ra = {C->nrow, L->ncolors, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
+    TS_CHECK(TS_HPCG_XRUN(&O->X, restrict, ra));
+    TS_CHECK(ts_hpcg_opt_mg(O, C, L->rc, L->xc));
+    ts_hpcg_xk_prolong pa = {C->nrow, L->fr, L->cq, L->xc, x};
+    TS_CHECK(TS_HPCG_XRUN(&O->X, prolong, pa));
+    return ts_hpcg_opt_symgs(O, L, r, x, 0);
+}
+
+int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y, double *out, double *t_allreduce) {
+    const ts_hpcg_exec *X = &O->X;
+    ts_hpcg_xk_dot a = {n, x, y, O->dot_out, O->dot_part};
+    TS_CHECK(TS_HPCG_XRUN(X, dot, a));
+    double s;
+    if (X->set) {
+        TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, O->dot_host, O->dot_out, sizeof(double)));
+        TS_CHECK(ts_hpcg_xsync(X));
+        s = O->dot_host[0];
+    } else {
+        s = O->dot_out[0];
+    }
+    double t = ts_now();
+    TS_CHECK(ts_hc_allreduce_d(O->comm, &s, 1, TS_HC_SUM));
+    if (t_allreduce) *t_allreduce += ts_now() - t;
+    *out = s;
+    return 0;
+}
+
+// ---- the ops table ----
+
+static ts_hpcg_opt *OP(ts_hpcg_impl *I) { return I->state; }
+
+static int o_spmv(ts_hpcg_impl *I, double *x, double *y) { return ts_hpcg_opt_spmv(OP(I), OP(I)->A, x, y); }
+static int o_mg(ts_hpcg_impl *I, const double *r, double *z) { return ts_hpcg_opt_mg(OP(I), OP(I)->A, r, z); }
+static int o_dot(ts_hpcg_impl *I, const double *x, const double *y, double *out, double *t_allreduce) {
+    return ts_hpcg_opt_dot(OP(I), I->nrow, x, y, out, t_allreduce);
+}
+static int o_waxpby(ts_hpcg_impl *I, double alpha, const double *x, double beta, const double *y, double *w) {
+    ts_hpcg_xk_waxpby a = {I->nrow, alpha, beta, x, y, w};
+    return TS_HPCG_XRUN(&OP(I)->X, waxpby, a);
+}
+static int o_zero(ts_hpcg_impl *I, double *v) {
+    return ts_hpcg_xmemset(&OP(I)->X, v, 0, sizeof(double) * (size_t)I->ncol);
+}
+static int o_vnew(ts_hpcg_impl *I, double **v) {
+    TS_CHECK(ts_hpcg_xalloc(&OP(I)->X, sizeof(double) * (size_t)I->ncol, (void **)v));
+    return o_zero(I, *v);
+}
+static void o_vfree(ts_hpcg_impl *I, double *v) {
+    ts_hpcg_xsync(&OP(I)->X); // queued kernels may still use v
+    ts_hpcg_xfree(&OP(I)->X, v);
+}
+static int o_set(ts_hpcg_impl *I, double *v, const double *nat) {
+    ts_hpcg_opt *O = OP(I);
+    TS_CHECK(ts_hpcg_xcopy(&O->X, TS_COPY_H2D, O->nat, nat, sizeof(double) * (size_t)I->nrow));
+    ts_hpcg_xk_index a = {I->nrow, TS_HPCG_SCATTER, O->A->perm, O->nat, v};
+    TS_CHECK(TS_HPCG_XRUN(&O->X, index, a));
+    return ts_hpcg_xsync(&O->X);
+}
+static int o_get(ts_hpcg_impl *I, double *nat, const double *v) {
+    ts_hpcg_opt *O = OP(I);
+    ts_hpcg_xk_index a = {I->nrow, TS_HPCG_PACK, O->A->perm, v, O->nat};
+    TS_CHECK(TS_HPCG_XRUN(&O->X, index, a));
+    TS_CHECK(ts_hpcg_xcopy(&O->X, TS_COPY_D2H, nat, O->nat, sizeof(double) * (size_t)I->nrow));
+    return ts_hpcg_xsync(&O->X);
+}
+static int o_scale_diag(ts_hpcg_impl *I, const double *nat) {
+    ts_hpcg_opt *O = OP(I);
+    ts_hpcg_olevel *A = O->A;
+    const size_t bytes = sizeof(double) * (size_t)A->nrow;
+    if (!nat) {
+        if (!A->diag_saved) return 0;
+        TS_CHECK(ts_hpcg_xcopy(&O->X, TS_COPY_D2D, A->diag, A->diag_saved, bytes));
+        TS_CHECK(ts_hpcg_xsync(&O->X));
+        ts_hpcg_xfree(&O->X, A->diag_saved);
+        A->diag_saved = NULL;
+        return 0;
+    }
+    if (!A->diag_saved) {
+        TS_CHECK(ts_hpcg_xalloc(&O->X, bytes, (void **)&A->diag_saved));
+        TS_CHECK(ts_hpcg_xcopy(&O->X, TS_COPY_D2D, A->diag_saved, A->diag, bytes));
+    }
+    TS_CHECK(ts_hpcg_xcopy(&O->X, TS_COPY_H2D, O->nat, nat, bytes));
+    ts_hpcg_xk_index a = {A->nrow, TS_HPCG_SCALE, A->perm, O->nat, A->diag};
+    TS_CHECK(TS_HPCG_XRUN(&O->X, index, a));
+    return ts_hpcg_xsync(&O->X);
+}
+static int o_fence(ts_hpcg_impl *I) { return ts_hpcg_xsync(&OP(I)->X); }
+
+static const ts_hpcg_ops opt_ops = {"opt", o_spmv, o_mg, o_dot, o_waxpby, o_vnew, o_vfree,
+                                    o_zero, o_set, o_get, o_scale_diag, o_fence};
+
+void ts_hpcg_opt_impl(ts_hpcg_opt *O, ts_hpcg_impl *I) {
+    memset(I, 0, sizeof *I);
+    I->ops = &opt_ops;
+    I->comm = O->comm;
+    I->nrow = O->A->nrow;
+    I->ncol = O->A->ncol;
+    I->b = O->b;
+    I->x = O->x;
+    I->xexact = O->xexact;
+    I->r = O->r;
+    I->z = O->z;
+    I->p = O->p;
+    I->Ap = O->Ap;
+    I->state = O;
+}
+
+// Traffic model of the kernels above, per CG iteration: a matrix entry is 12 bytes (value and
+// 32-bit column); a row's diagonal, right-hand side and own x are 8 bytes each, read or written
+// once per kernel; neighbour values of x are read once per colour block that uses them (the x
+// values of other colours: a block's neighbours are spread over the whole vector, so a sweep of
+// colour c reads the rows of every colour it couples to, (C-1)/C of x for a full row).
+static double sweep_bytes(const ts_hpcg_olevel *L, int lower, int upper, double row_vec) {
+    const double C = L->ncolors, n = L->nrow;
+    double b = n * row_vec;
+    if (lower) b += 12.0 * (double)L->nlower + 8.0 * n * (C - 1) / 2.0;
+    if (upper) b += 12.0 * (double)L->nupper + 8.0 * n * (C - 1) / 2.0;
+    return b;
+}
+
+void ts_hpcg_opt_bytes(const ts_hpcg_opt *O, double *spmv, double *mg, double *ddot, double *waxpby) {
+    const ts_hpcg_olevel *A = O->A;
+    const double n = A->nrow;
+    *spmv = sweep_bytes(A, 1, 1, 24.0); // diag, x_p, y_p
+    *mg = 0;
+    for (const ts_hpcg_olevel *L = A; L; L = L->coarse) {
+        double b = sweep_bytes(L, 1, 0, 24.0) + sweep_bytes(L, 0, 1, 24.0); // from x = 0: r,d,x / d,x,x
+        if (L->coarse) {
+            const double nc = L->coarse->nrow;
+            const double frac = nc / (double)L->nrow; // the coarse points' share of the rows
+            b += frac * sweep_bytes(L, 1, 1, 24.0) + nc * 16.0; // residual rows; fr, cq
+            b += nc * 32.0;                                        // prolongation
+            b += sweep_bytes(L, 1, 1, 40.0) + sweep_bytes(L, 0, 1, 40.0); // FWD (r,d,x,x,t) / BWD_T
+        }
+        *mg += b;
+    }
+    *ddot = 3 * 16.0 * n;
+    *waxpby = 3 * 24.0 * n;
+}
