@@ -103,7 +103,9 @@ static void devrt_close(tl_devrt *dr) {
     for (int i = 0; i < TL_DEPTH_MAX; i++) {
         if (dr->comp_ev[i]) ts_event_destroy(dr->comp_ev[i]), dr->comp_ev[i] = NULL;
         if (dr->out_ev[i]) ts_event_destroy(dr->out_ev[i]), dr->out_ev[i] = NULL;
+        free(dr->save[i]), dr->save[i] = NULL;
     }
+    dr->save_bytes = 0;
 }
 
 static int streams_open(tl_devrt *dr) {
@@ -365,7 +367,6 @@ static void call_teardown(tl_call *c) {
         for (int i = 0; i < 4; i++)
             if (st[i] && ts_stream_sync(st[i]) < 0) bad = 1;
         tl_cache_teardown(c, d);
-        for (int i = 0; i < TL_DEPTH_MAX; i++) free(c->dc[d].save[i]), c->dc[d].save[i] = NULL;
         if (bad) {
             ts_stream **sp[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
             for (int i = 0; i < 4; i++)

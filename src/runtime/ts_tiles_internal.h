@@ -68,6 +68,10 @@ typedef struct {
     ts_event *ring_ev[TL_RING];
     ts_event *comp_ev[TL_DEPTH_MAX], *out_ev[TL_DEPTH_MAX];
     int64_t tile_default;
+    // host copies of the original C tiles in flight (opts.save_c, beta != 0); kept across calls
+    // so that their pages are touched once, not at every call (save_bytes each)
+    void *save[TL_DEPTH_MAX];
+    size_t save_bytes;
 } tl_devrt;
 
 // Per-call state of one device: cache, maps, pending releases, flights.
@@ -91,7 +95,6 @@ typedef struct {
     int revivals;      // recoveries after a peer's failure (TL_REVIVALS at most)
     int dead;          // failed during this call: no more work, its tiles were given back
     int building;      // task being queued by run_task (-1 = none)
-    void *save[TL_DEPTH_MAX]; // host copies of the original C tiles in flight (opts.save_c, beta != 0)
     double busy_end;   // when the worker finished its last tile (rates)
     double flops;      // flops of the tiles it completed
 } tl_devcall;
@@ -194,6 +197,7 @@ struct tl_call {
     double cpu_busy, cpu_flops;
     int adaptive;        // cpu_cap from the database: past it, the CPU steals (auto rule)
     double t0;
+    double dev_t_first;  // when the first device tile of the call was written back (0 = not yet)
     int ndone;           // tasks in TL_DONE
     int ndead;           // devices dead in this call
     int64_t reruns;

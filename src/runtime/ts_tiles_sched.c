@@ -94,6 +94,8 @@ int tl_sched_next_dev(tl_call *c, int d) {
 // to the share from the database, then by the auto rule (CALDGEMM's 2nd and 3rd phase: the CPU
 // that finished early takes further tiles while it can still finish one before the devices are
 // done; those count as CPU steals). With no live device (none, or all failed): everything.
+#define TL_CPU_MARGIN 2.0 // the CPU's tile must fit twice in the devices' time left
+
 static int cpu_may_take(tl_call *c, int *steal) {
     int ndev = c->rt->ndev - c->ndead;
     *steal = 0;
@@ -105,7 +107,11 @@ static int cpu_may_take(tl_call *c, int *steal) {
     if (c->npending <= keep) return 0;
     int64_t dev_done = 0;
     for (int d = 0; d < c->rt->ndev; d++) dev_done += c->dc[d].tiles_done;
-    double el = ts_now() - c->t0;
+    // The devices' rate counts from their first written-back tile: the time before it (pinning,
+    // the first loads, filling the pipeline) is not their rate, and counting it made a GPU 100x
+    // faster than the CPU look slow enough for the CPU to take a tile at the start of every call.
+    double el = c->dev_t_first > 0 ? ts_now() - c->dev_t_first : 0;
+    dev_done -= 1;
     // the CPU's time for one tile: measured in this call, else from its rate (earlier calls, or
     // the probe at the first call) and the flops of the tile it would take next
     double cpu_tile = c->cpu_sec_per_tile;
@@ -117,7 +123,9 @@ static int cpu_may_take(tl_call *c, int *steal) {
     if (cpu_tile > 0 && dev_done > 0 && el > 0) {
         double dev_rate = (double)dev_done / el; // tiles per second, all devices
         double dev_left = (double)c->nunstarted / dev_rate;
-        if (cpu_tile > dev_left) return 0;
+        // A CPU tile that ends after the devices' last one makes the whole call wait for it; one
+        // that ends well before gains little when the CPU is much slower. So only with a margin.
+        if (TL_CPU_MARGIN * cpu_tile > dev_left) return 0;
     } else if (c->adaptive || c->rt->cpu_flop_rate > 0) {
         // past its share, or the devices' rate not known yet: a CPU tile may take far longer than
         // everything the devices have left (one 4096 tile on a CPU against a GPU 100x faster)

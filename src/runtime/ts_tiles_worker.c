@@ -111,12 +111,17 @@ static int run_task(tl_call *c, int d, int t) {
     if (c->c_read && c->rt->opts.save_c) {
         // The original C tile, aside until its write-back is confirmed (see the file comment). The
         // GEMMs are queued already, so the copy overlaps them; only this worker uses the buffer.
-        if (!dc->save[at] && !(dc->save[at] = malloc((size_t)c->T * (size_t)c->T * c->es))) {
+        const size_t need = (size_t)c->T * (size_t)c->T * c->es;
+        if (dr->save_bytes < need) { // a larger tile than earlier calls': new buffers
+            for (int s = 0; s < TL_DEPTH_MAX; s++) free(dr->save[s]), dr->save[s] = NULL;
+            dr->save_bytes = need;
+        }
+        if (!dr->save[at] && !(dr->save[at] = malloc(dr->save_bytes))) {
             rc = TS_ERROR(TS_ERR_NOMEM, "tile runtime: out of host memory for a C tile's saved copy");
             goto fail;
         }
         pthread_mutex_unlock(&c->lock);
-        tile_copy(c, t, dc->save[at], 0);
+        tile_copy(c, t, dr->save[at], 0);
         pthread_mutex_lock(&c->lock);
         f->saved = 1;
     }
@@ -189,7 +194,7 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
             dc->tiles_done++;
         } else if (!c->c_read || f->saved) {
             // beta == 0: C is not read, a torn tile is simply overwritten by the re-run.
-            if (f->saved) tile_copy(c, f->task, dc->save[(dc->flight_head) % TL_DEPTH_MAX], 1);
+            if (f->saved) tile_copy(c, f->task, dr->save[(dc->flight_head) % TL_DEPTH_MAX], 1);
             tl_sched_requeue(c, f->task, 1);
             given++;
         } else {
@@ -335,5 +340,6 @@ int tl_trace_new(tl_call *c, int worker, int task) {
 void tl_trace_stamp(void *slot) { *(double *)slot = ts_now(); }
 
 void tl_count_dev_tile(tl_call *c, int d, int t) {
+    if (!(c->dev_t_first > 0)) c->dev_t_first = ts_now();
     c->dc[d].flops += tl_task_flops(c, t);
 }
