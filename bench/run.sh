@@ -60,7 +60,7 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # Out-of-core Linpack (matrix in host memory, the update GEMMs through the tile runtime) and the
   # device-resident run at the same N, side by side.
   ooc_n=${TESSERA_BENCH_OOC_N:-65536}
-  step hpl-ooc timeout 600 "$tessera" hpl -N "$ooc_n" -NB 1024 --exec ooc --json "$out/hpl-ooc.json" \
+  step hpl-ooc timeout ${TESSERA_BENCH_OOC_TIMEOUT:-600} "$tessera" hpl -N "$ooc_n" -NB 1024 --exec ooc --json "$out/hpl-ooc.json" \
        --plot "$out/hpl-ooc.svg"
   step hpl-ooc-dev timeout 300 "$tessera" hpl -N "$ooc_n" -NB 1024 --exec device --json "$out/hpl-ooc-dev.json"
   # cuBLAS DGEMM held for about 10 s on HPL's update shape (k = 1024): the rate a long Linpack can

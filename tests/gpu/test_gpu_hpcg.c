@@ -46,7 +46,8 @@ static int group_setup(void **state) {
     ts_devset_opts o;
     if (ts_devset_opts_init(&o) < 0) return -1;
     o.backend = TS_BACKEND_CUDA;
-    o.arena_bytes = ARENA_BYTES;
+    // the profile (TESSERA_GPU_HPCG_PROFILE) builds a full-size problem: the default arena then
+    if (!getenv("TESSERA_GPU_HPCG_PROFILE")) o.arena_bytes = ARENA_BYTES;
     o.max_devices = 1;
     if (ts_devset_open(&o, &g_set) < 0 || ts_hpcg_exec_device(&g_dev, g_set, ts_devset_device(g_set, 0)) < 0) {
         printf("# setup: %s\n", ts_error_string());
@@ -124,10 +125,96 @@ static void test_cg_and_validation(void **state) {
     ts_hpcg_opt_destroy(D);
 }
 
+// Milliseconds per call of fn over reps calls, timed with events on the executor's stream.
+typedef int (*piece_fn)(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y);
+static double time_piece(ts_hpcg_opt *O, ts_hpcg_olevel *L, piece_fn fn, double *x, double *y, int reps) {
+    ts_event *e0, *e1;
+    OK(ts_event_create(O->X.dev, &e0));
+    OK(ts_event_create(O->X.dev, &e1));
+    OK(fn(O, L, x, y)); // warm-up
+    OK(ts_event_record(e0, O->X.st));
+    for (int i = 0; i < reps; i++) OK(fn(O, L, x, y));
+    OK(ts_event_record(e1, O->X.st));
+    OK(ts_event_sync(e1));
+    double ms = 0;
+    OK(ts_event_elapsed_ms(e0, e1, &ms));
+    ts_event_destroy(e0);
+    ts_event_destroy(e1);
+    return ms / reps;
+}
+static int p_pre(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) { return ts_hpcg_opt_symgs(O, L, r, x, 1); }
+static int p_post(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) { return ts_hpcg_opt_symgs(O, L, r, x, 0); }
+static int p_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y) { return ts_hpcg_opt_spmv(O, L, x, y); }
+static int p_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) { return ts_hpcg_opt_mg(O, L, r, x); }
+static int p_restrict(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) {
+    ts_hpcg_xk_restrict a = {L->coarse->nrow, L->ncolors, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
+    return TS_HPCG_XRUN(&O->X, restrict, a);
+}
+static int p_prolong(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) {
+    ts_hpcg_xk_prolong a = {L->coarse->nrow, L->fr, L->cq, L->xc, x};
+    return TS_HPCG_XRUN(&O->X, prolong, a);
+}
+
+// TESSERA_GPU_HPCG_PROFILE=N: the pieces of one V-cycle per level at N^3 (no bound; a record of
+// where the time goes), and one CG iteration against the sum of its kernels.
+static void test_profile(void **state) {
+    const char *e = getenv("TESSERA_GPU_HPCG_PROFILE");
+    if (!g_set || !e) skip();
+    const int n = atoi(e);
+    ts_hpcg_geom g;
+    OK(ts_hpcg_geom_init(&g, 1, 0, n, n, n, 0, 0, 0));
+    ts_hpcg_opt *D = build(&g, &g_dev, NULL);
+    ts_hpcg_impl I;
+    ts_hpcg_opt_impl(D, &I);
+    double total = 0;
+    for (ts_hpcg_olevel *L = D->A; L; L = L->coarse) {
+        double *xl = NULL, *rl = NULL; // this level's x, and a right-hand side (the start of b)
+        OK(ts_hpcg_xalloc(&D->X, sizeof(double) * (size_t)L->ncol, (void **)&xl));
+        OK(ts_hpcg_xalloc(&D->X, sizeof(double) * (size_t)L->ncol, (void **)&rl));
+        OK(ts_hpcg_xmemset(&D->X, xl, 0, sizeof(double) * (size_t)L->ncol));
+        OK(ts_hpcg_xcopy(&D->X, TS_COPY_D2D, rl, D->b, sizeof(double) * (size_t)L->nrow));
+        const double nnz_b = 12.0 * (double)(L->nlower + L->nupper);
+        double pre = time_piece(D, L, p_pre, xl, rl, 20), post = time_piece(D, L, p_post, xl, rl, 20);
+        printf("# level %d x %d x %d: pre %.3f ms (%.0f GB/s matrix), post %.3f ms (%.0f GB/s matrix)", L->g.nx,
+               L->g.ny, L->g.nz, pre, nnz_b / pre / 1e6, post, 1.5 * nnz_b / post / 1e6);
+        if (L->coarse) {
+            double rs = time_piece(D, L, p_restrict, xl, rl, 20), pr = time_piece(D, L, p_prolong, xl, rl, 20);
+            printf(", restrict %.3f ms, prolong %.3f ms", rs, pr);
+            total += rs + pr;
+        }
+        if (L == D->A) {
+            const double sp = time_piece(D, L, p_spmv, xl, rl, 20);
+            printf(", SpMV %.3f ms (%.0f GB/s matrix)", sp, nnz_b / sp / 1e6);
+        }
+        printf("\n");
+        total += pre + post;
+        ts_hpcg_xfree(&D->X, xl);
+        ts_hpcg_xfree(&D->X, rl);
+    }
+    double mg = time_piece(D, D->A, p_mg, D->z, D->b, 20);
+    printf("# V-cycle %.3f ms; its pieces add up to %.3f ms\n", mg, total);
+    ts_hpcg_cg_result cr;
+    double times[TS_HPCG_NTIMES] = {0};
+    OK(I.ops->zero(&I, I.x));
+    OK(ts_hpcg_cg(&I, I.b, I.x, 20, 0.0, 1, times, &cr));
+    printf("# CG: %.3f ms per iteration (MG %.3f, SpMV %.3f, DDOT %.3f, WAXPBY %.3f)\n",
+           times[TS_HPCG_T_TOTAL] / 20 * 1e3, times[TS_HPCG_T_MG] / 20 * 1e3, times[TS_HPCG_T_SPMV] / 20 * 1e3,
+           times[TS_HPCG_T_DDOT] / 20 * 1e3, times[TS_HPCG_T_WAXPBY] / 20 * 1e3);
+    // Iterations to a given residual drop (TESSERA_GPU_HPCG_DROP), e.g. the reference's.
+    const char *drop = getenv("TESSERA_GPU_HPCG_DROP");
+    if (drop) {
+        OK(I.ops->zero(&I, I.x));
+        OK(ts_hpcg_cg(&I, I.b, I.x, 500, atof(drop), 1, NULL, &cr));
+        printf("# CG to the drop %s: %d iterations\n", drop, cr.niters);
+    }
+    ts_hpcg_opt_destroy(D);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_same_as_host),
         cmocka_unit_test(test_cg_and_validation),
+        cmocka_unit_test(test_profile),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
