@@ -12,6 +12,7 @@ OUT=$(cd "$OUT" && pwd)
 N=${1:-256}
 RT=${2:-60}
 build=${TESSERA_DEVICE_BUILD:-build-device}
+case $build in /*) bin=$build/bin/tessera ;; *) bin=$root/$build/bin/tessera ;; esac
 log=$OUT/hpcg-gpu-log.txt
 : >"$log"
 say() { echo "$@" | tee -a "$log" >&2; }
@@ -36,10 +37,10 @@ say "== GPU test"
 
 cd "$OUT" || exit 2
 say "== quick check: 32^3, --rt 0"
-"$root/$build/bin/tessera" hpcg --engine cuda --nx 32 --ny 32 --nz 32 --rt 0 >>"$log" 2>&1 || fail=1
+"$bin" hpcg --engine cuda --nx 32 --ny 32 --nz 32 --rt 0 >>"$log" 2>&1 || fail=1
 tail -4 "$log" >&2
 say "== benchmark: ${N}^3, --rt $RT"
-"$root/$build/bin/tessera" hpcg --engine cuda --nx "$N" --ny "$N" --nz "$N" --rt "$RT" \
+"$bin" hpcg --engine cuda --nx "$N" --ny "$N" --nz "$N" --rt "$RT" \
   --json "$OUT/hpcg-$N.json" >>"$log" 2>&1 || fail=1
 grep -vE "^hpcg [0-9]+ CG sets" "$log" | tail -22 >&2
 say "== done (fail=$fail)"

@@ -95,16 +95,22 @@ static int check_opts(const ts_tiles_opts *o) {
 // ---------------------------------------------------------------- context
 
 static void devrt_close(tl_devrt *dr) {
-    ts_stream **st[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
-    for (int i = 0; i < 4; i++)
+    ts_stream **st[TL_NSTREAMS] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h, &dr->s_save};
+    for (int i = 0; i < TL_NSTREAMS; i++)
         if (*st[i]) ts_stream_destroy(*st[i]), *st[i] = NULL;
     for (int i = 0; i < TL_RING; i++)
         if (dr->ring_ev[i]) ts_event_destroy(dr->ring_ev[i]), dr->ring_ev[i] = NULL;
     for (int i = 0; i < TL_DEPTH_MAX; i++) {
         if (dr->comp_ev[i]) ts_event_destroy(dr->comp_ev[i]), dr->comp_ev[i] = NULL;
         if (dr->out_ev[i]) ts_event_destroy(dr->out_ev[i]), dr->out_ev[i] = NULL;
-        free(dr->save[i]), dr->save[i] = NULL;
+        if (dr->save_ev[i]) ts_event_destroy(dr->save_ev[i]), dr->save_ev[i] = NULL;
     }
+}
+
+// The save buffers (pinned host memory of the device set).
+void tl_save_free(ts_tiles *rt, tl_devrt *dr) {
+    for (int i = 0; i < TL_DEPTH_MAX; i++)
+        if (dr->save[i]) ts_host_free(rt->devs, dr->save[i]), dr->save[i] = NULL;
     dr->save_bytes = 0;
 }
 
@@ -112,13 +118,14 @@ static int streams_open(tl_devrt *dr) {
     TS_CHECK(ts_stream_create(dr->dev, &dr->s_h2d));
     TS_CHECK(ts_stream_create(dr->dev, &dr->s_p2p));
     TS_CHECK(ts_stream_create(dr->dev, &dr->s_comp));
+    TS_CHECK(ts_stream_create(dr->dev, &dr->s_save));
     return ts_stream_create(dr->dev, &dr->s_d2h);
 }
 
 int tl_streams_reset(ts_tiles *rt, int d) {
     tl_devrt *dr = &rt->dev[d];
-    ts_stream **sp[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
-    for (int i = 0; i < 4; i++)
+    ts_stream **sp[TL_NSTREAMS] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h, &dr->s_save};
+    for (int i = 0; i < TL_NSTREAMS; i++)
         if (*sp[i]) ts_stream_destroy(*sp[i]), *sp[i] = NULL;
     return streams_open(dr);
 }
@@ -130,6 +137,7 @@ static int devrt_open(tl_devrt *dr, ts_device *dev) {
     for (int i = 0; i < TL_DEPTH_MAX; i++) {
         TS_CHECK(ts_event_create(dev, &dr->comp_ev[i]));
         TS_CHECK(ts_event_create(dev, &dr->out_ev[i]));
+        TS_CHECK(ts_event_create(dev, &dr->save_ev[i]));
     }
     dr->tile_default = ts_device_props_of(dev)->backend == TS_BACKEND_CUDA ? TL_TILE_CUDA : TL_TILE_SIM;
     return 0;
@@ -183,7 +191,7 @@ static void pin_drop(ts_tiles *rt, int p) {
 void ts_tiles_destroy(ts_tiles *rt) {
     if (!rt) return;
     while (rt->npins > 0) pin_drop(rt, rt->npins - 1);
-    for (int d = 0; d < rt->ndev; d++) devrt_close(&rt->dev[d]);
+    for (int d = 0; d < rt->ndev; d++) tl_save_free(rt, &rt->dev[d]), devrt_close(&rt->dev[d]);
     ts_perfdb_close(rt->perfdb);
     free(rt->trace);
     pthread_mutex_destroy(&rt->call_lock);
@@ -362,14 +370,14 @@ static void call_teardown(tl_call *c) {
     ts_tiles *rt = c->rt;
     for (int d = 0; d < rt->ndev; d++) {
         tl_devrt *dr = &rt->dev[d];
-        ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
+        ts_stream *st[TL_NSTREAMS] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h, dr->s_save};
         int bad = 0;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < TL_NSTREAMS; i++)
             if (st[i] && ts_stream_sync(st[i]) < 0) bad = 1;
         tl_cache_teardown(c, d);
         if (bad) {
-            ts_stream **sp[4] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h};
-            for (int i = 0; i < 4; i++)
+            ts_stream **sp[TL_NSTREAMS] = {&dr->s_h2d, &dr->s_p2p, &dr->s_comp, &dr->s_d2h, &dr->s_save};
+            for (int i = 0; i < TL_NSTREAMS; i++)
                 if (*sp[i]) ts_stream_destroy(*sp[i]), *sp[i] = NULL;
             if (streams_open(dr) < 0)
                 TS_LOG_W("tile runtime: device %d: cannot recreate streams after a failure: %s", d, ts_error_string());
@@ -416,6 +424,7 @@ static void call_stats(const tl_call *c, ts_tiles_stats *s) {
         s->tiles_dev[d] = dc->tiles_done;
         s->bytes_h2d += dc->bytes_h2d;
         s->bytes_d2h += dc->bytes_d2h;
+        s->bytes_save += dc->bytes_save;
         s->bytes_p2p += dc->bytes_p2p;
         s->cache_hits += dc->hits;
         s->cache_misses += dc->misses;

@@ -61,6 +61,7 @@ typedef struct {
     int64_t tiles_cpu;                   // C tiles done by the CPU worker
     double cpu_share;                    // tiles_cpu / tiles
     size_t bytes_h2d, bytes_d2h, bytes_p2p;
+    size_t bytes_save;                   // D2H bytes of the saved copies of C tiles (save_c, beta != 0)
     size_t bytes_h2d_noreuse;            // H2D volume if every task loaded all its tiles (no cache)
     int64_t cache_hits;                  // A/B tile requests served by the device's own cache
     int64_t cache_misses;                // ... loaded from the host or a peer

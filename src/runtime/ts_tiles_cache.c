@@ -53,8 +53,8 @@ int tl_event_failed(tl_call *c, int d, int rc) {
     tl_devrt *dr = &c->rt->dev[d];
     int first = 0;
     char msg[sizeof c->errmsg] = "";
-    ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
-    for (int i = 0; i < 4; i++) {
+    ts_stream *st[TL_NSTREAMS] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h, dr->s_save};
+    for (int i = 0; i < TL_NSTREAMS; i++) {
         int e = st[i] ? ts_stream_error(st[i]) : 0;
         if (e >= 0) continue;
         if (!strstr(ts_error_last()->message, "waited on an event")) return tl_call_fail(c, e);

@@ -49,7 +49,9 @@ typedef struct {
     ts_event *comp;    // after the last GEMM (the copy out waits for it)
     ts_event *out;     // after the copy out
     int out_recorded;  // the copy out and f->out are queued (else out is stale)
-    int saved;         // the original C tile is in the device's save buffer of this flight
+    volatile int saved; // the original C tile is in the device's save buffer of this flight (set by
+                        // a stream callback when the save is a device copy; read after the streams stopped)
+    int save_dma;      // the save is a device copy that the copy out waits for: unsaved = C untouched
     int trace;         // trace record index, -1 = none
 } tl_flight;
 
@@ -61,15 +63,19 @@ typedef struct {
     double t[6];       // in0, in1, gemm0, gemm1, out0, out1
 } tl_trace_rec;
 
+#define TL_NSTREAMS 5 // per device: H2D, peer, compute, D2H, save
+
 // Persistent per-device state (created with the runtime).
 typedef struct {
     ts_device *dev;
     ts_stream *s_h2d, *s_p2p, *s_comp, *s_d2h;
+    ts_stream *s_save; // copies of original C tiles from the device to the save buffers (opts.save_c)
     ts_event *ring_ev[TL_RING];
     ts_event *comp_ev[TL_DEPTH_MAX], *out_ev[TL_DEPTH_MAX];
     int64_t tile_default;
-    // host copies of the original C tiles in flight (opts.save_c, beta != 0); kept across calls
-    // so that their pages are touched once, not at every call (save_bytes each)
+    ts_event *save_ev[TL_DEPTH_MAX]; // after a C tile's copy to its save buffer
+    // host copies of the original C tiles in flight (opts.save_c, beta != 0), pinned, kept across
+    // calls so that they are allocated and touched once (save_bytes each)
     void *save[TL_DEPTH_MAX];
     size_t save_bytes;
 } tl_devrt;
@@ -90,7 +96,7 @@ typedef struct {
     int64_t cursor;    // position in the task order where this device's next pick starts
     // counters (under the call lock)
     int64_t tiles_done, hits, misses, peer_fetches, evictions, steals;
-    size_t bytes_h2d, bytes_d2h, bytes_p2p;
+    size_t bytes_h2d, bytes_d2h, bytes_p2p, bytes_save;
     int stuck;         // waiting for slots held by peers
     int revivals;      // recoveries after a peer's failure (TL_REVIVALS at most)
     int dead;          // failed during this call: no more work, its tiles were given back
@@ -262,6 +268,7 @@ int tl_sched_next_cpu(tl_call *c);          // task id or -1: nothing for the CP
 void tl_sched_requeue(tl_call *c, int task, int rerun);
 // Adds a finished device tile's flops to device d's count (rates for the performance database).
 void tl_count_dev_tile(tl_call *c, int d, int t);
+void tl_save_free(ts_tiles *rt, tl_devrt *dr);
 // Workers that can still take tasks (live devices + the CPU).
 int tl_sched_alive(const tl_call *c);
 void tl_sched_done(tl_call *c, int task, int d); // d = -1 for the CPU

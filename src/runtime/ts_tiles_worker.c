@@ -12,7 +12,8 @@
 // copy out did not complete may be torn (partly new), which matters when beta != 0 because a
 // re-run reads C again. So with save_c the worker copies the original host C tile aside before it
 // queues the copy out, and a failed device's unconfirmed tiles are restored from that copy (after
-// its streams stopped) before they are re-queued.
+// its streams stopped) before they are re-queued. For a GEMM tile the copy aside is a device-to-host
+// copy of the loaded tile on the save stream that its GEMMs wait for (run_task).
 #include "runtime/ts_tiles_internal.h"
 
 #include "core/ts_error.h"
@@ -43,6 +44,19 @@ static void tile_copy(tl_call *c, int t, void *buf, int restore) {
     }
 }
 
+// This flight's save buffer (pinned; grown when a call's tiles are larger than earlier calls').
+static int save_buffer(tl_call *c, tl_devrt *dr, int at) {
+    const size_t need = (size_t)c->T * (size_t)c->T * c->es;
+    if (dr->save_bytes < need) {
+        tl_save_free(c->rt, dr);
+        dr->save_bytes = need;
+    }
+    if (!dr->save[at]) TS_CHECK(ts_host_alloc(c->rt->devs, dr->save_bytes, &dr->save[at]));
+    return 0;
+}
+
+static void flag_set(void *p) { *(volatile int *)p = 1; }
+
 // Stamps a trace field from a stream callback (or does nothing when tracing is off).
 static int stamp_on(tl_call *c, ts_stream *st, int rec, int field) {
     if (rec < 0) return 0;
@@ -65,7 +79,7 @@ static int run_task(tl_call *c, int d, int t) {
     int at = (dc->flight_head + dc->flight_count) % TL_DEPTH_MAX;
     tl_flight *f = &dc->flight[at];
     f->task = t, f->cslot = cs, f->comp = dr->comp_ev[at], f->out = dr->out_ev[at];
-    f->out_recorded = 0, f->saved = 0;
+    f->out_recorded = 0, f->saved = 0, f->save_dma = 0;
     f->trace = tl_trace_new(c, d, t);
     if ((rc = stamp_on(c, dr->s_h2d, f->trace, 0)) < 0) goto fail;
     if (!c->beta_zero) {
@@ -74,6 +88,20 @@ static int run_task(tl_call *c, int d, int t) {
         if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, csl->ready);
         if (rc < 0) goto fail;
         dc->bytes_h2d += cw * (size_t)nb;
+        if (c->rt->opts.save_c && !c->l3) {
+            // The original C tile goes from the device slot to this flight's pinned save buffer on
+            // its own stream while earlier tiles compute; the GEMMs (and so the copy out) wait for
+            // it. `saved` is set by a callback after the copy: unset, the copy out never started.
+            if ((rc = save_buffer(c, dr, at)) < 0) goto fail;
+            rc = ts_stream_wait_event(dr->s_save, csl->ready);
+            if (rc >= 0) rc = ts_copy2d_async(dr->s_save, TS_COPY_D2H, dr->save[at], cw, csl->ptr, cw, cw, (size_t)nb);
+            if (rc >= 0) rc = ts_host_callback(dr->s_save, flag_set, (void *)&f->saved);
+            if (rc >= 0) rc = ts_event_record(dr->save_ev[at], dr->s_save);
+            if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, dr->save_ev[at]);
+            if (rc < 0) goto fail;
+            dc->bytes_save += cw * (size_t)nb;
+            f->save_dma = 1;
+        }
     }
     if (c->l3) { // a level-3 task: its own list of tile products
         if ((rc = tl_l3_queue(c, d, t, cs, f->trace)) < 0) goto fail;
@@ -108,18 +136,11 @@ static int run_task(tl_call *c, int d, int t) {
     }
     if ((rc = stamp_on(c, dr->s_h2d, f->trace, 1)) < 0) goto fail;
     if ((rc = stamp_on(c, dr->s_comp, f->trace, 3)) < 0) goto fail;
-    if (c->c_read && c->rt->opts.save_c) {
-        // The original C tile, aside until its write-back is confirmed (see the file comment). The
-        // GEMMs are queued already, so the copy overlaps them; only this worker uses the buffer.
-        const size_t need = (size_t)c->T * (size_t)c->T * c->es;
-        if (dr->save_bytes < need) { // a larger tile than earlier calls': new buffers
-            for (int s = 0; s < TL_DEPTH_MAX; s++) free(dr->save[s]), dr->save[s] = NULL;
-            dr->save_bytes = need;
-        }
-        if (!dr->save[at] && !(dr->save[at] = malloc(dr->save_bytes))) {
-            rc = TS_ERROR(TS_ERR_NOMEM, "tile runtime: out of host memory for a C tile's saved copy");
-            goto fail;
-        }
+    if (c->c_read && c->rt->opts.save_c && c->l3) {
+        // A level-3 tile (its C may be loaded in parts): the original host C tile, copied aside by
+        // the host until its write-back is confirmed (see the file comment). The GEMMs are queued
+        // already, so the copy overlaps them; only this worker uses the buffer.
+        if ((rc = save_buffer(c, dr, at)) < 0) goto fail;
         pthread_mutex_unlock(&c->lock);
         tile_copy(c, t, dr->save[at], 0);
         pthread_mutex_lock(&c->lock);
@@ -165,11 +186,11 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
     // Nothing of this device may run any more before its tiles are judged: wait for its streams
     // (a lost device returns at once; a sticky error skips the rest of the queued work).
     pthread_mutex_unlock(&c->lock);
-    ts_stream *st[4] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h};
+    ts_stream *st[TL_NSTREAMS] = {dr->s_h2d, dr->s_p2p, dr->s_comp, dr->s_d2h, dr->s_save};
     // A failure that is only the consequence of another device's (a stream waited on an event of a
     // failed or lost peer: a peer copy) leaves this device healthy: it recovers below.
     int waited = 0, other = 0;
-    for (int s = 0; s < 4; s++) {
+    for (int s = 0; s < TL_NSTREAMS; s++) {
         if (!st[s] || ts_stream_sync(st[s]) >= 0) continue;
         if (strstr(ts_error_last()->message, "waited on an event")) waited = 1;
         else other = 1;
@@ -192,8 +213,9 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
             tl_sched_done(c, f->task, d);
             tl_count_dev_tile(c, d, f->task);
             dc->tiles_done++;
-        } else if (!c->c_read || f->saved) {
-            // beta == 0: C is not read, a torn tile is simply overwritten by the re-run.
+        } else if (!c->c_read || f->saved || f->save_dma) {
+            // beta == 0: C is not read, a torn tile is simply overwritten by the re-run. A device
+            // save not completed: the copy out (which waits for it) never started.
             if (f->saved) tile_copy(c, f->task, dr->save[(dc->flight_head) % TL_DEPTH_MAX], 1);
             tl_sched_requeue(c, f->task, 1);
             given++;

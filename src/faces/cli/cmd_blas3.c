@@ -1187,6 +1187,7 @@ static void write_tiles_json(ts_json *j, const ts_tiles_stats *t) {
     ts_json_num(j, "cpu_share", t->cpu_share);
     ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
     ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
+    ts_json_int(j, "bytes_save", (int64_t)t->bytes_save);
     ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
     ts_json_int(j, "cache_hits", t->cache_hits);
     ts_json_int(j, "cache_misses", t->cache_misses);

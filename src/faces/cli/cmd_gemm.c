@@ -1062,6 +1062,7 @@ static void write_json(gemm_ctx *c, ts_json *j) {
             const ts_tiles_stats *t = &r->tiles;
             ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
             ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
+            ts_json_int(j, "bytes_save", (int64_t)t->bytes_save);
             ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
             ts_json_int(j, "bytes_h2d_noreuse", (int64_t)t->bytes_h2d_noreuse);
             ts_json_int(j, "cache_hits", t->cache_hits);
