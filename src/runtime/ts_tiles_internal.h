@@ -204,6 +204,7 @@ struct tl_call {
     int adaptive;        // cpu_cap from the database: past it, the CPU steals (auto rule)
     double t0;
     double dev_t_first;  // when the first device tile of the call was written back (0 = not yet)
+    double dev_first_flops; // ... and its flops
     int ndone;           // tasks in TL_DONE
     int ndead;           // devices dead in this call
     int64_t reruns;

@@ -88,15 +88,18 @@ int tl_sched_next_dev(tl_call *c, int d) {
     return t;
 }
 
-// Whether the CPU may take one more tile now. With a fraction: up to its cap. With auto: not the
-// last tiles (a reserve of a few per device stays for the devices), and not when the devices at
-// their measured rate would finish everything left before the CPU finishes one tile. Adaptive: up
-// to the share from the database, then by the auto rule (CALDGEMM's 2nd and 3rd phase: the CPU
-// that finished early takes further tiles while it can still finish one before the devices are
-// done; those count as CPU steals). With no live device (none, or all failed): everything.
 #define TL_CPU_MARGIN 2.0 // the CPU's tile must fit twice in the devices' time left
 
-static int cpu_may_take(tl_call *c, int *steal) {
+// Whether the CPU may take task t now. With a fraction: up to its cap. With auto: not the last
+// tiles (a reserve of a few per device stays for the devices), and not when the devices at their
+// measured rate would finish everything unstarted before the CPU finished t twice over (a CPU tile
+// that ends after the devices' last one holds the whole call; one that ends just before gains
+// little). Rates and work are in flops, so that the unequal tasks of the level-3 routines (a TRMM
+// tile row near the bottom costs many times one near the top) are judged by their own cost.
+// Adaptive: up to the share from the database, then by the auto rule (CALDGEMM's 2nd and 3rd phase:
+// the CPU that finished early takes further tiles while it can still finish one before the devices
+// are done; those count as CPU steals). With no live device (none, or all failed): everything.
+static int cpu_may_take(tl_call *c, int t, int *steal) {
     int ndev = c->rt->ndev - c->ndead;
     *steal = 0;
     if (c->npending == 0) return 0;
@@ -105,26 +108,20 @@ static int cpu_may_take(tl_call *c, int *steal) {
     if (c->adaptive && c->cpu_tiles < c->cpu_cap) return 1;
     int64_t keep = (int64_t)ndev * (c->rt->opts.depth + c->rt->opts.reserve);
     if (c->npending <= keep) return 0;
-    int64_t dev_done = 0;
-    for (int d = 0; d < c->rt->ndev; d++) dev_done += c->dc[d].tiles_done;
     // The devices' rate counts from their first written-back tile: the time before it (pinning,
     // the first loads, filling the pipeline) is not their rate, and counting it made a GPU 100x
     // faster than the CPU look slow enough for the CPU to take a tile at the start of every call.
+    double dev_flops = -c->dev_first_flops;
+    for (int d = 0; d < c->rt->ndev; d++) dev_flops += c->dc[d].flops;
     double el = c->dev_t_first > 0 ? ts_now() - c->dev_t_first : 0;
-    dev_done -= 1;
-    // the CPU's time for one tile: measured in this call, else from its rate (earlier calls, or
-    // the probe at the first call) and the flops of the tile it would take next
-    double cpu_tile = c->cpu_sec_per_tile;
-    if (!(cpu_tile > 0) && c->rt->cpu_flop_rate > 0) {
-        int t = c->ntasks - 1;
-        while (t > 0 && c->state[t] != TL_PENDING) t--;
-        cpu_tile = tl_task_flops(c, t) / c->rt->cpu_flop_rate;
-    }
-    if (cpu_tile > 0 && dev_done > 0 && el > 0) {
-        double dev_rate = (double)dev_done / el; // tiles per second, all devices
-        double dev_left = (double)c->nunstarted / dev_rate;
-        // A CPU tile that ends after the devices' last one makes the whole call wait for it; one
-        // that ends well before gains little when the CPU is much slower. So only with a margin.
+    // the CPU's time for t: from its rate (its own tiles in this or earlier calls, or the probe at
+    // the runtime's first call), else from its mean time per tile in this call
+    double cpu_tile = c->rt->cpu_flop_rate > 0 ? tl_task_flops(c, t) / c->rt->cpu_flop_rate : c->cpu_sec_per_tile;
+    if (cpu_tile > 0 && dev_flops > 0 && el > 0) {
+        double left = 0; // flops of the unstarted tasks (pending and reserved)
+        for (int u = 0; u < c->ntasks; u++)
+            if (c->state[u] == TL_PENDING || c->state[u] == TL_RESERVED) left += tl_task_flops(c, u);
+        double dev_left = left / (dev_flops / el);
         if (TL_CPU_MARGIN * cpu_tile > dev_left) return 0;
     } else if (c->adaptive || c->rt->cpu_flop_rate > 0) {
         // past its share, or the devices' rate not known yet: a CPU tile may take far longer than
@@ -136,8 +133,7 @@ static int cpu_may_take(tl_call *c, int *steal) {
 }
 
 int tl_sched_next_cpu(tl_call *c) {
-    int steal;
-    if (c->abort || !cpu_may_take(c, &steal)) return -1;
+    if (c->abort || c->npending == 0) return -1;
     int best = -1, bs = 0;
     for (int t = c->ntasks - 1; t >= 0; t--) {
         if (c->state[t] != TL_PENDING) continue;
@@ -151,10 +147,10 @@ int tl_sched_next_cpu(tl_call *c) {
         if (best < 0 || s < bs) best = t, bs = s;
         if (s == 0) break;
     }
-    if (best >= 0) {
-        start(c, best, -1);
-        c->cpu_steals += steal;
-    }
+    int steal;
+    if (best < 0 || !cpu_may_take(c, best, &steal)) return -1;
+    start(c, best, -1);
+    c->cpu_steals += steal;
     return best;
 }
 

@@ -362,6 +362,6 @@ int tl_trace_new(tl_call *c, int worker, int task) {
 void tl_trace_stamp(void *slot) { *(double *)slot = ts_now(); }
 
 void tl_count_dev_tile(tl_call *c, int d, int t) {
-    if (!(c->dev_t_first > 0)) c->dev_t_first = ts_now();
+    if (!(c->dev_t_first > 0)) c->dev_t_first = ts_now(), c->dev_first_flops = tl_task_flops(c, t);
     c->dc[d].flops += tl_task_flops(c, t);
 }

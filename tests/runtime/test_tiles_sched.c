@@ -7,6 +7,7 @@
 #include <cmocka.h>
 
 #include "tiles_test.h"
+#include "runtime/ts_tiles_internal.h" // rt->cpu_flop_rate: a CPU made slow on purpose
 
 static void run_ok(ts_tiles *rt, tt_prob *p, ts_tiles_stats *st) {
     int rc = tt_run(rt, p, st);
@@ -188,6 +189,35 @@ static void test_cpu_share_auto(void **state) {
     ts_devset_close(s);
 }
 
+// The same devices with a CPU whose known rate makes each of its tiles last far longer than the
+// devices need for everything: it takes none (an H200 against a 16-core CPU is this case, about
+// 100x), and a level-3 call (unequal tasks, judged by their own flops) neither.
+static void test_cpu_auto_slow_cpu(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(2, NULL, 0, 2.0, 4.0);
+    ts_tiles_opts o = tt_opts(128, TS_TILES_CPU_AUTO);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 1024, 768, 256, 0, 72), 0);
+    ts_tiles_stats st;
+    for (int rep = 0; rep < 2; rep++) {
+        rt->cpu_flop_rate = 1e6; // 1 MFLOP/s: 8 s per 128 x 128 x 256 tile, the devices need < 1 s
+        memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
+        run_ok(rt, &p, &st);
+        assert_int_equal(st.tiles_cpu, 0);
+        assert_int_equal(st.tiles_dev[0] + st.tiles_dev[1], st.tiles);
+    }
+    // and with its real (fast) rate it takes a share again
+    rt->cpu_flop_rate = 0;
+    memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
+    run_ok(rt, &p, &st);
+    assert_true(st.tiles_cpu > 0);
+    tt_free(&p);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
 int main(void) {
     ts_cpu_blas_set_threads(1);
     const struct CMUnitTest tests[] = {
@@ -196,6 +226,7 @@ int main(void) {
         cmocka_unit_test(test_out_of_core),
         cmocka_unit_test(test_pins),
         cmocka_unit_test(test_cpu_share_auto),
+        cmocka_unit_test(test_cpu_auto_slow_cpu),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
