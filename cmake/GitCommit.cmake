@@ -4,8 +4,10 @@ execute_process(COMMAND git rev-parse --short=7 HEAD WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
 execute_process(COMMAND git status --porcelain --untracked-files=no WORKING_DIRECTORY ${SRC}
                 OUTPUT_VARIABLE dirty OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
-if(NOT commit AND DEFINED ENV{TESSERA_COMMIT})
-  set(commit "$ENV{TESSERA_COMMIT}") # a copy of the tree without .git (the GPU machine) is told its commit
+if(NOT "$ENV{TESSERA_COMMIT}" STREQUAL "")
+  # told explicitly (bench/device.sh on the GPU machine, whose copy of the tree may carry a stale
+  # .git or none): the caller's word wins over git's
+  set(commit "$ENV{TESSERA_COMMIT}")
   set(dirty "")
 endif()
 if(NOT commit)
