@@ -517,9 +517,10 @@ const char *const sg_variant_names[] = {"large", "large16", "small", "async", "a
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE=large|large16|small|async|async16|wide overrides it):
-// small (64x64) when 128x128 tiles would not give every multiprocessor two blocks; wide (128x256,
-// 8 x 16 per thread, 3-stage cp.async) when its tiles fill every multiprocessor twice; async (128x128,
-// 4-stage cp.async) in between. `large` (register prefetch) stays selectable for comparison.
+// small (64x64) when 128x128 tiles would not give every multiprocessor two blocks, else large
+// (128x128, register prefetch). Measured on H200 at n = 8192 against cuBLAS in the same runs
+// (bench/NOTES.md, 2026-11-23): large 0.78-0.84x over NN/NT/TN/TT, async 0.75-0.84x, async16
+// 0.72-0.87x, wide 0.72-0.80x; the cp.async variants stay selectable.
 int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
     const char *force = getenv("TESSERA_SGEMM_TILE");
     if (force && *force) {
@@ -529,8 +530,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
                             "TESSERA_SGEMM_TILE=%s: expected large, large16, small, async, async16 or wide", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
-    const int64_t wide_tiles = ((m + 127) / 128) * ((n + 255) / 256);
-    *v = tiles < 2 * (int64_t)sms ? SG_SMALL : wide_tiles >= 2 * (int64_t)sms ? SG_WIDE : SG_ASYNC;
+    *v = tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
     return 0;
 }
 
