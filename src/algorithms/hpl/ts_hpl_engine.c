@@ -382,11 +382,12 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     if (!ok) return 0;
     // Panels on the device: asked for (one process row only), or by default on CUDA devices
     int asked = 0;
-    s->panel_kind = panel_choice(c, dev, &asked);
-    s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && dev && s->x->getrf && s->P == 1;
+    s->panel_kind = panel_choice(c, dev || ooc, &asked);
+    s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && (dev || ooc) && s->x->getrf && s->P == 1;
     if (!s->panel_dev) {
         if (asked && s->panel_kind != TS_HPL_PANEL_CPU && s->grid.rank == 0)
-            TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device path");
+            TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device or "
+                     "out-of-core path");
         s->panel_kind = TS_HPL_PANEL_CPU;
     }
     int short_mem = 0;
