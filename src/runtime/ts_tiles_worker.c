@@ -10,10 +10,10 @@
 // dropped for the rest of the call (tl_dev_failed) and its unfinished tiles go back to the queue.
 // A C tile is written to host memory only by its copy out, after its whole k-loop; a tile whose
 // copy out did not complete may be torn (partly new), which matters when beta != 0 because a
-// re-run reads C again. So with save_c the worker copies the original host C tile aside before it
-// queues the copy out, and a failed device's unconfirmed tiles are restored from that copy (after
-// its streams stopped) before they are re-queued. For a GEMM tile the copy aside is a device-to-host
-// copy of the loaded tile on the save stream that its GEMMs wait for (run_task).
+// re-run reads C again (and an in-place TRMM/TRSM reads its tiles as operands). So with save_c the
+// loaded C tile is copied device-to-host into a pinned save buffer on the save stream, its GEMMs
+// wait for that copy (run_task), and a failed device's unconfirmed tiles are restored from it
+// (after its streams stopped) before they are re-queued.
 #include "runtime/ts_tiles_internal.h"
 
 #include "core/ts_error.h"
@@ -30,17 +30,15 @@ double tl_task_flops(const tl_call *c, int t) {
     return (c->prec == 'c' || c->prec == 'z' ? 8.0 : 2.0) * (double)mb * (double)nb * (double)c->k;
 }
 
-// Host C tile t <-> contiguous buffer (dir 0: save, 1: restore).
-static void tile_copy(tl_call *c, int t, void *buf, int restore) {
+// Host C tile t <- its saved copy (contiguous).
+static void tile_restore(tl_call *c, int t, const void *buf) {
     int64_t T = c->T, i, j;
     tl_task_tile(c, t, &i, &j);
     int64_t mb = tl_dim(c->m, T, i), nb = tl_dim(c->n, T, j);
     char *hc = c->C + ((size_t)(i * T) + (size_t)(j * T) * (size_t)c->ldc) * c->es;
     size_t w = (size_t)mb * c->es;
     for (int64_t q = 0; q < nb; q++) {
-        char *h = hc + (size_t)q * (size_t)c->ldc * c->es, *b = (char *)buf + (size_t)q * w;
-        if (restore) memcpy(h, b, w);
-        else memcpy(b, h, w);
+        memcpy(hc + (size_t)q * (size_t)c->ldc * c->es, (const char *)buf + (size_t)q * w, w);
     }
 }
 
@@ -82,13 +80,17 @@ static int run_task(tl_call *c, int d, int t) {
     f->out_recorded = 0, f->saved = 0, f->save_dma = 0;
     f->trace = tl_trace_new(c, d, t);
     if ((rc = stamp_on(c, dr->s_h2d, f->trace, 0)) < 0) goto fail;
-    if (!c->beta_zero) {
+    // The original C tile is kept aside (save_c) when a re-run would read it: beta != 0, or an in-place
+    // level-3 routine (TRMM, TRSM) whose tiles are operands too. It is loaded for that even when beta
+    // is 0 (the first GEMM's beta 0 then ignores it).
+    const int save = c->c_read && c->rt->opts.save_c;
+    if (!c->beta_zero || save) {
         rc = ts_copy2d_async(dr->s_h2d, TS_COPY_H2D, csl->ptr, cw, hc, cp, cw, (size_t)nb);
         if (rc >= 0) rc = ts_event_record(csl->ready, dr->s_h2d);
         if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, csl->ready);
         if (rc < 0) goto fail;
         dc->bytes_h2d += cw * (size_t)nb;
-        if (c->rt->opts.save_c && !c->l3) {
+        if (save) {
             // The original C tile goes from the device slot to this flight's pinned save buffer on
             // its own stream while earlier tiles compute; the GEMMs (and so the copy out) wait for
             // it. `saved` is set by a callback after the copy: unset, the copy out never started.
@@ -136,16 +138,6 @@ static int run_task(tl_call *c, int d, int t) {
     }
     if ((rc = stamp_on(c, dr->s_h2d, f->trace, 1)) < 0) goto fail;
     if ((rc = stamp_on(c, dr->s_comp, f->trace, 3)) < 0) goto fail;
-    if (c->c_read && c->rt->opts.save_c && c->l3) {
-        // A level-3 tile (its C may be loaded in parts): the original host C tile, copied aside by
-        // the host until its write-back is confirmed (see the file comment). The GEMMs are queued
-        // already, so the copy overlaps them; only this worker uses the buffer.
-        if ((rc = save_buffer(c, dr, at)) < 0) goto fail;
-        pthread_mutex_unlock(&c->lock);
-        tile_copy(c, t, dr->save[at], 0);
-        pthread_mutex_lock(&c->lock);
-        f->saved = 1;
-    }
     // From here on the flight is what tl_dev_failed looks at: the copy out may touch host C.
     dc->flight_count++;
     dc->building = -1;
@@ -216,7 +208,7 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
         } else if (!c->c_read || f->saved || f->save_dma) {
             // beta == 0: C is not read, a torn tile is simply overwritten by the re-run. A device
             // save not completed: the copy out (which waits for it) never started.
-            if (f->saved) tile_copy(c, f->task, dr->save[(dc->flight_head) % TL_DEPTH_MAX], 1);
+            if (f->saved) tile_restore(c, f->task, dr->save[(dc->flight_head) % TL_DEPTH_MAX]);
             tl_sched_requeue(c, f->task, 1);
             given++;
         } else {

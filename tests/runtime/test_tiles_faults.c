@@ -8,6 +8,7 @@
 #include <pthread.h>
 
 #include "core/ts_timer.h"
+#include "runtime/ts_tiles_l3.h"
 #include "tiles_test.h"
 
 static ts_sim_faults no_faults(void) {
@@ -234,6 +235,55 @@ static void test_two_callers(void **state) {
     ts_devset_close(s);
 }
 
+// In-place TRMM (beta 0 inside: the tiles are operands, not loaded as C) and TRSM with a device
+// lost mid-call: the torn tiles are restored from their saved copies and re-run; B equals the
+// result of the same call on healthy devices (the same tile products in the same order: to
+// rounding of a different association at most, bound 1e-12 relative).
+static void test_inplace_l3_lost_device(void **state) {
+    (void)state;
+    const int64_t m = 320, n = 256, T = 64;
+    double *A = malloc(sizeof(double) * (size_t)(m * m)), *B0 = malloc(sizeof(double) * (size_t)(m * n));
+    double *B1 = malloc(sizeof(double) * (size_t)(m * n)), *B2 = malloc(sizeof(double) * (size_t)(m * n));
+    assert_non_null(A), assert_non_null(B0), assert_non_null(B1), assert_non_null(B2);
+    tt_fill('d', 91, A, sizeof(double) * (size_t)(m * m));
+    tt_fill('d', 92, B0, sizeof(double) * (size_t)(m * n));
+    for (int64_t i = 0; i < m; i++) A[i + i * m] += 4.0; // well conditioned for the solve
+    const double alpha = 0.75;
+    for (int solve = 0; solve < 2; solve++) {
+        for (int faulty = 0; faulty < 2; faulty++) {
+            ts_sim_faults f = no_faults();
+            if (faulty) f.device = 1, f.lose_after = 25;
+            ts_devset *s = tt_open_faults(2, &f);
+            ts_tiles_opts o = tt_opts(T, 0);
+            o.peer = 0;
+            ts_tiles *rt = NULL;
+            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            double *B = faulty ? B2 : B1;
+            memcpy(B, B0, sizeof(double) * (size_t)(m * n));
+            ts_tiles_stats st;
+            int rc = solve ? ts_tiles_trsm(rt, 'd', 'L', 'L', 'N', 'N', m, n, &alpha, A, m, B, m, &st)
+                           : ts_tiles_trmm(rt, 'd', 'L', 'L', 'N', 'N', m, n, &alpha, A, m, B, m, &st);
+            assert_int_equal(rc, 0);
+            if (faulty) {
+                assert_int_equal(st.devices_failed, 1);
+                assert_true(st.reruns >= 1);
+            }
+            ts_tiles_destroy(rt);
+            ts_devset_close(s);
+        }
+        double dmax = 0, bmax = 0;
+        for (int64_t i = 0; i < m * n; i++) {
+            double d = B1[i] - B2[i];
+            if (d < 0) d = -d;
+            if (d > dmax) dmax = d;
+            if ((B1[i] < 0 ? -B1[i] : B1[i]) > bmax) bmax = B1[i] < 0 ? -B1[i] : B1[i];
+        }
+        printf("# %s with a lost device: max |difference| %.3g of max |B| %.3g\n", solve ? "trsm" : "trmm", dmax, bmax);
+        assert_true(dmax <= 1e-12 * bmax);
+    }
+    free(A), free(B0), free(B1), free(B2);
+}
+
 int main(void) {
     ts_cpu_blas_set_threads(1);
     const struct CMUnitTest tests[] = {
@@ -241,6 +291,7 @@ int main(void) {
         cmocka_unit_test(test_failed_kernel),
         cmocka_unit_test(test_lost_device),
         cmocka_unit_test(test_lost_device_reruns),
+        cmocka_unit_test(test_inplace_l3_lost_device),
         cmocka_unit_test(test_all_devices_lost),
         cmocka_unit_test(test_flipped_bit_is_caught),
         cmocka_unit_test(test_two_callers),
