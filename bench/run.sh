@@ -66,6 +66,9 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # cuBLAS DGEMM held for about 10 s on HPL's update shape (k = 1024): the rate a long Linpack can
   # sustain once the card sits at its power cap, next to the short bursts of the square step.
   step sustained "$tessera" gemm 49152x49152x1024 --engine cublas --reps 100 --json "$out/gemm-sustained.json"
+  # HPCG at 256^3 on the GPU (the report file lands in OUTDIR); official runs need --rt 1800.
+  step hpcg bash -c 'cd "$1" && shift && exec "$@"' _ "$out" "$tessera" hpcg --engine cuda --nx 256 --ny 256 --nz 256 \
+       --rt "${TESSERA_BENCH_HPCG_RT:-60}" --json "$out/hpcg.json" -q
   step burn "$tessera" burn --time ${TESSERA_BENCH_BURN_TIME:-2m} --json "$out/burn.json" --plot "$out/burn.svg"
 else
   step gemm-cpu "$tessera" gemm 1024 2048 --engine cpu --json "$out/gemm-cpu.json"

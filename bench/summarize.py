@@ -28,6 +28,9 @@ def rows(path):
             ver = "ok" if r["error"] <= r["bound"] else "FAIL"
         if "passed" in r.get("extra", {}):
             ver = "PASSED" if r["extra"]["passed"] else "FAILED"
+        if r.get("bench") == "hpcg":  # grid per rank, and HPCG's verdict with the rating
+            shape = "%sx%sx%s" % (x.get("nx"), x.get("ny"), x.get("nz"))
+            ver = ("VALID" if x.get("valid") else "INVALID") + " %.1f GF" % x.get("rating_gflops", 0)
         yield ("%-6s %-8s %-2s %-22s %-3s %10s %9s %s" % (
             r.get("bench", "?"), r.get("engine", "?"), r.get("precision", ""), shape, ops,
             "%.4f s" % sec if sec is not None else "-",
