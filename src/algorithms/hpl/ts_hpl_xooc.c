@@ -354,13 +354,16 @@ static void *rows_thread(void *arg) {
     rows_run(arg);
     return NULL;
 }
-static int rows_par(rowjob j) {
-    enum { MAXT = 16 };
+static int rows_par(rowjob j, int host_panel) {
+    enum { MAXT = 32 };
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int nt = ncpu > 2 ? (int)(ncpu / 2) : 1; // the other half factors the next panel meanwhile
+    // with the panel on the host, the other half of the cores factors the next panel meanwhile;
+    // with the panel on the device, the swaps take them all (strided row copies: latency-bound)
+    int nt = !host_panel ? (int)ncpu : ncpu > 2 ? (int)(ncpu / 2) : 1;
     int e = 0;
     if (ts_env_int("TESSERA_HPL_OOC_THREADS", &e) == 1 && e >= 1) nt = e;
     if (nt > MAXT) nt = MAXT;
+    if (nt < 1) nt = 1;
     if ((double)j.n * (double)j.nc < (double)(1 << 20) || nt == 1 || j.nc < 64 * nt) {
         j.c0 = 0, j.c1 = j.nc;
         rows_run(&j);
@@ -385,7 +388,7 @@ static int rows_par(rowjob j) {
 
 static int op_pack(ts_hpl_state *s, hop *o) {
     rowjob j = {0, o->p[0], o->p[1], o->i[0], o->i[1], o->i[2], 0, 0, o->idx[0], NULL};
-    return rows_par(j);
+    return rows_par(j, !s->panel_dev);
 }
 static int x_pack(ts_hpl_state *s, int st, const double *A, int64_t lda, const int64_t *idx, int64_t n,
                   int64_t nc, double *buf) {
@@ -395,7 +398,7 @@ static int x_pack(ts_hpl_state *s, int st, const double *A, int64_t lda, const i
 }
 static int op_unpack(ts_hpl_state *s, hop *o) {
     rowjob j = {1, o->p[0], o->p[1], o->i[2], o->i[0], o->i[1], 0, 0, o->idx[0], o->idx[1]};
-    return rows_par(j);
+    return rows_par(j, !s->panel_dev);
 }
 static int x_unpack(ts_hpl_state *s, int st, const double *buf, const int64_t *bidx, int64_t n,
                     int64_t nc, double *A, int64_t lda, const int64_t *aidx) {
