@@ -49,9 +49,9 @@ typedef struct {
     ts_event *comp;    // after the last GEMM (the copy out waits for it)
     ts_event *out;     // after the copy out
     int out_recorded;  // the copy out and f->out are queued (else out is stale)
-    volatile int saved; // the original C tile is in the device's save buffer of this flight (set by
-                        // a stream callback when the save is a device copy; read after the streams stopped)
-    int save_dma;      // the save is a device copy that the copy out waits for: unsaved = C untouched
+    volatile int saved; // the original C tile is in the device's save buffer of this flight (set by a
+                        // stream callback after the copy, which the copy out waits for; read after the
+                        // streams stopped)
     int trace;         // trace record index, -1 = none
 } tl_flight;
 
@@ -197,7 +197,6 @@ struct tl_call {
     int nworkers;        // devices + CPU
     // CPU worker
     int64_t cpu_tiles, cpu_cap;
-    double cpu_sec_per_tile; // measured (0 = not yet)
     double cpu_planned;  // share given by the database (adaptive) or the fraction; -1 = none
     int64_t cpu_steals;  // tiles taken beyond the planned share
     double cpu_busy, cpu_flops;

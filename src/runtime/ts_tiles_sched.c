@@ -102,7 +102,6 @@ int tl_sched_next_dev(tl_call *c, int d) {
 static int cpu_may_take(tl_call *c, int t, int *steal) {
     int ndev = c->rt->ndev - c->ndead;
     *steal = 0;
-    if (c->npending == 0) return 0;
     if (ndev == 0) return 1;
     if (c->cpu_cap >= 0 && !c->adaptive) return c->cpu_tiles < c->cpu_cap;
     if (c->adaptive && c->cpu_tiles < c->cpu_cap) return 1;
@@ -114,9 +113,9 @@ static int cpu_may_take(tl_call *c, int t, int *steal) {
     double dev_flops = -c->dev_first_flops;
     for (int d = 0; d < c->rt->ndev; d++) dev_flops += c->dc[d].flops;
     double el = c->dev_t_first > 0 ? ts_now() - c->dev_t_first : 0;
-    // the CPU's time for t: from its rate (its own tiles in this or earlier calls, or the probe at
-    // the runtime's first call), else from its mean time per tile in this call
-    double cpu_tile = c->rt->cpu_flop_rate > 0 ? tl_task_flops(c, t) / c->rt->cpu_flop_rate : c->cpu_sec_per_tile;
+    // the CPU's time for t from its rate (its own last tile in this or an earlier call, or the
+    // probe at the runtime's first call)
+    double cpu_tile = c->rt->cpu_flop_rate > 0 ? tl_task_flops(c, t) / c->rt->cpu_flop_rate : 0;
     if (cpu_tile > 0 && dev_flops > 0 && el > 0) {
         double left = 0; // flops of the unstarted tasks (pending and reserved)
         for (int u = 0; u < c->ntasks; u++)

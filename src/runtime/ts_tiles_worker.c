@@ -1,4 +1,4 @@
-// ts_tiles_worker.c: the device workers (pipelined C-tile tasks over four streams) and the CPU worker.
+// ts_tiles_worker.c: the device workers (pipelined C-tile tasks over four streams, and a fifth for saved C tiles) and the CPU worker.
 //
 // A device worker runs one task at a time on the host side but keeps up to opts.depth C tiles in
 // flight on the device: while the GEMMs of one tile run on the compute stream, the loads of the
@@ -77,7 +77,7 @@ static int run_task(tl_call *c, int d, int t) {
     int at = (dc->flight_head + dc->flight_count) % TL_DEPTH_MAX;
     tl_flight *f = &dc->flight[at];
     f->task = t, f->cslot = cs, f->comp = dr->comp_ev[at], f->out = dr->out_ev[at];
-    f->out_recorded = 0, f->saved = 0, f->save_dma = 0;
+    f->out_recorded = 0, f->saved = 0;
     f->trace = tl_trace_new(c, d, t);
     if ((rc = stamp_on(c, dr->s_h2d, f->trace, 0)) < 0) goto fail;
     // The original C tile is kept aside (save_c) when a re-run would read it: beta != 0, or an in-place
@@ -102,7 +102,6 @@ static int run_task(tl_call *c, int d, int t) {
             if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, dr->save_ev[at]);
             if (rc < 0) goto fail;
             dc->bytes_save += cw * (size_t)nb;
-            f->save_dma = 1;
         }
     }
     if (c->l3) { // a level-3 task: its own list of tile products
@@ -205,9 +204,10 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
             tl_sched_done(c, f->task, d);
             tl_count_dev_tile(c, d, f->task);
             dc->tiles_done++;
-        } else if (!c->c_read || f->saved || f->save_dma) {
-            // beta == 0: C is not read, a torn tile is simply overwritten by the re-run. A device
-            // save not completed: the copy out (which waits for it) never started.
+        } else if (!c->c_read || c->rt->opts.save_c) {
+            // beta == 0: C is not read, a torn tile is simply overwritten by the re-run. With
+            // save_c every flight's C tile was being saved: not saved yet, its copy out (which
+            // waits for the save) never started.
             if (f->saved) tile_restore(c, f->task, dr->save[(dc->flight_head) % TL_DEPTH_MAX]);
             tl_sched_requeue(c, f->task, 1);
             given++;
@@ -328,9 +328,6 @@ void *tl_cpu_worker(void *arg) {
             tl_call_abort(c, rc);
             break;
         }
-        // Mean time per tile (edge tiles are smaller; the mean errs on the fast side, which is safe
-        // only because the devices keep a reserve of tiles anyway).
-        c->cpu_sec_per_tile = (c->cpu_sec_per_tile * (double)c->cpu_tiles + dt) / (double)(c->cpu_tiles + 1);
         c->cpu_tiles++;
         c->cpu_busy += dt;
         c->cpu_flops += tl_task_flops(c, t);

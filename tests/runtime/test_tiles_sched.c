@@ -168,16 +168,24 @@ static void test_pins(void **state) {
     ts_devset_close(s);
 }
 
+// Two slow paced devices, the CPU worker on auto, tile 128, and a d 1024 x 768 x 256 problem.
+static void paced_auto(uint64_t key, ts_devset **s, ts_tiles_opts *o, ts_tiles **rt, tt_prob *p) {
+    *s = tt_open(2, NULL, 0, 2.0, 4.0);
+    *o = tt_opts(128, TS_TILES_CPU_AUTO);
+    *rt = NULL;
+    assert_int_equal(ts_tiles_create(*s, o, rt), 0);
+    assert_int_equal(tt_make(p, 'd', 'N', 'N', 1024, 768, 256, 0, key), 0);
+}
+
 // Slow paced devices and the CPU worker on auto: the CPU does a share of the tiles, but not the
 // last ones, and the result is right.
 static void test_cpu_share_auto(void **state) {
     (void)state;
-    ts_devset *s = tt_open(2, NULL, 0, 2.0, 4.0);
-    ts_tiles_opts o = tt_opts(128, TS_TILES_CPU_AUTO);
-    ts_tiles *rt = NULL;
-    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    ts_devset *s;
+    ts_tiles_opts o;
+    ts_tiles *rt;
     tt_prob p;
-    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 1024, 768, 256, 0, 71), 0);
+    paced_auto(71, &s, &o, &rt, &p);
     ts_tiles_stats st;
     run_ok(rt, &p, &st);
     print_stats("cpu auto, 2 paced devices", &st);
@@ -191,15 +199,14 @@ static void test_cpu_share_auto(void **state) {
 
 // The same devices with a CPU whose known rate makes each of its tiles last far longer than the
 // devices need for everything: it takes none (an H200 against a 16-core CPU is this case, about
-// 100x), and a level-3 call (unequal tasks, judged by their own flops) neither.
+// 100x).
 static void test_cpu_auto_slow_cpu(void **state) {
     (void)state;
-    ts_devset *s = tt_open(2, NULL, 0, 2.0, 4.0);
-    ts_tiles_opts o = tt_opts(128, TS_TILES_CPU_AUTO);
-    ts_tiles *rt = NULL;
-    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    ts_devset *s;
+    ts_tiles_opts o;
+    ts_tiles *rt;
     tt_prob p;
-    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 1024, 768, 256, 0, 72), 0);
+    paced_auto(72, &s, &o, &rt, &p);
     ts_tiles_stats st;
     for (int rep = 0; rep < 2; rep++) {
         rt->cpu_flop_rate = 1e6; // 1 MFLOP/s: 8 s per 128 x 128 x 256 tile, the devices need < 1 s

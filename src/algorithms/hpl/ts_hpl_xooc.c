@@ -227,10 +227,7 @@ static int x_init(ts_hpl_state *s) {
         TS_CHECK(ts_stream_create_prio(dev, 1, &o->pst));
         TS_CHECK(ts_dmalloc(dev, sizeof(double) * (size_t)s->mp * (size_t)s->NB, (void **)&o->dpan));
         TS_CHECK(ts_dmalloc(dev, sizeof(int) * (size_t)(s->NB + 1), (void **)&o->dpiv));
-        ts_engine pe;
-        TS_CHECK(ts_engine_parse(s->ctx->opts.engine ? s->ctx->opts.engine : "auto", &pe));
-        if (pe == TS_ENGINE_TILES) pe = TS_ENGINE_AUTO;
-        if (s->panel_kind == TS_HPL_PANEL_TESSERA) TS_CHECK(ts_lu_panel_create(o->pst, pe, s->mp, &o->panel));
+        if (s->panel_kind == TS_HPL_PANEL_TESSERA) TS_CHECK(ts_lu_panel_create(o->pst, to.engine, s->mp, &o->panel));
         else TS_CHECK(ts_lu_solver_create(o->pst, s->mp, s->NB, &o->solver));
     }
     TS_CHECK(ts_tiles_create(o->set, &to, &o->rt));
