@@ -82,7 +82,7 @@ static void test_lost_device(void **state) {
         ts_sim_faults f = no_faults();
         f.device = 1;
         f.lose_after = 10;
-        ts_devset *s = tt_open_faults(3, &f);
+        ts_devset *s = tt_open_faults_paced(3, &f, 0.5); // ~0.2 s per call: device 1 gets tasks
         ts_tiles_opts o = tt_opts(64, variant == 2 ? TS_TILES_CPU_AUTO : 0);
         o.peer = variant == 2;
         ts_tiles *rt = NULL;
@@ -253,7 +253,7 @@ static void test_inplace_l3_lost_device(void **state) {
         for (int faulty = 0; faulty < 2; faulty++) {
             ts_sim_faults f = no_faults();
             if (faulty) f.device = 1, f.lose_after = 25;
-            ts_devset *s = tt_open_faults(2, &f);
+            ts_devset *s = tt_open_faults_paced(2, &f, 0.1); // ~0.2 s per call: device 1 gets tasks
             ts_tiles_opts o = tt_opts(T, 0);
             o.peer = 0;
             ts_tiles *rt = NULL;

@@ -36,13 +36,16 @@ static inline ts_devset *tt_open(int n, const double *speeds, size_t mem, double
     return s;
 }
 
-static inline ts_devset *tt_open_faults(int n, const ts_sim_faults *f) {
+// With faults; gflops > 0 paces the devices, so that a call lasts long enough for every device's
+// worker to take tasks even on a loaded machine (a lost device that never ran fails nothing).
+static inline ts_devset *tt_open_faults_paced(int n, const ts_sim_faults *f, double gflops) {
     ts_devset_opts o;
     memset(&o, 0, sizeof o);
     o.backend = TS_BACKEND_SIM;
     o.sim_devices = n;
     o.sim_mem_bytes = (size_t)64 << 20;
     o.sim_peer = 1;
+    o.sim_gflops = gflops;
     o.faults = *f;
     o.arena_fraction = 0.9;
     ts_devset *s = NULL;
@@ -52,6 +55,8 @@ static inline ts_devset *tt_open_faults(int n, const ts_sim_faults *f) {
     }
     return s;
 }
+
+static inline ts_devset *tt_open_faults(int n, const ts_sim_faults *f) { return tt_open_faults_paced(n, f, 0); }
 
 // Runtime options for tests: explicit tile, no CPU worker unless asked, the CPU BLAS as the sim's
 // device code (fast; the reference kernel is the default only for small tiles).
