@@ -1,4 +1,4 @@
-// ts_tile_ops.c: diagonal-tile preparation and TRSM in s/d/c/z on the host, simulated devices and CUDA devices.
+// ts_tile_ops.c: diagonal-tile preparation, TRSM and the rank-k/2k diagonal updates in s/d/c/z on the host, simulated devices and CUDA devices.
 #include "kernels/ts_tile_ops.h"
 
 #include <cblas.h>
@@ -147,5 +147,88 @@ int ts_dev_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char di
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_trsm: this build has no CUDA backend");
 #endif
     default: TS_RAISE(TS_ERR_ARG, "ts_dev_trsm: the stream's device has no backend");
+    }
+}
+
+// ---------------------------------------------------------------- rank-k / rank-2k (diagonal tiles)
+
+static int rank_check(const char *who, char prec, char uplo, char trans, int64_t n, int64_t k, int64_t lda,
+                      int64_t ldb, int64_t ldc) {
+    if (!ts_prec_size(prec)) TS_RAISE(TS_ERR_ARG, "%s: precision '%c'", who, prec);
+    int up = uplo == 'U' || uplo == 'u', lo = uplo == 'L' || uplo == 'l';
+    int tn = trans == 'N' || trans == 'n', tt = trans == 'T' || trans == 't';
+    int64_t rows = tn ? n : k, m1 = rows > 1 ? rows : 1;
+    if (!(up || lo) || !(tn || tt) || n < 0 || k < 0 || lda < m1 || ldb < m1 || ldc < (n > 1 ? n : 1))
+        TS_RAISE(TS_ERR_ARG, "%s: uplo=%c trans=%c n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld", who, uplo, trans,
+                 (long long)n, (long long)k, (long long)lda, (long long)ldb, (long long)ldc);
+    if (n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX || ldc > INT_MAX)
+        TS_RAISE(TS_ERR_ARG, "%s: dimensions exceed the int range (n=%lld k=%lld)", who, (long long)n, (long long)k);
+    return 0;
+}
+
+int ts_rank_cpu(char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc) {
+    if (!two) B = A, ldb = lda;
+    TS_CHECK(rank_check("ts_rank_cpu", prec, uplo, trans, n, k, lda, ldb, ldc));
+    if (n == 0) return 0;
+    enum CBLAS_UPLO u = is_upper(uplo) ? CblasUpper : CblasLower;
+    enum CBLAS_TRANSPOSE t = (trans == 'N' || trans == 'n') ? CblasNoTrans : CblasTrans;
+    int N = (int)n, K = (int)k, LA = (int)lda, LB = (int)ldb, LC = (int)ldc;
+    switch (prec * 2 + two) {
+    case 's' * 2: cblas_ssyrk(CblasColMajor, u, t, N, K, *(const float *)alpha, A, LA, *(const float *)beta, C, LC); break;
+    case 'd' * 2: cblas_dsyrk(CblasColMajor, u, t, N, K, *(const double *)alpha, A, LA, *(const double *)beta, C, LC); break;
+    case 'c' * 2: cblas_csyrk(CblasColMajor, u, t, N, K, alpha, A, LA, beta, C, LC); break;
+    case 'z' * 2: cblas_zsyrk(CblasColMajor, u, t, N, K, alpha, A, LA, beta, C, LC); break;
+    case 's' * 2 + 1:
+        cblas_ssyr2k(CblasColMajor, u, t, N, K, *(const float *)alpha, A, LA, B, LB, *(const float *)beta, C, LC);
+        break;
+    case 'd' * 2 + 1:
+        cblas_dsyr2k(CblasColMajor, u, t, N, K, *(const double *)alpha, A, LA, B, LB, *(const double *)beta, C, LC);
+        break;
+    case 'c' * 2 + 1: cblas_csyr2k(CblasColMajor, u, t, N, K, alpha, A, LA, B, LB, beta, C, LC); break;
+    case 'z' * 2 + 1: cblas_zsyr2k(CblasColMajor, u, t, N, K, alpha, A, LA, B, LB, beta, C, LC); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_rank_cpu: precision '%c'", prec);
+    }
+    return 0;
+}
+
+typedef struct {
+    char prec, uplo, trans;
+    int two;
+    int64_t n, k, lda, ldb, ldc;
+    unsigned char alpha[16], beta[16];
+    const void *A, *B;
+    void *C;
+} rank_args;
+
+static int rank_run(void *p) {
+    const rank_args *a = p;
+    return ts_rank_cpu(a->prec, a->two, a->uplo, a->trans, a->n, a->k, a->alpha, a->A, a->lda, a->B, a->ldb, a->beta,
+                       a->C, a->ldc);
+}
+
+int ts_dev_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_rank: no stream");
+    if (!two) B = A, ldb = lda;
+    TS_CHECK(rank_check("ts_dev_rank", prec, uplo, trans, n, k, lda, ldb, ldc));
+    if (n == 0) return 0;
+    size_t es = ts_prec_size(prec);
+    switch (stream_backend(st)) {
+    case TS_BACKEND_SIM: {
+        rank_args a = {prec, uplo, trans, two, n, k, lda, ldb, ldc, {0}, {0}, A, B, C};
+        memcpy(a.alpha, alpha, es), memcpy(a.beta, beta, es);
+        double f = (double)n * (double)(n + 1) * (double)k * (two ? 2 : 1) * (ts_prec_is_complex(prec) ? 4 : 1);
+        ts_kernel kr = {.name = two ? "syr2k_cpu" : "syrk_cpu", .flops = f, .cpu = rank_run, .args = &a,
+                        .args_size = sizeof a};
+        return ts_kernel_enqueue(st, &kr);
+    }
+    case TS_BACKEND_CUDA:
+#if TS_HAVE_CUDA
+        return ts_cuda_rank(st, prec, two, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+#else
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_rank: this build has no CUDA backend");
+#endif
+    default: TS_RAISE(TS_ERR_ARG, "ts_dev_rank: the stream's device has no backend");
     }
 }

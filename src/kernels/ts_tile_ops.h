@@ -41,6 +41,17 @@ int ts_trsm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, 
 int ts_dev_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m,
                 int64_t n, const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);
 
+// Rank-k and rank-2k update of the uplo triangle of the n x n tile C (the diagonal tiles of
+// ?SYRK and ?SYR2K, so that they cost half a GEMM): two = 0: C := alpha op(A) op(A)^T + beta C;
+// two = 1: C := alpha op(A) op(B)^T + alpha op(B) op(A)^T + beta C; op(X) = X (trans 'N', X is
+// n x k) or X^T (trans 'T', X is k x n). Symmetric, not Hermitian: any precision, complex scalars
+// for c and z. The other triangle of C is not touched. Host memory through the CPU BLAS.
+int ts_rank_cpu(char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);
+// The same on a device stream: cuBLAS ?syrk/?syr2k on CUDA devices, the CPU BLAS on simulated ones.
+int ts_dev_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);
+
 // Kernel launcher of the CUDA build (ts_tile_ops.cu): the arguments of one tile op.
 typedef struct {
     char prec, uplo;
@@ -52,6 +63,9 @@ int ts_cuda_tile_prep(void *native_stream, void *args); // args: ts_tile_prep_ar
 // cuBLAS ?trsm on the stream in any precision (ts_cublas.c; the stream's cuBLAS handle).
 int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
                  const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);
+// cuBLAS ?syrk (two = 0) or ?syr2k (two = 1) on the stream (ts_cublas.c).
+int ts_cuda_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
+                 const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);
 
 #ifdef __cplusplus
 }

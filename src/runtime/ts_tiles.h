@@ -44,6 +44,10 @@ typedef struct {
     int save_c;          // 1: keep each C tile's original in host memory until its write-back completed,
                          // so that a failed device's tiles can be re-run when beta != 0 (TESSERA_TILES_SAVE_C, 1)
     int trace;           // 1: record a timeline of every call (ts_tiles_trace_write)
+    int diag_rank;       // 1: the diagonal C tiles of ?SYRK/?SYR2K by rank-k/2k kernels on their triangle
+                         // (half a GEMM's flops), 0: by GEMMs on the whole tile (TESSERA_TILES_DIAG_RANK, 1)
+    int forward;         // 1: a TRMM/TRSM chain's next tile starts on the device that computes its
+                         // predecessor without waiting for the write-back (TESSERA_TILES_FORWARD, 1)
     const char *perfdb;  // performance database file (NULL: $TESSERA_PERFDB, else ~/.cache/tessera/perfdb.txt);
                          // read and written only with cpu_share TS_TILES_CPU_ADAPTIVE
 } ts_tiles_opts;

@@ -116,9 +116,15 @@ typedef struct {
     unsigned char prep;  // 1: the prepared copy (tl_l3.prep_kind of the matrix), 0: raw
 } tl_opnd;
 
+// A tile product: kind TL_GEMM C += op(a) op(b); on a diagonal tile of ?SYRK/?SYR2K (opts.diag_rank)
+// TL_RANK C += a a^T and TL_RANK2 C += a b^T + b a^T on the task's triangle only (a's op says
+// which side is transposed: 'N' a b^T, else a^T b), half the flops of the GEMM.
+enum { TL_GEMM = 0, TL_RANK = 1, TL_RANK2 = 2 };
+
 typedef struct {
     tl_opnd a, b;
     unsigned char alpha2; // 1: scaled by the call's second alpha (conj(alpha) of ?HER2K)
+    unsigned char kind;   // TL_GEMM, TL_RANK, TL_RANK2
 } tl_prod;
 
 typedef struct {

@@ -152,6 +152,7 @@ typedef struct {
     tl_l3 L;
     int capt, capp;
     int64_t T;
+    int diag_rank; // the runtime's opts.diag_rank
 } builder;
 
 static tl_opnd opnd(int mat, int64_t bi, int64_t bj, char op, int prep) {
@@ -173,7 +174,7 @@ static int add_prod(builder *b, tl_opnd x, tl_opnd y, int alpha2) {
         b->L.prods = p, b->capp = cap;
     }
     tl_prod *p = &b->L.prods[b->L.nprods++];
-    p->a = x, p->b = y, p->alpha2 = (unsigned char)alpha2;
+    p->a = x, p->b = y, p->alpha2 = (unsigned char)alpha2, p->kind = TL_GEMM;
     return 0;
 }
 
@@ -245,8 +246,9 @@ double tl_l3_task_flops(const tl_call *c, int t) {
     double mb = (double)tl_dim(c->m, c->T, tk->i), nb = (double)tl_dim(c->n, c->T, tk->j), f = 0;
     for (int p = tk->p0; p < tk->p0 + tk->np; p++) {
         const tl_opnd *a = &L->prods[p].a;
-        f += 2.0 * mb * nb * (double)tl_dim(a->op == 'N' ? L->cols[a->mat] : L->rows[a->mat], c->T,
-                                            a->op == 'N' ? a->bj : a->bi);
+        double kb = (double)tl_dim(a->op == 'N' ? L->cols[a->mat] : L->rows[a->mat], c->T, a->op == 'N' ? a->bj : a->bi);
+        int kind = L->prods[p].kind;
+        f += kind == TL_GEMM ? 2.0 * mb * nb * kb : (kind == TL_RANK2 ? 2.0 : 1.0) * mb * (mb + 1) * kb;
     }
     if (tk->solve) f += (L->side == 'L' ? mb * mb * nb : mb * nb * nb);
     return f * (ts_prec_is_complex(c->prec) ? 4.0 : 1.0);
@@ -320,9 +322,14 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
         int64_t rb = tl_dim(L->rows[b->mat], T, b->bi);
         // The C slot cannot move: it is read (readers = 1) until the flight retires.
         void *cp = dc->slots[cs].ptr;
-        rc = ts_dev_gemm(dr->s_comp, c->engine, c->prec, a->op, b->op, mb, nb, a->op == 'N' ? ca : ra,
-                         pr->alpha2 ? L->alpha2 : c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
-                         p == 0 ? c->beta : c->one, cp, mb);
+        if (pr->kind != TL_GEMM) // a diagonal tile of ?SYRK/?SYR2K: its triangle only
+            rc = ts_dev_rank(dr->s_comp, c->prec, pr->kind == TL_RANK2, tk->mask, a->op == 'N' ? 'N' : 'T', mb,
+                             a->op == 'N' ? ca : ra, c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
+                             p == 0 ? c->beta : c->one, cp, mb);
+        else
+            rc = ts_dev_gemm(dr->s_comp, c->engine, c->prec, a->op, b->op, mb, nb, a->op == 'N' ? ca : ra,
+                             pr->alpha2 ? L->alpha2 : c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
+                             p == 0 ? c->beta : c->one, cp, mb);
         tl_ref refs[2] = {{d, sa}, {d, sb}};
         if (rc < 0) {
             dc->slots[sa].readers--, dc->slots[sb].readers--;
@@ -420,8 +427,12 @@ int tl_l3_cpu_task(tl_call *c, int t) {
         int64_t lda, ldb, kb = pr->a.op == 'N' ? tl_dim(L->cols[pr->a.mat], T, pr->a.bj)
                                                : tl_dim(L->rows[pr->a.mat], T, pr->a.bi);
         const void *a = host_operand(c, &pr->a, pa, &lda), *b = host_operand(c, &pr->b, pb, &ldb);
-        rc = ts_gemm_cpu(c->prec, pr->a.op, pr->b.op, mb, nb, kb, pr->alpha2 ? L->alpha2 : c->alpha, a, lda, b, ldb,
-                         p == 0 ? c->beta : c->one, w, mb);
+        if (pr->kind != TL_GEMM)
+            rc = ts_rank_cpu(c->prec, pr->kind == TL_RANK2, tk->mask, pr->a.op == 'N' ? 'N' : 'T', mb, kb, c->alpha, a,
+                             lda, b, ldb, p == 0 ? c->beta : c->one, w, mb);
+        else
+            rc = ts_gemm_cpu(c->prec, pr->a.op, pr->b.op, mb, nb, kb, pr->alpha2 ? L->alpha2 : c->alpha, a, lda, b,
+                             ldb, p == 0 ? c->beta : c->one, w, mb);
     }
     if (rc == 0 && tk->solve) {
         int64_t kd = L->side == 'L' ? tk->i : tk->j, ld;
@@ -450,6 +461,7 @@ static int begin(ts_tiles *rt, builder *b, const char *name) {
     if (!rt) TS_RAISE(TS_ERR_ARG, "%s: NULL runtime", name);
     memset(b, 0, sizeof *b);
     b->T = ts_tiles_tile(rt);
+    b->diag_rank = rt->opts.diag_rank;
     b->L.name = name;
     return 0;
 }
@@ -560,7 +572,16 @@ static int rank_impl(ts_tiles *rt, char prec, int herm, int two, char uplo, char
             if ((rc = task) < 0) break;
             rc = 0;
             b.L.tasks[task].diag_real = (unsigned char)(herm && i == j);
-            for (int64_t l = 0; l < kt && rc == 0; l++) {
+            // A diagonal tile of a symmetric (not Hermitian) update: one rank-k (2k) product per l on
+            // its triangle: X(i,l) X(i,l)^T (+ the mirror term of ?SYR2K, alpha2 == alpha there).
+            int rank = i == j && !herm && b.diag_rank;
+            for (int64_t l = 0; rank && l < kt && rc == 0; l++) {
+                tl_opnd x = trans == 'N' ? opnd(TL_A, i, l, 'N', 0) : opnd(TL_A, l, i, 'T', 0);
+                tl_opnd y = x;
+                y.mat = two ? TL_B : TL_A;
+                if ((rc = add_prod(&b, x, y, 0)) == 0) b.L.prods[b.L.nprods - 1].kind = two ? TL_RANK2 : TL_RANK;
+            }
+            for (int64_t l = 0; !rank && l < kt && rc == 0; l++) {
                 // trans 'N': X(i,l) Y(j,l)^T; else X(l,i)^T Y(l,j) (X, Y = A, A or A, B then B, A)
                 int xm = TL_A, ym = two ? TL_B : TL_A;
                 for (int term = 0; term < (two ? 2 : 1) && rc == 0; term++) {

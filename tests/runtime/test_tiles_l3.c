@@ -397,6 +397,47 @@ static void test_evictions_and_devices(void **state) {
     ts_devset_close(s);
 }
 
+// The diagonal C tiles of ?SYRK/?SYR2K go through the rank-k (2k) kernels on their triangle
+// (opts.diag_rank): the device's kernel flops are what the tile products say, exactly (n = 4
+// tiles, k = 2 tiles: 6 off-diagonal tiles of GEMMs 2 T^3 and 4 diagonal ones of T (T + 1) T per
+// k-tile and term), against the whole-tile GEMMs with diag_rank 0; both results are checked.
+static void test_diag_rank(void **state) {
+    (void)state;
+    const int64_t T = TT_TILE, n = 4 * T, k = 2 * T;
+    const double gemm = 2.0 * T * T * T, rank = (double)T * (T + 1) * T;
+    for (int two = 0; two < 2; two++)
+        for (int on = 0; on < 2; on++) {
+            ts_devset *s = tt_open(1, NULL, 0, 0, 0);
+            assert_non_null(s);
+            ts_tiles_opts o = tt_opts(TT_TILE, 0);
+            o.diag_rank = on;
+            ts_tiles *rt = NULL;
+            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            double *A = alloc_fill('d', n, k, 90 + two), *B = alloc_fill('d', n, k, 92), *C = alloc_fill('d', n, n, 93);
+            double *C0 = dup_of(C, sizeof(double) * (size_t)(n * n)), *R = dup_of(C, sizeof(double) * (size_t)(n * n));
+            double al = 0.75, be = 0.5;
+            ts_device_counters c0, c1;
+            ts_device_counters_get(ts_devset_device(s, 0), &c0);
+            int rc = two ? ts_tiles_syr2k(rt, 'd', 'U', 'N', n, k, &al, A, n, B, n, &be, C, n, NULL)
+                         : ts_tiles_syrk(rt, 'd', 'U', 'N', n, k, &al, A, n, &be, C, n, NULL);
+            assert_int_equal(rc, 0);
+            ts_device_counters_get(ts_devset_device(s, 0), &c1);
+            double want = (two ? 2 : 1) * 2 * (on ? 6 * gemm + 4 * rank : 10 * gemm);
+            fprintf(stderr, "diag_rank=%d %s: kernel flops %.0f (expected %.0f)\n", on, two ? "SYR2K" : "SYRK",
+                    c1.kernel_flops - c0.kernel_flops, want);
+            assert_true(c1.kernel_flops - c0.kernel_flops == want);
+            ts_gemm_cpu('d', 'N', 'T', n, n, k, &al, A, n, two ? B : A, n, &be, R, n);
+            double one = 1.0;
+            if (two) ts_gemm_cpu('d', 'N', 'T', n, n, k, &al, B, n, A, n, &one, R, n);
+            double a2[2] = {al, 0}, b2[2] = {be, 0};
+            assert_true(max_err('d', 'U', n, n, C, n, R, n, prod_tol('d', two ? 2 * k : k, a2, b2)) <= 1.0);
+            assert_true(untouched('d', 'U', n, n, C, C0, n));
+            free(A), free(B), free(C), free(C0), free(R);
+            ts_tiles_destroy(rt);
+            ts_devset_close(s);
+        }
+}
+
 // Reference argument positions and the quick returns (alpha == 0 scales C; k == 0, beta == 1 leaves it).
 static void test_args_and_quick_returns(void **state) {
     (void)state;
@@ -442,6 +483,7 @@ int main(void) {
         cmocka_unit_test(test_symm_hemm),      cmocka_unit_test(test_syrk_herk),
         cmocka_unit_test(test_syr2k_her2k),    cmocka_unit_test(test_trmm),
         cmocka_unit_test(test_trsm),           cmocka_unit_test(test_evictions_and_devices),
+        cmocka_unit_test(test_diag_rank),
         cmocka_unit_test(test_args_and_quick_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -246,6 +246,39 @@ int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char d
     return 0;
 }
 
+int ts_cuda_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
+                 const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc)
+{
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_cuda_rank: NULL stream");
+    if (n == 0) return 0;
+    if (!(fits_int(n) && fits_int(k) && fits_int(lda) && fits_int(ldb) && fits_int(ldc)))
+        TS_RAISE(TS_ERR_ARG, "ts_cuda_rank: dimensions exceed the int range (n=%lld k=%lld)", (long long)n, (long long)k);
+    cublasFillMode_t fm = (uplo == 'U' || uplo == 'u') ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    cublasOperation_t op = (trans == 'N' || trans == 'n') ? CUBLAS_OP_N : CUBLAS_OP_T;
+    int N = (int)n, K = (int)k, LA = (int)lda, LB = (int)ldb, LC = (int)ldc;
+    cuda_handles *h;
+    TS_CHECK(get_handles(st, 0, &h));
+    cublasStatus_t s;
+    switch (prec * 2 + two) {
+    case 's' * 2: s = cublasSsyrk(h->blas, fm, op, N, K, alpha, A, LA, beta, C, LC); break;
+    case 'd' * 2: s = cublasDsyrk(h->blas, fm, op, N, K, alpha, A, LA, beta, C, LC); break;
+    case 'c' * 2: s = cublasCsyrk(h->blas, fm, op, N, K, alpha, A, LA, beta, C, LC); break;
+    case 'z' * 2: s = cublasZsyrk(h->blas, fm, op, N, K, alpha, A, LA, beta, C, LC); break;
+    case 's' * 2 + 1: s = cublasSsyr2k(h->blas, fm, op, N, K, alpha, A, LA, B, LB, beta, C, LC); break;
+    case 'd' * 2 + 1: s = cublasDsyr2k(h->blas, fm, op, N, K, alpha, A, LA, B, LB, beta, C, LC); break;
+    case 'c' * 2 + 1: s = cublasCsyr2k(h->blas, fm, op, N, K, alpha, A, LA, B, LB, beta, C, LC); break;
+    case 'z' * 2 + 1: s = cublasZsyr2k(h->blas, fm, op, N, K, alpha, A, LA, B, LB, beta, C, LC); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_rank: precision '%c'", prec);
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "cublas%csyr%sk(%c%c, n=%lld, k=%lld)", prec - 'a' + 'A', two ? "2" : "", uplo, trans,
+                 (long long)n, (long long)k);
+        return BLAS_FAIL(s, st, what);
+    }
+    return 0;
+}
+
 // Synchronous on the stream: the workspace goes back to the arena and *info is read after the
 // factorization has run (this is a baseline for comparisons, not a pipelined building block).
 int ts_cuda_dgetrf(ts_stream *st, int64_t n, double *A, int64_t lda, int *ipiv_dev, int *info)
