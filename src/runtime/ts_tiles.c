@@ -315,6 +315,7 @@ void tl_call_free(tl_call *c) {
     free(c->state);
     free(c->owner);
     free(c->rerun);
+    free(c->pub);
     free(c->trace);
     pthread_mutex_destroy(&c->lock);
     pthread_cond_destroy(&c->cond);
@@ -335,12 +336,13 @@ static int call_setup(tl_call *c) {
     c->state = calloc((size_t)c->ntasks, 1);
     c->owner = malloc((size_t)c->ntasks);
     c->rerun = calloc((size_t)c->ntasks, 1);
+    c->pub = calloc((size_t)c->ntasks, 1);
     if (rt->opts.trace) {
         c->captrace = 2 * c->ntasks + 64; // re-runs included; fixed, so records never move
         c->trace = calloc((size_t)c->captrace, sizeof *c->trace);
     }
     for (int d = 0; d < rt->ndev; d++) c->dc[d].building = -1;
-    if (!c->state || !c->owner || !c->rerun || (rt->opts.trace && !c->trace)) TS_RAISE(TS_ERR_NOMEM, "ts_tiles_gemm: out of host memory for %d tasks", c->ntasks);
+    if (!c->state || !c->owner || !c->rerun || !c->pub || (rt->opts.trace && !c->trace)) TS_RAISE(TS_ERR_NOMEM, "ts_tiles_gemm: out of host memory for %d tasks", c->ntasks);
     memset(c->owner, 0xff, (size_t)c->ntasks);
     c->nworkers = rt->ndev + (rt->cpu_on ? 1 : 0);
     c->cpu_planned = -1;

@@ -119,6 +119,7 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
     TS_CHECK(ts_dmalloc(dev, tile_bytes * (size_t)dc->nslots, &block));
     for (int s = 0; s < dc->nslots; s++) {
         dc->slots[s].ptr = (char *)block + (size_t)s * tile_bytes;
+        dc->slots[s].alias = -1;
         TS_CHECK(ts_event_create(dev, &dc->slots[s].ready));
     }
     dc->cursor = (int64_t)d * c->ntasks / (c->nworkers > 0 ? c->nworkers : 1);
@@ -151,6 +152,10 @@ static void count_tile(tl_call *c, int d, int mat, int64_t idx, int delta) {
 
 static void slot_clear(tl_call *c, int d, int s) {
     tl_slot *sl = &c->dc[d].slots[s];
+    if (sl->alias >= 0) { // a published C tile
+        *map_of(c, d, TL_B, sl->alias) = -1;
+        sl->alias = -1;
+    }
     if (sl->mat == TL_A || sl->mat == TL_B) {
         *map_of(c, d, sl->mat, sl->idx) = -1;
         count_tile(c, d, sl->mat, sl->idx, -1);
@@ -293,9 +298,36 @@ int tl_cache_get_c(tl_call *c, int d, int *slot) {
 
 void tl_cache_drop_c(tl_call *c, int d, int slot) {
     tl_slot *sl = &c->dc[d].slots[slot];
-    sl->readers = 0;
-    sl->mat = TL_NONE; // written back: Invalid
+    if (sl->alias >= 0) {
+        // written back and published: the slot stays as the operand tile it is (Shared, like a
+        // loaded one); the flight's reference goes, the queued readers' stay
+        sl->mat = TL_B;
+        sl->idx = sl->alias;
+        sl->alias = -1;
+        sl->readers--;
+        sl->stamp = ++c->clock;
+    } else {
+        sl->readers = 0;
+        sl->mat = TL_NONE; // written back: Invalid
+    }
     pthread_cond_broadcast(&c->cond);
+}
+
+int tl_cache_publish(tl_call *c, int d, int slot, int64_t key) {
+    tl_devcall *dc = &c->dc[d];
+    if (dc->mapB[key] >= 0) return 0;
+    dc->mapB[key] = slot;
+    dc->slots[slot].alias = key;
+    return 1;
+}
+
+void tl_cache_drop_all_c(tl_call *c, int d) {
+    tl_devcall *dc = &c->dc[d];
+    for (int s = 0; s < dc->nslots; s++) {
+        if (dc->slots[s].mat != TL_C) continue;
+        slot_clear(c, d, s);
+        dc->slots[s].readers = 0;
+    }
 }
 
 // Host address and 2-D shape of tile idx of A or B as stored (op applied by the GEMM, not the copy).

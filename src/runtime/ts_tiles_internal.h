@@ -29,6 +29,9 @@ typedef struct {
     int64_t idx;       // tile index in the matrix's map (A: i + l*mt, B: l + j*kt)
     int readers;       // references held by queued work (own GEMMs, peers' copies); > 0: not evictable
     uint64_t stamp;    // last use, for LRU
+    int64_t alias;     // a C slot whose tile is also an operand (TRSM's solved tile, published for the
+                       // chain's next task): its TL_B key, already in mapB; the slot becomes that TL_B
+                       // tile when the flight retires. -1: none
 } tl_slot;
 
 typedef struct {
@@ -220,6 +223,7 @@ struct tl_call {
     tl_trace_rec *trace;
     int ntrace, captrace;
     unsigned char *rerun; // per task: given back by a failed device
+    unsigned char *pub;  // per task: its output tile is published in its device's cache (slot alias)
     // sync
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -279,6 +283,12 @@ void tl_save_free(ts_tiles *rt, tl_devrt *dr);
 int tl_sched_alive(const tl_call *c);
 void tl_sched_done(tl_call *c, int task, int d); // d = -1 for the CPU
 
+// Publishes C slot `slot` of device d (its tile's computation queued, the slot's ready event
+// recorded after it) as TL_B tile `key`; 0 if not (the key is cached already).
+int tl_cache_publish(tl_call *c, int d, int slot, int64_t key);
+// The device's C slots are gone (a failed device): emptied, their published keys unmapped.
+void tl_cache_drop_all_c(tl_call *c, int d);
+
 // ---- workers (ts_tiles_worker.c) ----
 typedef struct {
     tl_call *c;
@@ -301,7 +311,11 @@ static inline void tl_task_tile(const tl_call *c, int t, int64_t *i, int64_t *j)
 }
 double tl_l3_task_flops(const tl_call *c, int t);
 double tl_task_flops(const tl_call *c, int t); // flops of task t (GEMM or Level-3)
-int tl_l3_ready(const tl_call *c, int t);        // its predecessor is done
+// Whether task t may start on worker d (-1: the CPU): its predecessor is done, or (opts.forward) it
+// is in flight on device d itself, whose compute stream runs the two in order (TRSM: with the
+// predecessor's solved tile published in d's cache, so that t reads it there and not from the host).
+int tl_l3_ready(const tl_call *c, int t, int d);
+int64_t tl_l3_out_key(const tl_call *c, int t);  // TL_B key of t's output if later tasks read it (TRSM), else -1
 int tl_l3_score(const tl_call *c, int d, int t); // operand tiles of task t already in device d's cache
 int64_t tl_l3_nkeys(const tl_call *c, int mat);  // map entries of matrix mat
 // Host address and shape of the tile behind cache key idx of mat (as stored), and its preparation.

@@ -254,9 +254,21 @@ double tl_l3_task_flops(const tl_call *c, int t) {
     return f * (ts_prec_is_complex(c->prec) ? 4.0 : 1.0);
 }
 
-int tl_l3_ready(const tl_call *c, int t) {
+int tl_l3_ready(const tl_call *c, int t, int d) {
     int p = c->l3->tasks[t].prev;
-    return p < 0 || c->state[p] == TL_DONE;
+    if (p < 0 || c->state[p] == TL_DONE) return 1;
+    // Forwarded: p is queued on d (running there, not being built) and, if its tile is an operand
+    // of later tasks, published in d's cache. By induction every earlier task of the chain is done
+    // or in flight on d and published, so t's operands are on the host or in d's cache.
+    return d >= 0 && c->rt->opts.forward && c->state[p] == TL_RUNNING && c->owner[p] == d &&
+           c->dc[d].building != p && (tl_l3_out_key(c, p) < 0 || c->pub[p]);
+}
+
+int64_t tl_l3_out_key(const tl_call *c, int t) {
+    const tl_l3 *L = c->l3;
+    const tl_task *tk = &L->tasks[t];
+    if (!tk->solve) return -1; // TRMM's output is read by no later task (its readers ran before it)
+    return (tk->i + tk->j * L->brows[TL_B]) * 2; // the raw TL_B operand (i, j): key_of(opnd(TL_B, i, j, 'N', 0))
 }
 
 static int64_t key_of(const tl_l3 *L, const tl_opnd *o) {

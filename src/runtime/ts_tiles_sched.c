@@ -27,7 +27,7 @@ static int pick_pending(tl_call *c, int d) {
     int64_t bdist = 0;
     for (int t = 0; t < c->ntasks; t++) {
         if (c->state[t] != TL_PENDING) continue;
-        if (c->l3 && !tl_l3_ready(c, t)) continue;
+        if (c->l3 && !tl_l3_ready(c, t, d)) continue;
         int s = score(c, d, t);
         int64_t dist = ((int64_t)t - dc->cursor + c->ntasks) % c->ntasks;
         if (s > bs || (s == bs && dist < bdist)) best = t, bs = s, bdist = dist;
@@ -36,10 +36,12 @@ static int pick_pending(tl_call *c, int d) {
     return best;
 }
 
-// Removes and returns the best task of a reservation station for device d; -1 if empty.
+// Removes and returns the best task of a reservation station for device d; -1 if none (a level-3
+// task reserved by a device because its predecessor is in flight there may start only there).
 static int take_reserved(tl_call *c, tl_devcall *from, int d) {
     int bi = -1, bs = -1;
     for (int r = 0; r < from->rs_count; r++) {
+        if (c->l3 && !tl_l3_ready(c, from->rs[r], d)) continue;
         int s = score(c, d, from->rs[r]);
         if (s > bs) bi = r, bs = s;
     }
@@ -136,7 +138,7 @@ int tl_sched_next_cpu(tl_call *c) {
     int best = -1, bs = 0;
     for (int t = c->ntasks - 1; t >= 0; t--) {
         if (c->state[t] != TL_PENDING) continue;
-        if (c->l3 && !tl_l3_ready(c, t)) continue;
+        if (c->l3 && !tl_l3_ready(c, t, -1)) continue;
         int s = 0; // the devices' liking: the best score any device gives it
         for (int d = 0; d < c->rt->ndev; d++) {
             if (c->dc[d].dead) continue;
@@ -165,6 +167,7 @@ void tl_sched_requeue(tl_call *c, int task, int rerun) {
     int running = c->state[task] == TL_RUNNING;
     c->state[task] = TL_PENDING;
     c->owner[task] = -1;
+    c->pub[task] = 0;
     c->npending++;
     if (running) c->nunstarted++; // reserved tasks are still counted as unstarted
     if (running && rerun) {

@@ -106,6 +106,14 @@ static int run_task(tl_call *c, int d, int t) {
     }
     if (c->l3) { // a level-3 task: its own list of tile products
         if ((rc = tl_l3_queue(c, d, t, cs, f->trace)) < 0) goto fail;
+        // A TRSM tile that later tasks of its chain read: published in this cache once computed
+        // (the slot's ready event now follows the compute), so that the chain's next task can
+        // start here before the write-back and read it from the device (opts.forward).
+        int64_t key = c->rt->opts.forward ? tl_l3_out_key(c, t) : -1;
+        if (key >= 0) {
+            if ((rc = ts_event_record(csl->ready, dr->s_comp)) < 0) goto fail;
+            c->pub[t] = (unsigned char)tl_cache_publish(c, d, cs, key);
+        }
     }
     for (int64_t l = 0; !c->l3 && l < c->kt; l++) {
         int64_t kb = tl_dim(c->k, T, l);
@@ -229,9 +237,7 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
     while (dc->rs_count > 0) {
         tl_sched_requeue(c, dc->rs[--dc->rs_count], 0); // reserved, never started: not a re-run
     }
-    for (int s = 0; s < dc->nslots; s++) { // its cache is gone for the peers (find_peer skips it too)
-        if (dc->slots[s].mat == TL_C) dc->slots[s].mat = TL_NONE, dc->slots[s].readers = 0;
-    }
+    tl_cache_drop_all_c(c, d); // its cache is gone for the peers (find_peer skips it too)
     if (consequence && !c->abort && dc->revivals < TL_REVIVALS) {
         // Its own streams failed only by waiting on a peer: new streams, an empty cache (tiles may
         // be missing or stale; readers held by peers' copies stay), and it takes tasks again.

@@ -17,6 +17,7 @@
 #include "kernels/ts_tile_ops.h"
 #include "runtime/ts_tiles_l3.h"
 #include "tiles_test.h"
+#include "runtime/ts_tiles_internal.h" // rt->trace: the timeline of the forwarding test
 
 #define TT_TILE 16
 
@@ -300,6 +301,8 @@ static void condition(char prec, int64_t n, void *A, int64_t lda) {
         }
 }
 
+static ts_tiles_stats tri_stats; // the last run_tri's
+
 static void run_tri(ts_tiles *rt, char prec, int solve, char side, char uplo, char ta, char diag, int64_t m,
                     int64_t n, uint64_t seed) {
     size_t es = ts_prec_size(prec);
@@ -337,6 +340,7 @@ static void run_tri(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
              diag);
     double e = max_err(prec, 0, m, n, B, ldb, R, ldb, tol);
     report(what, e, &st);
+    tri_stats = st;
     assert_true(e <= 1.0);
     assert_true(untouched(prec, 0, m, n, B, B0, ldb));
     free(A), free(B), free(B0), free(R);
@@ -369,6 +373,53 @@ static void test_trsm(void **state) {
 }
 
 // ---------------------------------------------------------------- runtime behaviour
+
+// Chain forwarding (opts.forward): on one paced device (a tile product 4 ms, a tile copy 2 ms),
+// TRMM and TRSM, left lower, on one column of 4 tiles: one chain (TRMM: i from the bottom, TRSM:
+// from the top; task id = position, predecessor = id - 1), so that the device has nothing else to
+// do while a write-back runs. Without forwarding no task's first GEMM starts before its
+// predecessor's write-back ended (the scheduler waits for it); with forwarding some do (the next
+// task is queued behind the predecessor on the compute stream), and TRSM reads the solved tiles
+// from the cache where they were computed: 3 solved tiles are no longer loaded from the host.
+static void test_forward(void **state) {
+    (void)state;
+    const int64_t T = TT_TILE, m = 4 * T, n = T;
+    size_t h2d[2][2] = {{0}};
+    for (int solve = 0; solve < 2; solve++)
+        for (int fwd = 0; fwd < 2; fwd++) {
+            // 0.002 GFLOP/s: a 16^3 product (8192 flops) takes 4 ms; 0.001 GB/s: a 2 KiB tile 2 ms
+            ts_devset *s = tt_open(1, NULL, 0, 0.002, 0.001);
+            assert_non_null(s);
+            ts_tiles_opts o = tt_opts(TT_TILE, 0);
+            o.forward = fwd;
+            o.trace = 1;
+            ts_tiles *rt = NULL;
+            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            run_tri(rt, 'd', solve, 'L', 'L', 'N', 'N', m, n, 900 + (uint64_t)solve);
+            h2d[solve][fwd] = tri_stats.bytes_h2d;
+            int early = 0, pairs = 0;
+            for (int r = 0; r < rt->ntrace; r++) {
+                const tl_trace_rec *x = &rt->trace[r];
+                if (x->task == 0) continue; // the head of the chain
+                for (int q = 0; q < rt->ntrace; q++) {
+                    const tl_trace_rec *p = &rt->trace[q];
+                    if (p->task != x->task - 1) continue;
+                    assert_true(x->t[2] > 0 && p->t[5] > 0);
+                    pairs++;
+                    early += x->t[2] < p->t[5];
+                }
+            }
+            fprintf(stderr, "%s forward=%d: %d of %d tasks began before their predecessor's write-back ended; "
+                            "H2D %zu bytes\n", solve ? "TRSM" : "TRMM", fwd, early, pairs, tri_stats.bytes_h2d);
+            assert_int_equal(pairs, 3);
+            if (fwd) assert_true(early > 0);
+            else assert_int_equal(early, 0);
+            ts_tiles_destroy(rt);
+            ts_devset_close(s);
+        }
+    assert_true(h2d[0][0] == h2d[0][1]);
+    assert_true(h2d[1][0] - h2d[1][1] == (size_t)3 * (size_t)(T * T) * sizeof(double));
+}
 
 // Many tiles through one small cache: evictions happen, every tile is on a device, and the result
 // is still right (double SYRK, 12x12 tiles of C's lower triangle).
@@ -483,7 +534,7 @@ int main(void) {
         cmocka_unit_test(test_symm_hemm),      cmocka_unit_test(test_syrk_herk),
         cmocka_unit_test(test_syr2k_her2k),    cmocka_unit_test(test_trmm),
         cmocka_unit_test(test_trsm),           cmocka_unit_test(test_evictions_and_devices),
-        cmocka_unit_test(test_diag_rank),
+        cmocka_unit_test(test_diag_rank),      cmocka_unit_test(test_forward),
         cmocka_unit_test(test_args_and_quick_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
