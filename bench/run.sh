@@ -50,7 +50,14 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # tile runtime's own DGEMM at the same n (--gemm-ref: vs_gemm). About 2.5e14 flops per engine and
   # run at 32768; 3 runs (checked + 2 timed) of 3 engines: about 2-3 minutes on an H200.
   step blas3 env TESSERA_ARENA_FRACTION=0.5 "$tessera" blas3 --routine all 16384 32768 --engine tiles,cublasxt \
-       --xt-block 4096,8192 --gemm-ref --reps 2 --json "$out/blas3.json"
+       --xt-block ${TESSERA_BENCH_XT_BLOCKS:-4096,8192} --gemm-ref --reps 2 --json "$out/blas3.json"
+  # The tile runtime's level-3 knobs, one at a time against the defaults of the blas3 step (tiles only,
+  # each with its own GEMM reference): 2 C tiles in flight (the GEMM's) instead of 4, no chain forwarding
+  # (TRMM/TRSM), whole-tile GEMMs on the diagonal tiles of SYRK/SYR2K.
+  for v in ${TESSERA_BENCH_BLAS3_VARS:-TESSERA_TILES_DEPTH=2 TESSERA_TILES_FORWARD=0 TESSERA_TILES_DIAG_RANK=0}; do
+    step blas3-var env TESSERA_ARENA_FRACTION=0.5 $v "$tessera" blas3 --routine all 16384 32768 --engine tiles \
+         --gemm-ref --reps 2 --json "$out/blas3-$(echo "${v#TESSERA_TILES_}" | tr 'A-Z=_' 'a-z--').json"
+  done
   # The same without the saved copies of C tiles (the fault re-run's insurance): what they cost.
   step host-nosave env TESSERA_ARENA_FRACTION=0.5 TESSERA_TILES_SAVE_C=0 "$tessera" gemm 16384 32768 --where host \
        --engine tiles --reps 3 --json "$out/gemm-host-nosave.json"

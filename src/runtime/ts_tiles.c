@@ -15,7 +15,8 @@
 #define TL_TILE_CUDA 4096
 #define TL_TILE_SIM 256
 #define TL_TILE_CPU 512
-#define TL_DEPTH_DEFAULT 2
+#define TL_DEPTH_GEMM 2 // C tiles in flight per device with opts.depth 0: GEMM (heavy tasks)
+#define TL_DEPTH_L3 4   // ... level-3 routines (light tasks: a TRSM chain's head is one solve)
 #define TL_RESERVE_DEFAULT 2
 #define TL_RESERVE_MAX 64
 #define TL_MEM_FRACTION_DEFAULT 0.9
@@ -43,7 +44,7 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     if (!o) TS_RAISE(TS_ERR_ARG, "ts_tiles_opts_init: NULL options");
     memset(o, 0, sizeof *o);
     o->cpu_share = TS_TILES_CPU_AUTO;
-    o->depth = TL_DEPTH_DEFAULT;
+    o->depth = 0;
     o->reserve = TL_RESERVE_DEFAULT;
     o->mem_fraction = TL_MEM_FRACTION_DEFAULT;
     o->peer = 1;
@@ -60,8 +61,8 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     const char *s = ts_env_str("TESSERA_TILES_CPU");
     if (s) TS_CHECK(parse_cpu_share(s, &o->cpu_share));
     TS_CHECK(ts_env_int("TESSERA_TILES_DEPTH", &o->depth));
-    if (o->depth < 1 || o->depth > TL_DEPTH_MAX)
-        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_DEPTH=%d out of range 1..%d", o->depth, TL_DEPTH_MAX);
+    if (o->depth < 0 || o->depth > TL_DEPTH_MAX)
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_DEPTH=%d out of range 0..%d (0: auto)", o->depth, TL_DEPTH_MAX);
     TS_CHECK(ts_env_int("TESSERA_TILES_RESERVE", &o->reserve));
     if (o->reserve < 0 || o->reserve > TL_RESERVE_MAX)
         TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_RESERVE=%d out of range 0..%d", o->reserve, TL_RESERVE_MAX);
@@ -82,8 +83,8 @@ static int check_opts(const ts_tiles_opts *o) {
         TS_RAISE(TS_ERR_ARG, "ts_tiles: cpu_share %g: expected TS_TILES_CPU_AUTO, TS_TILES_CPU_ADAPTIVE, 0 or a "
                              "fraction in (0, 1]",
                  o->cpu_share);
-    if (o->depth < 1 || o->depth > TL_DEPTH_MAX)
-        TS_RAISE(TS_ERR_ARG, "ts_tiles: depth %d out of range 1..%d", o->depth, TL_DEPTH_MAX);
+    if (o->depth < 0 || o->depth > TL_DEPTH_MAX)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: depth %d out of range 0..%d (0: auto)", o->depth, TL_DEPTH_MAX);
     if (o->reserve < 0 || o->reserve > TL_RESERVE_MAX)
         TS_RAISE(TS_ERR_ARG, "ts_tiles: reserve %d out of range 0..%d", o->reserve, TL_RESERVE_MAX);
     if (!(o->mem_fraction > 0 && o->mem_fraction <= 1))
@@ -562,6 +563,7 @@ int ts_tiles_gemm(ts_tiles *rt, char prec, char ta, char tb, int64_t m, int64_t 
 int tl_call_exec(tl_call *c, const void *const pin[3], const size_t pin_bytes[3], ts_tiles_stats *stats) {
     ts_tiles *rt = c->rt;
     pthread_mutex_lock(&rt->call_lock);
+    c->depth = rt->opts.depth ? rt->opts.depth : c->l3 ? TL_DEPTH_L3 : TL_DEPTH_GEMM;
     double t0 = ts_now();
     for (int q = 0; q < 3; q++)
         if (pin[q]) pin_range(rt, pin[q], pin_bytes[q]);

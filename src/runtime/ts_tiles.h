@@ -33,7 +33,8 @@ typedef struct ts_tiles ts_tiles;
 typedef struct {
     int64_t tile;        // T, tile edge; 0 = TESSERA_TILE, else 4096 on CUDA, 256 on simulated devices
     double cpu_share;    // TESSERA_TILES_CPU=auto|0|fraction (default auto)
-    int depth;           // C tiles in flight per device, >= 1 (TESSERA_TILES_DEPTH, default 2)
+    int depth;           // C tiles in flight per device, 1..8, or 0: auto, 2 for GEMM and 4 for the level-3
+                         // routines, whose tasks are lighter (TESSERA_TILES_DEPTH, default 0)
     int reserve;         // reservation station: tasks claimed ahead per device, >= 0 (TESSERA_TILES_RESERVE, 2)
     double mem_fraction; // share of the device arena's free memory the cache may take (TESSERA_TILES_MEM, 0.9)
     int peer;            // 1: fetch a tile from a peer's cache over a peer link (TESSERA_TILES_PEER, 1)

@@ -92,7 +92,7 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
         }
     }
     tile_bytes = (tile_bytes * c->es + 255) / 256 * 256;
-    int depth = rt->opts.depth;
+    int depth = c->depth;
     int64_t useful = nA + nB + depth; // more slots than distinct tiles never help
     int64_t want = (int64_t)(budget / tile_bytes);
     int need = depth + TL_MIN_AB_SLOTS;

@@ -134,6 +134,7 @@ typedef struct {
     int64_t i, j;        // C tile
     int p0, np;          // products prods[p0 .. p0+np)
     int prev;            // task that must be done (written back) before this one starts; -1: none
+    int chain;           // TRMM/TRSM: the chain (tile column or row) the task belongs to; -1: none
     char mask;           // 0: write back the whole tile; 'L'/'U': that triangle only (diagonal tiles)
     unsigned char solve; // TRSM: after the products, C := op(A(i,i))^-1 C (left) or C op(A(j,j))^-1
     unsigned char diag_real; // ?HERK/?HER2K: imaginary part of the diagonal := 0 before the write-back
@@ -151,6 +152,8 @@ typedef struct {
     char prep_uplo[3];             // ... and their source triangle
     char side, uplo, ta, diag;     // the solve's triangle (TRSM; the diagonal blocks of TL_A)
     int inplace;         // C is also an operand (TRMM, TRSM): a re-run needs the original tile
+    int nchains;         // chains of the tasks (TRMM, TRSM), 0: none
+    unsigned char *held; // scratch of the scheduler, one per chain (ts_tiles_sched.c)
     const char *name;    // routine, for messages
 } tl_l3;
 
@@ -204,6 +207,7 @@ struct tl_call {
     int nunstarted;      // pending + reserved
     tl_devcall dc[TS_MAX_DEVICES];
     int nworkers;        // devices + CPU
+    int depth;           // C tiles in flight per device (opts.depth, or its auto value for the call's kind)
     // CPU worker
     int64_t cpu_tiles, cpu_cap;
     double cpu_planned;  // share given by the database (adaptive) or the fraction; -1 = none

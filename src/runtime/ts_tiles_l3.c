@@ -193,7 +193,7 @@ static int add_task(builder *b, int64_t i, int64_t j, int prev, char mask) {
     if ((double)b->L.ntasks + 1 > 2e9) TS_RAISE(TS_ERR_ARG, "tile runtime: too many tasks; use a larger tile");
     tl_task *t = &b->L.tasks[b->L.ntasks++];
     memset(t, 0, sizeof *t);
-    t->i = i, t->j = j, t->p0 = b->L.nprods, t->prev = prev, t->mask = mask;
+    t->i = i, t->j = j, t->p0 = b->L.nprods, t->prev = prev, t->mask = mask, t->chain = -1;
     return b->L.ntasks - 1;
 }
 
@@ -207,6 +207,7 @@ static void close_tasks(builder *b) {
 static void builder_free(builder *b) {
     free(b->L.tasks);
     free(b->L.prods);
+    free(b->L.held);
 }
 
 // Runs the task list: C (m x n) is the output; alpha for the products, beta for C.
@@ -690,6 +691,7 @@ static int tri_impl(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
             rc = 0;
             prev = task;
             b.L.tasks[task].solve = (unsigned char)solve;
+            b.L.tasks[task].chain = (int)o;
             // l over op(A)'s nonzero blocks of row x (left) or column x (right)
             for (int64_t l = 0; l < inner && rc == 0; l++) {
                 int in = left ? (opup ? l >= x : l <= x) : (opup ? l <= x : l >= x);
@@ -699,6 +701,9 @@ static int tri_impl(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
             }
         }
     }
+    b.L.nchains = (int)outer;
+    if (rc == 0 && !(b.L.held = calloc((size_t)outer, 1)))
+        rc = ts_error_set(TS_ERR_NOMEM, __FILE__, __LINE__, "%s: out of host memory", who);
     if (rc == 0) {
         _Alignas(16) unsigned char minus1[16] = {0};
         sc_put(prec, minus1, -1, 0);

@@ -13,10 +13,28 @@
 
 #include "core/ts_timer.h"
 
+#include <string.h>
+
 static int score(const tl_call *c, int d, int t) {
     const tl_devcall *dc = &c->dc[d];
     if (c->l3) return tl_l3_score(c, d, t);
     return dc->rowcnt[t % c->mt] + dc->colcnt[t / c->mt];
+}
+
+// The chains (TRMM/TRSM) device d holds (a task of them reserved or running there) in held[];
+// whether it may take up another one: fewer than its share of the chains among the live devices.
+// Without this a device with a deep pipeline took every chain's head at the start and, forwarding
+// each chain's next task to itself, kept them all while its peers idled.
+static int chain_room(tl_call *c, int d) {
+    const tl_l3 *L = c->l3;
+    int live = c->rt->ndev - c->ndead, nheld = 0;
+    memset(L->held, 0, (size_t)L->nchains);
+    for (int t = 0; t < c->ntasks; t++) {
+        int ch = L->tasks[t].chain;
+        if (ch < 0 || c->owner[t] != d || (c->state[t] != TL_RUNNING && c->state[t] != TL_RESERVED)) continue;
+        if (!L->held[ch]) L->held[ch] = 1, nheld++;
+    }
+    return live <= 1 || nheld < (L->nchains + live - 1) / live;
 }
 
 // Best pending task for device d (score, then distance after the cursor); -1 if none. A level-3
@@ -25,9 +43,11 @@ static int pick_pending(tl_call *c, int d) {
     tl_devcall *dc = &c->dc[d];
     int best = -1, bs = -1;
     int64_t bdist = 0;
+    int room = c->l3 && c->l3->nchains > 0 ? chain_room(c, d) : 1;
     for (int t = 0; t < c->ntasks; t++) {
         if (c->state[t] != TL_PENDING) continue;
         if (c->l3 && !tl_l3_ready(c, t, d)) continue;
+        if (!room && c->l3->tasks[t].chain >= 0 && !c->l3->held[c->l3->tasks[t].chain]) continue;
         int s = score(c, d, t);
         int64_t dist = ((int64_t)t - dc->cursor + c->ntasks) % c->ntasks;
         if (s > bs || (s == bs && dist < bdist)) best = t, bs = s, bdist = dist;
@@ -107,7 +127,7 @@ static int cpu_may_take(tl_call *c, int t, int *steal) {
     if (ndev == 0) return 1;
     if (c->cpu_cap >= 0 && !c->adaptive) return c->cpu_tiles < c->cpu_cap;
     if (c->adaptive && c->cpu_tiles < c->cpu_cap) return 1;
-    int64_t keep = (int64_t)ndev * (c->rt->opts.depth + c->rt->opts.reserve);
+    int64_t keep = (int64_t)ndev * (c->depth + c->rt->opts.reserve);
     if (c->npending <= keep) return 0;
     // The devices' rate counts from their first written-back tile: the time before it (pinning,
     // the first loads, filling the pipeline) is not their rate, and counting it made a GPU 100x

@@ -1,6 +1,6 @@
 // ts_tiles_worker.c: the device workers (pipelined C-tile tasks over four streams, and a fifth for saved C tiles) and the CPU worker.
 //
-// A device worker runs one task at a time on the host side but keeps up to opts.depth C tiles in
+// A device worker runs one task at a time on the host side but keeps up to c->depth C tiles in
 // flight on the device: while the GEMMs of one tile run on the compute stream, the loads of the
 // next tile's A and B tiles run on the H2D (or peer) stream and the copy out of the previous C tile
 // on the D2H stream (BLASX's stream interleaving, TianHe's software pipelining). Streams are
@@ -269,7 +269,7 @@ void *tl_dev_worker(void *arg) {
     tl_call *c = wa->c;
     int d = wa->d;
     tl_devcall *dc = &c->dc[d];
-    int depth = c->rt->opts.depth;
+    int depth = c->depth;
     int rc = 0;
     pthread_mutex_lock(&c->lock);
     for (;;) {

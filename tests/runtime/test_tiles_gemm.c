@@ -145,7 +145,7 @@ static void test_bad_args(void **state) {
     ts_tiles_destroy(rt);
     o.cpu_share = 2;
     assert_int_equal(ts_tiles_create(s, &o, &rt), TS_ERR_ARG);
-    o.cpu_share = 0, o.depth = 0;
+    o.cpu_share = 0, o.depth = -1; // 0 is auto
     assert_int_equal(ts_tiles_create(s, &o, &rt), TS_ERR_ARG);
     ts_devset_close(s);
     // No devices and no CPU worker: nothing could run.

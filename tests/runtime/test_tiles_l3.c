@@ -419,6 +419,24 @@ static void test_forward(void **state) {
         }
     assert_true(h2d[0][0] == h2d[0][1]);
     assert_true(h2d[1][0] - h2d[1][1] == (size_t)3 * (size_t)(T * T) * sizeof(double));
+    // Two devices, 4 chains (TRMM and TRSM on 5 x 4 tiles): each device holds at most its share of
+    // the chains (2), so with forwarding and 4 tiles in flight neither takes every chain's head at
+    // the start and keeps them (forwarding each chain's next task to itself) while the other idles;
+    // each does at least one chain (5 tiles).
+    ts_devset *s = tt_open(2, NULL, 0, 0.1, 0);
+    assert_non_null(s);
+    ts_tiles_opts o = tt_opts(TT_TILE, 0);
+    o.depth = 4;
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    for (int solve = 0; solve < 2; solve++) {
+        run_tri(rt, 'd', solve, 'L', 'L', 'N', 'N', 5 * T, 4 * T, 903 + (uint64_t)solve);
+        fprintf(stderr, "%s on 2 devices: %lld and %lld of 20 tiles\n", solve ? "TRSM" : "TRMM",
+                (long long)tri_stats.tiles_dev[0], (long long)tri_stats.tiles_dev[1]);
+        assert_true(tri_stats.tiles_dev[0] >= 5 && tri_stats.tiles_dev[1] >= 5);
+    }
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
 }
 
 // Many tiles through one small cache: evictions happen, every tile is on a device, and the result
