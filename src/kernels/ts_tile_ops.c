@@ -232,3 +232,48 @@ int ts_dev_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_
     default: TS_RAISE(TS_ERR_ARG, "ts_dev_rank: the stream's device has no backend");
     }
 }
+
+// ---------------------------------------------------------------- triangle write-back
+
+static void put_tri_host(char prec, char uplo, int64_t n, const void *src, int64_t lds, void *dst, int64_t ldd) {
+    size_t es = ts_prec_size(prec);
+    int up = is_upper(uplo);
+    for (int64_t q = 0; q < n; q++) {
+        int64_t r0 = up ? 0 : q, r1 = up ? q + 1 : n;
+        memcpy((char *)dst + ((size_t)r0 + (size_t)q * (size_t)ldd) * es,
+               (const char *)src + ((size_t)r0 + (size_t)q * (size_t)lds) * es, (size_t)(r1 - r0) * es);
+    }
+}
+
+static int put_run(void *p) {
+    const ts_tile_put_args *a = p;
+    put_tri_host(a->prec, a->uplo, a->n, a->src, a->lds, a->dst, a->ldd);
+    return 0;
+}
+
+int ts_dev_tile_put_tri(ts_stream *st, char prec, char uplo, int64_t n, const void *src, int64_t lds, void *dst,
+                        int64_t ldd) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_put_tri: no stream");
+    if (!ts_prec_size(prec)) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_put_tri: precision '%c'", prec);
+    if (n < 0 || lds < (n > 1 ? n : 1) || ldd < (n > 1 ? n : 1))
+        TS_RAISE(TS_ERR_ARG, "ts_dev_tile_put_tri: n=%lld lds=%lld ldd=%lld", (long long)n, (long long)lds,
+                 (long long)ldd);
+    if (n == 0) return 0;
+    ts_tile_put_args a = {.prec = prec, .uplo = is_upper(uplo) ? 'U' : 'L', .n = n, .lds = lds, .ldd = ldd,
+                          .src = src, .dst = dst};
+    ts_kernel k = {.name = "tile_put_tri", .flops = 0, .cpu = put_run, .args = &a, .args_size = sizeof a};
+    switch (stream_backend(st)) {
+    case TS_BACKEND_SIM: break; // device memory is host memory there: the same loop
+    case TS_BACKEND_CUDA:
+#if TS_HAVE_CUDA
+        if (!ts_cuda_host_mapped(dst, &a.dst)) return 1;
+        k.cuda = ts_cuda_tile_put;
+        break;
+#else
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_tile_put_tri: this build has no CUDA backend");
+#endif
+    default: TS_RAISE(TS_ERR_ARG, "ts_dev_tile_put_tri: the stream's device has no backend");
+    }
+    TS_CHECK(ts_kernel_enqueue(st, &k));
+    return 0;
+}

@@ -52,6 +52,15 @@ int ts_rank_cpu(char prec, int two, char uplo, char trans, int64_t n, int64_t k,
 int ts_dev_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
                 const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);
 
+// Writes the uplo triangle ('L' or 'U', diagonal included) of the n x n tile src (device memory,
+// leading dimension lds) to dst (host memory, ldd) with one kernel on the stream, the device
+// writing host memory through its mapping of a registered range, instead of one copy per column
+// (n calls of a few microseconds each). The other triangle of dst is not touched. Returns 1, with
+// nothing queued, when dst is not device-accessible (not registered with the device set): the
+// caller copies column by column then.
+int ts_dev_tile_put_tri(ts_stream *st, char prec, char uplo, int64_t n, const void *src, int64_t lds, void *dst,
+                        int64_t ldd);
+
 // Kernel launcher of the CUDA build (ts_tile_ops.cu): the arguments of one tile op.
 typedef struct {
     char prec, uplo;
@@ -60,6 +69,15 @@ typedef struct {
     void *p;
 } ts_tile_prep_args;
 int ts_cuda_tile_prep(void *native_stream, void *args); // args: ts_tile_prep_args*
+typedef struct {
+    char prec, uplo;
+    int64_t n, lds, ldd;
+    const void *src;
+    void *dst; // as the device addresses it
+} ts_tile_put_args;
+int ts_cuda_tile_put(void *native_stream, void *args); // args: ts_tile_put_args*
+// The device address of registered host memory p (1), or 0 when p is not mapped for the devices.
+int ts_cuda_host_mapped(void *p, void **dev);
 // cuBLAS ?trsm on the stream in any precision (ts_cublas.c; the stream's cuBLAS handle).
 int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
                  const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);

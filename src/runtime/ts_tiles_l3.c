@@ -388,7 +388,16 @@ int tl_l3_copy_out(tl_call *c, int d, int t, int cs, size_t *bytes) {
         *bytes = (size_t)mb * (size_t)nb * es;
         return ts_copy2d_async(st, TS_COPY_D2H, hc, cp, src, (size_t)mb * es, (size_t)mb * es, (size_t)nb);
     }
-    // A diagonal tile: its triangle only, one copy per column (the other triangle of C stays untouched).
+    // A diagonal tile: its triangle only (the other triangle of C stays untouched): one kernel writing
+    // host memory through the device's mapping of the registered C, else one copy per column.
+    if (mb == nb) {
+        int rc = ts_dev_tile_put_tri(st, c->prec, tk->mask, mb, src, mb, hc, c->ldc);
+        if (rc < 0) return rc;
+        if (rc == 0) {
+            *bytes = (size_t)mb * (size_t)(mb + 1) / 2 * es;
+            return 0;
+        }
+    }
     *bytes = 0;
     for (int64_t q = 0; q < nb; q++) {
         int64_t r0, r1;

@@ -1,4 +1,5 @@
-// ts_tile_ops.cu: the diagonal-tile preparation kernel (symmetrize, hermitize, triangle cut) on CUDA devices.
+// ts_tile_ops.cu: the diagonal-tile preparation kernel (symmetrize, hermitize, triangle cut) and the
+// triangle write-back to mapped host memory on CUDA devices.
 #include <cuComplex.h>
 #include <cuda_runtime.h>
 
@@ -63,4 +64,45 @@ extern "C" int ts_cuda_tile_prep(void *native_stream, void *args) {
     if (e != cudaSuccess)
         TS_RAISE(TS_ERR_CUDA, "tile_prep_kernel (%c, n=%lld): %s", a->prec, (long long)a->n, cudaGetErrorString(e));
     return 0;
+}
+
+// One block per column: its threads copy the column's rows of the triangle (consecutive threads,
+// consecutive elements: the writes to host memory go out as full lines).
+template <typename T>
+__global__ void tile_put_kernel(const T *src, int64_t lds, T *dst, int64_t ldd, int64_t n, int upper) {
+    int64_t q = blockIdx.x;
+    int64_t r0 = upper ? 0 : q, r1 = upper ? q + 1 : n;
+    for (int64_t i = r0 + threadIdx.x; i < r1; i += blockDim.x) dst[i + q * ldd] = src[i + q * lds];
+}
+
+template <typename T> static void launch_put(const ts_tile_put_args *a, cudaStream_t s) {
+    tile_put_kernel<T><<<(unsigned)a->n, 256, 0, s>>>((const T *)a->src, a->lds, (T *)a->dst, a->ldd, a->n,
+                                                      a->uplo == 'U');
+}
+
+extern "C" int ts_cuda_tile_put(void *native_stream, void *args) {
+    const ts_tile_put_args *a = (const ts_tile_put_args *)args;
+    cudaStream_t s = (cudaStream_t)native_stream;
+    switch (a->prec) {
+    case 's': launch_put<float>(a, s); break;
+    case 'd': launch_put<double>(a, s); break;
+    case 'c': launch_put<cuFloatComplex>(a, s); break;
+    case 'z': launch_put<cuDoubleComplex>(a, s); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_tile_put: precision '%c'", a->prec);
+    }
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        TS_RAISE(TS_ERR_CUDA, "tile_put_kernel (%c, n=%lld): %s", a->prec, (long long)a->n, cudaGetErrorString(e));
+    return 0;
+}
+
+extern "C" int ts_cuda_host_mapped(void *p, void **dev) {
+    struct cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (at.type != cudaMemoryTypeHost || !at.devicePointer) return 0;
+    *dev = at.devicePointer;
+    return 1;
 }
