@@ -277,3 +277,74 @@ int ts_dev_tile_put_tri(ts_stream *st, char prec, char uplo, int64_t n, const vo
     TS_CHECK(ts_kernel_enqueue(st, &k));
     return 0;
 }
+
+// ---------------------------------------------------------------- TRMM (diagonal products)
+
+int ts_trmm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n, const void *alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc) {
+    int pos = ts_dtrsm_check_args(side, uplo, ta, diag, m, n, lda, ldc);
+    if (pos || ldb < (m > 1 ? m : 1)) TS_RAISE(TS_ERR_ARG, "ts_trmm_cpu: argument %d is invalid", pos ? pos : 11);
+    if (m > INT_MAX || n > INT_MAX || lda > INT_MAX || ldc > INT_MAX)
+        TS_RAISE(TS_ERR_ARG, "ts_trmm_cpu: dimensions exceed the CBLAS int range (m=%lld n=%lld)", (long long)m,
+                 (long long)n);
+    if (m == 0 || n == 0) return 0;
+    size_t es = ts_prec_size(prec);
+    for (int64_t j = 0; j < n; j++)
+        memcpy((char *)C + (size_t)j * (size_t)ldc * es, (const char *)B + (size_t)j * (size_t)ldb * es, (size_t)m * es);
+    enum CBLAS_SIDE s = (side == 'L' || side == 'l') ? CblasLeft : CblasRight;
+    enum CBLAS_UPLO u = is_upper(uplo) ? CblasUpper : CblasLower;
+    enum CBLAS_DIAG dg = (diag == 'U' || diag == 'u') ? CblasUnit : CblasNonUnit;
+    int M = (int)m, N = (int)n, LA = (int)lda, LC = (int)ldc;
+    switch (prec) {
+    case 's': cblas_strmm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const float *)alpha, A, LA, C, LC); break;
+    case 'd': cblas_dtrmm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const double *)alpha, A, LA, C, LC); break;
+    case 'c': cblas_ctrmm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, C, LC); break;
+    case 'z': cblas_ztrmm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, C, LC); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_trmm_cpu: precision '%c'", prec);
+    }
+    return 0;
+}
+
+typedef struct {
+    char prec, side, uplo, ta, diag;
+    int64_t m, n, lda, ldb, ldc;
+    unsigned char alpha[16];
+    const void *A, *B;
+    void *C;
+} trmm_args;
+
+static int trmm_run(void *p) {
+    const trmm_args *a = p;
+    return ts_trmm_cpu(a->prec, a->side, a->uplo, a->ta, a->diag, a->m, a->n, a->alpha, a->A, a->lda, a->B, a->ldb,
+                       a->C, a->ldc);
+}
+
+int ts_dev_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_trmm: no stream");
+    size_t es = ts_prec_size(prec);
+    if (!es) TS_RAISE(TS_ERR_ARG, "ts_dev_trmm: precision '%c'", prec);
+    int pos = ts_dtrsm_check_args(side, uplo, ta, diag, m, n, lda, ldc);
+    if (pos || ldb < (m > 1 ? m : 1))
+        TS_RAISE(TS_ERR_ARG, "ts_dev_trmm: argument %d is invalid (side=%c uplo=%c transa=%c diag=%c m=%lld n=%lld)",
+                 pos ? pos : 11, side, uplo, ta, diag, (long long)m, (long long)n);
+    if (m == 0 || n == 0) return 0;
+    switch (stream_backend(st)) {
+    case TS_BACKEND_SIM: {
+        trmm_args a = {prec, side, uplo, ta, diag, m, n, lda, ldb, ldc, {0}, A, B, C};
+        memcpy(a.alpha, alpha, es);
+        int left = side == 'L' || side == 'l';
+        double tri = left ? (double)m : (double)n;
+        ts_kernel k = {.name = "trmm_cpu", .flops = tri * tri * (double)(left ? n : m) * (ts_prec_is_complex(prec) ? 4 : 1),
+                       .cpu = trmm_run, .args = &a, .args_size = sizeof a};
+        return ts_kernel_enqueue(st, &k);
+    }
+    case TS_BACKEND_CUDA:
+#if TS_HAVE_CUDA
+        return ts_cuda_trmm(st, prec, side, uplo, ta, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+#else
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_trmm: this build has no CUDA backend");
+#endif
+    default: TS_RAISE(TS_ERR_ARG, "ts_dev_trmm: the stream's device has no backend");
+    }
+}

@@ -52,6 +52,16 @@ int ts_rank_cpu(char prec, int two, char uplo, char trans, int64_t n, int64_t k,
 int ts_dev_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
                 const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);
 
+// C := alpha op(A) B (side 'L') or alpha B op(A) (side 'R') for triangular A (uplo, diag as
+// ?TRMM), out of place: B is read, C (m x n) written (the diagonal products of the TRMM tiles, half
+// the flops of the GEMM on the zero-filled block). Host memory through the CPU BLAS (B copied to
+// C, then ?trmm in place).
+int ts_trmm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n, const void *alpha,
+                const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc);
+// The same on a device stream: cuBLAS ?trmm on CUDA devices, the CPU BLAS on simulated ones.
+int ts_dev_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc);
+
 // Writes the uplo triangle ('L' or 'U', diagonal included) of the n x n tile src (device memory,
 // leading dimension lds) to dst (host memory, ldd) with one kernel on the stream, the device
 // writing host memory through its mapping of a registered range, instead of one copy per column
@@ -81,6 +91,9 @@ int ts_cuda_host_mapped(void *p, void **dev);
 // cuBLAS ?trsm on the stream in any precision (ts_cublas.c; the stream's cuBLAS handle).
 int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
                  const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb);
+// cuBLAS ?trmm (out of place) on the stream (ts_cublas.c).
+int ts_cuda_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                 const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc);
 // cuBLAS ?syrk (two = 0) or ?syr2k (two = 1) on the stream (ts_cublas.c).
 int ts_cuda_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
                  const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc);

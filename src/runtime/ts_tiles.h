@@ -47,6 +47,8 @@ typedef struct {
     int trace;           // 1: record a timeline of every call (ts_tiles_trace_write)
     int diag_rank;       // 1: the diagonal C tiles of ?SYRK/?SYR2K by rank-k/2k kernels on their triangle
                          // (half a GEMM's flops), 0: by GEMMs on the whole tile (TESSERA_TILES_DIAG_RANK, 1)
+    int diag_trmm;       // 1: the diagonal products of TRMM tiles by ?trmm on the block's triangle (half a
+                         // GEMM's flops), 0: by GEMMs on the zero-filled block (TESSERA_TILES_DIAG_TRMM, 1)
     int forward;         // 1: a TRMM/TRSM chain's next tile starts on the device that computes its
                          // predecessor without waiting for the write-back (TESSERA_TILES_FORWARD, 1)
     const char *perfdb;  // performance database file (NULL: $TESSERA_PERFDB, else ~/.cache/tessera/perfdb.txt);

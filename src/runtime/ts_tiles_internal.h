@@ -121,8 +121,11 @@ typedef struct {
 
 // A tile product: kind TL_GEMM C += op(a) op(b); on a diagonal tile of ?SYRK/?SYR2K (opts.diag_rank)
 // TL_RANK C += a a^T and TL_RANK2 C += a b^T + b a^T on the task's triangle only (a's op says
-// which side is transposed: 'N' a b^T, else a^T b), half the flops of the GEMM.
-enum { TL_GEMM = 0, TL_RANK = 1, TL_RANK2 = 2 };
+// which side is transposed: 'N' a b^T, else a^T b), half the flops of the GEMM; TL_TRMM, the
+// diagonal product of a TRMM tile (opts.diag_trmm, always its first product): C := alpha op(A) B
+// (side L: a is the raw diagonal block of A, b the B tile) or alpha B op(A) (side R: a the B tile,
+// b the block), by ?trmm on the block's triangle instead of a GEMM on the zero-filled block.
+enum { TL_GEMM = 0, TL_RANK = 1, TL_RANK2 = 2, TL_TRMM = 3 };
 
 typedef struct {
     tl_opnd a, b;

@@ -153,6 +153,7 @@ typedef struct {
     int capt, capp;
     int64_t T;
     int diag_rank; // the runtime's opts.diag_rank
+    int diag_trmm; // ... and opts.diag_trmm
 } builder;
 
 static tl_opnd opnd(int mat, int64_t bi, int64_t bj, char op, int prep) {
@@ -249,7 +250,8 @@ double tl_l3_task_flops(const tl_call *c, int t) {
         const tl_opnd *a = &L->prods[p].a;
         double kb = (double)tl_dim(a->op == 'N' ? L->cols[a->mat] : L->rows[a->mat], c->T, a->op == 'N' ? a->bj : a->bi);
         int kind = L->prods[p].kind;
-        f += kind == TL_GEMM ? 2.0 * mb * nb * kb : (kind == TL_RANK2 ? 2.0 : 1.0) * mb * (mb + 1) * kb;
+        if (kind == TL_TRMM) f += L->side == 'L' ? mb * mb * nb : mb * nb * nb;
+        else f += kind == TL_GEMM ? 2.0 * mb * nb * kb : (kind == TL_RANK2 ? 2.0 : 1.0) * mb * (mb + 1) * kb;
     }
     if (tk->solve) f += (L->side == 'L' ? mb * mb * nb : mb * nb * nb);
     return f * (ts_prec_is_complex(c->prec) ? 4.0 : 1.0);
@@ -335,7 +337,14 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
         int64_t rb = tl_dim(L->rows[b->mat], T, b->bi);
         // The C slot cannot move: it is read (readers = 1) until the flight retires.
         void *cp = dc->slots[cs].ptr;
-        if (pr->kind != TL_GEMM) // a diagonal tile of ?SYRK/?SYR2K: its triangle only
+        if (pr->kind == TL_TRMM) { // the first product of a TRMM tile: C := alpha op(A(x,x)) B or alpha B op(A(x,x))
+            int left = L->side == 'L';
+            const tl_opnd *blk = left ? a : b;
+            int sblk = left ? sa : sb, sbt = left ? sb : sa;
+            int64_t rblk = tl_dim(L->rows[TL_A], T, blk->bi), rbt = left ? rb : ra;
+            rc = ts_dev_trmm(dr->s_comp, c->prec, L->side, L->uplo, L->ta, L->diag, mb, nb, c->alpha,
+                             dc->slots[sblk].ptr, rblk, dc->slots[sbt].ptr, rbt, cp, mb);
+        } else if (pr->kind != TL_GEMM) // a diagonal tile of ?SYRK/?SYR2K: its triangle only
             rc = ts_dev_rank(dr->s_comp, c->prec, pr->kind == TL_RANK2, tk->mask, a->op == 'N' ? 'N' : 'T', mb,
                              a->op == 'N' ? ca : ra, c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
                              p == 0 ? c->beta : c->one, cp, mb);
@@ -449,7 +458,11 @@ int tl_l3_cpu_task(tl_call *c, int t) {
         int64_t lda, ldb, kb = pr->a.op == 'N' ? tl_dim(L->cols[pr->a.mat], T, pr->a.bj)
                                                : tl_dim(L->rows[pr->a.mat], T, pr->a.bi);
         const void *a = host_operand(c, &pr->a, pa, &lda), *b = host_operand(c, &pr->b, pb, &ldb);
-        if (pr->kind != TL_GEMM)
+        if (pr->kind == TL_TRMM) {
+            int left = L->side == 'L';
+            rc = ts_trmm_cpu(c->prec, L->side, L->uplo, L->ta, L->diag, mb, nb, c->alpha, left ? a : b, left ? lda : ldb,
+                             left ? b : a, left ? ldb : lda, w, mb);
+        } else if (pr->kind != TL_GEMM)
             rc = ts_rank_cpu(c->prec, pr->kind == TL_RANK2, tk->mask, pr->a.op == 'N' ? 'N' : 'T', mb, kb, c->alpha, a,
                              lda, b, ldb, p == 0 ? c->beta : c->one, w, mb);
         else
@@ -484,6 +497,7 @@ static int begin(ts_tiles *rt, builder *b, const char *name) {
     memset(b, 0, sizeof *b);
     b->T = ts_tiles_tile(rt);
     b->diag_rank = rt->opts.diag_rank;
+    b->diag_trmm = rt->opts.diag_trmm;
     b->L.name = name;
     return 0;
 }
@@ -701,10 +715,19 @@ static int tri_impl(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
             prev = task;
             b.L.tasks[task].solve = (unsigned char)solve;
             b.L.tasks[task].chain = (int)o;
+            // TRMM: the diagonal product first, by ?trmm on the raw block (the task's beta 0 is its
+            // own: ?trmm writes C whole), the other blocks then accumulate
+            int trmm_diag = !solve && b.diag_trmm;
+            if (trmm_diag) {
+                tl_opnd blk = opnd(TL_A, x, x, ta, 0);
+                if (left) rc = add_prod(&b, blk, opnd(TL_B, x, j, 'N', 0), 0);
+                else rc = add_prod(&b, opnd(TL_B, i, x, 'N', 0), blk, 0);
+                if (rc == 0) b.L.prods[b.L.nprods - 1].kind = TL_TRMM;
+            }
             // l over op(A)'s nonzero blocks of row x (left) or column x (right)
             for (int64_t l = 0; l < inner && rc == 0; l++) {
                 int in = left ? (opup ? l >= x : l <= x) : (opup ? l <= x : l >= x);
-                if (!in || (solve && l == x)) continue;
+                if (!in || ((solve || trmm_diag) && l == x)) continue;
                 if (left) rc = add_prod(&b, tri_block(ta, x, l, !solve), opnd(TL_B, l, j, 'N', 0), 0);
                 else rc = add_prod(&b, opnd(TL_B, i, l, 'N', 0), tri_block(ta, l, x, !solve), 0);
             }

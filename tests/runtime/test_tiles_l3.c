@@ -507,6 +507,33 @@ static void test_diag_rank(void **state) {
         }
 }
 
+// TRMM's diagonal products by ?trmm on the block's triangle (opts.diag_trmm): on 4 x 4 tiles (left
+// lower, no transpose) every tile column has 6 off-diagonal GEMMs (2 T^3) and 4 diagonal products
+// of T^3 flops, against 10 GEMMs plus the cut of the 4 diagonal blocks (T^2 each) with diag_trmm 0;
+// the device's kernel flops say which ran, and both results are checked (run_tri).
+static void test_diag_trmm(void **state) {
+    (void)state;
+    const int64_t T = TT_TILE, n = 4 * T;
+    const double t3 = (double)T * T * T;
+    for (int on = 0; on < 2; on++) {
+        ts_devset *s = tt_open(1, NULL, 0, 0, 0);
+        assert_non_null(s);
+        ts_tiles_opts o = tt_opts(TT_TILE, 0);
+        o.diag_trmm = on;
+        ts_tiles *rt = NULL;
+        assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+        ts_device_counters c0, c1;
+        ts_device_counters_get(ts_devset_device(s, 0), &c0);
+        run_tri(rt, 'd', 0, 'L', 'L', 'N', 'N', n, n, 950 + (uint64_t)on);
+        ts_device_counters_get(ts_devset_device(s, 0), &c1);
+        double want = on ? 4 * (6 * 2 * t3 + 4 * t3) : 4 * 10 * 2 * t3 + 4.0 * T * T;
+        fprintf(stderr, "diag_trmm=%d: kernel flops %.0f (expected %.0f)\n", on, c1.kernel_flops - c0.kernel_flops, want);
+        assert_true(c1.kernel_flops - c0.kernel_flops == want);
+        ts_tiles_destroy(rt);
+        ts_devset_close(s);
+    }
+}
+
 // Reference argument positions and the quick returns (alpha == 0 scales C; k == 0, beta == 1 leaves it).
 static void test_args_and_quick_returns(void **state) {
     (void)state;
@@ -552,7 +579,8 @@ int main(void) {
         cmocka_unit_test(test_symm_hemm),      cmocka_unit_test(test_syrk_herk),
         cmocka_unit_test(test_syr2k_her2k),    cmocka_unit_test(test_trmm),
         cmocka_unit_test(test_trsm),           cmocka_unit_test(test_evictions_and_devices),
-        cmocka_unit_test(test_diag_rank),      cmocka_unit_test(test_forward),
+        cmocka_unit_test(test_diag_rank),      cmocka_unit_test(test_diag_trmm),
+        cmocka_unit_test(test_forward),
         cmocka_unit_test(test_args_and_quick_returns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -246,6 +246,38 @@ int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char d
     return 0;
 }
 
+int ts_cuda_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
+                 const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc)
+{
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: NULL stream");
+    if (m == 0 || n == 0) return 0;
+    cublasSideMode_t sm = (side == 'L' || side == 'l') ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    cublasFillMode_t fm = (uplo == 'U' || uplo == 'u') ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    cublasDiagType_t dt = (diag == 'U' || diag == 'u') ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    cublasOperation_t op;
+    if (op_of(ta, &op) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: op '%c' (N, T or C)", ta);
+    if (!(fits_int(m) && fits_int(n) && fits_int(lda) && fits_int(ldb) && fits_int(ldc)))
+        TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: dimensions exceed the int range (m=%lld n=%lld)", (long long)m, (long long)n);
+    int M = (int)m, N = (int)n, LA = (int)lda, LB = (int)ldb, LC = (int)ldc;
+    cuda_handles *h;
+    TS_CHECK(get_handles(st, 0, &h));
+    cublasStatus_t s;
+    switch (prec) {
+    case 's': s = cublasStrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
+    case 'd': s = cublasDtrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
+    case 'c': s = cublasCtrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
+    case 'z': s = cublasZtrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: precision '%c'", prec);
+    }
+    if (s != CUBLAS_STATUS_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "cublas%ctrmm(%c%c%c%c, %lldx%lld)", prec - 'a' + 'A', side, uplo, ta, diag,
+                 (long long)m, (long long)n);
+        return BLAS_FAIL(s, st, what);
+    }
+    return 0;
+}
+
 int ts_cuda_rank(ts_stream *st, char prec, int two, char uplo, char trans, int64_t n, int64_t k, const void *alpha,
                  const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta, void *C, int64_t ldc)
 {
