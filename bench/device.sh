@@ -19,7 +19,11 @@ say "== device: $(nvidia-smi --query-gpu=name,memory.total,driver_version --form
 export TESSERA_COMMIT=${TESSERA_COMMIT:-$(git rev-parse --short=7 HEAD 2>/dev/null)$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo -dirty)}
 say "== commit: ${TESSERA_COMMIT:-unknown}"
 
-# cmocka is not in the GPU image: a copy unpacked from the Debian package travels in .deps/.
+# cmocka and Debian's BLAS testers are not in the GPU image: copies unpacked from the Debian
+# packages travel in .deps/ (carry [".deps"]), made here with
+#   cd /tmp && apt-get download libcmocka0 libcmocka-dev libblas-test libgfortran5 libquadmath0 &&
+#   for d in libcmocka*.deb libblas-test*.deb libgfortran5*.deb libquadmath0*.deb; do dpkg -x $d <repo>/.deps; done
+# (tests/blas finds the testers there; their libblas.so.3 is replaced by ours at run time).
 build=${TESSERA_DEVICE_BUILD:-build-device}
 t0=$(date +%s)
 if ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log" 2>&1 &&

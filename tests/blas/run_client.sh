@@ -4,6 +4,7 @@
 # Pass: the program exits 0 (its own numeric checks passed) and every ROUTINE has a where=runtime line.
 set -u
 lib=$1 prog=$2; shift 2
+if [ "${TESSERA_TEST_BACKEND:-}" = cuda ]; then unset TESSERA_SIM_DEVICES; export TESSERA_BACKEND=cuda; fi
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 if [[ $prog == *.f90 ]]; then
   command -v gfortran >/dev/null || { echo "SKIP: gfortran not installed"; exit 77; }

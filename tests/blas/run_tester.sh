@@ -9,9 +9,18 @@ libdir=$1 tester=$2 input=${3:-}
 if [ ! -x "$tester" ]; then
   echo "SKIP: $tester not installed (apt-get install libblas-test; scripts/install-deps.sh)"; exit 77
 fi
+# On the GPU machine (bench/device.sh: TESSERA_TEST_BACKEND=cuda) the calls go to the GPU, not to
+# the simulated devices the test's environment asks for.
+if [ "${TESSERA_TEST_BACKEND:-}" = cuda ]; then unset TESSERA_SIM_DEVICES; export TESSERA_BACKEND=cuda; fi
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# testers unpacked into .deps/: their Fortran runtime may have come along, used only when the system
+# has none (an older copy would shadow the one the CPU BLAS was built with)
+case $tester in
+  */.deps/*) ldconfig -p 2>/dev/null | grep -q 'libgfortran.so.5 ' ||
+               export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$(dirname "$(dirname "$tester")")" ;;
+esac
 if [ -n "${TSB_ASAN_RUNTIME:-}" ]; then
   # an ASan-built library inside a tester built without ASan: the ASan runtime must be loaded first
   export LD_PRELOAD="$TSB_ASAN_RUNTIME"
