@@ -43,7 +43,7 @@ typedef struct {
 } bench_result;
 
 typedef struct {
-    bench_result r[4 * TS_MAX_DEVICES + 1];
+    bench_result r[5 * TS_MAX_DEVICES + 1]; // per device: h2d, copy, d2h, bidir, gemm; the CPU gemm
     int n;
     int failed_check, failed_runtime;
 } bench_set;
@@ -158,8 +158,48 @@ out:
     return rc;
 }
 
-// Host link and device memory: H2D pinned -> buffer a, D2D a -> b, D2H b -> pinned; the data that
-// comes back must equal what went in.
+// Both directions of the host link at once: `reps` copies host -> device on st and as many
+// device -> host on a second stream, started together (the second waits for an event on the
+// first); r->rate is the bytes of both directions over the time until the later one ended. The
+// out-of-core paths (the tile runtime, out-of-core HPL) move C tiles in and out at the same time.
+static int time_bidir(ts_stream *st, ts_device *d, void *dev_in, const void *h_in, void *h_out, const void *dev_out,
+                      size_t bytes, int reps, bench_result *r) {
+    ts_stream *st2 = NULL;
+    ts_event *e0 = NULL, *e1 = NULL, *e2 = NULL;
+    int rc = 0;
+    double sec[BENCH_REPS_CUDA];
+    TS_CHECK_GOTO(ts_stream_create(d, &st2), rc, out);
+    TS_CHECK_GOTO(ts_event_create(d, &e0), rc, out);
+    TS_CHECK_GOTO(ts_event_create(d, &e1), rc, out);
+    TS_CHECK_GOTO(ts_event_create(d, &e2), rc, out);
+    for (int t = 0; t <= reps; t++) { // t = 0 warms up
+        TS_CHECK_GOTO(ts_event_record(e0, st), rc, out);
+        TS_CHECK_GOTO(ts_stream_wait_event(st2, e0), rc, out);
+        TS_CHECK_GOTO(ts_copy_async(st, TS_COPY_H2D, dev_in, h_in, bytes), rc, out);
+        TS_CHECK_GOTO(ts_copy_async(st2, TS_COPY_D2H, h_out, dev_out, bytes), rc, out);
+        TS_CHECK_GOTO(ts_event_record(e1, st), rc, out);
+        TS_CHECK_GOTO(ts_event_record(e2, st2), rc, out);
+        TS_CHECK_GOTO(ts_stream_sync(st), rc, out);
+        TS_CHECK_GOTO(ts_stream_sync(st2), rc, out);
+        double a, b;
+        TS_CHECK_GOTO(ts_event_elapsed_ms(e0, e1, &a), rc, out);
+        TS_CHECK_GOTO(ts_event_elapsed_ms(e0, e2, &b), rc, out);
+        if (t > 0) sec[t - 1] = (a > b ? a : b) * 1e-3;
+    }
+    r->reps = reps;
+    r->bytes = 2 * bytes;
+    r->sec = ts_stats_of(sec, (size_t)reps);
+    r->rate = 2.0 * (double)bytes / r->sec.median * 1e-9;
+out:
+    if (e0) ts_event_destroy(e0);
+    if (e1) ts_event_destroy(e1);
+    if (e2) ts_event_destroy(e2);
+    if (st2) ts_stream_destroy(st2);
+    return rc;
+}
+
+// Host link and device memory: H2D pinned -> buffer a, D2D a -> b, D2H b -> pinned, then H2D into a
+// and D2H from b at once; the data that comes back must equal what went in.
 static int bench_copies(ts_devset *s, ts_device *d, ts_stream *st, int idx, bench_set *b) {
     int cuda = ts_device_props_of(d)->backend == TS_BACKEND_CUDA, reps = cuda ? BENCH_REPS_CUDA : BENCH_REPS_SIM;
     size_t used, free_b, largest, bytes = cuda ? BENCH_COPY_BYTES_CUDA : BENCH_COPY_BYTES_SIM;
@@ -177,8 +217,10 @@ static int bench_copies(ts_devset *s, ts_device *d, ts_stream *st, int idx, benc
     TS_CHECK_GOTO(time_copies(st, d, XFER_H2D, da, h_in, bytes, reps, add_result(b, "h2d", be, idx)), rc, out);
     TS_CHECK_GOTO(time_copies(st, d, XFER_D2D, db, da, bytes, reps, add_result(b, "copy", be, idx)), rc, out);
     TS_CHECK_GOTO(time_copies(st, d, XFER_D2H, h_out, db, bytes, reps, add_result(b, "d2h", be, idx)), rc, out);
+    memset(h_out, 0, bytes);
+    TS_CHECK_GOTO(time_bidir(st, d, da, h_in, h_out, db, bytes, reps, add_result(b, "bidir", be, idx)), rc, out);
     int same = memcmp(h_in, h_out, bytes) == 0;
-    for (int i = b->n - 3; i < b->n; i++) b->r[i].verified = 1, b->r[i].passed = same;
+    for (int i = b->n - 4; i < b->n; i++) b->r[i].verified = 1, b->r[i].passed = same;
     if (!same) {
         ts_cli_errorf(CMD, "device %d: data copied host -> device -> device -> host came back different", idx);
         b->failed_check = 1;
@@ -344,18 +386,19 @@ static const bench_result *find(const bench_set *b, const char *bench, int devic
 static void print_benchmarks(ts_devset *s, const bench_set *b) {
     int n = s ? ts_devset_count(s) : 0;
     printf("\nbench (median of reps; copy counts bytes read + written; host link pinned):\n");
-    if (n > 0) printf("  %-4s %12s %10s %10s %14s %7s %-8s %s\n", "dev", "copy GB/s", "h2d GB/s", "d2h GB/s",
-                      "DGEMM TFLOP/s", "n", "engine", "check");
+    if (n > 0) printf("  %-4s %12s %10s %10s %11s %14s %7s %-8s %s\n", "dev", "copy GB/s", "h2d GB/s", "d2h GB/s",
+                      "bidir GB/s", "DGEMM TFLOP/s", "n", "engine", "check");
     for (int i = 0; i < n; i++) {
         const bench_result *c = find(b, "copy", i), *h = find(b, "h2d", i), *dd = find(b, "d2h", i),
-                           *g = find(b, "gemm", i);
-        char cs[16] = "-", hs[16] = "-", ds[16] = "-", gs[16] = "-", ns[16] = "-";
+                           *g = find(b, "gemm", i), *bi = find(b, "bidir", i);
+        char cs[16] = "-", hs[16] = "-", ds[16] = "-", gs[16] = "-", ns[16] = "-", bs[16] = "-";
+        if (bi) snprintf(bs, sizeof bs, "%.1f", bi->rate);
         if (c) snprintf(cs, sizeof cs, "%.1f", c->rate);
         if (h) snprintf(hs, sizeof hs, "%.1f", h->rate);
         if (dd) snprintf(ds, sizeof ds, "%.1f", dd->rate);
         if (g) snprintf(gs, sizeof gs, "%.3f", g->rate), snprintf(ns, sizeof ns, "%lld", (long long)g->n);
         int ok = c && g && c->passed && g->passed;
-        printf("  %-4d %12s %10s %10s %14s %7s %-8s %s\n", i, cs, hs, ds, gs, ns, g ? g->engine : "-",
+        printf("  %-4d %12s %10s %10s %11s %14s %7s %-8s %s\n", i, cs, hs, ds, bs, gs, ns, g ? g->engine : "-",
                ok ? "PASS" : (c && g) ? "FAIL" : "ERROR");
     }
     const bench_result *cpu = find(b, "gemm", -1);
