@@ -50,7 +50,8 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # tile runtime's own DGEMM at the same n (--gemm-ref: vs_gemm). About 2.5e14 flops per engine and
   # run at 32768; 3 runs (checked + 2 timed) of 3 engines: about 2-3 minutes on an H200.
   step blas3 env TESSERA_ARENA_FRACTION=0.5 "$tessera" blas3 --routine all 16384 32768 --engine tiles,cublasxt \
-       --xt-block ${TESSERA_BENCH_XT_BLOCKS:-4096,8192} --gemm-ref --reps 2 --json "$out/blas3.json"
+       --xt-block ${TESSERA_BENCH_XT_BLOCKS:-4096,8192} --gemm-ref --reps 2 --json "$out/blas3.json" \
+       --trace "$out/blas3-trace"
   # The tile runtime's level-3 knobs, one at a time against the defaults of the blas3 step (tiles only,
   # each with its own GEMM reference): 2 C tiles in flight (the GEMM's) instead of 4, no chain forwarding
   # (TRMM/TRSM), whole-tile GEMMs on the diagonal tiles of SYRK/SYR2K, GEMMs on the zero-filled diagonal

@@ -77,6 +77,20 @@ run TESSERA_SIM_DEVICES=2 TESSERA_SIM_MEM=4M TESSERA_TILE=128 TESSERA_TILES_CPU=
 expect_rc 0
 count_rows '^(symm|trsm) +d +850x850 .* tiles .* PASS$' 2
 
+# --trace: one timeline per routine, size and precision of the tile runtime, one event per stage of
+# every C tile (copy in, GEMM, copy out): 10 tiles of SYRK's lower triangle and 16 of TRSM at 4 x 4.
+run TESSERA_SIM_DEVICES=1 TESSERA_TILE=64 TESSERA_TILES_CPU=0 -- blas3 256 --routine syrk,trsm --engine tiles --reps 1 --trace "$TMP/tr"
+expect_rc 0
+python3 - "$TMP" <<'PY' || fail "blas3 --trace files are not as expected"
+import json, sys
+for name, tiles in (("syrk", 10), ("trsm", 16)):
+    d = json.load(open(f"{sys.argv[1]}/tr-{name}-d-256x256.json"))
+    ev = d["traceEvents"] if isinstance(d, dict) else d
+    x = [e for e in ev if e.get("ph") == "X"]
+    assert len(x) == 3 * tiles, (name, len(x))
+print("trace ok")
+PY
+
 # CPU only (no devices): the default engine is the CPU BLAS.
 run -- blas3 120 --routine syrk,trsm --trans T --uplo U --reps 2
 expect_rc 0

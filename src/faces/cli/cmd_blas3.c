@@ -96,6 +96,7 @@ typedef struct {
     int reps, warmup, verify, gemm_ref;
     uint64_t seed;
     const char *json;
+    const char *trace; // --trace PREFIX: the tile runtime's timeline per routine, size and precision
     int verbosity;
 } b3_opts;
 
@@ -114,6 +115,8 @@ static void usage(FILE *f) {
         "                      run side by side on the same host-resident data (default tiles with devices, else cpu)\n"
         "  --xt-block N[,N...] cuBLASXt block dimension, one row each (default 4096)\n"
         "  --gemm-ref          also run the tile runtime's GEMM at n x n x n and report each rate against it\n"
+        "  --trace PREFIX      engine tiles: timeline of the last timed run of each routine, size and precision\n"
+        "                      in PREFIX-ROUTINE-PREC-MxN.json (Chrome trace format, docs/runtime.md)\n"
         "  --warmup N          untimed runs after the checked one (default 0; the checked run warms up)\n"
         "  --reps N            timed runs (default 3)\n"
         "  --no-verify         skip verification (reported SKIPPED / verified false)\n"
@@ -334,6 +337,9 @@ static int parse_args(int argc, char **argv, b3_opts *o) {
         } else if (VALUE("--json", NULL)) {
             if (r < 0) return TS_EXIT_USAGE;
             o->json = v;
+        } else if (VALUE("--trace", NULL)) {
+            if (r < 0) return TS_EXIT_USAGE;
+            o->trace = v;
         } else if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9')) {
             return ts_cli_usage_error(CMD, "unknown option '%s' (tessera blas3 --help)", a);
         } else if (parse_shape(o, a)) {
@@ -1086,6 +1092,15 @@ static int run_row(ctx_t *c, const prob *p, const check_ref *cr, row_t *row) {
     }
     set_rates(row, sec);
     if (row->engine == ENG_TILES) row->has_tiles = 1, row->tiles = c->last;
+    if (row->engine == ENG_TILES && o->trace) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->trace, rname[p->r], p->prec, (long long)p->rc,
+                 (long long)p->n);
+        if (ts_tiles_trace_write(c->tiles, path) < 0) {
+            rc = ts_error_last()->code;
+            goto out;
+        }
+    }
 out:
     for (int q = 0; q < 3; q++)
         if (pins[q] >= 0) ts_host_unpin(c->devs, pins[q]);
@@ -1317,6 +1332,7 @@ static int open_engines(ctx_t *c) {
                                                         "simulated ones");
     ts_tiles_opts to;
     if (ts_tiles_opts_init(&to) < 0) return ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
+    to.trace = o->trace != NULL;
     if (ts_tiles_create(c->devs, &to, &c->tiles) < 0) {
         ts_cli_errorf(CMD, "%s", ts_error_string());
         return TS_EXIT_RUNTIME;
