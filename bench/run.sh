@@ -67,16 +67,17 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # LU at N = 32768 against cuSOLVER dgetrf on the same matrix, in the same run.
   step hpl-lu timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver --json "$out/hpl-32768.json"
   # Out-of-core Linpack (matrix in host memory, the update GEMMs through the tile runtime) and the
-  # device-resident run at the same N, side by side.
+  # device-resident run at the same N, side by side (TESSERA_BENCH_OOC_N, TESSERA_BENCH_OOC_NB: NB = 2048
+  # halves the link traffic per flop of the update).
   ooc_n=${TESSERA_BENCH_OOC_N:-65536}
-  step hpl-ooc timeout ${TESSERA_BENCH_OOC_TIMEOUT:-600} "$tessera" hpl -N "$ooc_n" -NB 1024 --exec ooc --json "$out/hpl-ooc.json" \
+  step hpl-ooc timeout ${TESSERA_BENCH_OOC_TIMEOUT:-600} "$tessera" hpl -N "$ooc_n" -NB "${TESSERA_BENCH_OOC_NB:-1024}" --exec ooc --json "$out/hpl-ooc.json" \
        --plot "$out/hpl-ooc.svg"
   # The out-of-core update alone: the tile runtime on HPL's update shape at the first iteration
   # (C 65536 x 65536 in host memory, k = NB = 1024), with the timeline of the last run: do the copies
   # in and out overlap, and at what rate (out-of-core HPL's update ran at 25-27 GB/s each way)?
   step ooc-update env TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm "${ooc_n}x${ooc_n}x1024" --where host --engine tiles \
        --reps 3 --trace "$out/ooc-update-trace.json" --json "$out/gemm-ooc-update.json"
-  step hpl-ooc-dev timeout 300 "$tessera" hpl -N "$ooc_n" -NB 1024 --exec device --json "$out/hpl-ooc-dev.json"
+  step hpl-ooc-dev timeout 300 "$tessera" hpl -N "$ooc_n" -NB "${TESSERA_BENCH_OOC_NB:-1024}" --exec device --json "$out/hpl-ooc-dev.json"
   # cuBLAS DGEMM held for about 10 s on HPL's update shape (k = 1024): the rate a long Linpack can
   # sustain once the card sits at its power cap, next to the short bursts of the square step.
   step sustained "$tessera" gemm 49152x49152x1024 --engine cublas --reps 100 --json "$out/gemm-sustained.json"
