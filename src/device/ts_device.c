@@ -119,6 +119,7 @@ int ts_devset_opts_init(ts_devset_opts *o) {
     if (!(o->sim_link_gbs >= 0))
         TS_RAISE(TS_ERR_PARSE, "TESSERA_SIM_LINK_GBS=%g must not be negative", o->sim_link_gbs);
     TS_CHECK(ts_env_bool("TESSERA_SIM_PEER", &o->sim_peer));
+    TS_CHECK(ts_env_bool("TESSERA_SIM_UNMAPPED", &o->sim_unmapped));
     if ((s = ts_env_str("TESSERA_SIM_FAULTS"))) TS_CHECK(ts_sim_faults_parse(s, &o->faults));
     TS_CHECK(ts_env_double("TESSERA_ARENA_FRACTION", &o->arena_fraction));
     if (!(o->arena_fraction > 0 && o->arena_fraction <= 1))

@@ -36,6 +36,8 @@ typedef struct {
     double clock_mhz;       // SM clock (0 if unknown)
     double mem_bw_gbs;      // theoretical memory bandwidth (0 if unknown)
     double rel_speed;       // sim: relative speed; CUDA: 1.0
+    int host_mapped;        // 1: kernels may address registered host memory (CUDA: yes, through the
+                            // pointer's device address; sim: unless opts.sim_unmapped)
 } ts_device_props;
 
 // Fault injection for simulated devices (all counts 1-based; 0 = off).
@@ -58,6 +60,8 @@ typedef struct {
     double sim_gflops;          // pacing: a speed-1.0 device does this many GFLOP/s (0 = unpaced)
     double sim_link_gbs;        // pacing: host link GB/s (0 = unpaced)
     int sim_peer;               // 1: every pair of sim devices has a peer link (default 1)
+    int sim_unmapped;           // 1: sim kernels may not address host memory (props.host_mapped 0), so
+                                // the paths that fall back to copies on such a device run (TESSERA_SIM_UNMAPPED)
     ts_sim_faults faults;       // TESSERA_SIM_FAULTS="dev=1,copy=3,kernel=5,flip=2,bit=7,lose=10"
     // CUDA
     double arena_fraction;      // share of free device memory the arena takes (TESSERA_ARENA_FRACTION, 0.90)

@@ -263,7 +263,9 @@ int ts_dev_tile_put_tri(ts_stream *st, char prec, char uplo, int64_t n, const vo
                           .src = src, .dst = dst};
     ts_kernel k = {.name = "tile_put_tri", .flops = 0, .cpu = put_run, .args = &a, .args_size = sizeof a};
     switch (stream_backend(st)) {
-    case TS_BACKEND_SIM: break; // device memory is host memory there: the same loop
+    case TS_BACKEND_SIM: // device memory is host memory there: the same loop, unless the set says no
+        if (!ts_device_props_of(ts_stream_device(st))->host_mapped) return 1;
+        break;
     case TS_BACKEND_CUDA:
 #if TS_HAVE_CUDA
         if (!ts_cuda_host_mapped(dst, &a.dst)) return 1;

@@ -507,6 +507,52 @@ static void test_diag_rank(void **state) {
         }
 }
 
+// The diagonal C tiles' triangle goes back by one kernel writing host C (a device that maps host
+// memory) or by one copy per column (one that does not: TESSERA_SIM_UNMAPPED, as a CUDA device with
+// C not registered). SYRK on 4 x 4 tiles, both triangles: the same results either way, the other
+// triangle untouched, and the device's counters say which path ran: 4 tiles x T column copies
+// instead of 4 kernels.
+static void test_diag_writeback(void **state) {
+    (void)state;
+    const int64_t T = TT_TILE, n = 4 * T, k = 2 * T;
+    for (int u = 0; u < 2; u++) {
+        char uplo = u ? 'U' : 'L';
+        long copies[2], kernels[2];
+        for (int unmapped = 0; unmapped < 2; unmapped++) {
+            ts_devset_opts so;
+            memset(&so, 0, sizeof so);
+            so.backend = TS_BACKEND_SIM, so.sim_devices = 1, so.sim_mem_bytes = (size_t)64 << 20;
+            so.sim_speeds[0] = 1.0, so.sim_peer = 1, so.faults.device = -1, so.faults.flip_bit = -1;
+            so.arena_fraction = 0.9, so.sim_unmapped = unmapped;
+            ts_devset *s = NULL;
+            assert_int_equal(ts_devset_open(&so, &s), 0);
+            assert_int_equal(ts_device_props_of(ts_devset_device(s, 0))->host_mapped, !unmapped);
+            ts_tiles_opts o = tt_opts(TT_TILE, 0);
+            ts_tiles *rt = NULL;
+            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            double *A = alloc_fill('d', n, k, 60), *C = alloc_fill('d', n, n, 61);
+            double *C0 = dup_of(C, sizeof(double) * (size_t)(n * n)), *R = dup_of(C, sizeof(double) * (size_t)(n * n));
+            double al = 1.5, be = -0.5;
+            ts_device_counters c0, c1;
+            ts_device_counters_get(ts_devset_device(s, 0), &c0);
+            assert_int_equal(ts_tiles_syrk(rt, 'd', uplo, 'N', n, k, &al, A, n, &be, C, n, NULL), 0);
+            ts_device_counters_get(ts_devset_device(s, 0), &c1);
+            copies[unmapped] = c1.copies - c0.copies, kernels[unmapped] = c1.kernels - c0.kernels;
+            ts_gemm_cpu('d', 'N', 'T', n, n, k, &al, A, n, A, n, &be, R, n);
+            double a2[2] = {al, 0}, b2[2] = {be, 0};
+            assert_true(max_err('d', uplo, n, n, C, n, R, n, prod_tol('d', k, a2, b2)) <= 1.0);
+            assert_true(untouched('d', uplo, n, n, C, C0, n));
+            free(A), free(C), free(C0), free(R);
+            ts_tiles_destroy(rt);
+            ts_devset_close(s);
+        }
+        fprintf(stderr, "SYRK %c: mapped %ld copies %ld kernels, unmapped %ld copies %ld kernels\n", uplo, copies[0],
+                kernels[0], copies[1], kernels[1]);
+        assert_int_equal(copies[1] - copies[0], 4 * T);
+        assert_int_equal(kernels[0] - kernels[1], 4);
+    }
+}
+
 // TRMM's diagonal products by ?trmm on the block's triangle (opts.diag_trmm): on 4 x 4 tiles (left
 // lower, no transpose) every tile column has 6 off-diagonal GEMMs (2 T^3) and 4 diagonal products
 // of T^3 flops, against 10 GEMMs plus the cut of the 4 diagonal blocks (T^2 each) with diag_trmm 0;
@@ -580,6 +626,7 @@ int main(void) {
         cmocka_unit_test(test_syr2k_her2k),    cmocka_unit_test(test_trmm),
         cmocka_unit_test(test_trsm),           cmocka_unit_test(test_evictions_and_devices),
         cmocka_unit_test(test_diag_rank),      cmocka_unit_test(test_diag_trmm),
+        cmocka_unit_test(test_diag_writeback),
         cmocka_unit_test(test_forward),
         cmocka_unit_test(test_args_and_quick_returns),
     };

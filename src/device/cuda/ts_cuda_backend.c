@@ -170,6 +170,7 @@ static int fill_props(ts_device *d, int ordinal, int native)
     // Double data rate: two transfers per memory clock, bus_bits/8 bytes each.
     p->mem_bw_gbs = 2.0 * mem_khz * 1e3 * (bus_bits / 8.0) / 1e9;
     p->rel_speed = 1.0;
+    p->host_mapped = 1;
     return 0;
 }
 

@@ -768,6 +768,7 @@ static int sim_open(ts_devset *s) {
         snprintf(p->name, sizeof p->name, "Tessera simulated device %d", i);
         snprintf(p->bus_id, sizeof p->bus_id, "sim:%d", i);
         p->native_id = i;
+        p->host_mapped = !o->sim_unmapped;
         p->mem_total = o->sim_mem_bytes;
         p->arena_bytes = bytes;
         p->sms = 1;
