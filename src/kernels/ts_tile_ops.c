@@ -84,6 +84,25 @@ static enum CBLAS_TRANSPOSE op_of(char t) {
     return (t == 'N' || t == 'n') ? CblasNoTrans : (t == 'T' || t == 't') ? CblasTrans : CblasConjTrans;
 }
 
+// CBLAS side, uplo and diag of a triangular routine (?trsm, ?trmm).
+typedef struct {
+    enum CBLAS_SIDE side;
+    enum CBLAS_UPLO uplo;
+    enum CBLAS_DIAG diag;
+} tri_enums;
+static tri_enums tri_of(char side, char uplo, char diag) {
+    tri_enums e = {(side == 'L' || side == 'l') ? CblasLeft : CblasRight, is_upper(uplo) ? CblasUpper : CblasLower,
+                   (diag == 'U' || diag == 'u') ? CblasUnit : CblasNonUnit};
+    return e;
+}
+
+// Flops of a triangular product or solve of m x n (side L: the triangle is m x m), for pacing.
+static double tri_flops(char prec, char side, int64_t m, int64_t n) {
+    int left = side == 'L' || side == 'l';
+    double tri = left ? (double)m : (double)n;
+    return tri * tri * (double)(left ? n : m) * (ts_prec_is_complex(prec) ? 4 : 1);
+}
+
 int ts_trsm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
                 const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb) {
     int pos = ts_dtrsm_check_args(side, uplo, ta, diag, m, n, lda, ldb);
@@ -92,15 +111,13 @@ int ts_trsm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, 
         TS_RAISE(TS_ERR_ARG, "ts_trsm_cpu: dimensions exceed the CBLAS int range (m=%lld n=%lld)", (long long)m,
                  (long long)n);
     if (m == 0 || n == 0) return 0;
-    enum CBLAS_SIDE s = (side == 'L' || side == 'l') ? CblasLeft : CblasRight;
-    enum CBLAS_UPLO u = is_upper(uplo) ? CblasUpper : CblasLower;
-    enum CBLAS_DIAG dg = (diag == 'U' || diag == 'u') ? CblasUnit : CblasNonUnit;
+    tri_enums e = tri_of(side, uplo, diag);
     int M = (int)m, N = (int)n, LA = (int)lda, LB = (int)ldb;
     switch (prec) {
-    case 's': cblas_strsm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const float *)alpha, A, LA, B, LB); break;
-    case 'd': cblas_dtrsm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const double *)alpha, A, LA, B, LB); break;
-    case 'c': cblas_ctrsm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, B, LB); break;
-    case 'z': cblas_ztrsm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, B, LB); break;
+    case 's': cblas_strsm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, *(const float *)alpha, A, LA, B, LB); break;
+    case 'd': cblas_dtrsm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, *(const double *)alpha, A, LA, B, LB); break;
+    case 'c': cblas_ctrsm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, alpha, A, LA, B, LB); break;
+    case 'z': cblas_ztrsm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, alpha, A, LA, B, LB); break;
     default: TS_RAISE(TS_ERR_ARG, "ts_trsm_cpu: precision '%c'", prec);
     }
     return 0;
@@ -134,9 +151,7 @@ int ts_dev_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char di
     case TS_BACKEND_SIM: {
         trsm_args a = {prec, side, uplo, ta, diag, m, n, lda, ldb, {0}, A, B};
         memcpy(a.alpha, alpha, es);
-        int left = side == 'L' || side == 'l';
-        double tri = left ? (double)m : (double)n;
-        ts_kernel k = {.name = "trsm_cpu", .flops = tri * tri * (double)(left ? n : m) * (ts_prec_is_complex(prec) ? 4 : 1),
+        ts_kernel k = {.name = "trsm_cpu", .flops = tri_flops(prec, side, m, n),
                        .cpu = trsm_run, .args = &a, .args_size = sizeof a};
         return ts_kernel_enqueue(st, &k);
     }
@@ -293,15 +308,13 @@ int ts_trmm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, 
     size_t es = ts_prec_size(prec);
     for (int64_t j = 0; j < n; j++)
         memcpy((char *)C + (size_t)j * (size_t)ldc * es, (const char *)B + (size_t)j * (size_t)ldb * es, (size_t)m * es);
-    enum CBLAS_SIDE s = (side == 'L' || side == 'l') ? CblasLeft : CblasRight;
-    enum CBLAS_UPLO u = is_upper(uplo) ? CblasUpper : CblasLower;
-    enum CBLAS_DIAG dg = (diag == 'U' || diag == 'u') ? CblasUnit : CblasNonUnit;
+    tri_enums e = tri_of(side, uplo, diag);
     int M = (int)m, N = (int)n, LA = (int)lda, LC = (int)ldc;
     switch (prec) {
-    case 's': cblas_strmm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const float *)alpha, A, LA, C, LC); break;
-    case 'd': cblas_dtrmm(CblasColMajor, s, u, op_of(ta), dg, M, N, *(const double *)alpha, A, LA, C, LC); break;
-    case 'c': cblas_ctrmm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, C, LC); break;
-    case 'z': cblas_ztrmm(CblasColMajor, s, u, op_of(ta), dg, M, N, alpha, A, LA, C, LC); break;
+    case 's': cblas_strmm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, *(const float *)alpha, A, LA, C, LC); break;
+    case 'd': cblas_dtrmm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, *(const double *)alpha, A, LA, C, LC); break;
+    case 'c': cblas_ctrmm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, alpha, A, LA, C, LC); break;
+    case 'z': cblas_ztrmm(CblasColMajor, e.side, e.uplo, op_of(ta), e.diag, M, N, alpha, A, LA, C, LC); break;
     default: TS_RAISE(TS_ERR_ARG, "ts_trmm_cpu: precision '%c'", prec);
     }
     return 0;
@@ -335,9 +348,7 @@ int ts_dev_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char di
     case TS_BACKEND_SIM: {
         trmm_args a = {prec, side, uplo, ta, diag, m, n, lda, ldb, ldc, {0}, A, B, C};
         memcpy(a.alpha, alpha, es);
-        int left = side == 'L' || side == 'l';
-        double tri = left ? (double)m : (double)n;
-        ts_kernel k = {.name = "trmm_cpu", .flops = tri * tri * (double)(left ? n : m) * (ts_prec_is_complex(prec) ? 4 : 1),
+        ts_kernel k = {.name = "trmm_cpu", .flops = tri_flops(prec, side, m, n),
                        .cpu = trmm_run, .args = &a, .args_size = sizeof a};
         return ts_kernel_enqueue(st, &k);
     }

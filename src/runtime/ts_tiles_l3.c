@@ -246,14 +246,15 @@ double tl_l3_task_flops(const tl_call *c, int t) {
     const tl_l3 *L = c->l3;
     const tl_task *tk = &L->tasks[t];
     double mb = (double)tl_dim(c->m, c->T, tk->i), nb = (double)tl_dim(c->n, c->T, tk->j), f = 0;
+    double tri = L->side == 'L' ? mb * mb * nb : mb * nb * nb; // a solve or triangular product of the tile
     for (int p = tk->p0; p < tk->p0 + tk->np; p++) {
         const tl_opnd *a = &L->prods[p].a;
         double kb = (double)tl_dim(a->op == 'N' ? L->cols[a->mat] : L->rows[a->mat], c->T, a->op == 'N' ? a->bj : a->bi);
         int kind = L->prods[p].kind;
-        if (kind == TL_TRMM) f += L->side == 'L' ? mb * mb * nb : mb * nb * nb;
+        if (kind == TL_TRMM) f += tri;
         else f += kind == TL_GEMM ? 2.0 * mb * nb * kb : (kind == TL_RANK2 ? 2.0 : 1.0) * mb * (mb + 1) * kb;
     }
-    if (tk->solve) f += (L->side == 'L' ? mb * mb * nb : mb * nb * nb);
+    if (tk->solve) f += tri;
     return f * (ts_prec_is_complex(c->prec) ? 4.0 : 1.0);
 }
 
@@ -339,9 +340,8 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
         void *cp = dc->slots[cs].ptr;
         if (pr->kind == TL_TRMM) { // the first product of a TRMM tile: C := alpha op(A(x,x)) B or alpha B op(A(x,x))
             int left = L->side == 'L';
-            const tl_opnd *blk = left ? a : b;
             int sblk = left ? sa : sb, sbt = left ? sb : sa;
-            int64_t rblk = tl_dim(L->rows[TL_A], T, blk->bi), rbt = left ? rb : ra;
+            int64_t rblk = left ? ra : rb, rbt = left ? rb : ra;
             rc = ts_dev_trmm(dr->s_comp, c->prec, L->side, L->uplo, L->ta, L->diag, mb, nb, c->alpha,
                              dc->slots[sblk].ptr, rblk, dc->slots[sbt].ptr, rbt, cp, mb);
         } else if (pr->kind != TL_GEMM) // a diagonal tile of ?SYRK/?SYR2K: its triangle only

@@ -14,8 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-// A simulated set: n devices, speeds (NULL = all 1), memory per device, pacing (0 = unpaced).
-static inline ts_devset *tt_open(int n, const double *speeds, size_t mem, double gflops, double link_gbs) {
+// Options of a simulated set: n devices, speeds (NULL = all 1), memory per device (0 = 64 MiB),
+// pacing (0 = unpaced), peer links, no faults.
+static inline ts_devset_opts tt_set_opts(int n, const double *speeds, size_t mem, double gflops, double link_gbs) {
     ts_devset_opts o;
     memset(&o, 0, sizeof o);
     o.backend = n > 0 ? TS_BACKEND_SIM : TS_BACKEND_NONE;
@@ -28,32 +29,31 @@ static inline ts_devset *tt_open(int n, const double *speeds, size_t mem, double
     o.faults.device = -1;
     o.faults.flip_bit = -1;
     o.arena_fraction = 0.9;
+    return o;
+}
+
+static inline ts_devset *tt_open_opts(const ts_devset_opts *o) {
     ts_devset *s = NULL;
-    if (ts_devset_open(&o, &s) != 0) {
+    if (ts_devset_open(o, &s) != 0) {
         fprintf(stderr, "ts_devset_open: %s\n", ts_error_string());
         return NULL;
     }
     return s;
 }
 
+// A simulated set: n devices, speeds (NULL = all 1), memory per device, pacing (0 = unpaced).
+static inline ts_devset *tt_open(int n, const double *speeds, size_t mem, double gflops, double link_gbs) {
+    ts_devset_opts o = tt_set_opts(n, speeds, mem, gflops, link_gbs);
+    return tt_open_opts(&o);
+}
+
 // With faults; gflops > 0 paces the devices, so that a call lasts long enough for every device's
 // worker to take tasks even on a loaded machine (a lost device that never ran fails nothing).
 static inline ts_devset *tt_open_faults_paced(int n, const ts_sim_faults *f, double gflops) {
-    ts_devset_opts o;
-    memset(&o, 0, sizeof o);
+    ts_devset_opts o = tt_set_opts(n, NULL, 0, gflops, 0);
     o.backend = TS_BACKEND_SIM;
-    o.sim_devices = n;
-    o.sim_mem_bytes = (size_t)64 << 20;
-    o.sim_peer = 1;
-    o.sim_gflops = gflops;
     o.faults = *f;
-    o.arena_fraction = 0.9;
-    ts_devset *s = NULL;
-    if (ts_devset_open(&o, &s) != 0) {
-        fprintf(stderr, "ts_devset_open: %s\n", ts_error_string());
-        return NULL;
-    }
-    return s;
+    return tt_open_opts(&o);
 }
 
 static inline ts_devset *tt_open_faults(int n, const ts_sim_faults *f) { return tt_open_faults_paced(n, f, 0); }

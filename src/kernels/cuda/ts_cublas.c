@@ -182,6 +182,21 @@ int ts_cuda_gemm(ts_stream *st, char prec, char ta, char tb, int64_t m, int64_t 
     return 0;
 }
 
+// cuBLAS side, fill, op and diag of a triangular routine (?trsm, ?trmm); -1 for an op not N, T, C.
+typedef struct {
+    cublasSideMode_t side;
+    cublasFillMode_t fill;
+    cublasOperation_t op;
+    cublasDiagType_t diag;
+} tri_modes;
+static int tri_of(char side, char uplo, char ta, char diag, tri_modes *t)
+{
+    t->side = (side == 'L' || side == 'l') ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+    t->fill = (uplo == 'U' || uplo == 'u') ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    t->diag = (diag == 'U' || diag == 'u') ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+    return op_of(ta, &t->op);
+}
+
 int ts_cuda_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64_t m, int64_t n, double alpha,
                   const double *A, int64_t lda, double *B, int64_t ldb)
 {
@@ -192,16 +207,13 @@ int ts_cuda_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, int64
                  "lda %lld ldb %lld)", bad, side, uplo, ta, diag, (long long)m, (long long)n, (long long)lda,
                  (long long)ldb);
     if (m == 0 || n == 0) return 0;
-    cublasSideMode_t sm = (side == 'L' || side == 'l') ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-    cublasFillMode_t fm = (uplo == 'U' || uplo == 'u') ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-    cublasDiagType_t dt = (diag == 'U' || diag == 'u') ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    cublasOperation_t op;
-    if (op_of(ta, &op) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_dtrsm: op '%c' (N, T or C)", ta);
+    tri_modes t;
+    if (tri_of(side, uplo, ta, diag, &t) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_dtrsm: op '%c' (N, T or C)", ta);
     int wide = !(fits_int(m) && fits_int(n) && fits_int(lda) && fits_int(ldb));
     cuda_handles *h;
     TS_CHECK(get_handles(st, 0, &h));
-    cublasStatus_t s = wide ? cublasDtrsm_64(h->blas, sm, fm, op, dt, m, n, &alpha, A, lda, B, ldb)
-                            : cublasDtrsm(h->blas, sm, fm, op, dt, (int)m, (int)n, &alpha, A, (int)lda, B, (int)ldb);
+    cublasStatus_t s = wide ? cublasDtrsm_64(h->blas, t.side, t.fill, t.op, t.diag, m, n, &alpha, A, lda, B, ldb)
+                            : cublasDtrsm(h->blas, t.side, t.fill, t.op, t.diag, (int)m, (int)n, &alpha, A, (int)lda, B, (int)ldb);
     if (s != CUBLAS_STATUS_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "cublasDtrsm%s(%c%c%c%c, %lldx%lld)", wide ? "_64" : "", side, uplo, ta, diag,
@@ -218,11 +230,8 @@ int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char d
     int bad = ts_dtrsm_check_args(side, uplo, ta, diag, m, n, lda, ldb);
     if (bad) TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: argument %d is invalid", bad);
     if (m == 0 || n == 0) return 0;
-    cublasSideMode_t sm = (side == 'L' || side == 'l') ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-    cublasFillMode_t fm = (uplo == 'U' || uplo == 'u') ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-    cublasDiagType_t dt = (diag == 'U' || diag == 'u') ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    cublasOperation_t op;
-    if (op_of(ta, &op) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: op '%c' (N, T or C)", ta);
+    tri_modes t;
+    if (tri_of(side, uplo, ta, diag, &t) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: op '%c' (N, T or C)", ta);
     if (!(fits_int(m) && fits_int(n) && fits_int(lda) && fits_int(ldb)))
         TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: dimensions exceed the int range (m=%lld n=%lld)", (long long)m,
                  (long long)n);
@@ -231,10 +240,10 @@ int ts_cuda_trsm(ts_stream *st, char prec, char side, char uplo, char ta, char d
     TS_CHECK(get_handles(st, 0, &h));
     cublasStatus_t s;
     switch (prec) {
-    case 's': s = cublasStrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
-    case 'd': s = cublasDtrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
-    case 'c': s = cublasCtrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
-    case 'z': s = cublasZtrsm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB); break;
+    case 's': s = cublasStrsm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB); break;
+    case 'd': s = cublasDtrsm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB); break;
+    case 'c': s = cublasCtrsm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB); break;
+    case 'z': s = cublasZtrsm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB); break;
     default: TS_RAISE(TS_ERR_ARG, "ts_cuda_trsm: precision '%c'", prec);
     }
     if (s != CUBLAS_STATUS_SUCCESS) {
@@ -251,11 +260,8 @@ int ts_cuda_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char d
 {
     if (!st) TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: NULL stream");
     if (m == 0 || n == 0) return 0;
-    cublasSideMode_t sm = (side == 'L' || side == 'l') ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
-    cublasFillMode_t fm = (uplo == 'U' || uplo == 'u') ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
-    cublasDiagType_t dt = (diag == 'U' || diag == 'u') ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
-    cublasOperation_t op;
-    if (op_of(ta, &op) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: op '%c' (N, T or C)", ta);
+    tri_modes t;
+    if (tri_of(side, uplo, ta, diag, &t) < 0) TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: op '%c' (N, T or C)", ta);
     if (!(fits_int(m) && fits_int(n) && fits_int(lda) && fits_int(ldb) && fits_int(ldc)))
         TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: dimensions exceed the int range (m=%lld n=%lld)", (long long)m, (long long)n);
     int M = (int)m, N = (int)n, LA = (int)lda, LB = (int)ldb, LC = (int)ldc;
@@ -263,10 +269,10 @@ int ts_cuda_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char d
     TS_CHECK(get_handles(st, 0, &h));
     cublasStatus_t s;
     switch (prec) {
-    case 's': s = cublasStrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
-    case 'd': s = cublasDtrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
-    case 'c': s = cublasCtrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
-    case 'z': s = cublasZtrmm(h->blas, sm, fm, op, dt, M, N, alpha, A, LA, B, LB, C, LC); break;
+    case 's': s = cublasStrmm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB, C, LC); break;
+    case 'd': s = cublasDtrmm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB, C, LC); break;
+    case 'c': s = cublasCtrmm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB, C, LC); break;
+    case 'z': s = cublasZtrmm(h->blas, t.side, t.fill, t.op, t.diag, M, N, alpha, A, LA, B, LB, C, LC); break;
     default: TS_RAISE(TS_ERR_ARG, "ts_cuda_trmm: precision '%c'", prec);
     }
     if (s != CUBLAS_STATUS_SUCCESS) {
