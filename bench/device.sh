@@ -71,8 +71,16 @@ fi
 
 if [ "${1:-}" != quick ]; then
   say "== benchmarks (${TESSERA_BENCH_STEPS:-all})"
-  bench/run.sh $build/bin/tessera "$RES" >>"$log" 2>&1 || fail=1
+  [ "${TESSERA_BENCH_STEPS:-all}" = none ] || bench/run.sh $build/bin/tessera "$RES" >>"$log" 2>&1 || fail=1
   grep -E "^== .*: [0-9]+ s$|FAILED" "$log" | tail -20 >&2
+fi
+
+# Scaling runs on every GPU of the node (bench/multi.sh) when TESSERA_DEVICE_MULTI names its parts
+# (hpl,gemm,blas3,hpcg,hpl-host); JSON and logs under $RES/multi.
+if [ -n "${TESSERA_DEVICE_MULTI:-}" ]; then
+  say "== multi-GPU (${TESSERA_DEVICE_MULTI})"
+  MULTI_STEPS=$TESSERA_DEVICE_MULTI bench/multi.sh $build/bin/tessera "$RES/multi" 2>>"$log" | tee -a "$log" || fail=1
+  grep -E "^== .*: [0-9]+ s$|FAILED" "$log" | tail -12 >&2
 fi
 
 tar -czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null
