@@ -51,6 +51,15 @@ expect_rc 0
 expect_out "engine sim on .*, 8 colours"
 expect_out "HPCG result is VALID"
 python3 -c 'import json,sys; r=json.load(open("d.json"))["results"][0]; assert r["engine"]=="sim" and r["where"]=="device" and r["extra"]["valid"], r' || fail "device JSON"
+# Ranks of one node share its cores: without OMP_NUM_THREADS each takes nproc / ranks threads (at least 1).
+if [ ${#LAUNCH[@]} -gt 0 ]; then
+    NPR=${LAUNCH[${#LAUNCH[@]}-1]}
+    WANT=$(( $(nproc) / NPR )); [ "$WANT" -ge 1 ] || WANT=1
+    OUT=$(env -u OMP_NUM_THREADS "${LAUNCH[@]}" --bind-to none "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine cpu 2>&1); RC=$?
+    echo "\$ (OMP_NUM_THREADS unset) ${LAUNCH[*]} --bind-to none tessera hpcg ... -> exit $RC"
+    expect_rc 0
+    expect_out "ranks, $WANT thread\\(s\\) each"
+fi
 # The reference kernels: the report says so.
 hp --nx 16 --ny 16 --nz 16 --rt 0 --engine ref
 expect_rc 0
