@@ -83,6 +83,9 @@ if want hpcg && "$tessera" hpcg --help 2>&1 | grep -q -- "--engine"; then
     [ "$g" = 1 ] && { run hpcg-1 300 env CUDA_VISIBLE_DEVICES=0 "$tessera" hpcg --engine cuda --nx 256 --ny 256 --nz 256 \
                         --rt 30 --json "$out/hpcg-1.json"; continue; }
     run "hpcg-$g" 300 "${mpi[@]}" "$g" "$tessera" hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt 30 --json "$out/hpcg-$g.json"
+    # the halo device to device by NCCL instead of through host staging
+    run "hpcg-$g-nccl" 300 "${mpi[@]}" "$g" env TESSERA_HPCG_NCCL=1 "$tessera" hpcg --engine cuda --nx 256 --ny 256 \
+        --nz 256 --rt 30 --json "$out/hpcg-$g-nccl.json"
   done
 fi
 

@@ -66,6 +66,23 @@ int ts_dcomm_bcast(ts_dcomm *c, ts_stream *st, void *buf, size_t bytes, int root
     return 0;
 }
 
+int ts_dcomm_exchange(ts_dcomm *c, ts_stream *st, int n, const int *peer, void *const *sbuf,
+                      const size_t *sbytes, void *const *rbuf, const size_t *rbytes) {
+    if (!c || !st || n < 0 || (n > 0 && (!peer || !sbuf || !sbytes || !rbuf || !rbytes)))
+        TS_RAISE(TS_ERR_ARG, "ts_dcomm_exchange: NULL communicator, stream or lists");
+    if (n == 0) return 0;
+    cudaStream_t cs = (cudaStream_t)ts_stream_native(st);
+    ncclResult_t r = ncclGroupStart();
+    for (int i = 0; r == ncclSuccess && i < n; i++) {
+        if (rbytes[i]) r = ncclRecv(rbuf[i], rbytes[i], ncclChar, peer[i], c->comm, cs);
+        if (r == ncclSuccess && sbytes[i]) r = ncclSend(sbuf[i], sbytes[i], ncclChar, peer[i], c->comm, cs);
+    }
+    ncclResult_t e = ncclGroupEnd(); // closes the group even after a failed call
+    if (r == ncclSuccess) r = e;
+    if (r != ncclSuccess) TS_RAISE(TS_ERR_DEVICE, "NCCL exchange with %d peers: %s", n, ncclGetErrorString(r));
+    return 0;
+}
+
 void ts_dcomm_destroy(ts_dcomm *c) {
     if (!c) return;
     (void)ncclCommDestroy(c->comm);
@@ -91,6 +108,11 @@ int ts_dcomm_create(ts_device *d, const unsigned char id[TS_DCOMM_ID_BYTES], int
 }
 int ts_dcomm_bcast(ts_dcomm *c, ts_stream *st, void *buf, size_t bytes, int root) {
     (void)c, (void)st, (void)buf, (void)bytes, (void)root;
+    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no device collectives (NCCL not found)");
+}
+int ts_dcomm_exchange(ts_dcomm *c, ts_stream *st, int n, const int *peer, void *const *sbuf,
+                      const size_t *sbytes, void *const *rbuf, const size_t *rbytes) {
+    (void)c, (void)st, (void)n, (void)peer, (void)sbuf, (void)sbytes, (void)rbuf, (void)rbytes;
     TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no device collectives (NCCL not found)");
 }
 void ts_dcomm_destroy(ts_dcomm *c) { (void)c; }

@@ -29,6 +29,12 @@ int ts_dcomm_create(ts_device *d, const unsigned char id[TS_DCOMM_ID_BYTES], int
                     ts_dcomm **out);
 // Broadcast of `bytes` bytes at buf (device memory) from member root, on stream st of the device.
 int ts_dcomm_bcast(ts_dcomm *c, ts_stream *st, void *buf, size_t bytes, int root);
+// Point-to-point exchange with n peers on stream st of the device, as one group: for each i,
+// sbytes[i] bytes from sbuf[i] (device memory) go to member peer[i], and rbytes[i] bytes from it
+// arrive at rbuf[i]. Every peer must call it with the mirror image (its own sends and receives)
+// in the same order of collective calls. Returns once enqueued: the stream orders the rest.
+int ts_dcomm_exchange(ts_dcomm *c, ts_stream *st, int n, const int *peer, void *const *sbuf,
+                      const size_t *sbytes, void *const *rbuf, const size_t *rbytes);
 void ts_dcomm_destroy(ts_dcomm *c);
 
 #ifdef __cplusplus

@@ -51,6 +51,21 @@ expect_rc 0
 expect_out "engine sim on .*, 8 colours"
 expect_out "HPCG result is VALID"
 python3 -c 'import json,sys; r=json.load(open("d.json"))["results"][0]; assert r["engine"]=="sim" and r["where"]=="device" and r["extra"]["valid"], r' || fail "device JSON"
+if [ ${#LAUNCH[@]} -gt 0 ]; then
+    # halo through host staging; asked for NCCL (TESSERA_HPCG_NCCL=1), simulated devices fall back
+    # to it, say why, and still validate
+    expect_out "8 colours, halo host;"
+    python3 -c 'import json; e=json.load(open("d.json"))["results"][0]["extra"]; assert e["halo"]=="host", e' || fail "halo in JSON"
+    export TESSERA_SIM_DEVICES=2
+    OUT=$(TESSERA_HPCG_NCCL=1 "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine device 2>&1); RC=$?
+    unset TESSERA_SIM_DEVICES
+    echo "\$ TESSERA_HPCG_NCCL=1 ${LAUNCH[*]} tessera hpcg --engine device ... -> exit $RC"
+    expect_rc 0
+    expect_out "halo host \\(NCCL: (a rank has no CUDA GPU|the build has no NCCL)\\)"
+    expect_out "HPCG result is VALID"
+else
+    expect_no_out "halo"
+fi
 # Ranks of one node share its cores: without OMP_NUM_THREADS each takes nproc / ranks threads (at least 1).
 if [ ${#LAUNCH[@]} -gt 0 ]; then
     NPR=${LAUNCH[${#LAUNCH[@]}-1]}

@@ -229,6 +229,8 @@ typedef struct {
     char engine[16];                             // "ref", "cpu", "cuda", "sim"
     char device[96];                             // device name (device engines)
     int ncolors;                                 // colours of the fine level (optimized engines)
+    char halo[160];                              // halo path of the optimized engines: "none" (one
+                                                 // rank), "host", "nccl", "host (NCCL: why not)"
     // Achieved bandwidth: bytes the engine's kernels move per phase (its own model), per second,
     // and the device-to-device copy bandwidth measured in the same run (0 when not measured).
     double xgbs_spmv, xgbs_mg, xgbs_ddot, xgbs_waxpby, xgbs_total, copy_gbs;

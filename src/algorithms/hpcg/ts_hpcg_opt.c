@@ -1,9 +1,11 @@
 // ts_hpcg_opt.c: the executor (host or device stream) and the optimized problem: setup (natural ELL, halo plans) and OptimizeProblem (JPL colours, permutation, sliced ELL).
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/hpcg/ts_hpcg_opt.h"
 #include "core/ts_error.h"
+#include "kernels/ts_collectives.h"
 
 // ---- executor ----
 
@@ -102,6 +104,7 @@ void ts_hpcg_opt_destroy(ts_hpcg_opt *O) {
     void *xp[] = {O->b, O->x, O->xexact, O->r, O->z, O->p, O->Ap, O->dot_out, O->dot_part, O->nat, O->scratch};
     for (size_t i = 0; i < sizeof xp / sizeof xp[0]; i++) ts_hpcg_xfree(&O->X, xp[i]);
     ts_hpcg_xhfree(&O->X, O->dot_host);
+    ts_dcomm_destroy(O->dcomm);
     free(O);
 }
 
@@ -142,6 +145,22 @@ static int level_setup(ts_hpcg_opt *O, const ts_hpcg_geom *g, int fine, ts_hpcg_
 fail:
     level_free(O, L);
     return rc;
+}
+
+// The halo path: device to device by NCCL when asked (TESSERA_HPCG_NCCL=1 on every rank) and every
+// rank has a CUDA GPU of its own; else through pinned host staging and MPI. Collective.
+static int halo_path(ts_hpcg_opt *O) {
+    snprintf(O->halo, sizeof O->halo, "%s", O->comm->size > 1 ? "host" : "none");
+    if (O->comm->size < 2) return 0;
+    const char *e = getenv("TESSERA_HPCG_NCCL");
+    int want = e && !strcmp(e, "1");
+    TS_CHECK(ts_hc_allreduce_i(O->comm, &want, 1, TS_HC_MIN));
+    if (!want) return 0;
+    char why[128];
+    TS_CHECK(ts_hc_dcomm_join(O->comm, O->X.cuda ? O->X.dev : NULL, &O->dcomm, why, sizeof why));
+    if (O->dcomm) snprintf(O->halo, sizeof O->halo, "nccl");
+    else snprintf(O->halo, sizeof O->halo, "host (NCCL: %s)", why);
+    return 0;
 }
 
 int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, const ts_hpcg_exec *X,
@@ -197,6 +216,7 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
         link = &L->coarse;
     }
     TS_CHECK_GOTO(ts_hpcg_xsync(X), rc, fail);
+    TS_CHECK_GOTO(halo_path(O), rc, fail);
     *out = O;
     return 0;
 fail:

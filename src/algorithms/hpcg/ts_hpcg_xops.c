@@ -5,9 +5,10 @@
 #include "algorithms/hpcg/ts_hpcg_opt.h"
 #include "core/ts_error.h"
 #include "core/ts_timer.h"
+#include "kernels/ts_collectives.h"
 
-// Pack (executor) -> host -> MPI -> host -> the halo part of x. On the host the packed buffer is
-// sent as it is and the values arrive straight in x.
+// Pack (executor) -> host -> MPI -> host -> the halo part of x; with a device communicator the
+// packed buffer goes device to device (NCCL) and the values arrive straight in x, as on the host.
 int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
     const ts_hpcg_halo_plan *h = &L->halo;
     const ts_hpcg_exec *X = &O->X;
@@ -15,6 +16,17 @@ int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
     ts_hpcg_xk_index a = {h->nsend, TS_HPCG_PACK, L->xsend, x, L->xsbuf};
     TS_CHECK(TS_HPCG_XRUN(X, index, a));
     if (!X->set) return ts_hpcg_halo_exchange(O->comm, h, L->xsbuf, x + L->nrow);
+    if (O->dcomm) { // device to device, ordered on the executor's stream: no host round trip
+        void *sb[TS_HPCG_MAX_NEIGH], *rb[TS_HPCG_MAX_NEIGH];
+        size_t sn[TS_HPCG_MAX_NEIGH], rn[TS_HPCG_MAX_NEIGH];
+        for (int k = 0; k < h->nneigh; k++) {
+            sb[k] = L->xsbuf + h->send_off[k];
+            sn[k] = sizeof(double) * (size_t)h->send_count[k];
+            rb[k] = x + L->nrow + h->recv_off[k];
+            rn[k] = sizeof(double) * (size_t)h->recv_count[k];
+        }
+        return ts_dcomm_exchange(O->dcomm, X->st, h->nneigh, h->neigh, sb, sn, rb, rn);
+    }
     TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, L->hsbuf, L->xsbuf, sizeof(double) * (size_t)h->nsend));
     TS_CHECK(ts_hpcg_xsync(X));
     TS_CHECK(ts_hpcg_halo_exchange(O->comm, h, L->hsbuf, L->hrbuf));

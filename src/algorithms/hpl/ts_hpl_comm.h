@@ -24,6 +24,16 @@ typedef struct {
 
 typedef enum { TS_HC_SUM = 0, TS_HC_MAX = 1, TS_HC_MIN = 2 } ts_hc_op;
 
+typedef struct ts_device ts_device;
+typedef struct ts_dcomm ts_dcomm;
+// A key of the GPU behind a device (host name and PCI bus id): equal on two ranks, one GPU.
+double ts_hc_device_key(const ts_device *dev);
+// Collective over c: joins every member in a device communicator (NCCL) on its device dev, member
+// i as rank i. Only when every member has a CUDA GPU of its own and the build has NCCL; otherwise
+// (and when creating it fails anywhere) *out is NULL, why says why, and 0 is returned: the caller
+// keeps its host path. Errors only for MPI failures.
+int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len);
+
 // Initializes MPI when nobody did (MPI_Finalize then runs at exit) and dups MPI_COMM_WORLD.
 int ts_hc_world(ts_hcomm *world);
 // Node-local rank and size (MPI_Comm_split_type SHARED).

@@ -219,16 +219,6 @@ const ts_hpl_xops ts_hpl_xops_dev = {
 // ---- device-to-device panel broadcasts ----
 
 // A number naming this rank's GPU (host and PCI bus id), to find ranks that share one.
-static double gpu_key(const ts_device *dev) {
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
-    const ts_device_props *p = ts_device_props_of(dev);
-    uint64_t h = 1469598103934665603ull; // FNV-1a
-    for (const char *c = host; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    for (const char *c = p ? p->bus_id : ""; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
-    return (double)(h >> 12); // exact in a double
-}
-
 int ts_hpl_xdev_nccl_setup(ts_hpl_state *s) {
     xdev *d = X(s);
     s->nccl = 0;
@@ -244,7 +234,7 @@ int ts_hpl_xdev_nccl_setup(ts_hpl_state *s) {
         TS_RAISE(TS_ERR_NOMEM, "hpl: device keys");
     }
     for (int q = 0; q < s->Q; q++) cnt[q] = 1, cnt[s->Q + q] = q;
-    double mine = d ? gpu_key(d->dev) : 0;
+    double mine = d ? ts_hc_device_key(d->dev) : 0;
     int grc = ts_hc_allgatherv(&s->row, &mine, 1, keys, cnt, cnt + s->Q);
     for (int a = 0; grc == 0 && a < s->Q; a++)
         for (int b = a + 1; b < s->Q; b++)

@@ -168,6 +168,7 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_json_int(j, "cg_sets", r->cg_sets);
     ts_json_int(j, "opt_iters", r->opt_iters);
     ts_json_int(j, "colors", r->ncolors);
+    if (r->halo[0]) ts_json_str(j, "halo", r->halo);
     if (r->device[0]) ts_json_str(j, "device", r->device);
     ts_json_num(j, "copy_gbs", r->copy_gbs);
     ts_json_num(j, "setup_s", r->times[TS_HPCG_T_SETUP]);
@@ -203,6 +204,7 @@ static void print_summary(const ts_hpcg_result *r) {
            r->g.npx, r->g.npy, r->g.npz, r->omp_threads);
     printf("engine %s%s%s", r->engine, r->device[0] ? " on " : "", r->device);
     if (r->ncolors) printf(", %d colours", r->ncolors);
+    if (r->halo[0] && strcmp(r->halo, "none")) printf(", halo %s", r->halo);
     printf("; setup %.3f s, optimization %.3f s\n", r->times[TS_HPCG_T_SETUP], r->times[TS_HPCG_T_OPT]);
     // GB/s: the reference's byte model; achieved: the bytes this engine's kernels move.
     const int x = r->xgbs_total > 0, cb = r->copy_gbs > 0;

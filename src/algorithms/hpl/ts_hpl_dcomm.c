@@ -1,0 +1,77 @@
+// ts_hpl_dcomm.c: joining the ranks of a host communicator in a device communicator (NCCL), for
+// HPL's panel broadcasts and HPCG's halo exchange: only when every member has a CUDA GPU of its own.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algorithms/hpl/ts_hpl_comm.h"
+#include "core/ts_error.h"
+#include "kernels/ts_collectives.h"
+
+double ts_hc_device_key(const ts_device *dev) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    const ts_device_props *p = dev ? ts_device_props_of(dev) : NULL;
+    uint64_t h = 1469598103934665603ull; // FNV-1a
+    for (const char *c = host; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    for (const char *c = p ? p->bus_id : ""; *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    return (double)(h >> 12); // exact in a double
+}
+
+int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len) {
+    *out = NULL;
+    if (why && len) why[0] = '\0';
+#define WHY(...) (why && len ? (void)snprintf(why, len, __VA_ARGS__) : (void)0)
+    const int n = c->size;
+    if (n < 2) {
+        WHY("one rank");
+        return 0;
+    }
+    double *keys = malloc(sizeof(double) * (size_t)n);
+    int64_t *cnt = malloc(sizeof(int64_t) * 2 * (size_t)n);
+    if (!keys || !cnt) {
+        free(keys), free(cnt);
+        TS_RAISE(TS_ERR_NOMEM, "device communicator: out of memory");
+    }
+    for (int q = 0; q < n; q++) cnt[q] = 1, cnt[n + q] = q;
+    const int cuda = dev && ts_device_props_of(dev)->backend == TS_BACKEND_CUDA;
+    double mine = cuda ? ts_hc_device_key(dev) : -1.0 - c->rank; // no GPU: a key of its own
+    int rc = ts_hc_allgatherv(c, &mine, 1, keys, cnt, cnt + n);
+    int shared = 0;
+    for (int a = 0; rc == 0 && a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (keys[a] == keys[b]) shared = 1;
+    free(keys), free(cnt);
+    TS_CHECK(rc);
+    int ok = cuda && ts_dcomm_available();
+    TS_CHECK(ts_hc_allreduce_i(c, &ok, 1, TS_HC_MIN));
+    if (!ok || shared) {
+        WHY("%s", shared ? "two ranks share a GPU" : !ts_dcomm_available() ? "the build has no NCCL"
+                                                                          : "a rank has no CUDA GPU");
+        return 0;
+    }
+    unsigned char id[TS_DCOMM_ID_BYTES];
+    memset(id, 0, sizeof id);
+    int made = c->rank == 0 ? ts_dcomm_unique_id(id) : 0;
+    TS_CHECK(ts_hc_allreduce_i(c, &made, 1, TS_HC_MIN));
+    ts_dcomm *d = NULL;
+    int joined = -1;
+    if (made == 0) {
+        TS_CHECK(ts_hc_bcast(c, id, sizeof id, 0));
+        joined = ts_dcomm_create(dev, id, n, c->rank, &d);
+    }
+    if (joined < 0) WHY("%s", ts_error_string());
+    int all = joined == 0;
+    TS_CHECK(ts_hc_allreduce_i(c, &all, 1, TS_HC_MIN));
+    if (!all) {
+        ts_dcomm_destroy(d);
+        ts_error_clear();
+        if (why && len && !why[0]) WHY("another rank could not join");
+        return 0;
+    }
+#undef WHY
+    *out = d;
+    return 0;
+}
