@@ -49,11 +49,13 @@ if want hpl; then
         ${MULTI_HPL_N:+-N $MULTI_HPL_N} -P 2 -Q $((g / 2)) --json "$out/hpl-2x$((g / 2)).json"
   fi
 fi
-# the host path of the panel broadcast (MPI through host memory), at the largest count
+# the host path of the panel broadcast and of the row swaps (MPI through host memory), at the largest count
 if want hpl-host && [ "${counts##* }" != 1 ]; then
   g=${counts##* }
   run "hpl-1x$g-host" 400 "${mpi[@]}" "$g" env TESSERA_HPL_NCCL=0 OPENBLAS_NUM_THREADS=$((cores / g)) \
       "$tessera" hpl -P 1 -Q "$g" --json "$out/hpl-1x$g-host.json"
+  run "hpl-2x$((g / 2))-host" 400 "${mpi[@]}" "$g" env TESSERA_HPL_NCCL=0 OPENBLAS_NUM_THREADS=$((cores / g)) \
+      "$tessera" hpl ${MULTI_HPL_N:+-N $MULTI_HPL_N} -P 2 -Q $((g / 2)) --json "$out/hpl-2x$((g / 2))-host.json"
 fi
 
 if want gemm; then

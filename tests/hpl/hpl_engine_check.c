@@ -1,7 +1,8 @@
 // hpl_engine_check.c: runs HPL engine cases given on the command line (also under MPI); exits 1 unless each ends as expected.
 //
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
-//                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME] [--perturb]
+//                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
+//                         [--want-swap NAME] [--perturb]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
@@ -49,6 +50,7 @@ typedef struct {
     const char *expect; // pass, fail, skip, info=K
     const char *panel;  // the panel engine that must have run (result's panel_used), or NULL
     const char *exec;   // the execution that must have run (result's exec_used), or NULL
+    const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
     int rank;
     int bad;
     int count;
@@ -77,6 +79,10 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
     }
     if (ok && t->panel && rc == 0 && !r.skipped && strcmp(r.panel_used, t->panel) != 0) {
         what = "WRONG PANEL";
+        ok = 0;
+    }
+    if (ok && t->swap && rc == 0 && !r.skipped && strcmp(r.swap_used, t->swap) != 0) {
+        what = "WRONG SWAP";
         ok = 0;
     }
     if (ok && t->exec && rc == 0 && !r.skipped && strcmp(r.exec_used, t->exec) != 0) {
@@ -128,7 +134,7 @@ int main(int argc, char **argv) {
     o.panel_on_device = -1;
     o.engine = "auto";
     o.record_iterations = 1;
-    tally t = {"pass", NULL, NULL, 0, 0, 0};
+    tally t = {.expect = "pass"};
     int perturb = 0, sweep = 0;
     int64_t zero_col = -1;
     int first = 1;
@@ -149,6 +155,8 @@ int main(int argc, char **argv) {
                       : !strcmp(e, "host") ? TS_HPL_PANEL_CPU : TS_HPL_PANEL_AUTO;
         } else if (!strcmp(a, "--want-panel") && first + 1 < argc) {
             t.panel = argv[++first];
+        } else if (!strcmp(a, "--want-swap") && first + 1 < argc) {
+            t.swap = argv[++first];
         } else if (!strcmp(a, "--want-exec") && first + 1 < argc) {
             t.exec = argv[++first];
         } else if (!strcmp(a, "--perturb")) {

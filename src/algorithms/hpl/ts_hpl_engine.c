@@ -394,6 +394,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     TS_CHECK(alloc_agreed(c, r, s, &short_mem));
     if (short_mem) return 0;
     if (dev && !ooc) TS_CHECK(agree(&s->grid, ts_hpl_xdev_nccl_setup(s)));
+    if (dev && !ooc) TS_CHECK(agree(&s->grid, ts_hpl_xdev_col_setup(s)));
     int rc;
     snprintf(r->exec_used, sizeof r->exec_used, "%s",
              ooc ? "ooc" : dev ? (ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? "device:cuda" : "device:sim") : "cpu");
@@ -434,7 +435,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",
-             s->P == 1 ? "local" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");
+             s->P == 1 ? "local" : s->nccl_col == 1 ? "nccl" : s->nccl_col ? "devexch-emul" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");
     if (info != 0) return 0; // HPL: "Error code returned by solve is %d, skip"
     if (c->x_hook) c->x_hook(s->xsol, s->N, c->x_hook_arg);
     if (hc->threshold >= 0) TS_CHECK(agree(&s->grid, ts_hpl_check(s)));

@@ -154,6 +154,8 @@ struct ts_hpl_state {
     int panel_dev;              // 1: panels factored in execution memory (one process row)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     int nccl;                   // 1: panels broadcast device to device (NCCL) along the process row
+    int nccl_col;               // 1: row swaps device to device (NCCL) along the process column;
+                                // 2: the same path, exchange through the host (test hook)
     ts_hpl_panel_engine panel_kind; // the engine that factors the panels (never AUTO)
     int info;
     int err;                    // first failure (sticky), agreed at checkpoints
@@ -200,6 +202,13 @@ int ts_hpl_xdev_getrf_solve(ts_hpl_state *s, double *t_fact, double *t_solve, in
 // s->nccl when the whole grid agreed (else the host path stays, with a note on rank 0).
 int ts_hpl_xdev_nccl_setup(ts_hpl_state *s);
 int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, int root);
+// Row swaps between process rows device to device (device path, P > 1, CUDA, NCCL, a GPU of its own
+// per rank, TESSERA_HPL_NCCL not 0): every rank of the grid calls setup; it sets s->nccl_col when
+// the whole grid can. col_allgather: buf (execution memory, gather order, nc values a row) holds
+// this rank's cnt[myrow] rows at dsp[myrow]; afterwards every process row's rows at dsp[q].
+int ts_hpl_xdev_col_setup(ts_hpl_state *s);
+int ts_hpl_xdev_col_allgather(ts_hpl_state *s, int st, double *buf, const int64_t *cnt, const int64_t *dsp,
+                              int64_t nc);
 
 // Out-of-core statistics of the run (ts_hpl_xooc.c): GEMMs streamed through the tile runtime and
 // their flops, GEMMs left to the CPU BLAS, bytes the runtime moved.

@@ -7,7 +7,8 @@
 //  - binary exchange (SWAP 0): the rows are gathered on the diagonal-block owner, which builds U
 //    and scatters the changed rows back, then broadcasts U;
 //  - mix (SWAP 2): binary exchange up to swap_threshold columns, long above.
-// With one process row no message is needed and everything stays in execution memory.
+// With one process row no message is needed and everything stays in execution memory. On devices
+// with a device communicator along the column (NCCL) the rows go device to device, as by long.
 #include <stdlib.h>
 #include <string.h>
 
@@ -121,6 +122,19 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
     if (s->P == 1) {
         strcpy(s->swap_used, "local");
         rc = x->pack_rows(s, st, A0, s->lda, xpk, p->npack, nc, scr);
+        if (rc == 0) rc = x->unpack_rows(s, st, scr, xub, jb, nc, U0, s->NB, xuid);
+        if (rc == 0) rc = x->unpack_rows(s, st, scr, xab, p->nown, nc, A0, s->lda, xal);
+        s->t_iter_swap += ts_now() - t0;
+        return ts_hpl_fail(s, rc);
+    }
+    if (x->is_device && s->nccl_col) {
+        // device to device: own rows packed at their gather-order place, every process row's rows
+        // received at theirs (NCCL on stream st), then unpacked as by the long variant. The
+        // exchange is called even after a failed pack: the other ranks wait for it.
+        strcpy(s->swap_used, s->nccl_col == 1 ? "nccl" : "devexch-emul");
+        rc = x->pack_rows(s, st, A0, s->lda, xpk, p->npack, nc, scr + p->dsp[s->myrow] * nc);
+        int xrc = ts_hpl_xdev_col_allgather(s, st, scr, p->cnt, p->dsp, nc);
+        if (rc == 0) rc = xrc;
         if (rc == 0) rc = x->unpack_rows(s, st, scr, xub, jb, nc, U0, s->NB, xuid);
         if (rc == 0) rc = x->unpack_rows(s, st, scr, xab, p->nown, nc, A0, s->lda, xal);
         s->t_iter_swap += ts_now() - t0;

@@ -22,6 +22,7 @@ typedef struct {
     ts_lu_solver *solver;       // cuSOLVER panels
     ts_lu_panel *panel;         // our device panels
     ts_dcomm *row;              // device collectives along the process row (NCCL), or NULL
+    ts_dcomm *col[TS_HPL_NSTREAM]; // along the process column, one per stream (row swaps), or NULL
     ts_event **stamp;           // timing events (stamps_reset)
     int nstamp, cap_stamp;
 } xdev;
@@ -37,6 +38,8 @@ static void d_fini(ts_hpl_state *s) {
         if (d->ev[i]) ts_event_destroy(d->ev[i]);
     ts_dcomm_destroy(d->row);
     s->nccl = 0;
+    for (int i = 0; i < TS_HPL_NSTREAM; i++) ts_dcomm_destroy(d->col[i]);
+    s->nccl_col = 0;
     for (int i = 0; i < d->cap_stamp; i++) ts_event_destroy(d->stamp[i]);
     free(d->stamp);
     ts_lu_solver_destroy(d->solver);
@@ -267,6 +270,79 @@ int ts_hpl_xdev_nccl_setup(ts_hpl_state *s) {
     }
     s->nccl = 1;
     return 0;
+}
+
+// Row swaps device to device along the process column: one communicator per stream, so that the
+// operations of one communicator stay in one stream's order on every rank.
+int ts_hpl_xdev_col_setup(ts_hpl_state *s) {
+    xdev *d = X(s);
+    s->nccl_col = 0;
+    if (s->P < 2) return 0;
+    int want = 1;
+    if (ts_env_bool("TESSERA_HPL_NCCL", &want) < 0) want = 0;
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &want, 1, TS_HC_MIN));
+    if (!want) return 0;
+    // Test hook: on simulated devices the same path with the exchange through host staging
+    int emul = 0;
+    if (ts_env_bool("TESSERA_TEST_HPL_SWAP_EMUL", &emul) < 0) emul = 0;
+    emul = emul && d && ts_devset_backend(d->set) != TS_BACKEND_CUDA;
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &emul, 1, TS_HC_MIN));
+    if (emul) {
+        s->nccl_col = 2;
+        return 0;
+    }
+    char why[128] = "";
+    int ok = 1;
+    for (int i = 0; i < TS_HPL_NSTREAM; i++) {
+        TS_CHECK(ts_hc_dcomm_join(&s->col, d ? d->dev : NULL, &d->col[i], why, sizeof why));
+        if (!d->col[i]) ok = 0;
+    }
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN)); // the whole grid, one path
+    if (!ok) {
+        for (int i = 0; i < TS_HPL_NSTREAM; i++) {
+            ts_dcomm_destroy(d->col[i]);
+            d->col[i] = NULL;
+        }
+        if (s->grid.rank == 0)
+            TS_LOG_I("hpl: row swaps between process rows go through the host%s%s", why[0] ? ": " : "", why);
+        return 0;
+    }
+    s->nccl_col = 1;
+    return 0;
+}
+
+int ts_hpl_xdev_col_allgather(ts_hpl_state *s, int st, double *buf, const int64_t *cnt, const int64_t *dsp,
+                              int64_t nc) {
+    xdev *d = X(s);
+    int P = s->P, n = 0;
+    if (s->nccl_col == 2) { // the test hook's exchange: through host staging and MPI
+        int64_t me = cnt[s->myrow] * nc, all = (dsp[P - 1] + cnt[P - 1]) * nc;
+        int64_t *c2 = malloc(sizeof(int64_t) * 2 * (size_t)P);
+        int rc = c2 ? 0 : TS_ERROR(TS_ERR_NOMEM, "hpl: swap counts");
+        if (rc == 0) rc = s->x->to_host(s, st, s->hsend[st], me, buf + dsp[s->myrow] * nc, me, me, 1);
+        if (rc == 0) rc = s->x->sync(s, st);
+        for (int q = 0; c2 && q < P; q++) c2[q] = cnt[q] * nc, c2[P + q] = dsp[q] * nc;
+        int mrc = c2 ? ts_hc_allgatherv(&s->col, s->hsend[st], me, s->hrecv[st], c2, c2 + P) : rc;
+        if (rc == 0) rc = mrc;
+        free(c2);
+        if (rc == 0) rc = s->x->to_x(s, st, buf, all, s->hrecv[st], all, all, 1);
+        return rc;
+    }
+    if (!d->col[st]) TS_RAISE(TS_ERR_STATE, "hpl: no device communicator along the column");
+    int peer[64];
+    void *sb[64], *rb[64];
+    size_t sn[64], rn[64];
+    if (P - 1 > 64) TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: device row swaps over more than 65 process rows");
+    for (int q = 0; q < P; q++) {
+        if (q == s->myrow) continue;
+        peer[n] = q;
+        sb[n] = buf + dsp[s->myrow] * nc;
+        sn[n] = sizeof(double) * (size_t)(cnt[s->myrow] * nc);
+        rb[n] = buf + dsp[q] * nc;
+        rn[n] = sizeof(double) * (size_t)(cnt[q] * nc);
+        n++;
+    }
+    return ts_dcomm_exchange(d->col[st], d->st[st], n, peer, sb, sn, rb, rn);
 }
 
 int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, int root) {
