@@ -106,6 +106,7 @@ static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int devi
     m.A = A;
     if (device) {
         m.xmem = A + U + scr + pan + (size_t)(mp + 1) * d;
+        if (mp < N) m.xmem += (size_t)(2 * N * NB + NB * NB) * d; // several process rows: gathered panels
         m.host = pan + stage + (size_t)N * d + (128 << 20); // + generation staging
     } else {
         m.xmem = A + U + scr + pan + (size_t)(mp + 1) * d;
@@ -233,6 +234,9 @@ static void state_free(ts_hpl_state *s) {
         if (s->hsend[st]) x->hfree(s, s->hsend[st]);
         if (s->hrecv[st]) x->hfree(s, s->hrecv[st]);
     }
+    if (s->xgat) x->xfree(s, s->xgat);
+    if (s->xgst) x->xfree(s, s->xgst);
+    s->xgat = s->xgst = NULL;
     if (s->U) x->xfree(s, s->U);
     if (s->A) x->xfree(s, s->A);
     free(s->xsol);
@@ -384,7 +388,11 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     int asked = 0;
     s->panel_kind = panel_choice(c, dev || ooc, &asked);
     s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && (dev || ooc) && s->x->getrf && s->P == 1;
-    if (!s->panel_dev) {
+    // several process rows: the device panel gathered on one device (decided once the column's
+    // device communicators are known, below)
+    int want_gather = s->panel_kind != TS_HPL_PANEL_CPU && dev && !ooc && s->x->getrf && s->P > 1;
+    s->panel_gather = 0;
+    if (!s->panel_dev && !want_gather) {
         if (asked && s->panel_kind != TS_HPL_PANEL_CPU && s->grid.rank == 0)
             TS_LOG_W("hpl: panels are factored on the host: the device panel needs P = 1 and the device or "
                      "out-of-core path");
@@ -395,6 +403,24 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     if (short_mem) return 0;
     if (dev && !ooc) TS_CHECK(agree(&s->grid, ts_hpl_xdev_nccl_setup(s)));
     if (dev && !ooc) TS_CHECK(agree(&s->grid, ts_hpl_xdev_col_setup(s)));
+    if (want_gather) {
+        size_t n = (size_t)(s->N * s->NB + s->NB * s->NB) * sizeof(double);
+        int ok = s->nccl_col != 0 && s->x->xmalloc(s, n, (void **)&s->xgat) == 0 &&
+                 s->x->xmalloc(s, (size_t)(s->N * s->NB) * sizeof(double), (void **)&s->xgst) == 0;
+        ts_error_clear();
+        TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
+        if (ok) {
+            s->panel_gather = 1;
+        } else {
+            if (s->xgat) s->x->xfree(s, s->xgat);
+            if (s->xgst) s->x->xfree(s, s->xgst);
+            s->xgat = s->xgst = NULL;
+            if (asked && s->grid.rank == 0)
+                TS_LOG_W("hpl: panels are factored on the host: with several process rows the device panel "
+                         "needs device-to-device transfers along the column (NCCL) and room for the gathered panel");
+            s->panel_kind = TS_HPL_PANEL_CPU;
+        }
+    }
     int rc;
     snprintf(r->exec_used, sizeof r->exec_used, "%s",
              ooc ? "ooc" : dev ? (ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? "device:cuda" : "device:sim") : "cpu");

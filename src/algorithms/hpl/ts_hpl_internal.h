@@ -152,6 +152,10 @@ struct ts_hpl_state {
     ts_hpl_panel pan[2];
     int depth;
     int panel_dev;              // 1: panels factored in execution memory (one process row)
+    int panel_gather;           // 1: several process rows, panels gathered on the diagonal block's
+                                // device, factored there and scattered back (needs nccl_col)
+    double *xgat, *xgst;        // its buffers (execution memory): the gathered panel (N x NB, then
+                                // NB x NB for L11), the staging of the parts (N x NB)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     int nccl;                   // 1: panels broadcast device to device (NCCL) along the process row
     int nccl_col;               // 1: row swaps device to device (NCCL) along the process column;
@@ -207,6 +211,15 @@ int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, in
 // the whole grid can. col_allgather: buf (execution memory, gather order, nc values a row) holds
 // this rank's cnt[myrow] rows at dsp[myrow]; afterwards every process row's rows at dsp[q].
 int ts_hpl_xdev_col_setup(ts_hpl_state *s);
+// Along the process column on stream st (device path with s->nccl_col): gather to member root
+// (sbuf, sn doubles from each other member, into rbuf + dsp[q]; cnt and dsp in doubles, root's own
+// entry unused), scatter from root (sbuf + dsp[q], cnt[q] doubles to member q, into rbuf, rn
+// doubles), broadcast of n doubles at buf from root. Every member of the column calls them.
+int ts_hpl_xdev_col_gatherv(ts_hpl_state *s, int st, int root, const double *sbuf, int64_t sn, double *rbuf,
+                            const int64_t *cnt, const int64_t *dsp);
+int ts_hpl_xdev_col_scatterv(ts_hpl_state *s, int st, int root, const double *sbuf, const int64_t *cnt,
+                             const int64_t *dsp, double *rbuf, int64_t rn);
+int ts_hpl_xdev_col_bcast(ts_hpl_state *s, int st, double *buf, int64_t n, int root);
 int ts_hpl_xdev_col_allgather(ts_hpl_state *s, int st, double *buf, const int64_t *cnt, const int64_t *dsp,
                               int64_t nc);
 

@@ -125,6 +125,96 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     return s->err;
 }
 
+// Several process rows on devices: the root column's ranks gather the panel's rows on the device
+// of the diagonal block's owner (curr), which factors the whole panel there (cuSOLVER or ours) and
+// scatters the rows back; L11 and the pivots go to every rank of the column. Gather order: curr's
+// rows first (the diagonal block on top, as LAPACK's getrf wants it), then the other process rows in
+// order. A gathered row index maps to one global row, so the interchanges getrf made in the gathered
+// panel are those of the distributed panel: the pivots become global rows and the usual swap code
+// applies them to the other columns. xbuf then holds [L11 ; this rank's L rows] for the update.
+static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
+    const ts_hpl_xops *x = s->x;
+    panel_recycle(s, p, b);
+    ts_hpl_panel_geom(s, p, k);
+    double t0 = ts_now();
+    const int P = s->P, me = s->myrow, curr = p->curr, jb = p->jb;
+    const int64_t NB = s->NB, j = p->j;
+    int64_t *m = malloc(sizeof(int64_t) * 5 * (size_t)P);
+    if (!m) return ts_hpl_fail(s, TS_ERROR(TS_ERR_NOMEM, "hpl: panel gather counts"));
+    int64_t *lr0 = m + P, *off = lr0 + P, *cnt = off + P, *dsp = cnt + P;
+    int64_t M = 0;
+    for (int q = 0; q < P; q++) {
+        lr0[q] = ts_hpl_nbefore(j, NB, q, P);
+        m[q] = ts_hpl_numroc(s->N, NB, q, P) - lr0[q];
+    }
+    off[curr] = 0;
+    M = m[curr];
+    for (int q = 0; q < P; q++)
+        if (q != curr) off[q] = M, M += m[q];
+    for (int q = 0; q < P; q++) { // staging layout on curr: the other rows' parts, in gather order
+        cnt[q] = q == curr ? 0 : m[q] * jb;
+        dsp[q] = q == curr ? 0 : (off[q] - m[curr]) * jb;
+    }
+    double *G = s->xgat, *S = s->xgst, *D = s->xgat + s->N * NB; // D: L11, jb x jb, contiguous
+    double *Ap = s->A + p->lr0 + p->pc * s->lda;
+    const int64_t mine = m[me];
+    struct ts_hpl_marks *mk = s->marks && s->marks->nf < 2 ? s->marks : NULL;
+    if (mk) mk->f0[mk->nf] = stamp(s, st);
+    // 1. the parts to curr (every call below is made even after a failure: the others wait for it)
+    int rc = 0;
+    if (me == curr && mine > 0) rc = x->x_copy(s, st, G, M, Ap, s->lda, mine, jb);
+    else if (me != curr && mine > 0) rc = x->x_copy(s, st, S, mine, Ap, s->lda, mine, jb);
+    int xrc = ts_hpl_xdev_col_gatherv(s, st, curr, S, me == curr ? 0 : mine * jb, S, cnt, dsp);
+    if (rc == 0) rc = xrc;
+    // 2. curr: the panel into G, factored, the parts back into the staging, L11 into D
+    if (me == curr) {
+        for (int q = 0; q < P && rc == 0; q++)
+            if (q != curr && m[q] > 0) rc = x->x_copy(s, st, G + off[q], M, S + dsp[q], m[q], m[q], jb);
+        if (rc == 0) rc = x->getrf(s, st, M, jb, G, M, p->xpiv, p->xpiv + jb);
+        if (rc == 0) rc = x->bytes_to_host(s, st, p->hpiv, p->xpiv, (size_t)(jb + 1) * sizeof(int));
+        for (int q = 0; q < P && rc == 0; q++)
+            if (q != curr && m[q] > 0) rc = x->x_copy(s, st, S + dsp[q], m[q], G + off[q], M, m[q], jb);
+        if (rc == 0 && mine > 0) rc = x->x_copy(s, st, Ap, s->lda, G, M, mine, jb);
+        if (rc == 0) rc = x->x_copy(s, st, D, jb, G, M, jb, jb);
+    }
+    // 3. the factored parts back, L11 to every rank of the column
+    xrc = ts_hpl_xdev_col_scatterv(s, st, curr, S, cnt, dsp, S, me == curr ? 0 : mine * jb);
+    if (rc == 0) rc = xrc;
+    if (rc == 0 && me != curr && mine > 0) rc = x->x_copy(s, st, Ap, s->lda, S, mine, mine, jb);
+    xrc = ts_hpl_xdev_col_bcast(s, st, D, (int64_t)jb * jb, curr);
+    if (rc == 0) rc = xrc;
+    if (mk) mk->f1[mk->nf++] = stamp(s, st);
+    // 4. the update's copy of the panel: [L11 ; local L rows], once its last reader is done
+    if (rc == 0) rc = x->wait(s, st, EV_USED0 + b);
+    if (rc == 0) rc = x->x_copy(s, st, p->xbuf, p->ldw, D, jb, jb, jb);
+    if (rc == 0 && p->mL > 0)
+        rc = x->x_copy(s, st, p->xbuf + jb, p->ldw, s->A + p->lr1 + p->pc * s->lda, s->lda, p->mL, jb);
+    if (rc == 0 && s->Q > 1) rc = x->to_host(s, st, p->W, p->ldw, p->xbuf, p->ldw, p->ldw, jb);
+    if (rc == 0) rc = x->sync(s, st);
+    ts_hpl_fail(s, rc);
+    // 5. the pivots (gathered rows -> global rows) and info, from curr to the column
+    double *piv = p->W + p->ldw * p->jb;
+    if (me == curr)
+        for (int i = 0; i <= jb; i++) piv[i] = rc == 0 ? (double)p->hpiv[i] : (i < jb ? (double)(i + 1) : 0.0);
+    int mrc = ts_hc_bcast(&s->col, piv, (size_t)(jb + 1) * sizeof(double), curr);
+    ts_hpl_fail(s, mrc);
+    for (int i = 0; i < jb; i++) {
+        int64_t g = (int64_t)piv[i] - 1, row = j + i;
+        for (int q = 0; q < P; q++)
+            if (g >= off[q] && g < off[q] + m[q]) row = ts_hpl_l2g(lr0[q] + (g - off[q]), NB, q, P);
+        p->ipiv[i] = s->err ? j + i : row;
+    }
+    p->info = !s->err && piv[jb] != 0.0 ? (int)(j + (int64_t)piv[jb]) : 0;
+    for (int i = 0; i < jb; i++) piv[i] = (double)p->ipiv[i];
+    piv[jb] = (double)p->info;
+    free(m);
+    p->dev_fact = 1;
+    p->xW = p->xbuf;
+    p->xld = p->ldw;
+    s->t_iter_fact += ts_now() - t0;
+    return s->err;
+}
+
 static int panel_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
     double t0 = ts_now();
     int rc;
@@ -200,7 +290,9 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
 }
 
 static int factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
-    return s->panel_dev ? panel_factor_dev(s, p, b, k, st) : panel_factor(s, p, b, k, st);
+    return s->panel_dev      ? panel_factor_dev(s, p, b, k, st)
+           : s->panel_gather ? panel_factor_gather(s, p, b, k, st)
+                             : panel_factor(s, p, b, k, st);
 }
 
 // After the factorization: the per-iteration phase times from the stamps. fact, swap and update

@@ -284,7 +284,7 @@ int ts_hpl_xdev_col_setup(ts_hpl_state *s) {
     if (!want) return 0;
     // Test hook: on simulated devices the same path with the exchange through host staging
     int emul = 0;
-    if (ts_env_bool("TESSERA_TEST_HPL_SWAP_EMUL", &emul) < 0) emul = 0;
+    if (ts_env_bool("TESSERA_TEST_HPL_COL_EMUL", &emul) < 0) emul = 0;
     emul = emul && d && ts_devset_backend(d->set) != TS_BACKEND_CUDA;
     TS_CHECK(ts_hc_allreduce_i(&s->grid, &emul, 1, TS_HC_MIN));
     if (emul) {
@@ -343,6 +343,115 @@ int ts_hpl_xdev_col_allgather(ts_hpl_state *s, int st, double *buf, const int64_
         n++;
     }
     return ts_dcomm_exchange(d->col[st], d->st[st], n, peer, sb, sn, rb, rn);
+}
+
+// Gather to / scatter from member root along the column, and broadcast, on stream st (counts and
+// displacements in doubles, per process row; root's own entries are not moved). NCCL, or with
+// the test hook (nccl_col == 2) through host memory and MPI.
+static int host_stage(ts_hpl_state *s, int st, double **h, const double *x, int64_t n, int64_t room) {
+    if (room < n) room = n;
+    *h = malloc(sizeof(double) * (size_t)(room > 0 ? room : 1));
+    if (!*h) TS_RAISE(TS_ERR_NOMEM, "hpl: host staging of %lld doubles", (long long)n);
+    int rc = n > 0 && x ? s->x->bytes_to_host(s, st, *h, x, sizeof(double) * (size_t)n) : 0;
+    if (rc == 0) rc = s->x->sync(s, st);
+    return rc;
+}
+
+int ts_hpl_xdev_col_gatherv(ts_hpl_state *s, int st, int root, const double *sbuf, int64_t sn, double *rbuf,
+                            const int64_t *cnt, const int64_t *dsp) {
+    xdev *d = X(s);
+    int P = s->P, me = s->myrow;
+    if (s->nccl_col == 2) {
+        double *hs = NULL, *hr = NULL;
+        int64_t tot = 0;
+        for (int q = 0; q < P; q++)
+            if (q != root && dsp[q] + cnt[q] > tot) tot = dsp[q] + cnt[q];
+        int rc = host_stage(s, st, &hs, me == root ? NULL : sbuf, me == root ? 0 : sn, 0);
+        if (rc == 0 && me == root && !(hr = malloc(sizeof(double) * (size_t)(tot > 0 ? tot : 1))))
+            rc = TS_ERROR(TS_ERR_NOMEM, "hpl: host staging");
+        int64_t *c2 = malloc(sizeof(int64_t) * 2 * (size_t)P);
+        if (!c2 && rc == 0) rc = TS_ERROR(TS_ERR_NOMEM, "hpl: counts");
+        for (int q = 0; c2 && q < P; q++) c2[q] = q == root ? 0 : cnt[q], c2[P + q] = dsp[q];
+        int mrc = c2 ? ts_hc_gatherv(&s->col, hs, me == root ? 0 : sn, hr, c2, c2 + P, root) : rc;
+        if (rc == 0) rc = mrc;
+        if (rc == 0 && me == root && tot > 0) rc = s->x->bytes_to_x(s, st, rbuf, hr, sizeof(double) * (size_t)tot);
+        if (rc == 0) rc = s->x->sync(s, st);
+        free(c2), free(hs), free(hr);
+        return rc;
+    }
+    int peer[64], n = 0;
+    void *sb[64], *rb[64];
+    size_t sz[64], rz[64];
+    if (P > 65) TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: device panels over more than 65 process rows");
+    for (int q = 0; q < P; q++) {
+        if (q == me) continue;
+        if (me == root) { // receive from every other row
+            peer[n] = q, sb[n] = NULL, sz[n] = 0;
+            rb[n] = rbuf + dsp[q], rz[n] = sizeof(double) * (size_t)cnt[q];
+            n++;
+        } else if (q == root) {
+            peer[n] = q, sb[n] = (void *)sbuf, sz[n] = sizeof(double) * (size_t)sn;
+            rb[n] = NULL, rz[n] = 0;
+            n++;
+        }
+    }
+    return ts_dcomm_exchange(d->col[st], d->st[st], n, peer, sb, sz, rb, rz);
+}
+
+int ts_hpl_xdev_col_scatterv(ts_hpl_state *s, int st, int root, const double *sbuf, const int64_t *cnt,
+                             const int64_t *dsp, double *rbuf, int64_t rn) {
+    xdev *d = X(s);
+    int P = s->P, me = s->myrow;
+    if (s->nccl_col == 2) {
+        double *hs = NULL, *hr = NULL;
+        int64_t tot = 0;
+        for (int q = 0; q < P; q++)
+            if (q != root && dsp[q] + cnt[q] > tot) tot = dsp[q] + cnt[q];
+        int rc = host_stage(s, st, &hs, me == root ? sbuf : NULL, me == root ? tot : 0, 0);
+        if (rc == 0 && !(hr = malloc(sizeof(double) * (size_t)(rn > 0 ? rn : 1))))
+            rc = TS_ERROR(TS_ERR_NOMEM, "hpl: host staging");
+        int64_t *c2 = malloc(sizeof(int64_t) * 2 * (size_t)P);
+        if (!c2 && rc == 0) rc = TS_ERROR(TS_ERR_NOMEM, "hpl: counts");
+        for (int q = 0; c2 && q < P; q++) c2[q] = q == root ? 0 : cnt[q], c2[P + q] = dsp[q];
+        int mrc = c2 ? ts_hc_scatterv(&s->col, hs, c2, c2 + P, hr, me == root ? 0 : rn, root) : rc;
+        if (rc == 0) rc = mrc;
+        if (rc == 0 && me != root && rn > 0) rc = s->x->bytes_to_x(s, st, rbuf, hr, sizeof(double) * (size_t)rn);
+        if (rc == 0) rc = s->x->sync(s, st);
+        free(c2), free(hs), free(hr);
+        return rc;
+    }
+    int peer[64], n = 0;
+    void *sb[64], *rb[64];
+    size_t sz[64], rz[64];
+    if (P > 65) TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: device panels over more than 65 process rows");
+    for (int q = 0; q < P; q++) {
+        if (q == me) continue;
+        if (me == root) {
+            peer[n] = q, sb[n] = (void *)(sbuf + dsp[q]), sz[n] = sizeof(double) * (size_t)cnt[q];
+            rb[n] = NULL, rz[n] = 0;
+            n++;
+        } else if (q == root) {
+            peer[n] = q, sb[n] = NULL, sz[n] = 0;
+            rb[n] = rbuf, rz[n] = sizeof(double) * (size_t)rn;
+            n++;
+        }
+    }
+    return ts_dcomm_exchange(d->col[st], d->st[st], n, peer, sb, sz, rb, rz);
+}
+
+int ts_hpl_xdev_col_bcast(ts_hpl_state *s, int st, double *buf, int64_t n, int root) {
+    xdev *d = X(s);
+    if (s->nccl_col == 2) {
+        double *h = NULL;
+        int rc = host_stage(s, st, &h, s->myrow == root ? buf : NULL, s->myrow == root ? n : 0, n);
+        int mrc = h ? ts_hc_bcast(&s->col, h, sizeof(double) * (size_t)n, root) : rc;
+        if (rc == 0) rc = mrc;
+        if (rc == 0 && s->myrow != root) rc = s->x->bytes_to_x(s, st, buf, h, sizeof(double) * (size_t)n);
+        if (rc == 0) rc = s->x->sync(s, st);
+        free(h);
+        return rc;
+    }
+    return ts_dcomm_bcast(d->col[st], d->st[st], buf, sizeof(double) * (size_t)n, root);
 }
 
 int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, int root) {
