@@ -59,12 +59,13 @@ if want hpl-host && [ "${counts##* }" != 1 ]; then
 fi
 
 if want gemm; then
-  # the tile runtime on 1..G GPUs; cuBLASXt (two block sizes) on the most GPUs, where its bar is
+  # the tile runtime on 1..G GPUs; cuBLASXt on the most GPUs, where its bar is (block 8192: 4096
+  # measured 0.48x of it on two H200s; MULTI_XT_BLOCKS=4096,8192 for both)
   for g in $counts; do
     vis=$(seq -s, 0 $((g - 1)))
     eng=tiles; [ "$g" = "${counts##* }" ] && eng=tiles,cublasxt
     run "gemm-host-${g}gpu" 500 env CUDA_VISIBLE_DEVICES="$vis" TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm \
-        ${MULTI_GEMM_N:-32768 49152} --where host --engine $eng --xt-block 4096,8192 --warmup 1 --reps 3 \
+        ${MULTI_GEMM_N:-32768 49152} --where host --engine $eng --xt-block ${MULTI_XT_BLOCKS:-8192} --warmup 1 --reps 3 \
         --json "$out/gemm-host-${g}gpu.json"
   done
 fi
