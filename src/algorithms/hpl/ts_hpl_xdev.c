@@ -20,6 +20,7 @@ typedef struct {
     ts_event *ev[NEV];
     ts_engine engine;
     ts_lu_solver *solver;       // cuSOLVER panels
+    int solver_gather;          // the solver was sized for gathered panels (N rows)
     ts_lu_panel *panel;         // our device panels
     ts_dcomm *row;              // device collectives along the process row (NCCL), or NULL
     ts_dcomm *col[TS_HPL_NSTREAM]; // along the process column, one per stream (row swaps), or NULL
@@ -108,8 +109,8 @@ static int d_init(ts_hpl_state *s) {
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
-    if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_CUSOLVER)
-        TS_CHECK(ts_lu_solver_create(d->st[1], s->mp, s->NB, &d->solver));
+    if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_CUSOLVER) // (64 x 64: the warm-up's LU)
+        TS_CHECK(ts_lu_solver_create(d->st[1], s->mp > 64 ? s->mp : 64, s->NB > 64 ? s->NB : 64, &d->solver));
     if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_TESSERA)
         TS_CHECK(ts_lu_panel_create(d->st[1], d->engine, s->mp, &d->panel));
     return warm_up(s, d);
@@ -155,12 +156,21 @@ static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int
                    int *info) {
     xdev *d = X(s);
     if (s->panel_kind == TS_HPL_PANEL_TESSERA) {
-        if (!d->panel) TS_CHECK(ts_lu_panel_create(d->st[st], d->engine, s->mp, &d->panel));
+        if (!d->panel)
+            TS_CHECK(ts_lu_panel_create(d->st[st], d->engine, s->panel_gather ? s->N : s->mp, &d->panel));
         const ts_hpl_case *hc = s->hc;
         ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv};
         return ts_lu_panel_factor(d->st[st], d->panel, &a, m, n, A, lda, ipiv, info);
     }
-    if (!d->solver) TS_CHECK(ts_lu_solver_create(d->st[st], s->mp, s->NB, &d->solver));
+    // (gathered panels of several process rows are up to N rows tall)
+    if (d->solver && s->panel_gather && !d->solver_gather) { // made for one process row's panels
+        ts_lu_solver_destroy(d->solver);
+        d->solver = NULL;
+    }
+    if (!d->solver) {
+        TS_CHECK(ts_lu_solver_create(d->st[st], s->panel_gather ? s->N : s->mp, s->NB, &d->solver));
+        d->solver_gather = s->panel_gather;
+    }
     // (created in d_init when panels go to the device; kept for callers that decide later)
     return ts_lu_dgetrf(d->st[st], d->solver, m, n, A, lda, ipiv, info);
 }

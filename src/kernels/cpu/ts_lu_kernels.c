@@ -57,6 +57,7 @@ struct ts_lu_solver {
     void *handle;
     double *work;
     int lwork;
+    int64_t max_m, max_n; // the largest panel its workspace was sized for
 };
 
 // Recursive LU with partial pivoting (LAPACK dgetrf2): left half, update, right half, swaps back.
@@ -114,6 +115,8 @@ int ts_lu_solver_create(ts_stream *st, int64_t max_m, int64_t max_n, ts_lu_solve
     ts_lu_solver *sv = calloc(1, sizeof *sv);
     if (!sv) TS_RAISE(TS_ERR_NOMEM, "lu solver");
     sv->dev = ts_stream_device(st);
+    sv->max_m = max_m;
+    sv->max_n = max_n;
 #if TS_HAVE_CUDA
     if (is_cuda(st)) {
         int rc = ts_lu_cusolver_create(&sv->handle);
@@ -144,6 +147,9 @@ int ts_lu_dgetrf(ts_stream *st, ts_lu_solver *sv, int64_t m, int64_t n, double *
     if (!st || !sv || !A || !ipiv || !info) TS_RAISE(TS_ERR_ARG, "ts_lu_dgetrf: NULL argument");
     if (m < n || lda < m) TS_RAISE(TS_ERR_ARG, "ts_lu_dgetrf: m %lld < n %lld or lda %lld < m",
                                    (long long)m, (long long)n, (long long)lda);
+    if (m > sv->max_m || n > sv->max_n) // cuSOLVER's workspace was sized for max_m x max_n
+        TS_RAISE(TS_ERR_ARG, "ts_lu_dgetrf: %lld x %lld panel, the solver was made for %lld x %lld",
+                 (long long)m, (long long)n, (long long)sv->max_m, (long long)sv->max_n);
     ts_lu_getrf_args a = {sv->handle, sv->work, sv->lwork, A, ipiv, info, m, n, lda};
     ts_kernel k = {"lu_dgetrf", (double)m * n * n, ts_lu_getrf_cpu,
 #if TS_HAVE_CUDA
