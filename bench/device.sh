@@ -85,5 +85,7 @@ fi
 
 tar -czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null
 say "== summary (fail=$fail)"
-python3 bench/summarize.py "$RES"/*.json | tee -a "$log"
+shopt -s nullglob
+jsons=("$RES"/*.json "$RES"/multi/*.json)
+[ ${#jsons[@]} -gt 0 ] && python3 bench/summarize.py "${jsons[@]}" | tee -a "$log"
 exit $fail
