@@ -157,7 +157,7 @@ static int halo_path(ts_hpcg_opt *O) {
     TS_CHECK(ts_hc_allreduce_i(O->comm, &want, 1, TS_HC_MIN));
     if (!want) return 0;
     char why[128];
-    TS_CHECK(ts_hc_dcomm_join(O->comm, O->X.cuda ? O->X.dev : NULL, &O->dcomm, why, sizeof why));
+    TS_CHECK(ts_hc_dcomm_join(O->comm, O->X.cuda ? O->X.dev : NULL, &O->dcomm, why, sizeof why, NULL));
     if (O->dcomm) snprintf(O->halo, sizeof O->halo, "nccl");
     else snprintf(O->halo, sizeof O->halo, "host (NCCL: %s)", why);
     return 0;

@@ -31,8 +31,9 @@ double ts_hc_device_key(const ts_device *dev);
 // Collective over c: joins every member in a device communicator (NCCL) on its device dev, member
 // i as rank i. Only when every member has a CUDA GPU of its own and the build has NCCL; otherwise
 // (and when creating it fails anywhere) *out is NULL, why says why, and 0 is returned: the caller
-// keeps its host path. Errors only for MPI failures.
-int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len);
+// keeps its host path; *failed (when not NULL) is 1 on a member whose creation itself failed
+// (an NCCL error rather than ineligibility). Errors only for MPI failures.
+int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len, int *failed);
 
 // Initializes MPI when nobody did (MPI_Finalize then runs at exit) and dups MPI_COMM_WORLD.
 int ts_hc_world(ts_hcomm *world);

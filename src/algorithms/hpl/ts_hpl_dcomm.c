@@ -20,8 +20,9 @@ double ts_hc_device_key(const ts_device *dev) {
     return (double)(h >> 12); // exact in a double
 }
 
-int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len) {
+int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len, int *failed) {
     *out = NULL;
+    if (failed) *failed = 0;
     if (why && len) why[0] = '\0';
 #define WHY(...) (why && len ? (void)snprintf(why, len, __VA_ARGS__) : (void)0)
     const int n = c->size;
@@ -61,8 +62,13 @@ int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *wh
     if (made == 0) {
         TS_CHECK(ts_hc_bcast(c, id, sizeof id, 0));
         joined = ts_dcomm_create(dev, id, n, c->rank, &d);
+        if (joined < 0) {
+            WHY("%s", ts_error_string());
+            if (failed) *failed = 1;
+        }
+    } else {
+        WHY("rank 0 could not make a communicator id");
     }
-    if (joined < 0) WHY("%s", ts_error_string());
     int all = joined == 0;
     TS_CHECK(ts_hc_allreduce_i(c, &all, 1, TS_HC_MIN));
     if (!all) {

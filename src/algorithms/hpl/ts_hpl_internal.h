@@ -211,14 +211,12 @@ int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, in
 // the whole grid can. col_allgather: buf (execution memory, gather order, nc values a row) holds
 // this rank's cnt[myrow] rows at dsp[myrow]; afterwards every process row's rows at dsp[q].
 int ts_hpl_xdev_col_setup(ts_hpl_state *s);
-// Along the process column on stream st (device path with s->nccl_col): gather to member root
-// (sbuf, sn doubles from each other member, into rbuf + dsp[q]; cnt and dsp in doubles, root's own
-// entry unused), scatter from root (sbuf + dsp[q], cnt[q] doubles to member q, into rbuf, rn
-// doubles), broadcast of n doubles at buf from root. Every member of the column calls them.
-int ts_hpl_xdev_col_gatherv(ts_hpl_state *s, int st, int root, const double *sbuf, int64_t sn, double *rbuf,
-                            const int64_t *cnt, const int64_t *dsp);
-int ts_hpl_xdev_col_scatterv(ts_hpl_state *s, int st, int root, const double *sbuf, const int64_t *cnt,
-                             const int64_t *dsp, double *rbuf, int64_t rn);
+// Along the process column on stream st (device path with s->nccl_col), every member calls them.
+// col_rooted: between member root and the others, cnt[q] doubles at rootbuf + dsp[q] on root for
+// member q (root's own entry unused), n doubles at mine on member q: to_root gathers them there,
+// else root scatters them. col_bcast: n doubles at buf from root.
+int ts_hpl_xdev_col_rooted(ts_hpl_state *s, int st, int root, int to_root, double *rootbuf, const int64_t *cnt,
+                           const int64_t *dsp, double *mine, int64_t n);
 int ts_hpl_xdev_col_bcast(ts_hpl_state *s, int st, double *buf, int64_t n, int root);
 int ts_hpl_xdev_col_allgather(ts_hpl_state *s, int st, double *buf, const int64_t *cnt, const int64_t *dsp,
                               int64_t nc);

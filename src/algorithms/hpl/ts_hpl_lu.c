@@ -164,7 +164,7 @@ static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t 
     int rc = 0;
     if (me == curr && mine > 0) rc = x->x_copy(s, st, G, M, Ap, s->lda, mine, jb);
     else if (me != curr && mine > 0) rc = x->x_copy(s, st, S, mine, Ap, s->lda, mine, jb);
-    int xrc = ts_hpl_xdev_col_gatherv(s, st, curr, S, me == curr ? 0 : mine * jb, S, cnt, dsp);
+    int xrc = ts_hpl_xdev_col_rooted(s, st, curr, 1, S, cnt, dsp, S, me == curr ? 0 : mine * jb);
     if (rc == 0) rc = xrc;
     // 2. curr: the panel into G, factored, the parts back into the staging, L11 into D
     if (me == curr) {
@@ -178,7 +178,7 @@ static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t 
         if (rc == 0) rc = x->x_copy(s, st, D, jb, G, M, jb, jb);
     }
     // 3. the factored parts back, L11 to every rank of the column
-    xrc = ts_hpl_xdev_col_scatterv(s, st, curr, S, cnt, dsp, S, me == curr ? 0 : mine * jb);
+    xrc = ts_hpl_xdev_col_rooted(s, st, curr, 0, S, cnt, dsp, S, me == curr ? 0 : mine * jb);
     if (rc == 0) rc = xrc;
     if (rc == 0 && me != curr && mine > 0) rc = x->x_copy(s, st, Ap, s->lda, S, mine, mine, jb);
     xrc = ts_hpl_xdev_col_bcast(s, st, D, (int64_t)jb * jb, curr);

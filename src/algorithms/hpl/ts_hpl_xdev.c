@@ -231,51 +231,24 @@ const ts_hpl_xops ts_hpl_xops_dev = {
 
 // ---- device-to-device panel broadcasts ----
 
-// A number naming this rank's GPU (host and PCI bus id), to find ranks that share one.
 int ts_hpl_xdev_nccl_setup(ts_hpl_state *s) {
     xdev *d = X(s);
     s->nccl = 0;
     if (s->Q < 2 || s->P != 1 || !s->panel_dev) return 0; // the host path stays
     int want = 1;
     if (ts_env_bool("TESSERA_HPL_NCCL", &want) < 0) want = 0;
-    // ranks of the row that share a GPU cannot join one device communicator
-    int gpu_shared = 0;
-    double *keys = malloc(sizeof(double) * (size_t)s->Q);
-    int64_t *cnt = malloc(sizeof(int64_t) * 2 * (size_t)s->Q);
-    if (!keys || !cnt) {
-        free(keys), free(cnt);
-        TS_RAISE(TS_ERR_NOMEM, "hpl: device keys");
-    }
-    for (int q = 0; q < s->Q; q++) cnt[q] = 1, cnt[s->Q + q] = q;
-    double mine = d ? ts_hc_device_key(d->dev) : 0;
-    int grc = ts_hc_allgatherv(&s->row, &mine, 1, keys, cnt, cnt + s->Q);
-    for (int a = 0; grc == 0 && a < s->Q; a++)
-        for (int b = a + 1; b < s->Q; b++)
-            if (keys[a] == keys[b]) gpu_shared = 1;
-    free(keys), free(cnt);
-    TS_CHECK(grc);
-    // every rank must agree: a CUDA device of its own, NCCL in the build, not turned off
-    int ok = want && !gpu_shared && ts_dcomm_available() && d &&
-             ts_devset_backend(d->set) == TS_BACKEND_CUDA;
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
-    if (!ok) return 0;
-    unsigned char id[TS_DCOMM_ID_BYTES];
-    memset(id, 0, sizeof id);
-    int rc = s->mycol == 0 ? ts_dcomm_unique_id(id) : 0;
-    int agree = rc;
-    TS_CHECK(ts_hc_allreduce_i(&s->row, &agree, 1, TS_HC_MIN));
-    if (agree == 0) {
-        TS_CHECK(ts_hc_bcast(&s->row, id, sizeof id, 0));
-        rc = ts_dcomm_create(d->dev, id, s->Q, s->mycol, &d->row);
-    }
-    const char *why = rc < 0 ? ts_error_string() : NULL;
-    if (rc < 0 && why) TS_LOG_W("hpl: device broadcasts unavailable, panels go through the host: %s", why);
-    ok = rc == 0 && agree == 0;
+    TS_CHECK(ts_hc_allreduce_i(&s->grid, &want, 1, TS_HC_MIN));
+    if (!want) return 0;
+    // every rank of the row: a CUDA device of its own, NCCL in the build
+    char why[128] = "";
+    int failed = 0;
+    TS_CHECK(ts_hc_dcomm_join(&s->row, d->dev, &d->row, why, sizeof why, &failed));
+    if (failed) TS_LOG_W("hpl: device broadcasts unavailable, panels go through the host: %s", why);
+    int ok = d->row != NULL;
     TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
     if (!ok) {
         ts_dcomm_destroy(d->row);
         d->row = NULL;
-        ts_error_clear();
         return 0;
     }
     s->nccl = 1;
@@ -295,7 +268,7 @@ int ts_hpl_xdev_col_setup(ts_hpl_state *s) {
     // Test hook: on simulated devices the same path with the exchange through host staging
     int emul = 0;
     if (ts_env_bool("TESSERA_TEST_HPL_COL_EMUL", &emul) < 0) emul = 0;
-    emul = emul && d && ts_devset_backend(d->set) != TS_BACKEND_CUDA;
+    emul = emul && ts_devset_backend(d->set) != TS_BACKEND_CUDA;
     TS_CHECK(ts_hc_allreduce_i(&s->grid, &emul, 1, TS_HC_MIN));
     if (emul) {
         s->nccl_col = 2;
@@ -304,7 +277,7 @@ int ts_hpl_xdev_col_setup(ts_hpl_state *s) {
     char why[128] = "";
     int ok = 1;
     for (int i = 0; i < TS_HPL_NSTREAM; i++) {
-        TS_CHECK(ts_hc_dcomm_join(&s->col, d ? d->dev : NULL, &d->col[i], why, sizeof why));
+        TS_CHECK(ts_hc_dcomm_join(&s->col, d->dev, &d->col[i], why, sizeof why, NULL));
         if (!d->col[i]) ok = 0;
     }
     TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN)); // the whole grid, one path
@@ -367,86 +340,48 @@ static int host_stage(ts_hpl_state *s, int st, double **h, const double *x, int6
     return rc;
 }
 
-int ts_hpl_xdev_col_gatherv(ts_hpl_state *s, int st, int root, const double *sbuf, int64_t sn, double *rbuf,
-                            const int64_t *cnt, const int64_t *dsp) {
+int ts_hpl_xdev_col_rooted(ts_hpl_state *s, int st, int root, int to_root, double *rootbuf, const int64_t *cnt,
+                           const int64_t *dsp, double *mine, int64_t n) {
     xdev *d = X(s);
-    int P = s->P, me = s->myrow;
-    if (s->nccl_col == 2) {
-        double *hs = NULL, *hr = NULL;
-        int64_t tot = 0;
+    const int P = s->P, me = s->myrow, at_root = me == root;
+    if (s->nccl_col == 2) { // the test hook: MPI gatherv/scatterv through host staging
+        int64_t tot = 0; // doubles at root
         for (int q = 0; q < P; q++)
             if (q != root && dsp[q] + cnt[q] > tot) tot = dsp[q] + cnt[q];
-        int rc = host_stage(s, st, &hs, me == root ? NULL : sbuf, me == root ? 0 : sn, 0);
-        if (rc == 0 && me == root && !(hr = malloc(sizeof(double) * (size_t)(tot > 0 ? tot : 1))))
-            rc = TS_ERROR(TS_ERR_NOMEM, "hpl: host staging");
-        int64_t *c2 = malloc(sizeof(int64_t) * 2 * (size_t)P);
-        if (!c2 && rc == 0) rc = TS_ERROR(TS_ERR_NOMEM, "hpl: counts");
-        for (int q = 0; c2 && q < P; q++) c2[q] = q == root ? 0 : cnt[q], c2[P + q] = dsp[q];
-        int mrc = c2 ? ts_hc_gatherv(&s->col, hs, me == root ? 0 : sn, hr, c2, c2 + P, root) : rc;
-        if (rc == 0) rc = mrc;
-        if (rc == 0 && me == root && tot > 0) rc = s->x->bytes_to_x(s, st, rbuf, hr, sizeof(double) * (size_t)tot);
-        if (rc == 0) rc = s->x->sync(s, st);
-        free(c2), free(hs), free(hr);
-        return rc;
-    }
-    int peer[64], n = 0;
-    void *sb[64], *rb[64];
-    size_t sz[64], rz[64];
-    if (P > 65) TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: device panels over more than 65 process rows");
-    for (int q = 0; q < P; q++) {
-        if (q == me) continue;
-        if (me == root) { // receive from every other row
-            peer[n] = q, sb[n] = NULL, sz[n] = 0;
-            rb[n] = rbuf + dsp[q], rz[n] = sizeof(double) * (size_t)cnt[q];
-            n++;
-        } else if (q == root) {
-            peer[n] = q, sb[n] = (void *)sbuf, sz[n] = sizeof(double) * (size_t)sn;
-            rb[n] = NULL, rz[n] = 0;
-            n++;
-        }
-    }
-    return ts_dcomm_exchange(d->col[st], d->st[st], n, peer, sb, sz, rb, rz);
-}
-
-int ts_hpl_xdev_col_scatterv(ts_hpl_state *s, int st, int root, const double *sbuf, const int64_t *cnt,
-                             const int64_t *dsp, double *rbuf, int64_t rn) {
-    xdev *d = X(s);
-    int P = s->P, me = s->myrow;
-    if (s->nccl_col == 2) {
+        const int64_t sn = to_root ? (at_root ? 0 : n) : (at_root ? tot : 0); // staged from the device
+        const int64_t rn = to_root ? (at_root ? tot : 0) : (at_root ? 0 : n); // arriving here
         double *hs = NULL, *hr = NULL;
-        int64_t tot = 0;
-        for (int q = 0; q < P; q++)
-            if (q != root && dsp[q] + cnt[q] > tot) tot = dsp[q] + cnt[q];
-        int rc = host_stage(s, st, &hs, me == root ? sbuf : NULL, me == root ? tot : 0, 0);
+        int rc = host_stage(s, st, &hs, sn ? (to_root ? mine : rootbuf) : NULL, sn, 0);
         if (rc == 0 && !(hr = malloc(sizeof(double) * (size_t)(rn > 0 ? rn : 1))))
             rc = TS_ERROR(TS_ERR_NOMEM, "hpl: host staging");
         int64_t *c2 = malloc(sizeof(int64_t) * 2 * (size_t)P);
         if (!c2 && rc == 0) rc = TS_ERROR(TS_ERR_NOMEM, "hpl: counts");
         for (int q = 0; c2 && q < P; q++) c2[q] = q == root ? 0 : cnt[q], c2[P + q] = dsp[q];
-        int mrc = c2 ? ts_hc_scatterv(&s->col, hs, c2, c2 + P, hr, me == root ? 0 : rn, root) : rc;
+        int mrc = !c2 ? rc
+                  : to_root ? ts_hc_gatherv(&s->col, hs, sn, hr, c2, c2 + P, root)
+                            : ts_hc_scatterv(&s->col, hs, c2, c2 + P, hr, rn, root);
         if (rc == 0) rc = mrc;
-        if (rc == 0 && me != root && rn > 0) rc = s->x->bytes_to_x(s, st, rbuf, hr, sizeof(double) * (size_t)rn);
+        if (rc == 0 && rn > 0) rc = s->x->bytes_to_x(s, st, to_root ? rootbuf : mine, hr, sizeof(double) * (size_t)rn);
         if (rc == 0) rc = s->x->sync(s, st);
         free(c2), free(hs), free(hr);
         return rc;
     }
-    int peer[64], n = 0;
+    int peer[64], k = 0;
     void *sb[64], *rb[64];
     size_t sz[64], rz[64];
     if (P > 65) TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: device panels over more than 65 process rows");
     for (int q = 0; q < P; q++) {
-        if (q == me) continue;
-        if (me == root) {
-            peer[n] = q, sb[n] = (void *)(sbuf + dsp[q]), sz[n] = sizeof(double) * (size_t)cnt[q];
-            rb[n] = NULL, rz[n] = 0;
-            n++;
-        } else if (q == root) {
-            peer[n] = q, sb[n] = NULL, sz[n] = 0;
-            rb[n] = rbuf, rz[n] = sizeof(double) * (size_t)rn;
-            n++;
-        }
+        if (q == me || (!at_root && q != root)) continue;
+        // root: rootbuf + dsp[q] with member q; the others: mine with root
+        void *buf = at_root ? (void *)(rootbuf + dsp[q]) : (void *)mine;
+        size_t bytes = sizeof(double) * (size_t)(at_root ? cnt[q] : n);
+        const int send = at_root != to_root; // root sends when scattering, the others when gathering
+        peer[k] = q;
+        sb[k] = send ? buf : NULL, sz[k] = send ? bytes : 0;
+        rb[k] = send ? NULL : buf, rz[k] = send ? 0 : bytes;
+        k++;
     }
-    return ts_dcomm_exchange(d->col[st], d->st[st], n, peer, sb, sz, rb, rz);
+    return ts_dcomm_exchange(d->col[st], d->st[st], k, peer, sb, sz, rb, rz);
 }
 
 int ts_hpl_xdev_col_bcast(ts_hpl_state *s, int st, double *buf, int64_t n, int root) {
