@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "algorithms/hpcg/ts_hpcg_opt.h"
+#include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "kernels/ts_collectives.h"
 
@@ -152,8 +153,8 @@ fail:
 static int halo_path(ts_hpcg_opt *O) {
     snprintf(O->halo, sizeof O->halo, "%s", O->comm->size > 1 ? "host" : "none");
     if (O->comm->size < 2) return 0;
-    const char *e = getenv("TESSERA_HPCG_NCCL");
-    int want = e && !strcmp(e, "1");
+    int want = 0;
+    if (ts_env_bool("TESSERA_HPCG_NCCL", &want) < 0) want = 0; // as TESSERA_HPL_NCCL, default off
     TS_CHECK(ts_hc_allreduce_i(O->comm, &want, 1, TS_HC_MIN));
     if (!want) return 0;
     char why[128];

@@ -81,7 +81,7 @@ typedef struct {
     int32_t *scratch;                        // colouring counters and statistics (executor)
     double *hnat;                            // host staging (pinned on devices)
     size_t bytes;
-    // Halo exchange device to device (NCCL) instead of through host staging: TESSERA_HPCG_NCCL=1
+    // Halo exchange device to device (NCCL) instead of through host staging: TESSERA_HPCG_NCCL on
     // on CUDA GPUs, one per rank; halo says which path runs ("host", "nccl", "host (NCCL: why)").
     struct ts_dcomm *dcomm;
     char halo[160];
