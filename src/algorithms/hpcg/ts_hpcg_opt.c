@@ -251,10 +251,16 @@ static int order_colours(ts_hpcg_opt *O, ts_hpcg_olevel *L, int ncol, int32_t *h
     TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, hs, O->scratch, sizeof(int32_t) * (size_t)M));
     TS_CHECK(ts_hpcg_xsync(X));
     int ord[TS_HPCG_MAX_COLORS];
-    for (int c = 0; c < ncol; c++) { // insertion sort: stable
-        int k = c;
-        for (; k > 0 && hs[ord[k - 1]] > hs[c]; k--) ord[k] = ord[k - 1];
-        ord[k] = c;
+    if (O->norder) {
+        if (O->norder != ncol)
+            TS_RAISE(TS_ERR_ARG, "hpcg: a colour order of %d colours for a level of %d", O->norder, ncol);
+        memcpy(ord, O->order, sizeof(int) * (size_t)ncol);
+    } else {
+        for (int c = 0; c < ncol; c++) { // insertion sort: stable
+            int k = c;
+            for (; k > 0 && hs[ord[k - 1]] > hs[c]; k--) ord[k] = ord[k - 1];
+            ord[k] = c;
+        }
     }
     for (int c = 0; c < ncol; c++) a.map[ord[c]] = c;
     a.relabel = 1;

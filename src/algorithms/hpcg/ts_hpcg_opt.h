@@ -85,6 +85,10 @@ typedef struct {
     // on CUDA GPUs, one per rank; halo says which path runs ("host", "nccl", "host (NCCL: why)").
     struct ts_dcomm *dcomm;
     char halo[160];
+    // A fixed colour order for the smoother on every level with a coarse level (bench/hpcg_orders:
+    // the search for it): order[k] is the JPL colour swept k-th. norder 0: by coarse points.
+    int norder;
+    int order[TS_HPCG_MAX_COLORS];
 } ts_hpcg_opt;
 
 // Setup (the rules' problem generation, timed as setup): on every level the halo plan from the
