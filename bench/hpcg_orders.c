@@ -11,6 +11,8 @@
 // run again at the second, with the iterations they need.
 //
 //   hpcg_orders N1 [N2 [TOP]]      e.g. hpcg_orders 128 256 24 (device when one is present)
+//   hpcg_orders descent N REF_DROP FILE K PASSES: per-level orders by coordinate descent over the
+//     first K orders listed in FILE (lines "N^3 c0 .. c7 ..." as the search prints them)
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,13 +93,22 @@ typedef struct {
 } sizectx;
 
 // One order (NULL: the default) at one size: the score, and the iterations when iters != NULL.
+// lv: per-level orders (NULL rows: the default), or ord on the levels with a coarse level.
+static int run_levels(sizectx *S, const int *const *lv, double *score, int *iters, int check);
 static int run_order(sizectx *S, const int *ord, double *score, int *iters, int check) {
+    const int *lv[TS_HPCG_MG_LEVELS] = {0};
+    for (int l = 0; l + 1 < TS_HPCG_MG_LEVELS; l++) lv[l] = ord;
+    return run_levels(S, lv, score, iters, check);
+}
+
+static int run_levels(sizectx *S, const int *const *lv, double *score, int *iters, int check) {
     ts_hpcg_opt *O = NULL;
     TS_CHECK(ts_hpcg_opt_setup(S->comm, &S->g, TS_HPCG_MG_LEVELS, &S->X, &O));
-    if (ord) {
-        O->norder = NC;
-        memcpy(O->order, ord, sizeof O->order);
-    }
+    for (int l = 0; l < TS_HPCG_MG_LEVELS; l++)
+        if (lv[l]) {
+            O->norder[l] = NC;
+            memcpy(O->order[l], lv[l], sizeof O->order[l]);
+        }
     int rc = 0;
     TS_CHECK_GOTO(ts_hpcg_opt_optimize(O), rc, out);
     if (check) { // the class table: identity order, colours of the 8 corner rows
@@ -134,12 +145,17 @@ out:
     return rc;
 }
 
-static int size_init(sizectx *S, ts_hcomm *comm, ts_devset *set, ts_device *dev, int n) {
+static int size_init(sizectx *S, ts_hcomm *comm, ts_devset *set, ts_device *dev, int n, double ref_tol) {
     memset(S, 0, sizeof *S);
     S->comm = comm;
     TS_CHECK(ts_hpcg_geom_init(&S->g, 1, 0, n, n, n, 1, 1, 1));
     if (dev) TS_CHECK(ts_hpcg_exec_device(&S->X, set, dev));
     else ts_hpcg_exec_host(&S->X);
+    if (ref_tol > 0) {
+        S->ref_tol = ref_tol;
+        printf("# %d^3: reference drop %.6e (given)\n", n, ref_tol);
+        return 0;
+    }
     ts_hpcg_problem *P = NULL;
     TS_CHECK(ts_hpcg_problem_create(comm, &S->g, TS_HPCG_MG_LEVELS, &P));
     ts_hpcg_impl ref;
@@ -155,9 +171,77 @@ static int size_init(sizectx *S, ts_hcomm *comm, ts_devset *set, ts_device *dev,
     return rc;
 }
 
+static void print_levels(const char *what, int n, int *const *lv, double score, int iters) {
+    printf("%s %d^3", what, n);
+    for (int l = 0; l < TS_HPCG_MG_LEVELS; l++) {
+        printf(" |");
+        if (!lv[l]) printf(" default");
+        else
+            for (int k = 0; k < NC; k++) printf(" %d", lv[l][k]);
+    }
+    printf(" | score %.4f", score);
+    if (iters) printf(" iterations %d", iters);
+    printf("\n");
+    fflush(stdout);
+}
+
+// Coordinate descent over the levels: each level in turn takes the candidate order that scores
+// best with the other levels' orders held; PASSES rounds over the levels.
+static int descent(ts_hcomm *comm, ts_devset *set, ts_device *dev, int n, double ref_tol, const char *file,
+                   int k, int passes) {
+    FILE *f = fopen(file, "r");
+    if (!f) {
+        perror(file);
+        return 2;
+    }
+    int (*cand_o)[NC] = malloc(sizeof(int[NC]) * (size_t)k);
+    int nc = 0;
+    char line[512];
+    while (nc < k && fgets(line, sizeof line, f)) {
+        int d, *o = cand_o[nc];
+        if (sscanf(line, "%d^3 %d %d %d %d %d %d %d %d", &d, &o[0], &o[1], &o[2], &o[3], &o[4], &o[5], &o[6],
+                   &o[7]) == 9)
+            nc++;
+    }
+    fclose(f);
+    printf("# %d candidate orders from %s\n", nc, file);
+    sizectx S;
+    if (size_init(&S, comm, set, dev, n, ref_tol) < 0) return 3;
+    int *lv[TS_HPCG_MG_LEVELS] = {0};
+    double best;
+    int it;
+    if (run_levels(&S, (const int *const *)lv, &best, &it, 0) < 0) return 3;
+    print_levels("start", n, lv, best, it);
+    for (int p = 0; p < passes; p++)
+        for (int l = 0; l < TS_HPCG_MG_LEVELS; l++) {
+            int *keep = lv[l];
+            for (int c = 0; c < nc; c++) {
+                lv[l] = cand_o[c];
+                double sc;
+                if (run_levels(&S, (const int *const *)lv, &sc, NULL, 0) < 0) return 3;
+                if (sc < best) {
+                    best = sc;
+                    keep = cand_o[c];
+                    print_levels("better", n, lv, sc, 0);
+                }
+            }
+            lv[l] = keep;
+        }
+    if (run_levels(&S, (const int *const *)lv, &best, &it, 0) < 0) return 3;
+    print_levels("final", n, lv, best, it);
+    ts_hpcg_exec_fini(&S.X);
+    free(cand_o);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
-        fprintf(stderr, "usage: hpcg_orders N1 [N2 [TOP]]\n");
+        fprintf(stderr, "usage: hpcg_orders N1 [N2 [TOP]]\n"
+                        "       hpcg_orders descent N REF_DROP FILE K PASSES\n");
+        return 2;
+    }
+    if (!strcmp(argv[1], "descent") && argc < 7) {
+        fprintf(stderr, "usage: hpcg_orders descent N REF_DROP FILE K PASSES\n");
         return 2;
     }
     const int n1 = atoi(argv[1]), n2 = argc > 2 ? atoi(argv[2]) : 0, top = argc > 3 ? atoi(argv[3]) : 16;
@@ -174,8 +258,15 @@ int main(int argc, char **argv) {
         printf("# host\n");
     }
     int rc = 0;
+    if (!strcmp(argv[1], "descent")) {
+        rc = descent(&comm, set, dev, atoi(argv[2]), atof(argv[3]), argv[4], atoi(argv[5]), atoi(argv[6]));
+        if (rc == 3) fprintf(stderr, "hpcg_orders: %s\n", ts_error_last()->message);
+        if (set) ts_devset_close(set);
+        ts_hc_free(&comm);
+        return rc;
+    }
     sizectx S;
-    if (size_init(&S, &comm, set, dev, n1) < 0) goto fail;
+    if (size_init(&S, &comm, set, dev, n1, 0) < 0) goto fail;
     double s0;
     int it0;
     int ident[NC] = {0, 1, 2, 3, 4, 5, 6, 7};
@@ -200,7 +291,7 @@ int main(int argc, char **argv) {
     fflush(stdout);
     ts_hpcg_exec_fini(&S.X);
     if (n2 > 0) {
-        if (size_init(&S, &comm, set, dev, n2) < 0) goto fail;
+        if (size_init(&S, &comm, set, dev, n2, 0) < 0) goto fail;
         if (run_order(&S, NULL, &s0, &it0, 0) < 0) goto fail;
         printf("default %d^3 score %.4f iterations %d\n", n2, s0, it0);
         fflush(stdout);

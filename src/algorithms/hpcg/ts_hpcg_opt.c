@@ -232,30 +232,32 @@ fail:
 // so the coarse points then see the updates of all their neighbours before the residual is
 // restricted, and multigrid keeps the convergence of the natural order (50 iterations against
 // 53-55 with JPL's order on 32^3-128^3; tests/hpcg checks it).
-static int order_colours(ts_hpcg_opt *O, ts_hpcg_olevel *L, int ncol, int32_t *hs) {
+static int order_colours(ts_hpcg_opt *O, ts_hpcg_olevel *L, int level, int ncol, int32_t *hs) {
     const ts_hpcg_exec *X = &O->X;
     const ts_hpcg_olevel *C = L->coarse;
     const int M = TS_HPCG_MAX_COLORS;
+    const int fixed = level < TS_HPCG_MG_LEVELS ? O->norder[level] : 0;
+    if (!C && !fixed) return 0;
     ts_hpcg_xk_recolor a;
     memset(&a, 0, sizeof a);
-    a.cnx = C->g.nx;
-    a.cny = C->g.ny;
-    a.cnz = C->g.nz;
-    a.fnx = L->g.nx;
-    a.fny = L->g.ny;
     a.nrow = L->nrow;
     a.color = L->color;
     a.count = O->scratch;
-    TS_CHECK(ts_hpcg_xmemset(X, O->scratch, 0, sizeof(int32_t) * (size_t)M));
-    TS_CHECK(TS_HPCG_XRUN(X, recolor, a));
-    TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, hs, O->scratch, sizeof(int32_t) * (size_t)M));
-    TS_CHECK(ts_hpcg_xsync(X));
     int ord[TS_HPCG_MAX_COLORS];
-    if (O->norder) {
-        if (O->norder != ncol)
-            TS_RAISE(TS_ERR_ARG, "hpcg: a colour order of %d colours for a level of %d", O->norder, ncol);
-        memcpy(ord, O->order, sizeof(int) * (size_t)ncol);
+    if (fixed) {
+        if (fixed != ncol)
+            TS_RAISE(TS_ERR_ARG, "hpcg: a colour order of %d colours for a level of %d", fixed, ncol);
+        memcpy(ord, O->order[level], sizeof(int) * (size_t)ncol);
     } else {
+        a.cnx = C->g.nx;
+        a.cny = C->g.ny;
+        a.cnz = C->g.nz;
+        a.fnx = L->g.nx;
+        a.fny = L->g.ny;
+        TS_CHECK(ts_hpcg_xmemset(X, O->scratch, 0, sizeof(int32_t) * (size_t)M));
+        TS_CHECK(TS_HPCG_XRUN(X, recolor, a));
+        TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, hs, O->scratch, sizeof(int32_t) * (size_t)M));
+        TS_CHECK(ts_hpcg_xsync(X));
         for (int c = 0; c < ncol; c++) { // insertion sort: stable
             int k = c;
             for (; k > 0 && hs[ord[k - 1]] > hs[c]; k--) ord[k] = ord[k - 1];
@@ -269,7 +271,7 @@ static int order_colours(ts_hpcg_opt *O, ts_hpcg_olevel *L, int ncol, int32_t *h
 
 // Jones-Plassmann-Luby rounds until every row has a colour; then the colour blocks' sizes and
 // widths, checking that no two neighbours share a colour.
-static int colour_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, int32_t *stats) {
+static int colour_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, int level, int32_t *stats) {
     const ts_hpcg_exec *X = &O->X;
     int32_t *hs = (int32_t *)O->dot_host; // pinned host staging (TS_HPCG_CSTAT_LEN + 1 ints fit)
     const int M = TS_HPCG_MAX_COLORS;
@@ -286,7 +288,7 @@ static int colour_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, int32_t *stats) {
         TS_CHECK(ts_hpcg_xsync(X));
         if (hs[0] == 0) break;
     }
-    if (L->coarse) TS_CHECK(order_colours(O, L, 2 * (round + 1), hs));
+    TS_CHECK(order_colours(O, L, level, 2 * (round + 1), hs));
     ts_hpcg_xk_cstat a = {L->nrow, L->ecol, L->color, O->scratch};
     TS_CHECK(ts_hpcg_xmemset(X, O->scratch, 0, sizeof(int32_t) * TS_HPCG_CSTAT_LEN));
     TS_CHECK(TS_HPCG_XRUN(X, cstat, a));
@@ -382,8 +384,9 @@ out:
 int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
     const ts_hpcg_exec *X = &O->X;
     int32_t stats[TS_HPCG_CSTAT_LEN];
-    for (ts_hpcg_olevel *L = O->A; L; L = L->coarse) {
-        TS_CHECK(colour_level(O, L, stats));
+    int level = 0;
+    for (ts_hpcg_olevel *L = O->A; L; L = L->coarse, level++) {
+        TS_CHECK(colour_level(O, L, level, stats));
         TS_CHECK(permute_level(O, L, stats));
         TS_CHECK(remap_sends(O, L));
     }

@@ -85,10 +85,11 @@ typedef struct {
     // on CUDA GPUs, one per rank; halo says which path runs ("host", "nccl", "host (NCCL: why)").
     struct ts_dcomm *dcomm;
     char halo[160];
-    // A fixed colour order for the smoother on every level with a coarse level (bench/hpcg_orders:
-    // the search for it): order[k] is the JPL colour swept k-th. norder 0: by coarse points.
-    int norder;
-    int order[TS_HPCG_MAX_COLORS];
+    // Fixed colour orders of the smoother per level (bench/hpcg_orders: the search for them):
+    // order[l][k] is the JPL colour swept k-th on level l. norder[l] 0: by coarse points (the
+    // coarsest level: JPL's order).
+    int norder[TS_HPCG_MG_LEVELS];
+    int order[TS_HPCG_MG_LEVELS][TS_HPCG_MAX_COLORS];
 } ts_hpcg_opt;
 
 // Setup (the rules' problem generation, timed as setup): on every level the halo plan from the
