@@ -101,11 +101,14 @@ static int run_order(sizectx *S, const int *ord, double *score, int *iters, int 
     return run_levels(S, lv, score, iters, check);
 }
 
+static int rule_order = 0; // 1: the rule by coarse points wherever lv gives no order
+
 static int run_levels(sizectx *S, const int *const *lv, double *score, int *iters, int check) {
     ts_hpcg_opt *O = NULL;
     TS_CHECK(ts_hpcg_opt_setup(S->comm, &S->g, TS_HPCG_MG_LEVELS, &S->X, &O));
     for (int l = 0; l < TS_HPCG_MG_LEVELS; l++)
-        if (lv[l]) {
+        if (!lv[l] && rule_order) O->norder[l] = -1;
+        else if (lv[l]) {
             O->norder[l] = NC;
             memcpy(O->order[l], lv[l], sizeof O->order[l]);
         }
@@ -210,6 +213,10 @@ static int descent(ts_hcomm *comm, ts_devset *set, ts_device *dev, int n, double
     int *lv[TS_HPCG_MG_LEVELS] = {0};
     double best;
     int it;
+    rule_order = 1;
+    if (run_levels(&S, (const int *const *)lv, &best, &it, 0) < 0) return 3;
+    print_levels("rule", n, lv, best, it);
+    rule_order = 0;
     if (run_levels(&S, (const int *const *)lv, &best, &it, 0) < 0) return 3;
     print_levels("start", n, lv, best, it);
     for (int p = 0; p < passes; p++)

@@ -166,6 +166,45 @@ static void test_colouring_and_permutation(void **s) {
     }
 }
 
+// From 128^3 up, on power-of-two grids, the smoother sweeps the parity classes of (x, y, z) in the
+// orders bench/hpcg_orders found at 256^3 (50 iterations there against 52); the coarsest level keeps
+// JPL's order, and smaller grids the rule by coarse points (its coarse colour last).
+static void test_colour_orders(void **s) {
+    (void)s;
+    ts_hpcg_exec X;
+    ts_hpcg_exec_host(&X);
+    // JPL's colour of each parity class (bit 0: x odd, bit 1: y odd, bit 2: z odd) with the
+    // bit-reversal hash; the sweep orders as JPL colours, level by level.
+    static const int jpl_of_class[8] = {1, 6, 5, 2, 3, 4, 7, 0};
+    static const int order[3][8] = {{0, 2, 3, 4, 7, 6, 5, 1}, {0, 2, 3, 4, 5, 7, 6, 1}, {0, 2, 3, 5, 4, 6, 7, 1}};
+    const int sizes[] = {128, 32};
+    for (int si = 0; si < 2; si++) {
+        const int n = sizes[si];
+        ts_hpcg_geom g = geom(1, 0, n, n, n, 0, 0, 0);
+        ts_hpcg_opt *O = opt_problem(&g, 4, &X, 1);
+        int l = 0;
+        for (const ts_hpcg_olevel *L = O->A; L; L = L->coarse, l++) {
+            assert_int_equal(L->ncolors, 8);
+            for (int cls = 0; cls < 8; cls++) {
+                const int32_t i = (cls & 1) + L->g.nx * ((cls >> 1 & 1) + L->g.ny * (cls >> 2 & 1));
+                // every row of the class has the colour of its corner row
+                const int32_t j = i + 2 + L->g.nx * (2 + 2 * L->g.ny);
+                assert_int_equal(L->color[j], L->color[i]);
+                int want = jpl_of_class[cls]; // the coarsest level: JPL's order
+                if (l < 3 && n >= 128) {
+                    for (int k = 0; k < 8; k++)
+                        if (order[l][k] == jpl_of_class[cls]) want = k;
+                } else if (l < 3 && cls == 0) {
+                    want = 7; // the rule: the coarse points' colour last
+                }
+                if (l == 3 || n >= 128 || cls == 0) assert_int_equal(L->color[i], want);
+            }
+        }
+        assert_int_equal(l, 4);
+        ts_hpcg_opt_destroy(O);
+    }
+}
+
 // SpMV on the sliced ELL equals the reference CSR SpMV within the bound above (a rank with a
 // halo: the halo values are set alike in both).
 static void test_spmv(void **s) {
@@ -322,7 +361,8 @@ static int setup(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_halo_plan),        cmocka_unit_test(test_natural_ell),
-        cmocka_unit_test(test_colouring_and_permutation), cmocka_unit_test(test_spmv),
+        cmocka_unit_test(test_colouring_and_permutation), cmocka_unit_test(test_colour_orders),
+        cmocka_unit_test(test_spmv),
         cmocka_unit_test(test_symgs_colour_order), cmocka_unit_test(test_cg_and_validation),
         cmocka_unit_test(test_sim_device),
     };

@@ -232,11 +232,30 @@ fail:
 // so the coarse points then see the updates of all their neighbours before the residual is
 // restricted, and multigrid keeps the convergence of the natural order (50 iterations against
 // 53-55 with JPL's order on 32^3-128^3; tests/hpcg checks it).
+//
+// On grids whose x and y extents are powers of two the bit-reversal hash makes JPL's colours the
+// eight parity classes of (x, y, z), always with the same labels, and the order found by
+// bench/hpcg_orders (coordinate descent over the levels at 256^3, bench/NOTES.md) is used instead:
+// it reaches the reference's drop in 50 iterations at 256^3 where the rule above needs 52 (both
+// 50 at 128^3 and 64^3; at 32^3 the rule 49 and the searched order 51: used from 128^3 up).
+static const int searched_order[TS_HPCG_MG_LEVELS - 1][8] = {
+    {0, 2, 3, 4, 7, 6, 5, 1}, {0, 2, 3, 4, 5, 7, 6, 1}, {0, 2, 3, 5, 4, 6, 7, 1}};
+
+static int pow2(int v) { return v > 0 && (v & (v - 1)) == 0; }
+
 static int order_colours(ts_hpcg_opt *O, ts_hpcg_olevel *L, int level, int ncol, int32_t *hs) {
     const ts_hpcg_exec *X = &O->X;
     const ts_hpcg_olevel *C = L->coarse;
     const int M = TS_HPCG_MAX_COLORS;
-    const int fixed = level < TS_HPCG_MG_LEVELS ? O->norder[level] : 0;
+    int fixed = level < TS_HPCG_MG_LEVELS ? O->norder[level] : 0;
+    const int *given = fixed > 0 ? O->order[level] : NULL;
+    const ts_hpcg_geom *fg = &O->A->g;
+    const int big = fg->nx >= 128 && fg->ny >= 128 && fg->nz >= 128;
+    if (!fixed && big && C && ncol == 8 && level < TS_HPCG_MG_LEVELS - 1 && pow2(L->g.nx) && pow2(L->g.ny)) {
+        fixed = 8;
+        given = searched_order[level];
+    }
+    if (fixed < 0) fixed = 0; // the rule by coarse points
     if (!C && !fixed) return 0;
     ts_hpcg_xk_recolor a;
     memset(&a, 0, sizeof a);
@@ -247,7 +266,7 @@ static int order_colours(ts_hpcg_opt *O, ts_hpcg_olevel *L, int level, int ncol,
     if (fixed) {
         if (fixed != ncol)
             TS_RAISE(TS_ERR_ARG, "hpcg: a colour order of %d colours for a level of %d", fixed, ncol);
-        memcpy(ord, O->order[level], sizeof(int) * (size_t)ncol);
+        memcpy(ord, given, sizeof(int) * (size_t)ncol);
     } else {
         a.cnx = C->g.nx;
         a.cny = C->g.ny;

@@ -86,8 +86,9 @@ typedef struct {
     struct ts_dcomm *dcomm;
     char halo[160];
     // Fixed colour orders of the smoother per level (bench/hpcg_orders: the search for them):
-    // order[l][k] is the JPL colour swept k-th on level l. norder[l] 0: by coarse points (the
-    // coarsest level: JPL's order).
+    // order[l][k] is the JPL colour swept k-th on level l. norder[l] 0: the default (the searched
+    // order on power-of-two grids, else by coarse points; the coarsest level: JPL's order); -1: by
+    // coarse points.
     int norder[TS_HPCG_MG_LEVELS];
     int order[TS_HPCG_MG_LEVELS][TS_HPCG_MAX_COLORS];
 } ts_hpcg_opt;
