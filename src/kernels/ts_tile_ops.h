@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "device/ts_device.h"
+#include "kernels/ts_kernels.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,6 +62,16 @@ int ts_trmm_cpu(char prec, char side, char uplo, char ta, char diag, int64_t m, 
 // The same on a device stream: cuBLAS ?trmm on CUDA devices, the CPU BLAS on simulated ones.
 int ts_dev_trmm(ts_stream *st, char prec, char side, char uplo, char ta, char diag, int64_t m, int64_t n,
                 const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, void *C, int64_t ldc);
+
+// ts_dev_trmm and ts_dev_trsm blocked: the triangle split in two recursively until its order is at
+// most base, the off-diagonal blocks by ts_dev_gemm (engine as ts_dev_gemm), the diagonal ones by
+// the two above (base < 1: no split). The same results as the unsplit calls within rounding.
+int ts_dev_trmm_blocked(ts_stream *st, ts_engine engine, char prec, char side, char uplo, char ta, char diag,
+                        int64_t m, int64_t n, const void *alpha, const void *A, int64_t lda, const void *B,
+                        int64_t ldb, void *C, int64_t ldc, int64_t base);
+int ts_dev_trsm_blocked(ts_stream *st, ts_engine engine, char prec, char side, char uplo, char ta, char diag,
+                        int64_t m, int64_t n, const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb,
+                        int64_t base);
 
 // Writes the uplo triangle ('L' or 'U', diagonal included) of the n x n tile src (device memory,
 // leading dimension lds) to dst (host memory, ldd) with one kernel on the stream, the device

@@ -54,10 +54,15 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     o->diag_rank = 1;
     o->diag_trmm = 1;
     o->forward = 1;
+    o->tri_base = -1;
     TS_CHECK(ts_env_bool("TESSERA_TILES_SAVE_C", &o->save_c));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_RANK", &o->diag_rank));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_TRMM", &o->diag_trmm));
     TS_CHECK(ts_env_bool("TESSERA_TILES_FORWARD", &o->forward));
+    TS_CHECK(ts_env_i64("TESSERA_TILES_TRI_BASE", &o->tri_base));
+    if (o->tri_base < -1)
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_TRI_BASE=%lld: an order, 0 (no split) or -1 (tile / 8)",
+                 (long long)o->tri_base);
     TS_CHECK(ts_env_i64("TESSERA_TILE", &o->tile));
     if (o->tile < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_TILE=%lld must be positive", (long long)o->tile);
     const char *s = ts_env_str("TESSERA_TILES_CPU");

@@ -49,6 +49,8 @@ typedef struct {
                          // (half a GEMM's flops), 0: by GEMMs on the whole tile (TESSERA_TILES_DIAG_RANK, 1)
     int diag_trmm;       // 1: the diagonal products of TRMM tiles by ?trmm on the block's triangle (half a
                          // GEMM's flops), 0: by GEMMs on the zero-filled block (TESSERA_TILES_DIAG_TRMM, 1)
+    int64_t tri_base;    // the diagonal TRMM products and TRSM solves split down to this order, the rest by
+                         // GEMM (ts_dev_trmm_blocked); -1: tile / 8 (at least 32), 0: not split
     int forward;         // 1: a TRMM/TRSM chain's next tile starts on the device that computes its
                          // predecessor without waiting for the write-back (TESSERA_TILES_FORWARD, 1)
     const char *perfdb;  // performance database file (NULL: $TESSERA_PERFDB, else ~/.cache/tessera/perfdb.txt);

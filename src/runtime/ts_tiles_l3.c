@@ -309,6 +309,14 @@ void tl_l3_tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, s
 }
 
 // Operand tile o in device d's cache, the compute stream waiting for it; its slot in *slot.
+// The order the diagonal TRMM products and TRSM solves are split down to (opts.tri_base).
+static int64_t tri_base(const tl_call *c) {
+    int64_t b = c->rt->opts.tri_base;
+    if (b >= 0) return b;
+    b = c->T / 8;
+    return b < 32 ? 32 : b;
+}
+
 static int get_operand(tl_call *c, int d, const tl_opnd *o, int *slot) {
     TS_CHECK(tl_cache_get(c, d, o->mat, key_of(c->l3, o), slot));
     int rc = ts_stream_wait_event(c->rt->dev[d].s_comp, c->dc[d].slots[*slot].ready);
@@ -342,8 +350,9 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
             int left = L->side == 'L';
             int sblk = left ? sa : sb, sbt = left ? sb : sa;
             int64_t rblk = left ? ra : rb, rbt = left ? rb : ra;
-            rc = ts_dev_trmm(dr->s_comp, c->prec, L->side, L->uplo, L->ta, L->diag, mb, nb, c->alpha,
-                             dc->slots[sblk].ptr, rblk, dc->slots[sbt].ptr, rbt, cp, mb);
+            rc = ts_dev_trmm_blocked(dr->s_comp, c->engine, c->prec, L->side, L->uplo, L->ta, L->diag, mb, nb,
+                                     c->alpha, dc->slots[sblk].ptr, rblk, dc->slots[sbt].ptr, rbt, cp, mb,
+                                     tri_base(c));
         } else if (pr->kind != TL_GEMM) // a diagonal tile of ?SYRK/?SYR2K: its triangle only
             rc = ts_dev_rank(dr->s_comp, c->prec, pr->kind == TL_RANK2, tk->mask, a->op == 'N' ? 'N' : 'T', mb,
                              a->op == 'N' ? ca : ra, c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
@@ -365,8 +374,8 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
         int sa;
         if ((rc = get_operand(c, d, &o, &sa)) < 0) return tl_call_fail(c, rc);
         int64_t ra = tl_dim(L->rows[TL_A], T, kd);
-        rc = ts_dev_trsm(dr->s_comp, c->prec, L->side, L->uplo, L->ta, L->diag, mb, nb, tk->np ? c->one : c->beta,
-                         dc->slots[sa].ptr, ra, dc->slots[cs].ptr, mb);
+        rc = ts_dev_trsm_blocked(dr->s_comp, c->engine, c->prec, L->side, L->uplo, L->ta, L->diag, mb, nb,
+                                 tk->np ? c->one : c->beta, dc->slots[sa].ptr, ra, dc->slots[cs].ptr, mb, tri_base(c));
         tl_ref ref = {d, sa};
         if (rc < 0) {
             dc->slots[sa].readers--;

@@ -39,6 +39,9 @@ static void rts_open(rts *r) {
         r->sets[i] = tt_open(ndev[i], sp, (size_t)192 << 10, 0, 0);
         assert_non_null(r->sets[i]);
         ts_tiles_opts o = tt_opts(TT_TILE, share[i]);
+        // the diagonal TRMM products and TRSM solves split down to order 4 (16 -> 8 -> 4, the
+        // off-diagonal blocks by GEMMs) on the two-device runtimes, unsplit on the others
+        o.tri_base = ndev[i] == 2 ? 4 : 0;
         assert_int_equal(ts_tiles_create(r->sets[i], &o, &r->rt[i]), 0);
     }
     r->n = 5;
