@@ -257,6 +257,8 @@ int tl_streams_reset(ts_tiles *rt, int d);
 int tl_ring_retire(tl_call *c, int d, int wait);
 // Appends a pending entry recorded on stream st (lock held); makes room first if the ring is full.
 int tl_ring_push(tl_call *c, int d, ts_stream *st, const tl_ref *refs, int nrefs);
+// Host callback: sets the int it is given to 1 (a flight's `saved` flag).
+void tl_flag_set(void *p);
 // Completes finished C tiles (their copy out is done): slot emptied, task done. wait: the oldest first.
 int tl_flight_retire(tl_call *c, int d, int wait);
 // Records the failure behind an event that reported one (device d's failing stream's own error).
@@ -330,7 +332,9 @@ void tl_l3_tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, s
                      size_t *rows, int *prep, char *uplo);
 // Queues task t's products (and solve, diagonal fix) into C slot cs on device d's compute stream
 // (lock held; may drop it like tl_cache_get). trace: the flight's trace record.
-int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace);
+// save_at >= 0: the task's own tile (an operand, TRMM) is copied from its operand slot to the save
+// buffer of flight save_at on the save stream (save_ev[save_at] recorded, the flight's `saved` set).
+int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace, int save_at);
 // Queues the write-back of task t's C tile (masked on the diagonal) on device d's D2H stream.
 int tl_l3_copy_out(tl_call *c, int d, int t, int cs, size_t *bytes);
 // Task t on the CPU BLAS, straight on host memory (no lock).

@@ -324,7 +324,7 @@ static int get_operand(tl_call *c, int d, const tl_opnd *o, int *slot) {
     return rc;
 }
 
-int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
+int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace, int save_at) {
     tl_devrt *dr = &c->rt->dev[d];
     tl_devcall *dc = &c->dc[d];
     const tl_l3 *L = c->l3;
@@ -344,6 +344,30 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
         const tl_opnd *a = &pr->a, *b = &pr->b;
         int64_t ra = tl_dim(L->rows[a->mat], T, a->bi), ca = tl_dim(L->cols[a->mat], T, a->bj);
         int64_t rb = tl_dim(L->rows[b->mat], T, b->bi);
+        if (save_at >= 0) { // the task's own tile among the operands: its original to the save buffer
+            const tl_opnd *own = NULL;
+            int so = -1;
+            if (a->mat == TL_B && a->bi == tk->i && a->bj == tk->j && !a->prep) own = a, so = sa;
+            else if (b->mat == TL_B && b->bi == tk->i && b->bj == tk->j && !b->prep) own = b, so = sb;
+            if (own) {
+                tl_flight *f = &dc->flight[save_at];
+                size_t w = (size_t)mb * c->es;
+                tl_slot *sl = &dc->slots[so];
+                sl->readers++; // held until the copy is done (released by the ring on the save stream)
+                tl_ref ref = {d, so};
+                rc = ts_stream_wait_event(dr->s_save, sl->ready);
+                if (rc >= 0) rc = ts_copy2d_async(dr->s_save, TS_COPY_D2H, dr->save[save_at], w, sl->ptr, w, w, (size_t)nb);
+                if (rc >= 0) rc = ts_host_callback(dr->s_save, tl_flag_set, (void *)&f->saved);
+                if (rc >= 0) rc = ts_event_record(dr->save_ev[save_at], dr->s_save);
+                if (rc < 0) {
+                    sl->readers--, dc->slots[sa].readers--, dc->slots[sb].readers--;
+                    return tl_call_fail(c, rc);
+                }
+                if ((rc = tl_ring_push(c, d, dr->s_save, &ref, 1)) < 0) return rc;
+                dc->bytes_save += w * (size_t)nb;
+                save_at = -1;
+            }
+        }
         // The C slot cannot move: it is read (readers = 1) until the flight retires.
         void *cp = dc->slots[cs].ptr;
         if (pr->kind == TL_TRMM) { // the first product of a TRMM tile: C := alpha op(A(x,x)) B or alpha B op(A(x,x))
@@ -368,6 +392,9 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace) {
         }
         if ((rc = tl_ring_push(c, d, dr->s_comp, refs, 2)) < 0) return rc;
     }
+    if (save_at >= 0)
+        return tl_call_fail(c, TS_ERROR(TS_ERR_INTERNAL, "tile runtime: task (%lld, %lld) does not read its own tile",
+                                        (long long)tk->i, (long long)tk->j));
     if (tk->solve) { // the diagonal block, raw: the TRSM reads only its triangle
         int64_t kd = L->side == 'L' ? tk->i : tk->j;
         tl_opnd o = opnd(TL_A, kd, kd, 'N', 0);

@@ -53,7 +53,8 @@ static int save_buffer(tl_call *c, tl_devrt *dr, int at) {
     return 0;
 }
 
-static void flag_set(void *p) { *(volatile int *)p = 1; }
+void tl_flag_set(void *p) { *(volatile int *)p = 1; }
+#define flag_set tl_flag_set
 
 // Stamps a trace field from a stream callback (or does nothing when tracing is off).
 static int stamp_on(tl_call *c, ts_stream *st, int rec, int field) {
@@ -84,7 +85,10 @@ static int run_task(tl_call *c, int d, int t) {
     // level-3 routine (TRMM, TRSM) whose tiles are operands too. It is loaded for that even when beta
     // is 0 (the first GEMM's beta 0 then ignores it).
     const int save = c->c_read && c->rt->opts.save_c;
-    if (!c->beta_zero || save) {
+    // TRMM (in place, beta 0): the tile's original is one of its own operands, so it is saved from
+    // that operand's slot once loaded (tl_l3_queue) instead of being loaded a second time as C.
+    const int save_op = save && c->l3 && c->beta_zero;
+    if (!c->beta_zero || (save && !save_op)) {
         rc = ts_copy2d_async(dr->s_h2d, TS_COPY_H2D, csl->ptr, cw, hc, cp, cw, (size_t)nb);
         if (rc >= 0) rc = ts_event_record(csl->ready, dr->s_h2d);
         if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, csl->ready);
@@ -105,7 +109,8 @@ static int run_task(tl_call *c, int d, int t) {
         }
     }
     if (c->l3) { // a level-3 task: its own list of tile products
-        if ((rc = tl_l3_queue(c, d, t, cs, f->trace)) < 0) goto fail;
+        if (save_op && (rc = save_buffer(c, dr, at)) < 0) goto fail;
+        if ((rc = tl_l3_queue(c, d, t, cs, f->trace, save_op ? at : -1)) < 0) goto fail;
         // A TRSM tile that later tasks of its chain read: published in this cache once computed
         // (the slot's ready event now follows the compute), so that the chain's next task can
         // start here before the write-back and read it from the device (opts.forward).
@@ -150,6 +155,7 @@ static int run_task(tl_call *c, int d, int t) {
     dc->building = -1;
     rc = ts_event_record(f->comp, dr->s_comp);
     if (rc >= 0) rc = ts_stream_wait_event(dr->s_d2h, f->comp);
+    if (rc >= 0 && save_op) rc = ts_stream_wait_event(dr->s_d2h, dr->save_ev[at]); // the original is safe first
     if (rc >= 0) rc = stamp_on(c, dr->s_d2h, f->trace, 4);
     size_t out_bytes = cw * (size_t)nb;
     if (rc >= 0 && c->l3) rc = tl_l3_copy_out(c, d, t, cs, &out_bytes);
