@@ -94,8 +94,14 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
     tile_bytes = (tile_bytes * c->es + 255) / 256 * 256;
     int depth = c->depth;
     int64_t useful = nA + nB + depth; // more slots than distinct tiles never help
-    int64_t want = (int64_t)(budget / tile_bytes);
     int need = depth + TL_MIN_AB_SLOTS;
+    // Snapshots of loaded C tiles for their saved copies (dc->snap) when they take at most an
+    // eighth of the budget (a small cache keeps its slots for reuse: out-of-core calls).
+    int snaps = c->c_read && rt->opts.save_c && !(c->l3 && c->beta_zero) &&
+                (int64_t)(budget / tile_bytes) >= 8 * (int64_t)TL_DEPTH_MAX &&
+                (int64_t)(budget / tile_bytes) >= (int64_t)need + TL_DEPTH_MAX;
+    if (snaps) budget -= tile_bytes * TL_DEPTH_MAX;
+    int64_t want = (int64_t)(budget / tile_bytes);
     if (useful < need) useful = need;
     if (want > useful) want = useful;
     if (want > 1 << 20) want = 1 << 20;
@@ -116,7 +122,9 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
     memset(dc->mapA, 0xff, sizeof(int) * (size_t)(nA > 0 ? nA : 1));
     memset(dc->mapB, 0xff, sizeof(int) * (size_t)(nB > 0 ? nB : 1));
     void *block = NULL;
-    TS_CHECK(ts_dmalloc(dev, tile_bytes * (size_t)dc->nslots, &block));
+    TS_CHECK(ts_dmalloc(dev, tile_bytes * (size_t)(dc->nslots + (snaps ? TL_DEPTH_MAX : 0)), &block));
+    for (int i = 0; i < TL_DEPTH_MAX; i++)
+        dc->snap[i] = snaps ? (char *)block + (size_t)(dc->nslots + i) * tile_bytes : NULL;
     for (int s = 0; s < dc->nslots; s++) {
         dc->slots[s].ptr = (char *)block + (size_t)s * tile_bytes;
         dc->slots[s].alias = -1;

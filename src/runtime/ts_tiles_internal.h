@@ -88,6 +88,10 @@ typedef struct {
     int ord;           // index in the runtime's device list
     tl_slot *slots;
     int nslots;
+    // Device copies of the flights' original C tiles (save_c with C loaded): the tile is copied
+    // here on the device right after its load and saved to the host from here, so the GEMMs need
+    // not wait for the save; NULL when the memory did not allow it (the GEMMs then wait).
+    void *snap[TL_DEPTH_MAX];
     int *mapA, *mapB;  // tile index -> slot (or -1)
     int *rowcnt, *colcnt; // cached A tiles per block row, B tiles per block column (scores)
     tl_pending ring[TL_RING];

@@ -88,8 +88,10 @@ static int run_task(tl_call *c, int d, int t) {
     // TRMM (in place, beta 0): the tile's original is one of its own operands, so it is saved from
     // that operand's slot once loaded (tl_l3_queue) instead of being loaded a second time as C.
     const int save_op = save && c->l3 && c->beta_zero;
+    const void *snap = save && !save_op ? dc->snap[at] : NULL;
     if (!c->beta_zero || (save && !save_op)) {
         rc = ts_copy2d_async(dr->s_h2d, TS_COPY_H2D, csl->ptr, cw, hc, cp, cw, (size_t)nb);
+        if (rc >= 0 && snap) rc = ts_copy_async(dr->s_h2d, TS_COPY_D2D, dc->snap[at], csl->ptr, cw * (size_t)nb);
         if (rc >= 0) rc = ts_event_record(csl->ready, dr->s_h2d);
         if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, csl->ready);
         if (rc < 0) goto fail;
@@ -100,10 +102,13 @@ static int run_task(tl_call *c, int d, int t) {
             // it. `saved` is set by a callback after the copy: unset, the copy out never started.
             if ((rc = save_buffer(c, dr, at)) < 0) goto fail;
             rc = ts_stream_wait_event(dr->s_save, csl->ready);
-            if (rc >= 0) rc = ts_copy2d_async(dr->s_save, TS_COPY_D2H, dr->save[at], cw, csl->ptr, cw, cw, (size_t)nb);
+            if (rc >= 0)
+                rc = ts_copy2d_async(dr->s_save, TS_COPY_D2H, dr->save[at], cw, snap ? snap : csl->ptr, cw, cw,
+                                     (size_t)nb);
             if (rc >= 0) rc = ts_host_callback(dr->s_save, flag_set, (void *)&f->saved);
             if (rc >= 0) rc = ts_event_record(dr->save_ev[at], dr->s_save);
-            if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, dr->save_ev[at]);
+            // from the snapshot the GEMMs go on at once (the copy out waits for the save below)
+            if (rc >= 0 && !snap) rc = ts_stream_wait_event(dr->s_comp, dr->save_ev[at]);
             if (rc < 0) goto fail;
             dc->bytes_save += cw * (size_t)nb;
         }
@@ -155,7 +160,7 @@ static int run_task(tl_call *c, int d, int t) {
     dc->building = -1;
     rc = ts_event_record(f->comp, dr->s_comp);
     if (rc >= 0) rc = ts_stream_wait_event(dr->s_d2h, f->comp);
-    if (rc >= 0 && save_op) rc = ts_stream_wait_event(dr->s_d2h, dr->save_ev[at]); // the original is safe first
+    if (rc >= 0 && (save_op || snap)) rc = ts_stream_wait_event(dr->s_d2h, dr->save_ev[at]); // the original is safe first
     if (rc >= 0) rc = stamp_on(c, dr->s_d2h, f->trace, 4);
     size_t out_bytes = cw * (size_t)nb;
     if (rc >= 0 && c->l3) rc = tl_l3_copy_out(c, d, t, cs, &out_bytes);
