@@ -131,6 +131,7 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
         TS_CHECK(ts_event_create(dev, &dc->slots[s].ready));
     }
     dc->cursor = (int64_t)d * c->ntasks / (c->nworkers > 0 ? c->nworkers : 1);
+    dc->origin = dc->cursor;
     return 0;
 }
 

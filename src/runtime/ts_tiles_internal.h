@@ -101,6 +101,7 @@ typedef struct {
     int rs[64];        // reservation station (task ids), opts.reserve entries at most
     int rs_count;
     int64_t cursor;    // position in the task order where this device's next pick starts
+    int64_t origin;    // GEMM: the task this device started from (its region of C grows around it)
     // counters (under the call lock)
     int64_t tiles_done, hits, misses, peer_fetches, evictions, steals;
     size_t bytes_h2d, bytes_d2h, bytes_p2p, bytes_save;

@@ -37,20 +37,33 @@ static int chain_room(tl_call *c, int d) {
     return live <= 1 || nheld < (L->nchains + live - 1) / live;
 }
 
-// Best pending task for device d (score, then distance after the cursor); -1 if none. A level-3
-// task whose predecessor is not done yet is not pending in this sense.
+// GEMM: how far C tile t lies from the device's origin tile, as the side of the square (with
+// wrap-around) grown from the origin that holds it. Among tasks that score alike the device takes
+// the nearest, so its region of C grows as a square: a new row panel of A and a new column panel
+// of B come in turns, each followed by tasks whose panels are all cached, and the loads spread
+// over the call instead of the whole of A coming with the first column of C (column order).
+static int64_t square_dist(const tl_call *c, const tl_devcall *dc, int t) {
+    if (c->l3) return 0;
+    int64_t i0 = dc->origin % c->mt, j0 = dc->origin / c->mt;
+    int64_t di = (t % c->mt - i0 + c->mt) % c->mt, dj = (t / c->mt - j0 + c->nt) % c->nt;
+    return di > dj ? di : dj;
+}
+
+// Best pending task for device d (score, then the square around its origin, then distance after
+// the cursor); -1 if none. A level-3 task whose predecessor is not done yet is not pending in this
+// sense.
 static int pick_pending(tl_call *c, int d) {
     tl_devcall *dc = &c->dc[d];
     int best = -1, bs = -1;
-    int64_t bdist = 0;
+    int64_t bdist = 0, bsq = 0;
     int room = c->l3 && c->l3->nchains > 0 ? chain_room(c, d) : 1;
     for (int t = 0; t < c->ntasks; t++) {
         if (c->state[t] != TL_PENDING) continue;
         if (c->l3 && !tl_l3_ready(c, t, d)) continue;
         if (!room && c->l3->tasks[t].chain >= 0 && !c->l3->held[c->l3->tasks[t].chain]) continue;
         int s = score(c, d, t);
-        int64_t dist = ((int64_t)t - dc->cursor + c->ntasks) % c->ntasks;
-        if (s > bs || (s == bs && dist < bdist)) best = t, bs = s, bdist = dist;
+        int64_t dist = ((int64_t)t - dc->cursor + c->ntasks) % c->ntasks, sq = square_dist(c, dc, t);
+        if (s > bs || (s == bs && (sq < bsq || (sq == bsq && dist < bdist)))) best = t, bs = s, bdist = dist, bsq = sq;
     }
     if (best >= 0) dc->cursor = best + 1;
     return best;
