@@ -15,7 +15,8 @@
 #define TL_TILE_CUDA 4096
 #define TL_TILE_SIM 256
 #define TL_TILE_CPU 512
-#define TL_DEPTH_GEMM 2 // C tiles in flight per device with opts.depth 0: GEMM (heavy tasks)
+#define TL_DEPTH_GEMM 3 // C tiles in flight per device with opts.depth 0: GEMM (heavy tasks; 3 lets a task that
+                        // brings a new panel load while two compute, bench/NOTES.md 2026-11-25)
 #define TL_DEPTH_L3 4   // ... level-3 routines (light tasks: a TRSM chain's head is one solve)
 #define TL_RESERVE_DEFAULT 2
 #define TL_RESERVE_MAX 64
