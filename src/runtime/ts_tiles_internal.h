@@ -143,7 +143,6 @@ typedef struct {
     int p0, np;          // products prods[p0 .. p0+np)
     int prev;            // task that must be done (written back) before this one starts; -1: none
     int chain;           // TRMM/TRSM: the chain (tile column or row) the task belongs to; -1: none
-    int pos;             // position in its chain (0: the head)
     char mask;           // 0: write back the whole tile; 'L'/'U': that triangle only (diagonal tiles)
     unsigned char solve; // TRSM: after the products, C := op(A(i,i))^-1 C (left) or C op(A(j,j))^-1
     unsigned char diag_real; // ?HERK/?HER2K: imaginary part of the diagonal := 0 before the write-back

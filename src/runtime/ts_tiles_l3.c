@@ -195,7 +195,6 @@ static int add_task(builder *b, int64_t i, int64_t j, int prev, char mask) {
     tl_task *t = &b->L.tasks[b->L.ntasks++];
     memset(t, 0, sizeof *t);
     t->i = i, t->j = j, t->p0 = b->L.nprods, t->prev = prev, t->mask = mask, t->chain = -1;
-    t->pos = prev >= 0 ? b->L.tasks[prev].pos + 1 : 0;
     return b->L.ntasks - 1;
 }
 

@@ -49,21 +49,13 @@ static int64_t square_dist(const tl_call *c, const tl_devcall *dc, int t) {
     return di > dj ? di : dj;
 }
 
-// TRSM: the task's position in its chain, which goes before the score, so that the chains advance
-// together (a tile row's solves across the chains, then the next row): the A tiles of row x then
-// come once while the tasks of the rows above compute, where one chain at a time loaded them with
-// little to compute beside (at 16384 its first chain was link-bound). Other tasks: 0.
-static int64_t chain_pos(const tl_call *c, int t) {
-    return c->l3 && c->l3->tasks[t].solve ? c->l3->tasks[t].pos : 0;
-}
-
-// Best pending task for device d (TRSM's chain position, score, then the square around its
-// origin, then distance after the cursor); -1 if none. A level-3 task whose predecessor is not
-// done yet is not pending in this sense.
+// Best pending task for device d (score, then the square around its origin, then distance after
+// the cursor); -1 if none. A level-3 task whose predecessor is not done yet is not pending in this
+// sense.
 static int pick_pending(tl_call *c, int d) {
     tl_devcall *dc = &c->dc[d];
     int best = -1, bs = -1;
-    int64_t bdist = 0, bsq = 0, bpos = 0;
+    int64_t bdist = 0, bsq = 0;
     int room = c->l3 && c->l3->nchains > 0 ? chain_room(c, d) : 1;
     for (int t = 0; t < c->ntasks; t++) {
         if (c->state[t] != TL_PENDING) continue;
@@ -71,10 +63,7 @@ static int pick_pending(tl_call *c, int d) {
         if (!room && c->l3->tasks[t].chain >= 0 && !c->l3->held[c->l3->tasks[t].chain]) continue;
         int s = score(c, d, t);
         int64_t dist = ((int64_t)t - dc->cursor + c->ntasks) % c->ntasks, sq = square_dist(c, dc, t);
-        int64_t pos = chain_pos(c, t);
-        if (best < 0 || pos < bpos ||
-            (pos == bpos && (s > bs || (s == bs && (sq < bsq || (sq == bsq && dist < bdist))))))
-            best = t, bs = s, bdist = dist, bsq = sq, bpos = pos;
+        if (s > bs || (s == bs && (sq < bsq || (sq == bsq && dist < bdist)))) best = t, bs = s, bdist = dist, bsq = sq;
     }
     if (best >= 0) dc->cursor = best + 1;
     return best;
@@ -84,12 +73,10 @@ static int pick_pending(tl_call *c, int d) {
 // task reserved by a device because its predecessor is in flight there may start only there).
 static int take_reserved(tl_call *c, tl_devcall *from, int d) {
     int bi = -1, bs = -1;
-    int64_t bpos = 0;
     for (int r = 0; r < from->rs_count; r++) {
         if (c->l3 && !tl_l3_ready(c, from->rs[r], d)) continue;
         int s = score(c, d, from->rs[r]);
-        int64_t pos = chain_pos(c, from->rs[r]);
-        if (bi < 0 || pos < bpos || (pos == bpos && s > bs)) bi = r, bs = s, bpos = pos;
+        if (s > bs) bi = r, bs = s;
     }
     if (bi < 0) return -1;
     int t = from->rs[bi];
