@@ -46,7 +46,7 @@ int ts_sim_faults_parse(const char *spec, ts_sim_faults *f) {
             if (!*tok) continue;
             char *eq = strchr(tok, '=');
             if (!eq)
-                TS_RAISE(TS_ERR_PARSE, "TESSERA_SIM_FAULTS: '%s' is not key=value (keys: dev, copy, kernel, flip, bit, lose)",
+                TS_RAISE(TS_ERR_PARSE, "TESSERA_SIM_FAULTS: '%s' is not key=value (keys: dev, copy, kernel, flip, bit, lose, tear)",
                          tok);
             *eq = 0;
             const char *key = tok, *val = eq + 1;
@@ -66,9 +66,10 @@ int ts_sim_faults_parse(const char *spec, ts_sim_faults *f) {
             else if (!strcmp(key, "flip")) dst = &r.flip_copy;
             else if (!strcmp(key, "bit")) dst = &r.flip_bit;
             else if (!strcmp(key, "lose")) dst = &r.lose_after;
+            else if (!strcmp(key, "tear")) dst = &r.tear_d2h;
             else
-                TS_RAISE(TS_ERR_PARSE, "TESSERA_SIM_FAULTS: unknown key '%s' (keys: dev, copy, kernel, flip, bit, lose)",
-                         key);
+                TS_RAISE(TS_ERR_PARSE,
+                         "TESSERA_SIM_FAULTS: unknown key '%s' (keys: dev, copy, kernel, flip, bit, lose, tear)", key);
             if (v < (dst == &r.flip_bit ? -1 : 0))
                 TS_RAISE(TS_ERR_PARSE, "TESSERA_SIM_FAULTS: %s=%lld must not be negative", key, (long long)v);
             *dst = (long)v;

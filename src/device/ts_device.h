@@ -49,6 +49,8 @@ typedef struct {
     long flip_bit;          // which bit of the destination to flip (byte offset*8 + bit), -1 = middle
     long lose_after;        // after N operations the device is lost: every later op fails with
                             // TS_ERR_DEVICE_LOST, sync returns instead of waiting forever
+    long tear_d2h;          // the Nth device-to-host copy writes the first half of its rows and fails
+                            // (a device lost during a write-back: the host keeps a torn block)
 } ts_sim_faults;
 
 typedef struct {
@@ -62,7 +64,7 @@ typedef struct {
     int sim_peer;               // 1: every pair of sim devices has a peer link (default 1)
     int sim_unmapped;           // 1: sim kernels may not address host memory (props.host_mapped 0), so
                                 // the paths that fall back to copies on such a device run (TESSERA_SIM_UNMAPPED)
-    ts_sim_faults faults;       // TESSERA_SIM_FAULTS="dev=1,copy=3,kernel=5,flip=2,bit=7,lose=10"
+    ts_sim_faults faults;       // TESSERA_SIM_FAULTS="dev=1,copy=3,kernel=5,flip=2,bit=7,lose=10,tear=4"
     // CUDA
     double arena_fraction;      // share of free device memory the arena takes (TESSERA_ARENA_FRACTION, 0.90)
     size_t arena_bytes;         // explicit arena size per device (TESSERA_ARENA_BYTES); 0 = fraction

@@ -284,10 +284,72 @@ static void test_inplace_l3_lost_device(void **state) {
     free(A), free(B0), free(B1), free(B2);
 }
 
+// A device lost in the middle of a write-back (sim fault `tear`: the Nth device-to-host copy writes
+// half its columns and fails): the host tile is torn, and must be restored from its saved copy
+// before the re-run, since the re-run reads it (TRMM and TRSM in place; GEMM with beta != 0). For
+// each N in turn the result must equal the healthy run (1e-12 relative, as above); some N must hit
+// a write-back of B or C (a failed device and a re-run), or the test would prove nothing.
+static void test_torn_writeback(void **state) {
+    (void)state;
+    const int64_t m = 320, n = 256, T = 64;
+    double *A = malloc(sizeof(double) * (size_t)(m * m)), *B0 = malloc(sizeof(double) * (size_t)(m * n));
+    double *B1 = malloc(sizeof(double) * (size_t)(m * n)), *B2 = malloc(sizeof(double) * (size_t)(m * n));
+    double *G = malloc(sizeof(double) * (size_t)(n * n));
+    assert_non_null(A), assert_non_null(B0), assert_non_null(B1), assert_non_null(B2), assert_non_null(G);
+    tt_fill('d', 93, A, sizeof(double) * (size_t)(m * m));
+    tt_fill('d', 94, B0, sizeof(double) * (size_t)(m * n));
+    tt_fill('d', 95, G, sizeof(double) * (size_t)(n * n));
+    for (int64_t i = 0; i < m; i++) A[i + i * m] += 4.0;
+    const double alpha = 0.75, beta = 0.5;
+    for (int op = 0; op < 3; op++) { // TRMM, TRSM, GEMM (C = alpha B G + beta C, C is B)
+        int torn_runs = 0;
+        for (long k = 0; k <= 10; k++) { // k = 0: the healthy run
+            ts_sim_faults f = no_faults();
+            if (k) f.device = 1, f.tear_d2h = k;
+            ts_devset *s = tt_open_faults_paced(2, &f, 0.1);
+            ts_tiles_opts o = tt_opts(T, 0);
+            o.peer = 0;
+            ts_tiles *rt = NULL;
+            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            double *B = k ? B2 : B1;
+            memcpy(B, B0, sizeof(double) * (size_t)(m * n));
+            ts_tiles_stats st;
+            int rc;
+            if (op == 0) rc = ts_tiles_trmm(rt, 'd', 'L', 'L', 'N', 'N', m, n, &alpha, A, m, B, m, &st);
+            else if (op == 1) rc = ts_tiles_trsm(rt, 'd', 'L', 'L', 'N', 'N', m, n, &alpha, A, m, B, m, &st);
+            else {
+                // C (m x n, in B) = alpha A(:, 0:n) G + beta C: A's first n columns as the m x n operand
+                rc = ts_tiles_gemm(rt, 'd', 'N', 'N', m, n, n, &alpha, A, m, G, n, &beta, B, m, &st);
+            }
+            assert_int_equal(rc, 0);
+            if (k && st.devices_failed) {
+                assert_true(st.reruns >= 1);
+                torn_runs++;
+            }
+            ts_tiles_destroy(rt);
+            ts_devset_close(s);
+            if (!k) continue;
+            double dmax = 0, bmax = 0;
+            for (int64_t i = 0; i < m * n; i++) {
+                double d = fabs(B1[i] - B2[i]);
+                if (d > dmax) dmax = d;
+                if (fabs(B1[i]) > bmax) bmax = fabs(B1[i]);
+            }
+            if (dmax > 1e-12 * bmax)
+                fail_msg("%s with device-to-host copy %ld torn: max |difference| %.3g of max |B| %.3g",
+                         op == 0 ? "trmm" : op == 1 ? "trsm" : "gemm", k, dmax, bmax);
+        }
+        printf("# %s: %d of 10 torn copies failed the device mid-call, every result right\n",
+               op == 0 ? "trmm" : op == 1 ? "trsm" : "gemm", torn_runs);
+        assert_true(torn_runs >= 3);
+    }
+    free(A), free(B0), free(B1), free(B2), free(G);
+}
+
 int main(void) {
     ts_cpu_blas_set_threads(1);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_failed_copy),
+        cmocka_unit_test(test_failed_copy), cmocka_unit_test(test_torn_writeback),
         cmocka_unit_test(test_failed_kernel),
         cmocka_unit_test(test_lost_device),
         cmocka_unit_test(test_lost_device_reruns),

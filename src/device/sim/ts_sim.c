@@ -83,7 +83,7 @@ struct sim_dev {
     double gflops, link_gbs;  // pacing (0 = unpaced)
     int peer;
     ts_sim_faults f;          // faults for this device (all zero when none)
-    long n_ops, n_copies, n_kernels;
+    long n_ops, n_copies, n_kernels, n_d2h;
     int lost;
     double compute_free_at, h2d_free_at, d2h_free_at, p2p_free_at; // pacing: one engine of each kind
     sim_stream *streams;
@@ -176,6 +176,16 @@ static void exec_copy(sim_stream *s, op *o) {
     long n = ++d->n_copies;
     if (d->f.fail_copy && n == d->f.fail_copy) {
         stream_fail(s, TS_ERR_DEVICE, "sim device %d: injected failure of copy %ld", d->ordinal, n);
+        return;
+    }
+    if (o->kind == OP_COPY && o->ckind == TS_COPY_D2H && d->f.tear_d2h && ++d->n_d2h == d->f.tear_d2h) {
+        // half the rows arrive, then the device is gone
+        size_t half = o->rows / 2;
+        pthread_mutex_unlock(&d->ss->lock);
+        copy_rows(o->dst, o->dpitch, o->src, o->spitch, o->width, half);
+        pthread_mutex_lock(&d->ss->lock);
+        stream_fail(s, TS_ERR_DEVICE, "sim device %d: injected tear of device-to-host copy %ld (%zu of %zu rows written)",
+                    d->ordinal, d->n_d2h, half, o->rows);
         return;
     }
     int flip = d->f.flip_copy && n == d->f.flip_copy;
