@@ -47,8 +47,9 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 
 // Run-time variant choice (TESSERA_TC_TILE=<name of tc_variant_names> overrides it):
 //   small (64x64) when 128x64 tiles would not give every multiprocessor one block,
-//   rankk (128x64, 2 blocks per SM) when k <= TC_RANKK_MAX_K (one block's epilogue overlaps the
-//   other's main loop; the HPL trailing update), large (128x128) otherwise.
+//   rankkc (128x64, 2 blocks per SM, C prefetched into L2) when k <= TC_RANKK_MAX_K (one block's
+//   epilogue overlaps the other's main loop; the HPL trailing update), large32pf (128x128, BK 32;
+//   its fragment prefetch only where A is 'N') otherwise. Measured side by side in bench/NOTES.md.
 constexpr int64_t TC_RANKK_MAX_K = 1024;
 
 struct TcParams {
@@ -263,10 +264,6 @@ __device__ __forceinline__ void tile_of_block(const TcParams &p, int &bm, int &b
     bn = in / rows;
 }
 
-__device__ __forceinline__ double combine(double acc, double alpha, double beta, const double *c) {
-    return beta == 0.0 ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is never read
-}
-
 // Fragments of half h (0 .. HALVES-1) of the stage at cA, cB: sub-stage h/2, k8 half h%2.
 template <class S, bool AK, bool BKM, int HH>
 __device__ __forceinline__ void load_half(Frags<S> &f, const double *cA, const double *cB,
@@ -389,6 +386,42 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 
     // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
     // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2).
+    // Two passes: every C load is issued before the first store. Interleaved (load, combine, store
+    // per element) the compiler cannot move a load above the previous store (C's addresses may
+    // alias for all it knows), so each of the MT*NT*2 loads waited its own L2 or DRAM round trip.
+    if (p.beta != 0.0) {
+#pragma unroll
+        for (int mt = 0; mt < S::MT; mt++) {
+            const int64_t i = m0 + wm * S::WM + 16 * mt + 2 * g;
+#pragma unroll
+            for (int nt = 0; nt < S::NT; nt++) {
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int64_t j = n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                    double o0 = 0.0, o1 = 0.0;
+                    if (j < p.n && i < p.m) {
+                        const double *c = p.C + i + j * p.ldc;
+                        if (p.c_vec && i + 1 < p.m) {
+                            const double2 o = *reinterpret_cast<const double2 *>(c);
+                            o0 = o.x, o1 = o.y;
+                        } else {
+                            o0 = c[0];
+                            if (i + 1 < p.m) o1 = c[1];
+                        }
+                    }
+                    acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o0;
+                    acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o1;
+                }
+            }
+        }
+    } else { // beta == 0: C is never read
+#pragma unroll
+        for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < S::NT; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[mt][nt][e] *= p.alpha;
+    }
 #pragma unroll
     for (int mt = 0; mt < S::MT; mt++) {
         const int64_t i = m0 + wm * S::WM + 16 * mt + 2 * g;
@@ -399,17 +432,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
                 const int64_t j = n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                 if (j >= p.n || i >= p.m) continue;
                 double *c = p.C + i + j * p.ldc;
-                const double v0 = acc[mt][nt][h], v1 = acc[mt][nt][2 + h];
                 if (p.c_vec && i + 1 < p.m) {
-                    double2 old = make_double2(0.0, 0.0);
-                    if (p.beta != 0.0) old = *reinterpret_cast<const double2 *>(c);
-                    double2 out;
-                    out.x = combine(v0, p.alpha, p.beta, &old.x);
-                    out.y = combine(v1, p.alpha, p.beta, &old.y);
-                    *reinterpret_cast<double2 *>(c) = out;
+                    *reinterpret_cast<double2 *>(c) = make_double2(acc[mt][nt][h], acc[mt][nt][2 + h]);
                 } else {
-                    c[0] = combine(v0, p.alpha, p.beta, c);
-                    if (i + 1 < p.m) c[1] = combine(v1, p.alpha, p.beta, c + 1);
+                    c[0] = acc[mt][nt][h];
+                    if (i + 1 < p.m) c[1] = acc[mt][nt][2 + h];
                 }
             }
         }
@@ -471,8 +498,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
     if (tiles_rankk < sms) *v = TC_SMALL;
-    else if (k <= TC_RANKK_MAX_K) *v = TC_RANKK;
-    else *v = TC_LARGE;
+    else if (k <= TC_RANKK_MAX_K) *v = TC_RANKKC;
+    else *v = TC_LARGE32PF;
     return 0;
 }
 
