@@ -47,10 +47,9 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 
 // Run-time variant choice (TESSERA_TC_TILE=<name of tc_variant_names> overrides it):
 //   small (64x64) when 128x64 tiles would not give every multiprocessor one block,
-//   rankkc (128x64, 2 blocks per SM, C prefetched into L2) when k <= TC_RANKK_MAX_K (one block's
-//   epilogue overlaps the other's main loop; the HPL trailing update), large32pf (128x128, BK 32;
-//   its fragment prefetch only where A is 'N') otherwise. Measured side by side in bench/NOTES.md.
-constexpr int64_t TC_RANKK_MAX_K = 1024;
+//   rankkc (128x64, 2 blocks per SM; C prefetched into L2 when k <= TC_CPF_MAX_K) otherwise: one
+//   block's epilogue overlaps the other's main loop, and with the bounds-free copies it measured
+//   ahead of the 128x128 shapes on squares too (bench/NOTES.md).
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -526,9 +525,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
-    if (tiles_rankk < sms) *v = TC_SMALL;
-    else if (k <= TC_RANKK_MAX_K) *v = TC_RANKKC;
-    else *v = TC_LARGE32PF;
+    *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKC;
     return 0;
 }
 
