@@ -294,20 +294,25 @@ __device__ __forceinline__ void load_half(Frags<S> &f, const double *cA, const d
 }
 
 // L2 prefetch of the block's C tile (beta != 0): 128-byte lines, one column segment of BM rows
-// (BM * 8 / 128 lines) per column, spread over the threads.
-template <class S>
+// (BM * 8 / 128 lines) per column, spread over the threads. CT: the kernel computes C^T, so its
+// tile is BN rows (memory) by BM columns of C.
+template <class S, bool CT>
 __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_t n0, int tid) {
-    constexpr int LPC = S::BM * 8 / 128; // lines per column (BM = 64 or 128: 4 or 8)
-    const int64_t mrem = p.m - m0;
-    for (int idx = tid; idx < LPC * S::BN; idx += S::THREADS) {
+    constexpr int ROWS = CT ? S::BN : S::BM, COLS = CT ? S::BM : S::BN;
+    constexpr int LPC = ROWS * 8 / 128; // lines per column (64 or 128 rows: 4 or 8)
+    const int64_t r0 = CT ? n0 : m0, c0 = CT ? m0 : n0;
+    const int64_t rrem = (CT ? p.n : p.m) - r0, cn = CT ? p.m : p.n;
+    for (int idx = tid; idx < LPC * COLS; idx += S::THREADS) {
         const int col = idx / LPC, seg = idx % LPC;
-        if (n0 + col >= p.n || 16 * seg >= mrem) continue;
-        const double *c = p.C + (m0 + 16 * seg) + (n0 + col) * p.ldc;
+        if (c0 + col >= cn || 16 * seg >= rrem) continue;
+        const double *c = p.C + (r0 + 16 * seg) + (c0 + col) * p.ldc;
         asm volatile("prefetch.global.L2 [%0];\n" ::"l"(c));
     }
 }
 
-template <class S, bool AK, bool BKM, int VEC>
+// CT: the kernel computes C^T = op(B)^T op(A)^T (the launcher swapped the operands) and element
+// (i, j) of its result is C[j + i ldc]: how TT runs as the NN kernel.
+template <class S, bool AK, bool BKM, int VEC, bool CT = false>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcParams p) {
     extern __shared__ __align__(128) double smem[];
     constexpr int BK = S::BK;
@@ -347,7 +352,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
     }
     // Behind the first copies and before the main loop, where registers are still free (issued
     // inside it, the prefetch loop made rankk TT spill 24 bytes).
-    if (S::CPF && p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S>(p, m0, n0, tid);
+    if (S::CPF && p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
     cp_async_wait<S::STAGES - 2>();
     __syncthreads();
 
@@ -427,7 +432,12 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
                 for (int h = 0; h < 2; h++) {
                     const int64_t j = n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                     double o0 = 0.0, o1 = 0.0;
-                    if (j < p.n && i < p.m) {
+                    if (CT) {
+                        if (j < p.n && i < p.m) {
+                            o0 = p.C[j + i * p.ldc];
+                            if (i + 1 < p.m) o1 = p.C[j + (i + 1) * p.ldc];
+                        }
+                    } else if (j < p.n && i < p.m) {
                         const double *c = p.C + i + j * p.ldc;
                         if (p.c_vec && i + 1 < p.m) {
                             const double2 o = *reinterpret_cast<const double2 *>(c);
@@ -459,6 +469,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
             for (int h = 0; h < 2; h++) {
                 const int64_t j = n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                 if (j >= p.n || i >= p.m) continue;
+                if (CT) {
+                    p.C[j + i * p.ldc] = acc[mt][nt][h];
+                    if (i + 1 < p.m) p.C[j + (i + 1) * p.ldc] = acc[mt][nt][2 + h];
+                    continue;
+                }
                 double *c = p.C + i + j * p.ldc;
                 if (p.c_vec && i + 1 < p.m) {
                     *reinterpret_cast<double2 *>(c) = make_double2(acc[mt][nt][h], acc[mt][nt][2 + h]);
@@ -484,7 +499,7 @@ int cuda_fail(cudaError_t e, const char *file, int line, const char *what, const
                         cudaGetErrorString(e));
 }
 
-template <class S, bool AK, bool BKM, int VEC>
+template <class S, bool AK, bool BKM, int VEC, bool CT = false>
 int launch(const TcParams &p0, cudaStream_t s, const char *variant) {
     TcParams p = p0;
     p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
@@ -494,7 +509,7 @@ int launch(const TcParams &p0, cudaStream_t s, const char *variant) {
         return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
                             "ts_cuda_dgemm_tessera: %lld x %lld is more than 2^31-1 tiles of %dx%d",
                             (long long)p.m, (long long)p.n, S::BM, S::BN);
-    auto kern = dgemm_tc_kernel<S, AK, BKM, VEC>;
+    auto kern = dgemm_tc_kernel<S, AK, BKM, VEC, CT>;
     // Per function and device; cheap, so it is set on every call rather than cached in shared state.
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
@@ -505,7 +520,8 @@ int launch(const TcParams &p0, cudaStream_t s, const char *variant) {
 }
 
 template <class S, int VEC>
-int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, const char *variant) {
+int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
+    if (ct) return launch<S, false, true, VEC, true>(p, s, variant); // TT as C^T = B A (NN)
     if (a_kmajor) return b_kmajor ? launch<S, true, true, VEC>(p, s, variant) : launch<S, true, false, VEC>(p, s, variant);
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
@@ -564,20 +580,33 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     p.m = m, p.n = n, p.k = k, p.lda = lda, p.ldb = ldb, p.ldc = ldc;
     p.alpha = alpha, p.beta = beta, p.A = A, p.B = B, p.C = C;
     p.c_vec = aligned16(C, ldc);
-    const bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
+    bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
+    // TT runs as C^T = B A, an NN product whose result is stored transposed: a K-major A operand
+    // costs register moves for every fragment (its LDS.128 pairs are (a0, a2) and (a1, a3), the
+    // mma wants a0..a3 in order), and so does an MN-major B. TESSERA_TC_TT=direct keeps the TT
+    // kernel (for comparisons).
+    bool ct = false;
+    if (a_kmajor && !b_kmajor) {
+        const char *tt = getenv("TESSERA_TC_TT");
+        if (!(tt && !strcmp(tt, "direct"))) {
+            ct = true, a_kmajor = false, b_kmajor = true;
+            p.m = n, p.n = m, p.A = B, p.lda = ldb, p.B = A, p.ldb = lda;
+            A = p.A, B = p.B, lda = p.lda, ldb = p.ldb, m = p.m, n = p.n;
+        }
+    }
     // 16-byte copies need 16-byte aligned chunks: both operands aligned with even leading dimensions.
     if (!aligned16(A, lda) || !aligned16(B, ldb))
-        return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, s, "rankk/8-byte copies");
+        return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v;
     TS_CHECK(choose_variant(m, n, k, dp->sms, &v));
     switch (v) {
-    case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, s, "large");
-    case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, s, "rankk");
-    case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, s, "large32");
-    case TC_LARGE32C: return launch_ops<ShapeLarge32C, 2>(p, a_kmajor, b_kmajor, s, "large32c");
-    case TC_LARGEPF: return launch_ops<ShapeLargePf, 2>(p, a_kmajor, b_kmajor, s, "largepf");
-    case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, s, "large32pf");
-    case TC_RANKKC: return launch_ops<ShapeRankKC, 2>(p, a_kmajor, b_kmajor, s, "rankkc");
-    default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, s, "small");
+    case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, ct, s, "large");
+    case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
+    case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
+    case TC_LARGE32C: return launch_ops<ShapeLarge32C, 2>(p, a_kmajor, b_kmajor, ct, s, "large32c");
+    case TC_LARGEPF: return launch_ops<ShapeLargePf, 2>(p, a_kmajor, b_kmajor, ct, s, "largepf");
+    case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
+    case TC_RANKKC: return launch_ops<ShapeRankKC, 2>(p, a_kmajor, b_kmajor, ct, s, "rankkc");
+    default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
