@@ -13,6 +13,8 @@
 // loader (K-major chunks past k 16 go to the second sub-stage) and the four k8 halves per step.
 // The C prefetch of the *c variants (L2 hints) is replayed for coverage of the tile. The *pf
 // variants change only the order of the fragment loads (the same maps, split across the barrier).
+// Also replayed: the unbounded copies of load_full (each must equal the bounded copy), and TT run
+// as C^T = B A on the NN maps with the result stored transposed (the launcher's CT path).
 // The formulas below must stay identical to the kernel's; change both together.
 #include <setjmp.h>
 #include <stdarg.h>
@@ -118,6 +120,8 @@ typedef struct {
     const shape *S;
     int ak, bk, vec; // K-major A (op 'T'), K-major B (op 'N'), doubles per copy
     long frag_conflicts, copy_conflicts, frag_loads, copies;
+    int ct;            // the kernel's CT: result element (i, j) stored at C[j + i ldc] (TT as NN)
+    long fast_copies;  // copies issued by load_full (no bounds, no zero-fill)
 } emu;
 
 // ---- TileLoader (same formulas as the kernel) ----
@@ -136,11 +140,20 @@ static loader_shape loader_of(int R, int kmajor, int vec, int threads, int bk) {
     return L;
 }
 
+// TileLoader::xfull for thread tid: every chunk it copies lies inside the tile's extent.
+static int loader_xfull(const loader_shape *L, int64_t x0, int64_t rows, int tid) {
+    int xlim = (int)(rows - x0 < ((int64_t)1 << 30) ? rows - x0 : ((int64_t)1 << 30));
+    int line0 = tid / L->line_chunks, inner = (tid % L->line_chunks) * L->vec;
+    return L->kmajor ? line0 + (L->passes - 1) * L->lpp < xlim : xlim - inner >= L->vec;
+}
+
 // One k-step of one operand for every thread of the block: the shared stage gets the chunks
 // (zero-filled past the matrix), `written` counts writes per slot. M is op(M)-addressed through
 // kmajor: K-major lines are rows of op(A) / columns of op(B) stored with k contiguous.
+// fast (per thread, or NULL): the kernel's load_full for this k-step (xfull of both operands and the
+// k-step inside k): whole chunks without zero-fill, which must then be exactly the bounded copy.
 static void emu_load(emu *E, const loader_shape *L, const double *M, int64_t ld, int64_t x0, int64_t rows,
-                     int64_t k0, int64_t k, double *stage, int *written) {
+                     int64_t k0, int64_t k, double *stage, int *written, const unsigned char *fast) {
     int xlim = (int)(rows - x0 < ((int64_t)1 << 30) ? rows - x0 : ((int64_t)1 << 30));
     for (int w = 0; w < L->threads / 32; w++)
         for (int j = 0; j < L->passes; j++) {
@@ -162,6 +175,10 @@ static void emu_load(emu *E, const loader_shape *L, const double *M, int64_t ld,
                     sidx = line * L->R + (inner ^ (((line >> 1) & 3) << 2));
                 }
                 assert_true(sidx % L->vec == 0 && sidx + L->vec <= L->R * L->bk);
+                if (fast && fast[tid]) { // load_full: no source size; only correct if nothing is cut
+                    assert_int_equal(nvalid, L->vec);
+                    E->fast_copies++;
+                }
                 for (int e = 0; e < L->vec; e++) {
                     stage[sidx + e] = e < nvalid ? M[off + e] : 0.0;
                     written[sidx + e]++;
@@ -232,6 +249,7 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
     double *sA = malloc(sizeof(double) * S->BM * BK), *sB = malloc(sizeof(double) * S->BN * BK);
     int *wa = malloc(sizeof(int) * S->BM * BK), *wb = malloc(sizeof(int) * S->BN * BK);
     double(*acc)[32][4][8][4] = malloc(sizeof(double) * 32 * 32 * 4 * 8 * 4); // [warp][lane][mt][nt][e]
+    unsigned char *xfull = malloc((size_t)threads), *fast = malloc((size_t)threads);
     char *done = calloc((size_t)(grid_m * grid_n), 1);
     for (int pid = 0; pid < grid_m * grid_n; pid++) {
         int bm, bn;
@@ -240,24 +258,33 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         done[bm + bn * grid_m] = 1;
         int64_t m0 = (int64_t)bm * S->BM, n0 = (int64_t)bn * S->BN;
         memset(acc, 0, sizeof(double) * 32 * 32 * 4 * 8 * 4);
-        if (S->cpf && beta != 0.0 && k <= 1024) { // prefetch_c: every C line of the tile, nothing outside
-            int lpc = S->BM * 8 / 128, hit = 0;
+        for (int tid = 0; tid < threads; tid++)
+            xfull[tid] = (unsigned char)(loader_xfull(&La, m0, m, tid) && loader_xfull(&Lb, n0, n, tid));
+        if (S->cpf && beta != 0.0 && k <= 1024) {
+            // prefetch_c: every C line of the tile, nothing outside (CT: the tile is BN rows of C in
+            // memory by BM columns)
+            const int ROWS = E->ct ? S->BN : S->BM, COLS = E->ct ? S->BM : S->BN;
+            const int64_t r0 = E->ct ? n0 : m0, c0 = E->ct ? m0 : n0, rn = E->ct ? n : m, cn = E->ct ? m : n;
+            int lpc = ROWS * 8 / 128, hit = 0;
             for (int tid = 0; tid < threads; tid++)
-                for (int idx = tid; idx < lpc * S->BN; idx += threads) {
+                for (int idx = tid; idx < lpc * COLS; idx += threads) {
                     int col = idx / lpc, seg = idx % lpc;
-                    if (n0 + col >= n || 16 * seg >= m - m0) continue;
-                    assert_true(m0 + 16 * seg < m && n0 + col < n);
+                    if (c0 + col >= cn || 16 * seg >= rn - r0) continue;
+                    assert_true(r0 + 16 * seg < rn && c0 + col < cn);
                     hit++;
                 }
-            int64_t rows = m - m0 < S->BM ? m - m0 : S->BM, cols = n - n0 < S->BN ? n - n0 : S->BN;
+            int64_t rows = rn - r0 < ROWS ? rn - r0 : ROWS, cols = cn - c0 < COLS ? cn - c0 : COLS;
             assert_int_equal(hit, (int)(((rows + 15) / 16) * cols));
         }
         for (int64_t kt = 0; kt < ktiles; kt++) { // the stage ring only reorders; one stage suffices here
             memset(wa, 0, sizeof(int) * S->BM * BK), memset(wb, 0, sizeof(int) * S->BN * BK);
             for (int i = 0; i < S->BM * BK; i++) sA[i] = NAN;
             for (int i = 0; i < S->BN * BK; i++) sB[i] = NAN;
-            emu_load(E, &La, A, lda, m0, m, kt * BK, k, sA, wa);
-            emu_load(E, &Lb, B, ldb, n0, n, kt * BK, k, sB, wb);
+            // the prologue's k-steps (0 .. STAGES-2) always take the bounded copies
+            for (int tid = 0; tid < threads; tid++)
+                fast[tid] = (unsigned char)(kt >= S->STAGES - 1 && xfull[tid] && (kt + 1) * BK <= k);
+            emu_load(E, &La, A, lda, m0, m, kt * BK, k, sA, wa, fast);
+            emu_load(E, &Lb, B, ldb, n0, n, kt * BK, k, sB, wb, fast);
             for (int i = 0; i < S->BM * BK; i++) assert_int_equal(wa[i], 1);
             for (int i = 0; i < S->BN * BK; i++) assert_int_equal(wb[i], 1);
             for (int w = 0; w < threads / 32; w++) {
@@ -295,19 +322,25 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                             int64_t i = m0 + wm * S->WM + 16 * mt + 2 * g;
                             int64_t j = n0 + wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                             if (j >= n || i >= m) continue;
-                            double *c = C + i + j * ldc, v0 = acc[w][lane][mt][nt][h], v1 = acc[w][lane][mt][nt][2 + h];
-                            c[0] = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * c[0];
-                            if (i + 1 < m) c[1] = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * c[1];
+                            double v0 = acc[w][lane][mt][nt][h], v1 = acc[w][lane][mt][nt][2 + h];
+                            // CT: the kernel's result is C^T, element (i, j) at C[j + i ldc]
+                            double *c0 = E->ct ? C + j + i * ldc : C + i + j * ldc;
+                            double *c1 = E->ct ? C + j + (i + 1) * ldc : C + i + 1 + j * ldc;
+                            *c0 = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * *c0;
+                            if (i + 1 < m) *c1 = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * *c1;
                         }
             }
         }
     }
     for (int i = 0; i < grid_m * grid_n; i++) assert_true(done[i]);
-    free(sA), free(sB), free(wa), free(wb), free(acc), free(done);
+    free(sA), free(sB), free(wa), free(wb), free(acc), free(done), free(xfull), free(fast);
 }
 
-static void run(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n, int64_t k, int beta_zero,
-                uint64_t key) {
+static long last_fast_copies; // unbounded copies of the last run (tests that the path was taken)
+
+// ct: TT the way the launcher runs it, as C^T = B A on the NN maps with the result stored transposed.
+static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n, int64_t k, int beta_zero,
+                   uint64_t key, int ct) {
     int64_t ar = ta == 'N' ? m : k, ac = ta == 'N' ? k : m, br = tb == 'N' ? k : n, bc = tb == 'N' ? n : k;
     int64_t lda = ar + 3, ldb = br + 1, ldc = m + 2;
     double *A = kt_alloc_fill('d', ar, ac, lda, key + 1), *B = kt_alloc_fill('d', br, bc, ldb, key + 2);
@@ -319,19 +352,31 @@ static void run(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n,
     kt_lc *ref = malloc((size_t)(m * n) * sizeof *ref);
     long double *bnd = malloc((size_t)(m * n) * sizeof *bnd);
     kt_naive('d', ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C0, ldc, ref, bnd);
-    emu E = {S, 0, 0, vec, 0, 0, 0, 0};
-    emu_gemm(&E, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    emu E = {S, 0, 0, vec, 0, 0, 0, 0, ct, 0};
+    if (ct) {
+        assert_true(ta == 'T' && tb == 'T');
+        emu_gemm(&E, 'N', 'N', n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
+    } else {
+        emu_gemm(&E, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
     double err = kt_scaled_err('d', m, n, k, C, ldc, ref, bnd);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = m; i < ldc; i++) assert_true(isnan(C[i + j * ldc]));
-    printf("  %-8s vec %d %c%c %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
-           "conflicts %ld/%ld\n",
-           S->name, vec, ta, tb, (long long)m, (long long)n, (long long)k, beta_zero ? "0" : "!=0", err,
-           E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies);
+    printf("  %-8s vec %d %c%c%s %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
+           "conflicts %ld/%ld, unbounded copies %ld\n",
+           S->name, vec, ta, tb, ct ? " as NN^T" : "", (long long)m, (long long)n, (long long)k,
+           beta_zero ? "0" : "!=0", err, E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies, E.fast_copies);
+    last_fast_copies = E.fast_copies;
     assert_true(err <= 2.0);
     assert_int_equal(E.frag_conflicts, 0);
     assert_int_equal(E.copy_conflicts, 0);
     free(A), free(B), free(C), free(C0), free(ref), free(bnd);
+}
+
+static void run(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n, int64_t k, int beta_zero,
+                uint64_t key) {
+    run_ct(S, vec, ta, tb, m, n, k, beta_zero, key, 0);
+    if (ta == 'T' && tb == 'T') run_ct(S, vec, ta, tb, m, n, k, beta_zero, key, 1);
 }
 
 static const char ops[4][2] = {{'N', 'N'}, {'N', 'T'}, {'T', 'N'}, {'T', 'T'}};
@@ -376,11 +421,29 @@ static void test_emul_block_order(void **state) {
     run(&shapes[2], 2, 'N', 'N', 64 * 9 + 1, 64 * 2 + 3, 16, 0, 1234);
 }
 
+// load_full: past the prologue, k-steps inside k by threads whose chunks lie inside the tile copy
+// without bounds; every such copy must equal the bounded one (emu_load asserts it), and the path
+// must be taken (edge tiles in m and n, a partial last k-step, interior k-steps after the prologue).
+static void test_emul_unbounded_copies(void **state) {
+    uint64_t key = 2000;
+    const int which[] = {1, 3}; // rankk (BK 16, 4 stages), large32 (BK 32, 3 stages)
+    for (int w = 0; w < 2; w++) {
+        const shape *S = &shapes[which[w]];
+        int64_t k = (int64_t)TC_BK * S->KS * (S->STAGES + 2) + 5;
+        for (int o = 0; o < 4; o++) {
+            run_ct(S, 2, ops[o][0], ops[o][1], 2 * S->BM + 5, S->BN + 3, k, o & 1, key += 10, 0);
+            assert_true(last_fast_copies > 0);
+        }
+        run_ct(S, 2, 'T', 'T', S->BM + 7, 2 * S->BN + 1, k, 0, key += 10, 1);
+        assert_true(last_fast_copies > 0);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_m8n8k4_decomposition), cmocka_unit_test(test_emul_shapes_ops),
         cmocka_unit_test(test_emul_vec1),            cmocka_unit_test(test_emul_small_sizes),
-        cmocka_unit_test(test_emul_block_order),
+        cmocka_unit_test(test_emul_block_order),     cmocka_unit_test(test_emul_unbounded_copies),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

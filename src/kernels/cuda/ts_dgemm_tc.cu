@@ -550,7 +550,7 @@ bool aligned16(const void *p, int64_t ld) { return ((uintptr_t)p % 16) == 0 && l
 } // namespace
 
 extern "C" const char *ts_cuda_dgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms) {
-    TcVariant v;
+    TcVariant v = TC_RANKKC;
     return choose_variant(m, n, k, sms, &v) < 0 ? "invalid" : tc_variant_names[v];
 }
 
@@ -597,7 +597,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     // 16-byte copies need 16-byte aligned chunks: both operands aligned with even leading dimensions.
     if (!aligned16(A, lda) || !aligned16(B, ldb))
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
-    TcVariant v;
+    TcVariant v = TC_RANKKC;
     TS_CHECK(choose_variant(m, n, k, dp->sms, &v));
     switch (v) {
     case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, ct, s, "large");
