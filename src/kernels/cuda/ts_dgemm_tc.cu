@@ -13,7 +13,12 @@
 //   - with CPF, beta != 0 and k <= TC_CPF_MAX_K the block's C tile is prefetched into L2 before the
 //     main loop, so the epilogue's read of C hits L2 (the rank-k update's C traffic);
 //   - block order is grouped (GROUP_M tile rows at a time) so that concurrently running blocks share
-//     their A and B slices in L2.
+//     their A and B slices in L2;
+//   - after the prologue, a k-step that lies inside k is copied without bounds work or zero-fill by
+//     every thread whose chunks lie inside the tile (load_full); the epilogue issues all of a
+//     thread's C loads before its first store;
+//   - TT runs as C^T = B A on the NN maps (CT: the result stored transposed), because a K-major A
+//     and an MN-major B both need register moves to form their fragments (see below).
 //
 // Index maps (the point of this file; tests/kernels/test_dgemm_tc_emul.c replays them on the CPU):
 //   An mma only needs A's rows, B's columns and the shared k index to be paired consistently, so the
