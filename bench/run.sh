@@ -55,8 +55,9 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # The tile runtime's level-3 knobs, one at a time against the defaults of the blas3 step (tiles only,
   # each with its own GEMM reference): 2 C tiles in flight (the GEMM's) instead of 4, no chain forwarding
   # (TRMM/TRSM), whole-tile GEMMs on the diagonal tiles of SYRK/SYR2K, GEMMs on the zero-filled diagonal
-  # blocks of TRMM.
-  for v in ${TESSERA_BENCH_BLAS3_VARS:-TESSERA_TILES_DEPTH=2 TESSERA_TILES_FORWARD=0 TESSERA_TILES_DIAG_RANK=0 TESSERA_TILES_DIAG_TRMM=0}; do
+  # blocks of TRMM, and no saved copies of C tiles (TRSM/TRMM send outputs and saves over D2H: what the
+  # saves cost them; bench/NOTES.md).
+  for v in ${TESSERA_BENCH_BLAS3_VARS:-TESSERA_TILES_DEPTH=2 TESSERA_TILES_FORWARD=0 TESSERA_TILES_DIAG_RANK=0 TESSERA_TILES_DIAG_TRMM=0 TESSERA_TILES_SAVE_C=0}; do
     step blas3-var env TESSERA_ARENA_FRACTION=0.5 $v "$tessera" blas3 --routine all 16384 32768 --engine tiles \
          --gemm-ref --reps 2 --json "$out/blas3-$(echo "${v#TESSERA_TILES_}" | tr 'A-Z=_' 'a-z--').json"
   done
