@@ -6,8 +6,9 @@
 # Shapes (alpha = beta = 1, HPL's update; every run verified by Freivalds):
 #   large, large32 (baseline and BK 32): 8192 NN,NT, 16384 NN, 16384^2 x {256,512,1024} NN;
 #   large32pf: 8192 NN,NT and 16384 NN; largepf: 8192 NN,NT (fragment prefetch: square shapes);
-#   rankk, rankkc, large32c: the rank-k shapes only (rankk is never chosen for k > 1024; the *c
-#   variants differ from rankk and large32 only for k <= 1024 with beta != 0).
+#   rankk, rankkc, large32c: the rank-k shapes only (the *c variants differ from rankk and large32
+#   only for k <= 1024 with beta != 0); rankkl (8-byte fragment loads where 16-byte ones need
+#   register moves): 8192 and 16384 NT,TN.
 # Estimated time on an H200 (host data generation and verification dominate): 8192 NN+NT ~3 s,
 # 16384^3 NN ~9.5 s with reps 5, each 16384^2 rank-k shape ~5.5 s, ~1 s start per call:
 # large 31 + large32 31 + large32pf 14 + largepf 4 + 3 x 17.5 (rankk, rankkc, large32c) ~ 132 s.
@@ -16,7 +17,7 @@ set -uo pipefail
 tessera=${1:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 out=${2:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 mkdir -p "$out"
-variants=${TC_VARIANTS:-large large32 large32pf largepf rankk rankkc large32c}
+variants=${TC_VARIANTS:-large large32 large32pf largepf rankk rankkc large32c rankkl}
 rankk_shapes="16384x16384x256 16384x16384x512 16384x16384x1024"
 status=0
 t0=$(date +%s)
@@ -37,11 +38,14 @@ for v in $variants; do
     large|large32) sq8192=1 sq16384=1 rk=1 ;;
     large32pf) sq8192=1 sq16384=1 ;;
     largepf|small) sq8192=1 ;;
+    rankkl) sq8192=1 sq16384=1 ;; # differs from rankkc only in NT and TN (run on those)
     *) rk=1 ;;
   esac
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
-  [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops NN,NT
-  [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops NN
+  sqops=NN,NT sq16ops=NN
+  [ "$v" = rankkl ] && sqops=NT,TN sq16ops=NT,TN
+  [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
+  [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops
   [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops NN
   [ ${#parts[@]} -gt 0 ] || continue
   # One file per variant: the first part's header, every part's results.

@@ -31,12 +31,14 @@
 typedef struct {
     int BM, BN, WM, WN, STAGES, KS, cpf; // KS: BK = 16 KS; cpf: C prefetched into L2
     const char *name;
+    int l64; // 8-byte fragment loads for a K-major A and an MN-major B (rankkl)
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
 static const shape shapes[] = {{128, 128, 64, 32, 4, 1, 0, "large"},   {128, 64, 64, 32, 4, 1, 0, "rankk"},
                                {64, 64, 32, 32, 4, 1, 0, "small"},     {128, 128, 64, 32, 3, 2, 0, "large32"},
                                {128, 128, 64, 32, 3, 2, 1, "large32c"}, {128, 64, 64, 32, 4, 1, 1, "rankkc"},
-                               {128, 128, 64, 32, 4, 1, 0, "largepf"},  {128, 128, 64, 32, 3, 2, 0, "large32pf"}};
+                               {128, 128, 64, 32, 4, 1, 0, "largepf"},  {128, 128, 64, 32, 3, 2, 0, "large32pf"},
+                               {128, 64, 64, 32, 4, 1, 1, "rankkl", 1}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
@@ -116,10 +118,25 @@ static int conflicts(const long addr[32], int bytes) {
     return bad;
 }
 
+// Worst number of lanes of one half-warp on one 8-byte bank pair (1: conflict free).
+static int multiplicity8(const long addr[32]) {
+    int worst = 0;
+    for (int q = 0; q < 32; q += 16) {
+        int seen[16] = {0};
+        for (int l = q; l < q + 16; l++)
+            if (addr[l] >= 0) {
+                int u = (int)((addr[l] / 8) % 16);
+                if (++seen[u] > worst) worst = seen[u];
+            }
+    }
+    return worst;
+}
+
 typedef struct {
     const shape *S;
     int ak, bk, vec; // K-major A (op 'T'), K-major B (op 'N'), doubles per copy
     long frag_conflicts, copy_conflicts, frag_loads, copies;
+    long frag8_loads, frag8_worst; // 8-byte fragment loads (l64) and their worst bank multiplicity
     int ct;            // the kernel's CT: result element (i, j) stored at C[j + i ldc] (TT as NN)
     long fast_copies;  // copies issued by load_full (no bounds, no zero-fill)
 } emu;
@@ -197,10 +214,11 @@ typedef struct {
 
 // FragOffsets + load_frags for one lane (same formulas as the kernel); records byte addresses of
 // each 16-byte load in addr[load][lane].
+// With S->l64 the K-major A and MN-major B fragments are loaded 8 bytes at a time (addr8).
 static void emu_frags(emu *E, frags *f, const double *sA, const double *sB, int wm, int wn, int lane, int h,
-                      long addr[][32]) {
+                      long addr[][32], long addr8[][32]) {
     const shape *S = E->S;
-    int g = lane >> 2, t = lane & 3, sg = (g & 1) << 3, kb = 8 * h, MT = S->WM / 16, NT = S->WN / 8, nl = 0;
+    int g = lane >> 2, t = lane & 3, sg = (g & 1) << 3, kb = 8 * h, MT = S->WM / 16, NT = S->WN / 8, nl = 0, n8 = 0;
     int oa = E->ak ? (wm * S->WM + 2 * g) * TC_BK + 2 * t + (kb ^ sg) : (kb + 2 * t) * S->BM + wm * S->WM + ((2 * g) ^ (4 * t));
     int ob = E->bk ? (wn * S->WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg) : (kb + 2 * t) * S->BN + wn * S->WN + ((2 * g) ^ (4 * t));
     for (int mt = 0; mt < MT; mt++) {
@@ -208,7 +226,12 @@ static void emu_frags(emu *E, frags *f, const double *sA, const double *sB, int 
         if (E->ak) o0 = oa + (16 * mt) * TC_BK, o1 = oa + (16 * mt + 1) * TC_BK;
         else o0 = oa + 16 * mt, o1 = oa + S->BM + 16 * mt;
         assert_true(o0 % 2 == 0 && o1 % 2 == 0);
-        addr[nl++][lane] = 8L * o0, addr[nl++][lane] = 8L * o1;
+        if (E->ak && S->l64) {
+            addr8[n8++][lane] = 8L * o0, addr8[n8++][lane] = 8L * (o0 + 1);
+            addr8[n8++][lane] = 8L * o1, addr8[n8++][lane] = 8L * (o1 + 1);
+        } else {
+            addr[nl++][lane] = 8L * o0, addr[nl++][lane] = 8L * o1;
+        }
         if (E->ak) f->a[mt][0] = sA[o0], f->a[mt][2] = sA[o0 + 1], f->a[mt][1] = sA[o1], f->a[mt][3] = sA[o1 + 1];
         else f->a[mt][0] = sA[o0], f->a[mt][1] = sA[o0 + 1], f->a[mt][2] = sA[o1], f->a[mt][3] = sA[o1 + 1];
     }
@@ -221,7 +244,12 @@ static void emu_frags(emu *E, frags *f, const double *sA, const double *sB, int 
             }
         } else {
             int o0 = ob + 16 * p, o1 = ob + S->BN + 16 * p;
-            addr[nl++][lane] = 8L * o0, addr[nl++][lane] = 8L * o1;
+            if (S->l64) {
+                addr8[n8++][lane] = 8L * o0, addr8[n8++][lane] = 8L * (o0 + 1);
+                addr8[n8++][lane] = 8L * o1, addr8[n8++][lane] = 8L * (o1 + 1);
+            } else {
+                addr[nl++][lane] = 8L * o0, addr[nl++][lane] = 8L * o1;
+            }
             f->b[2 * p][0] = sB[o0], f->b[2 * p + 1][0] = sB[o0 + 1];
             f->b[2 * p][1] = sB[o1], f->b[2 * p + 1][1] = sB[o1 + 1];
         }
@@ -291,12 +319,20 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                 int wm = w % warps_m, wn = w / warps_m;
                 for (int hh = 0; hh < 2 * S->KS; hh++) { // sub-stage hh/2, k8 half hh%2 (load_half)
                     static frags f[32];
-                    long addr[24][32];
+                    long addr[24][32], addr8[32][32];
                     const int h = hh % 2, sub = hh / 2;
                     for (int lane = 0; lane < 32; lane++)
-                        emu_frags(E, &f[lane], sA + sub * S->BM * TC_BK, sB + sub * S->BN * TC_BK, wm, wn, lane, h, addr);
-                    int nloads = 2 * MT + 2 * (NT / 2);
+                        emu_frags(E, &f[lane], sA + sub * S->BM * TC_BK, sB + sub * S->BN * TC_BK, wm, wn, lane, h,
+                                  addr, addr8);
+                    const int a8 = E->ak && S->l64, b8 = !E->bk && S->l64;
+                    int nloads = (a8 ? 0 : 2 * MT) + (b8 ? 0 : 2 * (NT / 2));
+                    int n8 = (a8 ? 4 * MT : 0) + (b8 ? 4 * (NT / 2) : 0);
                     for (int l = 0; l < nloads; l++) E->frag_conflicts += conflicts(addr[l], 16), E->frag_loads++;
+                    for (int l = 0; l < n8; l++) {
+                        int w8 = multiplicity8(addr8[l]);
+                        if (w8 > E->frag8_worst) E->frag8_worst = w8;
+                        E->frag8_loads++;
+                    }
                     for (int mt = 0; mt < MT; mt++)
                         for (int nt = 0; nt < NT; nt++) {
                             double a[32][4], b[32][2], c[32][4];
@@ -352,7 +388,7 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
     kt_lc *ref = malloc((size_t)(m * n) * sizeof *ref);
     long double *bnd = malloc((size_t)(m * n) * sizeof *bnd);
     kt_naive('d', ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C0, ldc, ref, bnd);
-    emu E = {S, 0, 0, vec, 0, 0, 0, 0, ct, 0};
+    emu E = {.S = S, .vec = vec, .ct = ct};
     if (ct) {
         assert_true(ta == 'T' && tb == 'T');
         emu_gemm(&E, 'N', 'N', n, m, k, alpha, B, ldb, A, lda, beta, C, ldc);
@@ -363,12 +399,18 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = m; i < ldc; i++) assert_true(isnan(C[i + j * ldc]));
     printf("  %-8s vec %d %c%c%s %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
-           "conflicts %ld/%ld, unbounded copies %ld\n",
+           "conflicts %ld/%ld, unbounded copies %ld, 8-byte fragment loads %ld (worst %ld-way)\n",
            S->name, vec, ta, tb, ct ? " as NN^T" : "", (long long)m, (long long)n, (long long)k,
-           beta_zero ? "0" : "!=0", err, E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies, E.fast_copies);
+           beta_zero ? "0" : "!=0", err, E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies, E.fast_copies,
+           E.frag8_loads, E.frag8_worst);
     last_fast_copies = E.fast_copies;
     assert_true(err <= 2.0);
     assert_int_equal(E.frag_conflicts, 0);
+    // 8-byte loads only where the shape asks for them (TN's A, NT's B), and at most 2-way: a 16-byte
+    // chunk holds k 2t and 2t+1 (or columns 2g, 2g+1), so one load instruction reaches half the banks.
+    const int want8 = S->l64 && !ct && ((ta != 'N') || (tb != 'N'));
+    assert_true(want8 ? E.frag8_loads > 0 : E.frag8_loads == 0);
+    assert_true(E.frag8_worst <= 2);
     assert_int_equal(E.copy_conflicts, 0);
     free(A), free(B), free(C), free(C0), free(ref), free(bnd);
 }

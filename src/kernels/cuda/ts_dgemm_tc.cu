@@ -68,9 +68,10 @@ struct TcParams {
 // KS: BK = 16 KS per stage; CPF: L2 prefetch of C; PF: the next k-step's first fragments load
 // across the barrier (1: its B fragments, 2: and its A tile 0).
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int KS_ = 1, bool CPF_ = false,
-          int PF_ = 0>
+          int PF_ = 0, bool L64_ = false>
 struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
+    static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
     static constexpr int PF = PF_;
@@ -88,6 +89,11 @@ using ShapeSmall = TcShape<64, 64, 32, 32, 4, 2>;   // 4 warps, 64 KB shared, 2-
 using ShapeLarge32 = TcShape<128, 128, 64, 32, 3, 1, 2>;        // BK 32: half the barriers, 192 KB
 using ShapeLarge32C = TcShape<128, 128, 64, 32, 3, 1, 2, true>; // large32 + C prefetch into L2
 using ShapeRankKC = TcShape<128, 64, 64, 32, 4, 2, 1, true>;    // rankk + C prefetch into L2
+// rankkc whose K-major A (TN) and MN-major B (NT) fragments are loaded 8 bytes at a time straight
+// into the mma's register order: a 16-byte load gives (a0, a2) or (b0 of two tiles), which the
+// compiler splits with register moves (TN 590, NT 486 SASS instructions per k-step against NN's
+// 426); these loads are 2-way bank-conflicted by construction (16-byte chunks hold k 2t, 2t+1).
+using ShapeRankKL = TcShape<128, 64, 64, 32, 4, 2, 1, true, 0, true>;
 // The next k-step's first fragments load across the barrier, while the last half multiplies (a
 // whole second fragment set spilled 24-524 bytes). Only where A is MN-major (op 'N'): with
 // K-major A (TN, TT) even 24 more registers spill, so those run the plain loop of the same shape.
@@ -214,6 +220,14 @@ struct TileLoader {
     }
 };
 
+// One 8-byte shared-memory load that the compiler may not merge with its neighbour into a 16-byte
+// one (whose register pair would then have to be split by moves).
+__device__ __forceinline__ double lds64(const double *p) {
+    double v;
+    asm volatile("ld.volatile.shared.f64 %0, [%1];\n" : "=d"(v) : "r"(smem_addr(p)));
+    return v;
+}
+
 // ---- shared -> registers: one k8 half of a warp's fragments ----
 template <class S>
 struct Frags {
@@ -245,7 +259,10 @@ __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const 
     const double *pa = sA + o.a[H], *pb = sB + o.b[H];
 #pragma unroll
     for (int mt = MT0; mt < MT1; mt++) {
-        if (AK) { // rows 2g (a0 k 2t, a2 k 2t+1) and 2g+1 (a1, a3)
+        if (AK && S::L64) { // rows 2g (a0 k 2t, a2 k 2t+1) and 2g+1 (a1, a3), each into place
+            const double *q0 = pa + (16 * mt) * TC_BK, *q1 = q0 + TC_BK;
+            f.a[mt][0] = lds64(q0), f.a[mt][2] = lds64(q0 + 1), f.a[mt][1] = lds64(q1), f.a[mt][3] = lds64(q1 + 1);
+        } else if (AK) { // the same by two 16-byte loads
             double2 r0 = *reinterpret_cast<const double2 *>(pa + (16 * mt) * TC_BK);
             double2 r1 = *reinterpret_cast<const double2 *>(pa + (16 * mt + 1) * TC_BK);
             f.a[mt][0] = r0.x, f.a[mt][2] = r0.y, f.a[mt][1] = r1.x, f.a[mt][3] = r1.y;
@@ -263,7 +280,11 @@ __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const 
                 double2 c = *reinterpret_cast<const double2 *>(pb + (16 * p + j) * TC_BK);
                 f.b[2 * p + j][0] = c.x, f.b[2 * p + j][1] = c.y;
             }
-        } else {   // k 2t: columns 2g (tile 2p) and 2g+1 (tile 2p+1); k 2t+1 likewise
+        } else if (S::L64) { // k 2t: columns 2g (tile 2p) and 2g+1 (tile 2p+1); k 2t+1 likewise
+            const double *q0 = pb + 16 * p, *q1 = q0 + S::BN;
+            f.b[2 * p][0] = lds64(q0), f.b[2 * p + 1][0] = lds64(q0 + 1), f.b[2 * p][1] = lds64(q1),
+            f.b[2 * p + 1][1] = lds64(q1 + 1);
+        } else {
             double2 k0 = *reinterpret_cast<const double2 *>(pb + 16 * p);
             double2 k1 = *reinterpret_cast<const double2 *>(pb + S::BN + 16 * p);
             f.b[2 * p][0] = k0.x, f.b[2 * p + 1][0] = k0.y, f.b[2 * p][1] = k1.x, f.b[2 * p + 1][1] = k1.y;
@@ -531,9 +552,10 @@ int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStr
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum TcVariant { TC_LARGE, TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32C, TC_RANKKC, TC_LARGEPF, TC_LARGE32PF, TC_NVARIANTS };
-const char *const tc_variant_names[] = {"large",    "rankk",  "small",   "large32",
-                                        "large32c", "rankkc", "largepf", "large32pf"};
+enum TcVariant { TC_LARGE, TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32C, TC_RANKKC, TC_LARGEPF, TC_LARGE32PF,
+                 TC_RANKKL, TC_NVARIANTS };
+const char *const tc_variant_names[] = {"large",    "rankk",  "small",   "large32",  "large32c",
+                                        "rankkc", "largepf", "large32pf", "rankkl"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
@@ -542,7 +564,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected large, rankk, small, large32, large32c, rankkc, largepf or large32pf",
+                            "TESSERA_TC_TILE=%s: expected large, rankk, small, large32, large32c, rankkc, largepf, large32pf or rankkl",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -612,6 +634,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_LARGEPF: return launch_ops<ShapeLargePf, 2>(p, a_kmajor, b_kmajor, ct, s, "largepf");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
     case TC_RANKKC: return launch_ops<ShapeRankKC, 2>(p, a_kmajor, b_kmajor, ct, s, "rankkc");
+    case TC_RANKKL: return launch_ops<ShapeRankKL, 2>(p, a_kmajor, b_kmajor, ct, s, "rankkl");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
