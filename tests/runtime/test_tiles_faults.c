@@ -235,6 +235,27 @@ static void test_two_callers(void **state) {
     ts_devset_close(s);
 }
 
+// Two simulated devices with faults f, paced at 0.1 GFLOP/s (~0.2 s per call of the tests below:
+// device 1 gets tasks), and a runtime on them with tiles of T and no peer copies.
+static ts_tiles *paced_runtime(const ts_sim_faults *f, int64_t T, ts_devset **s) {
+    *s = tt_open_faults_paced(2, f, 0.1);
+    assert_non_null(*s);
+    ts_tiles_opts o = tt_opts(T, 0);
+    o.peer = 0;
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(*s, &o, &rt), 0);
+    return rt;
+}
+
+// max |x - ref| and max |ref| over len elements.
+static void max_diff(const double *ref, const double *x, int64_t len, double *dmax, double *rmax) {
+    *dmax = 0, *rmax = 0;
+    for (int64_t i = 0; i < len; i++) {
+        if (fabs(x[i] - ref[i]) > *dmax) *dmax = fabs(x[i] - ref[i]);
+        if (fabs(ref[i]) > *rmax) *rmax = fabs(ref[i]);
+    }
+}
+
 // In-place TRMM (beta 0 inside: the tiles are operands, not loaded as C) and TRSM with a device
 // lost mid-call: the torn tiles are restored from their saved copies and re-run; B equals the
 // result of the same call on healthy devices (the same tile products in the same order: to
@@ -253,11 +274,8 @@ static void test_inplace_l3_lost_device(void **state) {
         for (int faulty = 0; faulty < 2; faulty++) {
             ts_sim_faults f = no_faults();
             if (faulty) f.device = 1, f.lose_after = 25;
-            ts_devset *s = tt_open_faults_paced(2, &f, 0.1); // ~0.2 s per call: device 1 gets tasks
-            ts_tiles_opts o = tt_opts(T, 0);
-            o.peer = 0;
-            ts_tiles *rt = NULL;
-            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            ts_devset *s;
+            ts_tiles *rt = paced_runtime(&f, T, &s);
             double *B = faulty ? B2 : B1;
             memcpy(B, B0, sizeof(double) * (size_t)(m * n));
             ts_tiles_stats st;
@@ -271,13 +289,8 @@ static void test_inplace_l3_lost_device(void **state) {
             ts_tiles_destroy(rt);
             ts_devset_close(s);
         }
-        double dmax = 0, bmax = 0;
-        for (int64_t i = 0; i < m * n; i++) {
-            double d = B1[i] - B2[i];
-            if (d < 0) d = -d;
-            if (d > dmax) dmax = d;
-            if ((B1[i] < 0 ? -B1[i] : B1[i]) > bmax) bmax = B1[i] < 0 ? -B1[i] : B1[i];
-        }
+        double dmax, bmax;
+        max_diff(B1, B2, m * n, &dmax, &bmax);
         printf("# %s with a lost device: max |difference| %.3g of max |B| %.3g\n", solve ? "trsm" : "trmm", dmax, bmax);
         assert_true(dmax <= 1e-12 * bmax);
     }
@@ -306,11 +319,8 @@ static void test_torn_writeback(void **state) {
         for (long k = 0; k <= 10; k++) { // k = 0: the healthy run
             ts_sim_faults f = no_faults();
             if (k) f.device = 1, f.tear_d2h = k;
-            ts_devset *s = tt_open_faults_paced(2, &f, 0.1);
-            ts_tiles_opts o = tt_opts(T, 0);
-            o.peer = 0;
-            ts_tiles *rt = NULL;
-            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            ts_devset *s;
+            ts_tiles *rt = paced_runtime(&f, T, &s);
             double *B = k ? B2 : B1;
             memcpy(B, B0, sizeof(double) * (size_t)(m * n));
             ts_tiles_stats st;
@@ -329,12 +339,8 @@ static void test_torn_writeback(void **state) {
             ts_tiles_destroy(rt);
             ts_devset_close(s);
             if (!k) continue;
-            double dmax = 0, bmax = 0;
-            for (int64_t i = 0; i < m * n; i++) {
-                double d = fabs(B1[i] - B2[i]);
-                if (d > dmax) dmax = d;
-                if (fabs(B1[i]) > bmax) bmax = fabs(B1[i]);
-            }
+            double dmax, bmax;
+            max_diff(B1, B2, m * n, &dmax, &bmax);
             if (dmax > 1e-12 * bmax)
                 fail_msg("%s with device-to-host copy %ld torn: max |difference| %.3g of max |B| %.3g",
                          op == 0 ? "trmm" : op == 1 ? "trsm" : "gemm", k, dmax, bmax);
