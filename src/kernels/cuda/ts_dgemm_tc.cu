@@ -591,24 +591,27 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return e == cudaSuccess ? 0 : cuda_fail(e, __FILE__, __LINE__, "scale kernel launch", "scale");
     }
 
-    TcParams p = {};
-    p.m = m, p.n = n, p.k = k, p.lda = lda, p.ldb = ldb, p.ldc = ldc;
-    p.alpha = alpha, p.beta = beta, p.A = A, p.B = B, p.C = C;
-    p.c_vec = aligned16(C, ldc);
     bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
     // TT runs as C^T = B A, an NN product whose result is stored transposed: a K-major A operand
     // costs register moves for every fragment (its LDS.128 pairs are (a0, a2) and (a1, a3), the
     // mma wants a0..a3 in order), and so does an MN-major B. TESSERA_TC_TT=direct keeps the TT
     // kernel (for comparisons).
-    bool ct = false;
-    if (a_kmajor && !b_kmajor) {
+    bool ct = a_kmajor && !b_kmajor;
+    if (ct) {
         const char *tt = getenv("TESSERA_TC_TT");
-        if (!(tt && !strcmp(tt, "direct"))) {
-            ct = true, a_kmajor = false, b_kmajor = true;
-            p.m = n, p.n = m, p.A = B, p.lda = ldb, p.B = A, p.ldb = lda;
-            A = p.A, B = p.B, lda = p.lda, ldb = p.ldb, m = p.m, n = p.n;
-        }
+        ct = !(tt && !strcmp(tt, "direct"));
     }
+    if (ct) {
+        const double *T = A;
+        A = B, B = T;
+        int64_t x = m;
+        m = n, n = x, x = lda, lda = ldb, ldb = x;
+        a_kmajor = false, b_kmajor = true;
+    }
+    TcParams p = {};
+    p.m = m, p.n = n, p.k = k, p.lda = lda, p.ldb = ldb, p.ldc = ldc;
+    p.alpha = alpha, p.beta = beta, p.A = A, p.B = B, p.C = C;
+    p.c_vec = aligned16(C, ldc);
     // 16-byte copies need 16-byte aligned chunks: both operands aligned with even leading dimensions.
     if (!aligned16(A, lda) || !aligned16(B, ldb))
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
