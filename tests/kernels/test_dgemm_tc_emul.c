@@ -34,10 +34,10 @@ typedef struct {
     int l64; // 8-byte fragment loads for a K-major A and an MN-major B (rankkl)
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
-static const shape shapes[] = {{128, 128, 64, 32, 4, 1, 0, "large"},   {128, 64, 64, 32, 4, 1, 0, "rankk"},
-                               {64, 64, 32, 32, 4, 1, 0, "small"},     {128, 128, 64, 32, 3, 2, 0, "large32"},
-                               {128, 128, 64, 32, 3, 2, 1, "large32c"}, {128, 64, 64, 32, 4, 1, 1, "rankkc"},
-                               {128, 128, 64, 32, 4, 1, 0, "largepf"},  {128, 128, 64, 32, 3, 2, 0, "large32pf"},
+static const shape shapes[] = {{128, 128, 64, 32, 4, 1, 0, "large", 0},   {128, 64, 64, 32, 4, 1, 0, "rankk", 0},
+                               {64, 64, 32, 32, 4, 1, 0, "small", 0},     {128, 128, 64, 32, 3, 2, 0, "large32", 0},
+                               {128, 128, 64, 32, 3, 2, 1, "large32c", 0}, {128, 64, 64, 32, 4, 1, 1, "rankkc", 0},
+                               {128, 128, 64, 32, 4, 1, 0, "largepf", 0},  {128, 128, 64, 32, 3, 2, 0, "large32pf", 0},
                                {128, 64, 64, 32, 4, 1, 1, "rankkl", 1}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 

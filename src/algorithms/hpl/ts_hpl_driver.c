@@ -101,7 +101,10 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
     ts_json_str(j, "tv", tv);
     ts_json_str(j, "exec", r->exec_used);
     ts_json_str(j, "panel", r->panel_used);
-    if (!strncmp(r->exec_used, "device", 6)) ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
+    if (!strncmp(r->exec_used, "device", 6)) {
+        ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
+        ts_json_int(j, "panel_sms", r->panel_sms);
+    }
     if (r->bcast_used[0]) ts_json_str(j, "bcast", r->bcast_used);
     if (r->swap_used[0]) ts_json_str(j, "swap", r->swap_used);
     ts_json_num(j, "gflops", r->gflops);

@@ -157,6 +157,7 @@ struct ts_hpl_state {
     double *xgat, *xgst;        // its buffers (execution memory): the gathered panel (N x NB, then
                                 // NB x NB for L11), the staging of the parts (N x NB)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
+    int panel_sms;              // SMs stream 1 is confined to (0: the whole device)
     int nccl;                   // 1: panels broadcast device to device (NCCL) along the process row
     int nccl_col;               // 1: row swaps device to device (NCCL) along the process column;
                                 // 2: the same path, exchange through the host (test hook)

@@ -101,11 +101,18 @@ static int d_init(ts_hpl_state *s) {
     // Stream 1 carries the critical path under lookahead (the next panel's columns, its
     // factorization): high priority, so that its kernels are not queued behind the blocks of the
     // trailing GEMM on stream 0. TESSERA_HPL_PANEL_PRIORITY=0 creates it at normal priority.
+    // TESSERA_HPL_PANEL_SMS=N confines stream 1 to about N multiprocessors (a green context on CUDA),
+    // so that the panel's kernels take at most those from the trailing update (which keeps the
+    // whole device); 0, the default, leaves it on the whole device.
     int prio = 1;
+    int sms = 0;
     TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &prio) < 0 ? TS_ERR_PARSE : 0);
+    TS_CHECK(ts_env_int("TESSERA_HPL_PANEL_SMS", &sms) < 0 ? TS_ERR_PARSE : 0);
+    if (sms < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", sms);
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
-        TS_CHECK(ts_stream_create_prio(d->dev, i == 1 ? prio : 0, &d->st[i]));
+        TS_CHECK(ts_stream_create_sms(d->dev, i == 1 ? prio : 0, i == 1 ? sms : 0, &d->st[i]));
     s->panel_prio = prio;
+    s->panel_sms = ts_stream_sms(d->st[1]);
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));

@@ -52,9 +52,11 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 
 // Run-time variant choice (TESSERA_TC_TILE=<name of tc_variant_names> overrides it):
 //   small (64x64) when 128x64 tiles would not give every multiprocessor one block,
-//   rankkc (128x64, 2 blocks per SM; C prefetched into L2 when k <= TC_CPF_MAX_K) otherwise: one
-//   block's epilogue overlaps the other's main loop, and with the bounds-free copies it measured
-//   ahead of the 128x128 shapes on squares too (bench/NOTES.md).
+//   rankkl (128x64, 2 blocks per SM; C prefetched into L2 when k <= TC_CPF_MAX_K; 8-byte fragment
+//   loads for NT's B and TN's A) otherwise: one block's epilogue overlaps the other's main loop,
+//   and with the bounds-free copies it measured ahead of the 128x128 shapes on squares too; the
+//   8-byte loads measured +4-7% on NT and TN at 4096 and 8192 (bench/NOTES.md). For NN (and TT,
+//   which runs as NN) it is the same code as rankkc.
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -556,7 +558,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
-    *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKC;
+    *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKL;
     return 0;
 }
 
@@ -565,7 +567,7 @@ bool aligned16(const void *p, int64_t ld) { return ((uintptr_t)p % 16) == 0 && l
 } // namespace
 
 extern "C" const char *ts_cuda_dgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms) {
-    TcVariant v = TC_RANKKC;
+    TcVariant v = TC_RANKKL;
     return choose_variant(m, n, k, sms, &v) < 0 ? "invalid" : tc_variant_names[v];
 }
 
@@ -615,7 +617,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     // 16-byte copies need 16-byte aligned chunks: both operands aligned with even leading dimensions.
     if (!aligned16(A, lda) || !aligned16(B, ldb))
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
-    TcVariant v = TC_RANKKC;
+    TcVariant v = TC_RANKKL;
     TS_CHECK(choose_variant(m, n, k, dp->sms, &v));
     switch (v) {
     case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, ct, s, "large");
