@@ -465,12 +465,18 @@ static struct {
     CUresult (*stream_create)(CUstream *, CUgreenCtx, unsigned, int);
 } green = {.once = PTHREAD_ONCE_INIT};
 
+static char green_missing[64]; // the first entry point the driver did not give (for the error)
+
+// The entry point of the ABI these headers declare (CUDART_VERSION: a symbol introduced after an
+// older version asked for would be refused as "version not sufficient").
 static void *driver_fn(const char *name) {
     void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion(name, &fn, 12040, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
+    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion(name, &fn, CUDART_VERSION, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess) {
+        if (!green_missing[0]) snprintf(green_missing, sizeof green_missing, "%s (query result %d)", name, (int)q);
         return NULL;
+    }
     return fn;
 }
 
@@ -494,8 +500,9 @@ static int green_stream(ts_stream *st, cuda_stream *cs, int priority) {
     int ord = ordinal_of(st->dev);
     pthread_once(&green.once, green_load);
     if (!green.ok)
-        TS_RAISE(TS_ERR_UNSUPPORTED, "device %d: the CUDA driver has no green contexts (a stream confined to %d SMs)",
-                 ord, st->sms_req);
+        TS_RAISE(TS_ERR_UNSUPPORTED,
+                 "device %d: the CUDA driver has no green contexts (a stream confined to %d SMs; missing %s)", ord,
+                 st->sms_req, green_missing);
     CUdevice dev;
     CUdevResource all, part, rest;
     CUdevResourceDesc desc;
