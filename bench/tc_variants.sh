@@ -8,7 +8,8 @@
 #   large32pf: 8192 NN,NT and 16384 NN; largepf: 8192 NN,NT (fragment prefetch: square shapes);
 #   rankk, rankkc, large32c: the rank-k shapes only (the *c variants differ from rankk and large32
 #   only for k <= 1024 with beta != 0); rankkl (8-byte fragment loads where 16-byte ones need
-#   register moves): 8192 and 16384 NT,TN.
+#   register moves; the default): 8192 and 16384 in all four ops, and the rank-k shapes; rankklpf
+#   (rankkl with the next k-step's B fragments loaded across the barrier): the same in NN, NT, TT.
 # Estimated time on an H200 (host data generation and verification dominate): 8192 NN+NT ~3 s,
 # 16384^3 NN ~9.5 s with reps 5, each 16384^2 rank-k shape ~5.5 s, ~1 s start per call:
 # large 31 + large32 31 + large32pf 14 + largepf 4 + 3 x 17.5 (rankk, rankkc, large32c) ~ 132 s.
@@ -17,7 +18,7 @@ set -uo pipefail
 tessera=${1:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 out=${2:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 mkdir -p "$out"
-variants=${TC_VARIANTS:-large large32 large32pf largepf rankk rankkc large32c rankkl}
+variants=${TC_VARIANTS:-large large32 large32pf largepf rankk rankkc large32c rankkl rankklpf}
 rankk_shapes="16384x16384x256 16384x16384x512 16384x16384x1024"
 status=0
 t0=$(date +%s)
@@ -38,12 +39,13 @@ for v in $variants; do
     large|large32) sq8192=1 sq16384=1 rk=1 ;;
     large32pf) sq8192=1 sq16384=1 ;;
     largepf|small) sq8192=1 ;;
-    rankkl) sq8192=1 sq16384=1 ;; # differs from rankkc only in NT and TN (run on those)
+    rankkl|rankklpf) sq8192=1 sq16384=1 rk=1 ;; # rankkl: the default; rankklpf: its B-fragment prefetch
     *) rk=1 ;;
   esac
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
   sqops=NN,NT sq16ops=NN
-  [ "$v" = rankkl ] && sqops=NT,TN sq16ops=NT,TN
+  [ "$v" = rankkl ] && sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT
+  [ "$v" = rankklpf ] && sqops=NN,NT,TT sq16ops=NN,NT,TT # (the prefetch needs an MN-major A; TT runs as NN)
   [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
   [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops
   [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops NN

@@ -245,7 +245,7 @@ static void test_tc_variants(void **state) {
     // across the barrier, for ops with A 'N').
     // rankkl: 8-byte fragment loads for the operand that 16-byte loads deliver out of order.
     static const char *const tiles[] = {"large",    "rankk",  "small",   "large32",  "large32c",
-                                        "rankkc", "largepf", "large32pf", "rankkl"};
+                                        "rankkc", "largepf", "large32pf", "rankkl", "rankklpf"};
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
         for (int o = 0; o < 4; o++) {
