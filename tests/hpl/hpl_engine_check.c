@@ -2,12 +2,13 @@
 //
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
 //                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
-//                         [--want-swap NAME] [--perturb]
+//                         [--want-swap NAME] [--want-wide COL] [--perturb]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
 // NBMIN/NDIV pairs), as HPL.dat lists would. --panel device is the engine's default device panel
-// (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel.
+// (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel. --want-wide COL:
+// the panel stream was widened to the whole device at panel column COL (-1: never; device path).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,8 @@ typedef struct {
     const char *panel;  // the panel engine that must have run (result's panel_used), or NULL
     const char *exec;   // the execution that must have run (result's exec_used), or NULL
     const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
+    int want_wide;      // 1: the panel stream must have been widened at column `wide` (-1: never)
+    long long wide;
     int rank;
     int bad;
     int count;
@@ -83,6 +86,12 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
     }
     if (ok && t->swap && rc == 0 && !r.skipped && strcmp(r.swap_used, t->swap) != 0) {
         what = "WRONG SWAP";
+        ok = 0;
+    }
+    if (ok && t->want_wide && rc == 0 && !r.skipped && r.panel_wide_col != t->wide) {
+        printf("     panel stream widened at column %lld, expected %lld\n", (long long)r.panel_wide_col,
+               (long long)t->wide);
+        what = "WRONG WIDENING";
         ok = 0;
     }
     if (ok && t->exec && rc == 0 && !r.skipped && strcmp(r.exec_used, t->exec) != 0) {
@@ -157,6 +166,9 @@ int main(int argc, char **argv) {
             t.panel = argv[++first];
         } else if (!strcmp(a, "--want-swap") && first + 1 < argc) {
             t.swap = argv[++first];
+        } else if (!strcmp(a, "--want-wide") && first + 1 < argc) {
+            t.wide = atoll(argv[++first]);
+            t.want_wide = 1;
         } else if (!strcmp(a, "--want-exec") && first + 1 < argc) {
             t.exec = argv[++first];
         } else if (!strcmp(a, "--perturb")) {

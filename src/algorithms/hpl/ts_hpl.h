@@ -112,6 +112,7 @@ typedef struct {
     // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
     int panel_high;          // device path: stream 1 (next panel, lookahead columns) at high priority
     int panel_sms;           // device path: SMs stream 1 is confined to (0: the whole device)
+    int64_t panel_wide_col;  // the first panel column widened to the whole device again (-1: none)
     int64_t ooc_gemms_tiles, ooc_gemms_cpu;
     double ooc_flops_tiles, ooc_bytes_h2d, ooc_bytes_d2h;
 } ts_hpl_result;

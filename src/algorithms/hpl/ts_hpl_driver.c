@@ -104,6 +104,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
     if (!strncmp(r->exec_used, "device", 6)) {
         ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
         ts_json_int(j, "panel_sms", r->panel_sms);
+        ts_json_int(j, "panel_wide_col", r->panel_wide_col);
     }
     if (r->bcast_used[0]) ts_json_str(j, "bcast", r->bcast_used);
     if (r->swap_used[0]) ts_json_str(j, "swap", r->swap_used);

@@ -449,6 +449,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->gflops = r->time > 0 ? (2.0 / 3.0 * n * n * n + 1.5 * n * n) / r->time / 1e9 : 0.0;
     r->panel_high = dev && s->panel_prio;
     r->panel_sms = dev ? s->panel_sms : 0;
+    r->panel_wide_col = dev ? s->panel_wide_col : -1;
     if (ooc) {
         size_t h2d, d2h;
         ts_hpl_xooc_stats(s, &r->ooc_gemms_tiles, &r->ooc_gemms_cpu, &r->ooc_flops_tiles, &h2d, &d2h);

@@ -127,6 +127,11 @@ typedef struct {
     int (*stamps_reset)(ts_hpl_state *s, int n);
     int (*stamp)(ts_hpl_state *s, int st);
     double (*stamp_diff)(ts_hpl_state *s, int a, int b);
+    // Called by the lookahead loop once panel `col`'s factorization is done on the host's side;
+    // event slot `ev` was recorded after stream 0's share of the update (NULL: nothing to do). The
+    // device executor widens stream 1 from its SM partition to the whole device when that update had
+    // already finished by then (the panel became the critical path).
+    int (*panel_done)(ts_hpl_state *s, int64_t col, int ev);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
@@ -158,6 +163,8 @@ struct ts_hpl_state {
                                 // NB x NB for L11), the staging of the parts (N x NB)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     int panel_sms;              // SMs stream 1 is confined to (0: the whole device)
+    int64_t panel_wide_col;     // first panel column factored on the whole device again after the
+                                // confinement (-1: confined to the end, or never confined)
     int nccl;                   // 1: panels broadcast device to device (NCCL) along the process row
     int nccl_col;               // 1: row swaps device to device (NCCL) along the process column;
                                 // 2: the same path, exchange through the host (test hook)

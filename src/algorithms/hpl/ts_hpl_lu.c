@@ -425,6 +425,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
                 ts_hpl_fail(s, x->record(s, EV_USED0 + b, s0));
             }
             factor(s, pn, b ^ 1, k + 1, s1);
+            if (dev && x->panel_done) ts_hpl_fail(s, x->panel_done(s, pn->j, EV_S0));
             panel_bcast(s, pn);
             panel_load(s, pn, b ^ 1, s1);
             if (!dev) update(s, p, la1, s->nq, s0);

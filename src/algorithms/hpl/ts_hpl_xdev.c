@@ -17,7 +17,12 @@ typedef struct {
     ts_device *dev;
     ts_devset *set;
     ts_stream *st[TS_HPL_NSTREAM];
+    ts_stream *wide;            // stream 1's successor on the whole device while st[1] is confined
+                                // (TESSERA_HPL_PANEL_SMS); after the switch, the confined stream
+    int widened;                // 1: st[1] is the whole-device stream now
+    int64_t widen_col;          // test hook: widen at the first panel column >= this (-1: measure)
     ts_event *ev[NEV];
+    ts_event *ev_wide;          // the hand-over from the confined stream 1 to the wide one
     ts_engine engine;
     ts_lu_solver *solver;       // cuSOLVER panels
     int solver_gather;          // the solver was sized for gathered panels (N rows)
@@ -35,6 +40,7 @@ static void d_fini(ts_hpl_state *s) {
     if (!d) return;
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_sync(d->st[i]);
+    if (d->wide) ts_stream_sync(d->wide);
     for (int i = 0; i < NEV; i++)
         if (d->ev[i]) ts_event_destroy(d->ev[i]);
     ts_dcomm_destroy(d->row);
@@ -43,10 +49,12 @@ static void d_fini(ts_hpl_state *s) {
     s->nccl_col = 0;
     for (int i = 0; i < d->cap_stamp; i++) ts_event_destroy(d->stamp[i]);
     free(d->stamp);
+    if (d->ev_wide) ts_event_destroy(d->ev_wide);
     ts_lu_solver_destroy(d->solver);
     ts_lu_panel_destroy(d->panel);
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_destroy(d->st[i]);
+    if (d->wide) ts_stream_destroy(d->wide);
     free(d);
     s->xs = NULL;
 }
@@ -61,29 +69,35 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
     double one = 1.0, zero = 0.0;
     if (rc == 0) rc = ts_memset_async(d->st[0], m, 0, 64 * 64 * 3 * sizeof(double));
     if (rc == 0) rc = ts_stream_sync(d->st[0]);
-    for (int i = 0; i < TS_HPL_NSTREAM && rc == 0; i++) {
-        rc = ts_dev_gemm(d->st[i], d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
+    // (streams 0, 1 and, when stream 1 is confined, its whole-device successor)
+    ts_stream *all[TS_HPL_NSTREAM + 1];
+    int nst = 0;
+    for (int i = 0; i < TS_HPL_NSTREAM; i++) all[nst++] = d->st[i];
+    if (d->wide) all[nst++] = d->wide;
+    for (int i = 0; i < nst && rc == 0; i++) {
+        rc = ts_dev_gemm(all[i], d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
                          &zero, m + 8192, 64);
-        if (rc == 0) rc = ts_dev_dtrsm(d->st[i], 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
+        if (rc == 0) rc = ts_dev_dtrsm(all[i], 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
     }
-    if (rc == 0 && (d->solver || d->panel)) { // a unit diagonal keeps the tiny LU regular
-        double id[64];
-        for (int i = 0; i < 64 && rc == 0; i++) {
+    for (int i = 1; i < nst && rc == 0 && (d->solver || d->panel); i++) { // the panel streams
+        double id[64]; // a unit diagonal keeps the tiny LU regular
+        for (int c = 0; c < 64 && rc == 0; c++) {
             memset(id, 0, sizeof id);
-            id[i] = 1.0;
-            rc = ts_copy_async(d->st[1], TS_COPY_H2D, m + i * 64, id, sizeof id);
-            if (rc == 0) rc = ts_stream_sync(d->st[1]);
+            id[c] = 1.0;
+            rc = ts_copy_async(all[i], TS_COPY_H2D, m + c * 64, id, sizeof id);
+            if (rc == 0) rc = ts_stream_sync(all[i]);
         }
-        if (rc == 0 && d->solver) rc = ts_lu_dgetrf(d->st[1], d->solver, 64, 64, m, 64, iv, iv + 64);
+        if (rc == 0 && d->solver) rc = ts_lu_dgetrf(all[i], d->solver, 64, 64, m, 64, iv, iv + 64);
         if (rc == 0 && d->panel) { // every base-case variant's first launch
             for (int pf = 0; pf < 3 && rc == 0; pf++) {
                 ts_lu_panel_algo a = {pf, 2, 16, 2};
-                rc = ts_lu_panel_factor(d->st[1], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
+                rc = ts_lu_panel_factor(all[i], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
             }
         }
+        if (rc == 0) rc = ts_stream_sync(all[i]);
     }
-    for (int i = 0; i < TS_HPL_NSTREAM; i++) {
-        int r2 = ts_stream_sync(d->st[i]);
+    for (int i = 0; i < nst; i++) {
+        int r2 = ts_stream_sync(all[i]);
         if (rc == 0) rc = r2;
     }
     if (iv) ts_dfree(d->dev, iv);
@@ -103,16 +117,30 @@ static int d_init(ts_hpl_state *s) {
     // trailing GEMM on stream 0. TESSERA_HPL_PANEL_PRIORITY=0 creates it at normal priority.
     // TESSERA_HPL_PANEL_SMS=N confines stream 1 to about N multiprocessors (a green context on CUDA),
     // so that the panel's kernels take at most those from the trailing update (which keeps the
-    // whole device); 0, the default, leaves it on the whole device.
+    // whole device); 0, the default, leaves it on the whole device. Once the trailing update ends
+    // before the panel (it shrinks as m^2, the panel as m), stream 1 moves to the whole device for
+    // the rest of the factorization (TESSERA_HPL_PANEL_WIDEN=0 keeps it confined to the end).
     int prio = 1;
     int sms = 0;
+    int widen = 1;
     TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &prio) < 0 ? TS_ERR_PARSE : 0);
     TS_CHECK(ts_env_int("TESSERA_HPL_PANEL_SMS", &sms) < 0 ? TS_ERR_PARSE : 0);
+    TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &widen) < 0 ? TS_ERR_PARSE : 0);
     if (sms < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", sms);
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
         TS_CHECK(ts_stream_create_sms(d->dev, i == 1 ? prio : 0, i == 1 ? sms : 0, &d->st[i]));
     s->panel_prio = prio;
     s->panel_sms = ts_stream_sms(d->st[1]);
+    s->panel_wide_col = -1;
+    // (made when confinement was asked for, also where the backend cannot confine: simulated
+    // devices then run the same hand-over; TESSERA_TEST_HPL_WIDEN_COL=C forces it at the first
+    // panel column >= C, a test hook)
+    d->widen_col = -1;
+    TS_CHECK(ts_env_i64("TESSERA_TEST_HPL_WIDEN_COL", &d->widen_col) < 0 ? TS_ERR_PARSE : 0);
+    if (sms > 0 && widen) {
+        TS_CHECK(ts_stream_create_prio(d->dev, prio, &d->wide));
+        TS_CHECK(ts_event_create(d->dev, &d->ev_wide));
+    }
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
@@ -230,10 +258,30 @@ static double d_stamp_diff(ts_hpl_state *s, int a, int b) {
     return ms / 1e3;
 }
 
+// Stream 1 leaves its SM partition for the whole device when stream 0's update (event slot ev,
+// recorded after it) was complete by the time panel `col` was: from then on the panel is the critical path,
+// and it only gets shorter relative to the update. Work already queued on the confined stream keeps
+// its order: the wide stream waits for it once, then takes its place.
+static int d_panel_done(ts_hpl_state *s, int64_t col, int ev) {
+    xdev *d = X(s);
+    if (!d->wide || d->widened) return 0;
+    int q = d->widen_col >= 0 ? col >= d->widen_col : ts_event_query(d->ev[ev]);
+    if (q < 0) return q;
+    if (q == 0) return 0; // the update still runs: the confinement costs nothing yet
+    TS_CHECK(ts_event_record(d->ev_wide, d->st[1]));
+    TS_CHECK(ts_stream_wait_event(d->wide, d->ev_wide));
+    ts_stream *confined = d->st[1];
+    d->st[1] = d->wide;
+    d->wide = confined; // destroyed in d_fini
+    d->widened = 1;
+    s->panel_wide_col = col;
+    return 0;
+}
+
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
-    d_stamps_reset, d_stamp, d_stamp_diff,
+    d_stamps_reset, d_stamp, d_stamp_diff, d_panel_done,
 };
 
 // ---- device-to-device panel broadcasts ----
