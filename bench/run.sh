@@ -40,6 +40,11 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
          --engine "$engines" --reps 10 --json "$out/gemm-sgemm-$v.json"
   done
   step zgemm "$tessera" gemm 8192 --prec z --engine "$engines" --reps 5 --json "$out/gemm-zgemm.json"
+  # The own DGEMM's bars (issue: own GEMM kernels) with its default variants, side by side with
+  # cuBLAS: squares in all four ops, and HPL's rank-k update.
+  step bars "$tessera" gemm 4096 8192 16384 --ops NN,NT,TN,TT --engine "$engines" --reps 5 --json "$out/bars-square.json"
+  step bars "$tessera" gemm 16384x16384x256 16384x16384x512 16384x16384x1024 --engine "$engines" --reps 5 \
+       --json "$out/bars-rankk.json"
   # Own DGEMM variants against cuBLAS (bench/tc_variants.sh writes tc-<variant>.json).
   step tc "$here/tc_variants.sh" "$tessera" "$out"
   # Host-resident GEMM: tile runtime against cuBLASXt at two block sizes (cuBLASXt allocates its own
@@ -75,11 +80,11 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   panel_env() { case $1 in *-fixed) echo "TESSERA_HPL_PANEL_SMS=${1%-fixed} TESSERA_HPL_PANEL_WIDEN=0" ;;
                                    *) echo "TESSERA_HPL_PANEL_SMS=$1" ;; esac; }
   for v in ${TESSERA_BENCH_PANEL_SMS:-16 32 48}; do
-    step hpl-sms env $(panel_env "$v") timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver \
+    step hpl-sms env $(panel_env "$v") "$here/guard.sh" 120 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver \
          --json "$out/hpl-32768-sms$v.json"
   done
   for v in ${TESSERA_BENCH_PANEL_SMS_FULL:-16}; do
-    step hpl-full-sms env $(panel_env "$v") timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
+    step hpl-full-sms env $(panel_env "$v") "$here/guard.sh" ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
          --json "$out/hpl-sms$v.json" ${TESSERA_BENCH_HPL_ARGS:-}
   done
   # Out-of-core Linpack (matrix in host memory, the update GEMMs through the tile runtime) and the

@@ -563,7 +563,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
-    *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKL;
+    *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKLPF; // (TN: PF needs an MN-major A, so rankkl's loop)
     return 0;
 }
 
