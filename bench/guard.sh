@@ -14,7 +14,9 @@ while kill -0 "$pid" 2>/dev/null; do
     echo "== guard: '$*' still running after ${limit} s (pid $pid): its stacks" >&2
     dbg=$(command -v gdb || command -v cuda-gdb || ls /usr/local/cuda/bin/cuda-gdb 2>/dev/null)
     if [ -n "$dbg" ]; then
-      timeout -k 5 60 "$dbg" -batch -p "$pid" -ex "thread apply all bt 12" 2>&1 | grep -E "^Thread|^#" | head -200 >&2
+      # the main thread first (whole), then the others (the first frames of each)
+      timeout -k 5 60 "$dbg" -batch -p "$pid" -ex "thread apply 1 bt 30" -ex "thread apply all bt 8" 2>&1 |
+        grep -E "^Thread|^#" | grep -v "pthread_cond_wait\|libpocl" | head -300 >&2
     fi
     for t in /proc/"$pid"/task/*; do
       echo "   task ${t##*/}: $(cat "$t"/comm 2>/dev/null) wchan=$(cat "$t"/wchan 2>/dev/null) $(grep State "$t"/status 2>/dev/null)" >&2
