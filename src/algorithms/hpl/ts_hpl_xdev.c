@@ -127,6 +127,14 @@ static int d_init(ts_hpl_state *s) {
     TS_CHECK(ts_env_int("TESSERA_HPL_PANEL_SMS", &sms) < 0 ? TS_ERR_PARSE : 0);
     TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &widen) < 0 ? TS_ERR_PARSE : 0);
     if (sms < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", sms);
+    // cuSOLVER's getrf never returned on a stream confined to 16 SMs at N = 116736, NB = 1024 (H200;
+    // bench/NOTES.md): only our panel, whose cooperative grid is sized by the stream's SMs, is confined.
+    if (sms > 0 && s->panel_kind == TS_HPL_PANEL_CUSOLVER && ts_devset_backend(d->set) == TS_BACKEND_CUDA) {
+        if (s->grid.rank == 0)
+            TS_LOG_W("hpl: TESSERA_HPL_PANEL_SMS=%d ignored: cuSOLVER's panel runs on the whole device "
+                     "(it hung on a confined stream); --panel device confines ours", sms);
+        sms = 0;
+    }
     for (int i = 0; i < TS_HPL_NSTREAM; i++)
         TS_CHECK(ts_stream_create_sms(d->dev, i == 1 ? prio : 0, i == 1 ? sms : 0, &d->st[i]));
     s->panel_prio = prio;
