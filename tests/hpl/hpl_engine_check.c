@@ -104,7 +104,8 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
         ok = 0;
     }
     // The per-iteration split (rank 0): one record per panel, no negative time, idle within the
-    // iteration, and the iterations inside the timed factorization (their stamps lie within it).
+    // iteration, the TRSM part within the update, and the iterations inside the timed
+    // factorization (their stamps lie within it).
     if (ok && rc == 0 && !r.skipped && t->rank == 0 && c->N > 0) {
         int64_t npan = (c->N + c->NB - 1) / c->NB;
         double sum = 0;
@@ -112,7 +113,8 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
         for (int i = 0; !bad && i < r.n_iters; i++) {
             const ts_hpl_iter *it = &r.iters[i];
             bad = !(it->total >= 0 && it->fact >= 0 && it->bcast >= 0 && it->swap >= 0 &&
-                    it->update >= 0 && it->idle >= 0 && it->idle <= it->total + 1e-9);
+                    it->update >= 0 && it->idle >= 0 && it->idle <= it->total + 1e-9 && it->trsm >= 0 &&
+                    it->trsm <= it->update + 1e-9);
             sum += it->total;
         }
         if (bad || !(sum <= r.time + 1e-3)) {

@@ -86,6 +86,8 @@ typedef struct {
     int64_t col;             // first column of the panel
     double total;            // wall time of the iteration
     double fact, bcast, swap, update, idle;
+    double trsm;             // the part of update spent in the TRSM of U and its copy into A (the
+                             // rest is the GEMM); from stream stamps, 0 where the update ran on the host
 } ts_hpl_iter;
 
 typedef struct {

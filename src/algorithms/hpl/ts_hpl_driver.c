@@ -137,6 +137,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
         ts_json_num(j, "bcast", it->bcast);
         ts_json_num(j, "swap", it->swap);
         ts_json_num(j, "update", it->update);
+        ts_json_num(j, "trsm", it->trsm);
         ts_json_num(j, "idle", it->idle);
         ts_json_end_object(j);
     }

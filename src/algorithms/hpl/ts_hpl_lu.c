@@ -22,7 +22,7 @@ enum { EV_LOAD0 = 0, EV_S0 = 2, EV_USED0 = 4 };
 // path the host clock.
 struct ts_hpl_marks {
     int f0[2], f1[2], nf;
-    int sw0[2], sw1[2], up0[2], up1[2], ust[2];
+    int sw0[2], sw1[2], up0[2], gm0[2], up1[2], ust[2]; // gm0: after the TRSM and U's copy
     int nup;
     int end0;
 };
@@ -31,7 +31,7 @@ struct ts_hpl_marks {
 static void marks_clear(struct ts_hpl_marks *m) {
     m->f0[0] = m->f0[1] = m->f1[0] = m->f1[1] = m->end0 = -1;
     m->nf = 0;
-    for (int i = 0; i < 2; i++) m->sw0[i] = m->sw1[i] = m->up0[i] = m->up1[i] = -1, m->ust[i] = 0;
+    for (int i = 0; i < 2; i++) m->sw0[i] = m->sw1[i] = m->up0[i] = m->gm0[i] = m->up1[i] = -1, m->ust[i] = 0;
     m->nup = 0;
 }
 static int stamp(ts_hpl_state *s, int st) { return s->marks ? s->x->stamp(s, st) : -1; }
@@ -281,6 +281,7 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     int rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
     if (rc == 0 && s->myrow == p->curr)
         rc = x->x_copy(s, st, s->A + p->lr0 + c0 * s->lda, s->lda, U0, s->NB, p->jb, nc);
+    if (mk) mk->gm0[u] = stamp(s, st);
     if (rc == 0 && p->mL > 0)
         rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->xld, U0, s->NB, 1.0,
                         s->A + p->lr1 + c0 * s->lda, s->lda);
@@ -309,12 +310,13 @@ static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
     int prev = start0;
     for (int64_t k = 0; k < npan; k++) {
         const struct ts_hpl_marks *m = &marks[k];
-        double fact = 0, swap = 0, upd = 0, busy0 = 0;
+        double fact = 0, swap = 0, upd = 0, trsm = 0, busy0 = 0;
         for (int i = 0; i < m->nf; i++) fact += x->stamp_diff(s, m->f0[i], m->f1[i]);
         for (int u = 0; u < m->nup; u++) {
             double a = x->stamp_diff(s, m->sw0[u], m->sw1[u]), b = x->stamp_diff(s, m->up0[u], m->up1[u]);
             swap += a;
             upd += b;
+            trsm += x->stamp_diff(s, m->up0[u], m->gm0[u]);
             if (m->ust[u] == 0) busy0 += a + b;
         }
         double total = x->stamp_diff(s, prev, m->end0);
@@ -327,6 +329,7 @@ static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
             else fact = it->fact; // factored on the host: its host time stays
             it->swap = swap;
             it->update = upd;
+            it->trsm = trsm;
             it->total = total;
             double idle = overlap ? total - busy0 : total - fact - it->bcast - swap - upd;
             it->idle = idle > 0 ? idle : 0.0;
@@ -360,6 +363,7 @@ static int record_iter(ts_hpl_state *s, ts_hpl_panel *p, double t_it) {
         it->bcast = s->t_iter_bcast;
         it->swap = s->t_iter_swap;
         it->update = s->t_iter_update;
+        it->trsm = 0.0; // (from the stamps, in phase_split)
         double busy = it->fact + it->bcast + it->swap + it->update;
         it->idle = t_it > busy ? t_it - busy : 0.0;
     }
@@ -375,10 +379,10 @@ int ts_hpl_lu(ts_hpl_state *s) {
     int dev = x->is_device;
     int s0 = 0, s1 = dev ? 1 : 0;
     double t_start = ts_now();
-    // timing stamps: 13 per iteration at most, plus the start
+    // timing stamps: 15 per iteration at most, plus the start
     struct ts_hpl_marks *marks = NULL;
     int start0 = -1;
-    if (npan * 13 + 1 <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)(npan * 13 + 1)) == 0)
+    if (npan * 15 + 1 <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)(npan * 15 + 1)) == 0)
         marks = malloc(sizeof(*marks) * (size_t)npan);
     for (int64_t k = 0; marks && k < npan; k++) marks_clear(&marks[k]);
     if (marks) start0 = x->stamp(s, s0);
