@@ -2,7 +2,7 @@
 //
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
 //                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
-//                         [--want-swap NAME] [--want-wide COL] [--perturb]
+//                         [--want-swap NAME] [--want-wide COL] [--want-usolve NAME] [--perturb]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
@@ -52,6 +52,7 @@ typedef struct {
     const char *panel;  // the panel engine that must have run (result's panel_used), or NULL
     const char *exec;   // the execution that must have run (result's exec_used), or NULL
     const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
+    const char *usolve; // how U must have been formed (result's u_solve: trsm, inverse), or NULL
     int want_wide;      // 1: the panel stream must have been widened at column `wide` (-1: never)
     long long wide;
     int rank;
@@ -86,6 +87,10 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
     }
     if (ok && t->swap && rc == 0 && !r.skipped && strcmp(r.swap_used, t->swap) != 0) {
         what = "WRONG SWAP";
+        ok = 0;
+    }
+    if (ok && t->usolve && rc == 0 && !r.skipped && strcmp(r.u_solve, t->usolve) != 0) {
+        what = "WRONG U SOLVE";
         ok = 0;
     }
     if (ok && t->want_wide && rc == 0 && !r.skipped && r.panel_wide_col != t->wide) {
@@ -168,6 +173,8 @@ int main(int argc, char **argv) {
             t.panel = argv[++first];
         } else if (!strcmp(a, "--want-swap") && first + 1 < argc) {
             t.swap = argv[++first];
+        } else if (!strcmp(a, "--want-usolve") && first + 1 < argc) {
+            t.usolve = argv[++first];
         } else if (!strcmp(a, "--want-wide") && first + 1 < argc) {
             t.wide = atoll(argv[++first]);
             t.want_wide = 1;

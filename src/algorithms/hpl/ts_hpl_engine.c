@@ -37,6 +37,18 @@ static void open_device(ts_hpl_ctx *c) {
     }
 }
 
+int ts_hpl_env_check(void) {
+    const char *us = ts_env_str("TESSERA_HPL_TRSM");
+    if (us && strcmp(us, "inverse") && strcmp(us, "trsm"))
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected inverse or trsm", us);
+    int v = 0;
+    if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
+    if (v < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", v);
+    if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
+    if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
+    return 0;
+}
+
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
     *out = NULL;
     ts_hpl_ctx *c = calloc(1, sizeof *c);
@@ -101,7 +113,8 @@ static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int devi
     size_t A = (size_t)pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d;
     size_t U = (size_t)(NB * (nq + 2)) * d;
     size_t scr = (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
-    size_t pan = 2 * ((size_t)((mp + NB) * NB + NB + 1) * d + (size_t)(8 * NB) * sizeof(int64_t));
+    size_t pan = 2 * ((size_t)((mp + NB) * NB + NB + 1) * d + (size_t)(8 * NB) * sizeof(int64_t)) +
+                 3 * (size_t)(NB * NB) * d; // + inv(L11) of both panels and the identity (trsm_inv)
     size_t stage = 2 * (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
     m.A = A;
     if (device) {
@@ -237,6 +250,10 @@ static void state_free(ts_hpl_state *s) {
     if (s->xgat) x->xfree(s, s->xgat);
     if (s->xgst) x->xfree(s, s->xgst);
     s->xgat = s->xgst = NULL;
+    for (int b = 0; b < 2; b++)
+        if (s->pan[b].xlinv) x->xfree(s, s->pan[b].xlinv), s->pan[b].xlinv = NULL;
+    if (s->xident) x->xfree(s, s->xident);
+    s->xident = NULL;
     if (s->U) x->xfree(s, s->U);
     if (s->A) x->xfree(s, s->A);
     free(s->xsol);
@@ -277,6 +294,27 @@ static int state_alloc(ts_hpl_state *s) {
             TS_CHECK(x->halloc(s, (size_t)(NB + 1) * sizeof(int), (void **)&p->hpiv));
             TS_CHECK(x->xmalloc(s, sizeof(int64_t) * (size_t)(8 * NB), (void **)&p->xplan));
         }
+    }
+    // U = inv(L11) A12 by a GEMM (the default on devices, where DTRSM with many right-hand sides ran
+    // at ~2 TFLOP/s and took 8-21% of the update; bench/NOTES.md) or by DTRSM (the default elsewhere)
+    const char *us = getenv("TESSERA_HPL_TRSM");
+    s->trsm_inv = x == &ts_hpl_xops_dev;
+    if (us && *us) {
+        if (!strcmp(us, "inverse")) s->trsm_inv = 1;
+        else if (!strcmp(us, "trsm")) s->trsm_inv = 0;
+        else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected inverse or trsm", us);
+    }
+    if (s->trsm_inv) {
+        size_t nn = (size_t)(NB * NB);
+        double *id = calloc(nn, sizeof(double));
+        if (!id) TS_RAISE(TS_ERR_NOMEM, "identity of order NB");
+        for (int64_t i = 0; i < NB; i++) id[i + i * NB] = 1.0;
+        int rc2 = x->xmalloc(s, nn * sizeof(double), (void **)&s->xident);
+        if (rc2 == 0) rc2 = x->to_x(s, 0, s->xident, NB, id, NB, NB, NB);
+        if (rc2 == 0) rc2 = x->sync(s, 0);
+        free(id);
+        TS_CHECK(rc2);
+        for (int b = 0; b < 2; b++) TS_CHECK(x->xmalloc(s, nn * sizeof(double), (void **)&s->pan[b].xlinv));
     }
     s->xsol = calloc((size_t)(s->N + 1), sizeof(double));
     if (!s->xsol) TS_RAISE(TS_ERR_NOMEM, "solution vector");
@@ -461,6 +499,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_swap = s->t_swap;
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
+    snprintf(r->u_solve, sizeof r->u_solve, "%s", s->trsm_inv ? "inverse" : "trsm");
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",
              s->P == 1 ? "local" : s->nccl_col == 1 ? "nccl" : s->nccl_col ? "devexch-emul" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");

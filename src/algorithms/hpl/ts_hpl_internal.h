@@ -75,6 +75,8 @@ typedef struct {
     int *hpiv;              // and their host copy
     int dev_fact;           // 1: factored in execution memory, xW points into A
     int loaded;
+    double *xlinv;          // execution memory, NB x NB: inv(L11) of the loaded panel (trsm_inv)
+    int inv_ready;          // 1: xlinv holds this panel's inverse (the owner row, trsm_inv)
 } ts_hpl_panel;
 
 // ---- execution backend: where the local matrix lives and who computes on it ----
@@ -161,6 +163,9 @@ struct ts_hpl_state {
                                 // device, factored there and scattered back (needs nccl_col)
     double *xgat, *xgst;        // its buffers (execution memory): the gathered panel (N x NB, then
                                 // NB x NB for L11), the staging of the parts (N x NB)
+    int trsm_inv;               // 1: the owner row forms U = inv(L11) A12 by one GEMM straight into
+                                // A's rows (inv(L11) once per panel), instead of DTRSM and a copy
+    double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     int panel_sms;              // SMs stream 1 is confined to (0: the whole device)
     int64_t panel_wide_col;     // first panel column factored on the whole device again after the

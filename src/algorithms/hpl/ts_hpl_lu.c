@@ -60,6 +60,7 @@ static int panel_recycle(ts_hpl_state *s, ts_hpl_panel *p, int b) {
     int rc = ts_hpl_panel_wait_sends(s, p);
     if (rc == 0 && p->loaded && s->x->is_device) rc = s->x->ev_sync(s, EV_LOAD0 + b);
     p->loaded = 0;
+    p->inv_ready = 0;
     return ts_hpl_fail(s, rc);
 }
 
@@ -240,6 +241,18 @@ static int panel_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
     return rc;
 }
 
+// inv(L11) of the loaded panel (its unit lower diagonal block, on top of xW) on stream st, for the
+// owner row's U = inv(L11) A12 (trsm_inv): the identity solved by DTRSM, once per panel.
+static int panel_inverse(ts_hpl_state *s, ts_hpl_panel *p, int st) {
+    p->inv_ready = 0;
+    if (!s->trsm_inv || s->myrow != p->curr || p->jb <= 0) return 0;
+    const ts_hpl_xops *x = s->x;
+    int rc = x->x_copy(s, st, p->xlinv, s->NB, s->xident, s->NB, p->jb, p->jb);
+    if (rc == 0) rc = x->trsm_llnu(s, st, p->jb, p->jb, p->xW, p->xld, p->xlinv, s->NB);
+    p->inv_ready = rc == 0;
+    return rc;
+}
+
 // Plan the swaps and make the panel available to the update on the execution side.
 static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     const ts_hpl_xops *x = s->x;
@@ -250,7 +263,7 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
         p->xld = p->ldw;
         p->xplan = p->plan;
         p->loaded = 1;
-        return 0;
+        return ts_hpl_fail(s, panel_inverse(s, p, st));
     }
     rc = x->wait(s, st, EV_USED0 + b); // the previous user of this buffer (two panels ago) is done
     if (!p->dev_fact) {
@@ -260,6 +273,7 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     }
     size_t nplan = (size_t)(p->npack + 2 * p->jb + 3 * p->nown);
     if (rc == 0) rc = x->bytes_to_x(s, st, p->xplan, p->plan, nplan * sizeof(int64_t));
+    if (rc == 0) rc = panel_inverse(s, p, st);
     if (rc == 0) rc = x->record(s, EV_LOAD0 + b, st);
     p->loaded = 1;
     return ts_hpl_fail(s, rc);
@@ -278,12 +292,22 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     if (s->err) return s->err;
     double t0 = ts_now();
     double *U0 = s->U + c0 * s->NB;
-    int rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
-    if (rc == 0 && s->myrow == p->curr)
-        rc = x->x_copy(s, st, s->A + p->lr0 + c0 * s->lda, s->lda, U0, s->NB, p->jb, nc);
+    const double *Us = U0; // U as the GEMM reads it
+    int64_t ldu = s->NB;
+    int rc;
+    if (p->inv_ready && s->myrow == p->curr) { // U = inv(L11) U0, written straight into A's rows
+        double *Ar = s->A + p->lr0 + c0 * s->lda;
+        rc = x->gemm_nn(s, st, p->jb, nc, p->jb, 1.0, p->xlinv, s->NB, U0, s->NB, 0.0, Ar, s->lda);
+        Us = Ar;
+        ldu = s->lda;
+    } else {
+        rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
+        if (rc == 0 && s->myrow == p->curr)
+            rc = x->x_copy(s, st, s->A + p->lr0 + c0 * s->lda, s->lda, U0, s->NB, p->jb, nc);
+    }
     if (mk) mk->gm0[u] = stamp(s, st);
     if (rc == 0 && p->mL > 0)
-        rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->xld, U0, s->NB, 1.0,
+        rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
                         s->A + p->lr1 + c0 * s->lda, s->lda);
     if (mk) mk->up1[u] = stamp(s, st);
     s->t_iter_update += ts_now() - t0;

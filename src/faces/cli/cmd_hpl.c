@@ -371,6 +371,14 @@ int ts_cmd_hpl(int argc, char **argv) {
         code = TS_EXIT_USAGE;
         goto done;
     }
+    // a malformed TESSERA_HPL_* setting: an error of the input, before the header, all ranks together
+    int env_bad = ts_hpl_env_check() < 0;
+    who = first_failed(rank, size, env_bad);
+    if (who >= 0) {
+        if (rank == who) ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        code = TS_EXIT_USAGE;
+        goto done;
+    }
 
     // The baseline needs cuSOLVER: a CUDA device on every rank (not simulated devices).
     if (a.baseline && !ts_hpl_ctx_has_cuda(ctx)) {
