@@ -72,6 +72,11 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   step hpl timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl --json "$out/hpl.json" --plot "$out/hpl.svg" ${TESSERA_BENCH_HPL_ARGS:-}
   # LU at N = 32768 against cuSOLVER dgetrf on the same matrix, in the same run.
   step hpl-lu timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver --json "$out/hpl-32768.json"
+  # The same two Linpacks with U formed by DTRSM instead of the GEMM with inv(L11) (the default).
+  step hpl-trsm env TESSERA_HPL_TRSM=trsm timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver \
+       --json "$out/hpl-32768-trsm.json"
+  step hpl-trsm env TESSERA_HPL_TRSM=trsm timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
+       --json "$out/hpl-trsm.json" ${TESSERA_BENCH_HPL_ARGS:-}
   # HPL's trailing update alone at N = 32768's second iteration (m = 32256, n = 31232, k = NB = 512,
   # A and C with HPL's padded leading dimension), cuBLAS and the own DGEMM: the rate the LU's update
   # could reach without the panel beside it.
