@@ -37,13 +37,27 @@ static void open_device(ts_hpl_ctx *c) {
     }
 }
 
-int ts_hpl_env_check(void) {
+int ts_hpl_env_trsm(int *inv) {
     const char *us = ts_env_str("TESSERA_HPL_TRSM");
-    if (us && strcmp(us, "inverse") && strcmp(us, "trsm"))
-        TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected inverse or trsm", us);
-    int v = 0;
+    if (!us) return 0;
+    if (!strcmp(us, "inverse")) *inv = 1;
+    else if (!strcmp(us, "trsm")) *inv = 0;
+    else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected inverse or trsm", us);
+    return 0;
+}
+
+int ts_hpl_env_panel_sms(int *sms) {
+    int v = *sms;
     if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
     if (v < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", v);
+    *sms = v;
+    return 0;
+}
+
+int ts_hpl_env_check(void) {
+    int inv = 0, sms = 0, v = 0;
+    TS_CHECK(ts_hpl_env_trsm(&inv));
+    TS_CHECK(ts_hpl_env_panel_sms(&sms));
     if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
@@ -297,13 +311,8 @@ static int state_alloc(ts_hpl_state *s) {
     }
     // U = inv(L11) A12 by a GEMM (the default on devices, where DTRSM with many right-hand sides ran
     // at ~2 TFLOP/s and took 8-21% of the update; bench/NOTES.md) or by DTRSM (the default elsewhere)
-    const char *us = getenv("TESSERA_HPL_TRSM");
     s->trsm_inv = x == &ts_hpl_xops_dev;
-    if (us && *us) {
-        if (!strcmp(us, "inverse")) s->trsm_inv = 1;
-        else if (!strcmp(us, "trsm")) s->trsm_inv = 0;
-        else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected inverse or trsm", us);
-    }
+    TS_CHECK(ts_hpl_env_trsm(&s->trsm_inv));
     if (s->trsm_inv) {
         size_t nn = (size_t)(NB * NB);
         double *id = calloc(nn, sizeof(double));

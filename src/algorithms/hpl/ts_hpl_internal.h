@@ -136,6 +136,11 @@ typedef struct {
     int (*panel_done)(ts_hpl_state *s, int64_t col, int ev);
 } ts_hpl_xops;
 
+// TESSERA_HPL_TRSM: *inv = 1 (inverse), 0 (trsm), or left as it is when unset; TESSERA_HPL_PANEL_SMS:
+// *sms >= 0, left as it is when unset. TS_ERR_PARSE (message set) when malformed.
+int ts_hpl_env_trsm(int *inv);
+int ts_hpl_env_panel_sms(int *sms);
+
 extern const ts_hpl_xops ts_hpl_xops_cpu;
 extern const ts_hpl_xops ts_hpl_xops_dev;
 extern const ts_hpl_xops ts_hpl_xops_ooc;  // host matrix, GEMMs through the tile runtime

@@ -292,18 +292,17 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     if (s->err) return s->err;
     double t0 = ts_now();
     double *U0 = s->U + c0 * s->NB;
+    double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
     const double *Us = U0; // U as the GEMM reads it
     int64_t ldu = s->NB;
     int rc;
     if (p->inv_ready && s->myrow == p->curr) { // U = inv(L11) U0, written straight into A's rows
-        double *Ar = s->A + p->lr0 + c0 * s->lda;
         rc = x->gemm_nn(s, st, p->jb, nc, p->jb, 1.0, p->xlinv, s->NB, U0, s->NB, 0.0, Ar, s->lda);
         Us = Ar;
         ldu = s->lda;
     } else {
         rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
-        if (rc == 0 && s->myrow == p->curr)
-            rc = x->x_copy(s, st, s->A + p->lr0 + c0 * s->lda, s->lda, U0, s->NB, p->jb, nc);
+        if (rc == 0 && s->myrow == p->curr) rc = x->x_copy(s, st, Ar, s->lda, U0, s->NB, p->jb, nc);
     }
     if (mk) mk->gm0[u] = stamp(s, st);
     if (rc == 0 && p->mL > 0)

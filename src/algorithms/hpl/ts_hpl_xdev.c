@@ -18,8 +18,8 @@ typedef struct {
     ts_devset *set;
     ts_stream *st[TS_HPL_NSTREAM];
     ts_stream *wide;            // stream 1's successor on the whole device while st[1] is confined
-                                // (TESSERA_HPL_PANEL_SMS); after the switch, the confined stream
-    int widened;                // 1: st[1] is the whole-device stream now
+                                // (TESSERA_HPL_PANEL_SMS); after the switch (s->panel_wide_col >= 0),
+                                // the confined stream
     int64_t widen_col;          // test hook: widen at the first panel column >= this (-1: measure)
     ts_event *ev[NEV];
     ts_event *ev_wide;          // the hand-over from the confined stream 1 to the wide one
@@ -94,7 +94,6 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
                 rc = ts_lu_panel_factor(all[i], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
             }
         }
-        if (rc == 0) rc = ts_stream_sync(all[i]);
     }
     for (int i = 0; i < nst; i++) {
         int r2 = ts_stream_sync(all[i]);
@@ -124,9 +123,8 @@ static int d_init(ts_hpl_state *s) {
     int sms = 0;
     int widen = 1;
     TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &prio) < 0 ? TS_ERR_PARSE : 0);
-    TS_CHECK(ts_env_int("TESSERA_HPL_PANEL_SMS", &sms) < 0 ? TS_ERR_PARSE : 0);
+    TS_CHECK(ts_hpl_env_panel_sms(&sms));
     TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &widen) < 0 ? TS_ERR_PARSE : 0);
-    if (sms < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", sms);
     // cuSOLVER's getrf never returned on a stream confined to 16 SMs at N = 116736, NB = 1024 (H200;
     // bench/NOTES.md): only our panel, whose cooperative grid is sized by the stream's SMs, is confined.
     if (sms > 0 && s->panel_kind == TS_HPL_PANEL_CUSOLVER && ts_devset_backend(d->set) == TS_BACKEND_CUDA) {
@@ -272,7 +270,7 @@ static double d_stamp_diff(ts_hpl_state *s, int a, int b) {
 // its order: the wide stream waits for it once, then takes its place.
 static int d_panel_done(ts_hpl_state *s, int64_t col, int ev) {
     xdev *d = X(s);
-    if (!d->wide || d->widened) return 0;
+    if (!d->wide || s->panel_wide_col >= 0) return 0;
     int q = d->widen_col >= 0 ? col >= d->widen_col : ts_event_query(d->ev[ev]);
     if (q < 0) return q;
     if (q == 0) return 0; // the update still runs: the confinement costs nothing yet
@@ -281,7 +279,6 @@ static int d_panel_done(ts_hpl_state *s, int64_t col, int ev) {
     ts_stream *confined = d->st[1];
     d->st[1] = d->wide;
     d->wide = confined; // destroyed in d_fini
-    d->widened = 1;
     s->panel_wide_col = col;
     return 0;
 }
