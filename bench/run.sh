@@ -77,6 +77,12 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
        --json "$out/hpl-32768-trsm.json"
   step hpl-trsm env TESSERA_HPL_TRSM=trsm timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
        --json "$out/hpl-trsm.json" ${TESSERA_BENCH_HPL_ARGS:-}
+  # The same two Linpacks with one process row's row swaps split (pack, then two unpacks) instead of
+  # one pass (the default).
+  step hpl-swap env TESSERA_HPL_SWAP=split timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver \
+       --json "$out/hpl-32768-split.json"
+  step hpl-swap env TESSERA_HPL_SWAP=split timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
+       --json "$out/hpl-split.json" ${TESSERA_BENCH_HPL_ARGS:-}
   # HPL's trailing update alone at N = 32768's second iteration (m = 32256, n = 31232, k = NB = 512,
   # A and C with HPL's padded leading dimension), cuBLAS and the own DGEMM: the rate the LU's update
   # could reach without the panel beside it.

@@ -20,6 +20,20 @@ int ts_lu_pack_rows(ts_stream *st, const double *A, int64_t lda, const int64_t *
 int ts_lu_unpack_rows(ts_stream *st, const double *buf, const int64_t *bidx, int64_t n, int64_t nc,
                       double *A, int64_t lda, const int64_t *aidx);
 
+// One panel's row interchanges on nc columns in one pass (one process row): for every column c,
+// with v the old values of rows pk[0..npack) of column c of A,
+//   U(i, c) = v[ub[i]] for i < jb  and  A(al[t], c) = v[ab[t]] for t < nown.
+// The result of ts_lu_pack_rows into a buffer and two ts_lu_unpack_rows, without the buffer: a
+// CUDA block reads its columns' rows once into shared memory and writes them back while the
+// scattered rows' sectors are still in L2 (HPL's pivot rows are far apart, so every element of
+// them is a sector of its own). Index arrays in device memory, entries below 2^31; al distinct.
+// Asynchronous on st. Only when ts_lu_swap_rows_fits(npack, jb, nown, rows): the indices and one
+// column's values must fit in a block's shared memory (NB up to about 4096).
+int ts_lu_swap_rows(ts_stream *st, double *A, int64_t lda, const int64_t *pk, int64_t npack,
+                    const int64_t *ub, int64_t jb, double *U, int64_t ldu, const int64_t *al,
+                    const int64_t *ab, int64_t nown, int64_t nc);
+int ts_lu_swap_rows_fits(int64_t npack, int64_t jb, int64_t nown, int64_t rows);
+
 // LU with partial pivoting of the m x n panel A (m >= n, device memory), LAPACK dgetrf semantics:
 // ipiv (n ints, 1-based, device memory) and *info (device memory: 0, or the first zero pivot,
 // 1-based; the factorization goes on). CUDA: cuSOLVER dgetrf; simulated devices: a recursive LU
@@ -95,6 +109,15 @@ typedef struct {
 } ts_lu_rows_args;
 
 typedef struct {
+    double *A, *U;
+    const int64_t *pk, *ub, *al, *ab;
+    int64_t lda, ldu, npack, jb, nown, nc;
+} ts_lu_swap_args;
+// Bytes of shared memory ts_lu_swap_rows needs for one column (the int32 indices and the values).
+#define TS_LU_SWAP_SMEM(npack, jb, nown) ((size_t)(npack) * 8 + ((size_t)(npack) + (size_t)(jb) + 2 * (size_t)(nown)) * 4)
+#define TS_LU_SWAP_SMEM_MAX ((size_t)160 << 10)
+
+typedef struct {
     void *handle;          // cusolverDnHandle_t (CUDA)
     double *work;          // device workspace
     int lwork;
@@ -110,6 +133,8 @@ int ts_lu_cusolver_create(void **handle);
 void ts_lu_cusolver_destroy(void *handle);
 int ts_lu_cusolver_lwork(void *handle, int64_t m, int64_t n, double *A, int64_t lda, int *lwork);
 int ts_lu_rows_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
+int ts_lu_swap_cpu(void *args);
+int ts_lu_swap_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,9 @@
 // Shapes cover one block and many, leaves staged in shared memory and leaves worked on in place
 // (64-column leaves of 60000 rows do not fit), and every PFACT/RFACT.
 // TESSERA_GPU_PANEL_TIMING=1 also prints the time of both engines on HPL's first panels (no bound).
+// One panel's row interchanges in one pass (ts_lu_swap_rows, CUDA) equal the pivots applied one by
+// one, exactly; its time against the split form (pack + two unpacks) on the first panel's shape of
+// the N = 116736, NB = 1024 Linpack is printed (no bound).
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -30,6 +33,7 @@
 #include "device/ts_device.h"
 #include "kernels/ts_kernels.h"
 #include "kernels/ts_lu_kernels.h"
+#include "../hpl/swap_plan_util.h"
 
 #define ARENA_BYTES ((size_t)4 << 30)
 #define TOL 8.0
@@ -273,6 +277,115 @@ static void test_timing(void **state) {
     }
 }
 
+// Uploads the plan's index arrays (pk, ub, al, ab, then the identity of jb for the split form's U).
+static int64_t *upload_plan(const swap_plan *pl) {
+    int64_t n = pl->npack + 2 * pl->jb + 2 * pl->nown;
+    int64_t *h = malloc(sizeof(int64_t) * (size_t)n), *x = NULL;
+    assert_non_null(h);
+    memcpy(h, pl->pk, sizeof(int64_t) * (size_t)pl->npack);
+    memcpy(h + pl->npack, pl->ub, sizeof(int64_t) * (size_t)pl->jb);
+    memcpy(h + pl->npack + pl->jb, pl->al, sizeof(int64_t) * (size_t)pl->nown);
+    memcpy(h + pl->npack + pl->jb + pl->nown, pl->ab, sizeof(int64_t) * (size_t)pl->nown);
+    for (int64_t i = 0; i < pl->jb; i++) h[pl->npack + pl->jb + 2 * pl->nown + i] = i;
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(int64_t) * (size_t)n, (void **)&x));
+    CHECK_OK(ts_copy_async(g_st, TS_COPY_H2D, x, h, sizeof(int64_t) * (size_t)n));
+    CHECK_OK(ts_stream_sync(g_st));
+    free(h);
+    return x;
+}
+
+static void test_swap_rows(void **state) {
+    NEED_GPU();
+    static const int64_t cases[][3] = {{20000, 512, 1}, {20000, 512, 37}, {20003, 512, 700}, {60000, 1024, 300}, {3000, 64, 129}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t mp = cases[k][0], jb = cases[k][1], nc = cases[k][2], lda = mp + 3, ldu = jb;
+        swap_plan pl;
+        assert_int_equal(swap_plan_make(77 + k, mp, jb, 1, &pl), 0);
+        double *A = random_panel(900 + k, mp, nc, lda);
+        double *R = malloc(sizeof(double) * (size_t)(lda * nc)), *RU = malloc(sizeof(double) * (size_t)(ldu * nc));
+        double *B = malloc(sizeof(double) * (size_t)(lda * nc)), *BU = malloc(sizeof(double) * (size_t)(ldu * nc));
+        assert_true(R && RU && B && BU);
+        swap_plan_ref(&pl, A, lda, nc, R, RU, ldu);
+        size_t ab = sizeof(double) * (size_t)(lda * nc), ub = sizeof(double) * (size_t)(ldu * nc);
+        double *X = NULL, *XU = NULL;
+        CHECK_OK(ts_dmalloc(g_dev, ab, (void **)&X));
+        CHECK_OK(ts_dmalloc(g_dev, ub, (void **)&XU));
+        int64_t *xi = upload_plan(&pl);
+        CHECK_OK(ts_copy_async(g_st, TS_COPY_H2D, X, A, ab));
+        CHECK_OK(ts_memset_async(g_st, XU, 0xff, ub)); // poison: NaN
+        CHECK_OK(ts_lu_swap_rows(g_st, X, lda, xi, pl.npack, xi + pl.npack, jb, XU, ldu, xi + pl.npack + jb,
+                                 xi + pl.npack + jb + pl.nown, pl.nown, nc));
+        CHECK_OK(ts_copy_async(g_st, TS_COPY_D2H, B, X, ab));
+        CHECK_OK(ts_copy_async(g_st, TS_COPY_D2H, BU, XU, ub));
+        CHECK_OK(ts_stream_sync(g_st));
+        for (int64_t c = 0; c < nc; c++) {
+            for (int64_t i = 0; i < jb; i++)
+                if (!(BU[i + c * ldu] == RU[i + c * ldu]))
+                    fail_msg("mp %lld jb %lld nc %lld: U(%lld, %lld) = %g, dlaswp %g", (long long)mp, (long long)jb,
+                             (long long)nc, (long long)i, (long long)c, BU[i + c * ldu], RU[i + c * ldu]);
+            for (int64_t i = 0; i < lda; i++) {
+                double want = i < jb || i >= mp ? A[i + c * lda] : R[i + c * lda];
+                if (!(B[i + c * lda] == want))
+                    fail_msg("mp %lld jb %lld nc %lld: A(%lld, %lld) = %g, want %g", (long long)mp, (long long)jb,
+                             (long long)nc, (long long)i, (long long)c, B[i + c * lda], want);
+            }
+        }
+        ts_dfree(g_dev, X);
+        ts_dfree(g_dev, XU);
+        ts_dfree(g_dev, xi);
+        free(A);
+        free(R);
+        free(RU);
+        free(B);
+        free(BU);
+        swap_plan_free(&pl);
+    }
+}
+
+// The first panel of N = 116736, NB = 1024 (a jb = 1024 plan over 116736 rows) on 1536 of its
+// columns, both forms, 5 repetitions each after one warm-up; printed per 1000 columns.
+static void test_swap_rows_timing(void **state) {
+    NEED_GPU();
+    const int64_t mp = 116736, jb = 1024, nc = 1536, lda = mp + 8;
+    swap_plan pl;
+    assert_int_equal(swap_plan_make(4242, mp, jb, 0, &pl), 0);
+    double *X = NULL, *XU = NULL, *scr = NULL;
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(double) * (size_t)(lda * nc), (void **)&X));
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(double) * (size_t)(jb * nc), (void **)&XU));
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(double) * (size_t)(pl.npack * nc), (void **)&scr));
+    double *H = random_panel(31, mp, 1, lda);
+    for (int64_t c = 0; c < nc; c++) CHECK_OK(ts_copy_async(g_st, TS_COPY_H2D, X + c * lda, H, sizeof(double) * (size_t)lda));
+    int64_t *xi = upload_plan(&pl);
+    const int64_t *pk = xi, *ub = xi + pl.npack, *al = ub + jb, *abx = al + pl.nown, *uid = abx + pl.nown;
+    double t[2];
+    for (int form = 0; form < 2; form++) {
+        for (int r = 0; r < 6; r++) {
+            if (r == 1) {
+                CHECK_OK(ts_stream_sync(g_st));
+                t[form] = ts_now();
+            }
+            if (form == 0) {
+                CHECK_OK(ts_lu_swap_rows(g_st, X, lda, pk, pl.npack, ub, jb, XU, jb, al, abx, pl.nown, nc));
+            } else {
+                CHECK_OK(ts_lu_pack_rows(g_st, X, lda, pk, pl.npack, nc, scr));
+                CHECK_OK(ts_lu_unpack_rows(g_st, scr, ub, jb, nc, XU, jb, uid));
+                CHECK_OK(ts_lu_unpack_rows(g_st, scr, abx, pl.nown, nc, X, lda, al));
+            }
+        }
+        CHECK_OK(ts_stream_sync(g_st));
+        t[form] = (ts_now() - t[form]) / 5;
+    }
+    printf("# row swaps of one panel (116736 rows, jb 1024, %lld rows moved, %lld below the block changed), "
+           "per 1000 columns: fused %.3f ms, split %.3f ms (split/fused %.2f)\n",
+           (long long)pl.npack, (long long)pl.nown, t[0] * 1e3 * 1000 / nc, t[1] * 1e3 * 1000 / nc, t[1] / t[0]);
+    ts_dfree(g_dev, X);
+    ts_dfree(g_dev, XU);
+    ts_dfree(g_dev, scr);
+    ts_dfree(g_dev, xi);
+    free(H);
+    swap_plan_free(&pl);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_and_medium),
@@ -280,6 +393,8 @@ int main(void) {
         cmocka_unit_test(test_zero_pivot),
         cmocka_unit_test(test_confined_stream),
         cmocka_unit_test(test_timing),
+        cmocka_unit_test(test_swap_rows),
+        cmocka_unit_test(test_swap_rows_timing),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

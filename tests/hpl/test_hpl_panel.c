@@ -22,6 +22,7 @@
 #include "core/ts_rng.h"
 #include "device/ts_device.h"
 #include "kernels/ts_lu_kernels.h"
+#include "swap_plan_util.h"
 
 #define TOL 8.0
 
@@ -218,12 +219,114 @@ static void test_sim_device_path(void **state) {
     ts_devset_close(set);
 }
 
+// One panel's row interchanges on a simulated device: ts_lu_swap_rows (one pass) and the split
+// form (ts_lu_pack_rows, then U's rows and A's changed rows by ts_lu_unpack_rows) both give exactly
+// the pivots applied one by one (a data movement: equality, not a bound); the diagonal block's rows
+// of A are left as they were (U goes to its own buffer); nc = 1 and jb = 1 included; a plan too big
+// for a block's shared memory is refused.
+static void test_swap_rows_sim(void **state) {
+    ts_devset_opts o;
+    assert_int_equal(ts_devset_opts_init(&o), 0);
+    o.backend = TS_BACKEND_SIM;
+    o.sim_devices = 1;
+    o.arena_bytes = (size_t)64 << 20;
+    ts_devset *set = NULL;
+    assert_int_equal(ts_devset_open(&o, &set), 0);
+    ts_device *d = ts_devset_device(set, 0);
+    ts_stream *st = NULL;
+    assert_int_equal(ts_stream_create(d, &st), 0);
+    static const int64_t cases[][3] = {{1, 1, 1}, {40, 1, 3}, {50, 8, 1}, {300, 64, 37}, {1000, 100, 250}, {130, 128, 9}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t mp = cases[k][0], jb = cases[k][1], nc = cases[k][2], lda = mp + 3, ldu = jb + 2;
+        swap_plan pl;
+        assert_int_equal(swap_plan_make(1234 + k, mp, jb, (int)(k % 2), &pl), 0);
+        double *A = random_panel(500 + k, mp, nc, lda);
+        double *R = malloc(sizeof(double) * (size_t)(lda * nc)), *RU = calloc((size_t)(ldu * nc), sizeof(double));
+        double *B = malloc(sizeof(double) * (size_t)(lda * nc)), *BU = malloc(sizeof(double) * (size_t)(ldu * nc));
+        assert_true(R && RU && B && BU);
+        swap_plan_ref(&pl, A, lda, nc, R, RU, ldu);
+        size_t ab = sizeof(double) * (size_t)(lda * nc), ub = sizeof(double) * (size_t)(ldu * nc);
+        double *X = NULL, *XU = NULL, *scr = NULL;
+        int64_t *xi = NULL, *uid = NULL;
+        assert_int_equal(ts_dmalloc(d, ab, (void **)&X), 0);
+        assert_int_equal(ts_dmalloc(d, ub, (void **)&XU), 0);
+        assert_int_equal(ts_dmalloc(d, sizeof(double) * (size_t)(pl.npack * nc), (void **)&scr), 0);
+        assert_int_equal(ts_dmalloc(d, sizeof(int64_t) * (size_t)(pl.npack + jb + 3 * pl.nown + jb), (void **)&xi), 0);
+        int64_t *xpk = xi, *xub = xpk + pl.npack, *xal = xub + jb, *xab = xal + pl.nown;
+        uid = xab + pl.nown;
+        int64_t *hid = malloc(sizeof(int64_t) * (size_t)jb);
+        assert_non_null(hid);
+        for (int64_t i = 0; i < jb; i++) hid[i] = i;
+        assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xpk, pl.pk, sizeof(int64_t) * (size_t)pl.npack), 0);
+        assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xub, pl.ub, sizeof(int64_t) * (size_t)jb), 0);
+        if (pl.nown) {
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xal, pl.al, sizeof(int64_t) * (size_t)pl.nown), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xab, pl.ab, sizeof(int64_t) * (size_t)pl.nown), 0);
+        }
+        assert_int_equal(ts_copy_async(st, TS_COPY_H2D, uid, hid, sizeof(int64_t) * (size_t)jb), 0);
+        for (int split = 0; split < 2; split++) {
+            for (int64_t i = 0; i < ldu * nc; i++) BU[i] = -7.5; // poison U
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, X, A, ab), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, XU, BU, ub), 0);
+            if (!split) {
+                assert_true(ts_lu_swap_rows_fits(pl.npack, jb, pl.nown, lda));
+                assert_int_equal(ts_lu_swap_rows(st, X, lda, xpk, pl.npack, xub, jb, XU, ldu, xal, xab, pl.nown, nc), 0);
+            } else {
+                assert_int_equal(ts_lu_pack_rows(st, X, lda, xpk, pl.npack, nc, scr), 0);
+                assert_int_equal(ts_lu_unpack_rows(st, scr, xub, jb, nc, XU, ldu, uid), 0);
+                assert_int_equal(ts_lu_unpack_rows(st, scr, xab, pl.nown, nc, X, lda, xal), 0);
+            }
+            assert_int_equal(ts_copy_async(st, TS_COPY_D2H, B, X, ab), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_D2H, BU, XU, ub), 0);
+            assert_int_equal(ts_stream_sync(st), 0);
+            for (int64_t c = 0; c < nc; c++) {
+                for (int64_t i = 0; i < jb; i++)
+                    if (BU[i + c * ldu] != RU[i + c * ldu])
+                        fail_msg("case %zu %s: U(%lld, %lld) = %g, dlaswp %g", k, split ? "split" : "fused", (long long)i,
+                                 (long long)c, BU[i + c * ldu], RU[i + c * ldu]);
+                for (int64_t i = jb; i < ldu; i++) assert_true(BU[i + c * ldu] == -7.5); // U's padding
+                for (int64_t i = 0; i < lda; i++) {
+                    double want = i < jb || i >= mp ? A[i + c * lda] : R[i + c * lda];
+                    if (B[i + c * lda] != want)
+                        fail_msg("case %zu %s: A(%lld, %lld) = %g, want %g", k, split ? "split" : "fused", (long long)i,
+                                 (long long)c, B[i + c * lda], want);
+                }
+            }
+        }
+        ts_dfree(d, X);
+        ts_dfree(d, XU);
+        ts_dfree(d, scr);
+        ts_dfree(d, xi);
+        free(hid);
+        free(A);
+        free(R);
+        free(RU);
+        free(B);
+        free(BU);
+        swap_plan_free(&pl);
+    }
+    // a plan beyond a block's shared memory: refused (HPL then takes the split form)
+    assert_false(ts_lu_swap_rows_fits(40000, 20000, 20000, 100000));
+    double *X = NULL;
+    int64_t *xi = NULL;
+    assert_int_equal(ts_dmalloc(d, 64 * sizeof(double), (void **)&X), 0);
+    assert_int_equal(ts_dmalloc(d, 64 * sizeof(int64_t), (void **)&xi), 0);
+    assert_int_equal(ts_lu_swap_rows(st, X, 100000, xi, 40000, xi, 20000, X, 20000, xi, xi, 20000, 1), TS_ERR_UNSUPPORTED);
+    assert_int_equal(ts_lu_swap_rows(st, X, 8, xi, 4, xi, 4, X, 2, xi, xi, 0, 1), TS_ERR_ARG); // ldu < jb
+    ts_error_clear();
+    ts_dfree(d, X);
+    ts_dfree(d, xi);
+    ts_stream_destroy(st);
+    ts_devset_close(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twin_matches_unblocked),
         cmocka_unit_test(test_twin_zero_pivot),
         cmocka_unit_test(test_twin_rank_deficient),
         cmocka_unit_test(test_sim_device_path),
+        cmocka_unit_test(test_swap_rows_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

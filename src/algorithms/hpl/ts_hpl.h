@@ -109,7 +109,8 @@ typedef struct {
     char panel_used[16];     // panel engine that ran: "host", "tessera" (own device panel),
                              // "cusolver" (CUDA), "getrf-sim" (its stand-in on simulated devices)
     char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
-    char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1)
+    char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1), "local-fused"
+                             // (P = 1 in one pass: the device default; TESSERA_HPL_SWAP)
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", or "inverse" (a GEMM with
                              // inv(L11); TESSERA_HPL_TRSM)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
@@ -136,8 +137,8 @@ typedef struct ts_hpl_ctx ts_hpl_ctx; // MPI communicator, devices, pools
 
 // Collective over all ranks of the communicator (MPI_COMM_WORLD when MPI is on, one rank otherwise).
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out);
-// The TESSERA_HPL_* settings of the device path (TESSERA_HPL_TRSM, TESSERA_HPL_PANEL_SMS,
-// TESSERA_HPL_PANEL_WIDEN, TESSERA_HPL_PANEL_PRIORITY): 0, or TS_ERR_PARSE with the variable and its
+// The TESSERA_HPL_* settings of the device path (TESSERA_HPL_TRSM, TESSERA_HPL_SWAP,
+// TESSERA_HPL_PANEL_SMS, TESSERA_HPL_PANEL_WIDEN, TESSERA_HPL_PANEL_PRIORITY): 0, or TS_ERR_PARSE with the variable and its
 // value in the error message, before any run.
 int ts_hpl_env_check(void);
 void ts_hpl_ctx_destroy(ts_hpl_ctx *c);

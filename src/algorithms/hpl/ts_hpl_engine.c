@@ -46,6 +46,15 @@ int ts_hpl_env_trsm(int *inv) {
     return 0;
 }
 
+int ts_hpl_env_swap(int *fused) {
+    const char *us = ts_env_str("TESSERA_HPL_SWAP");
+    if (!us) return 0;
+    if (!strcmp(us, "fused")) *fused = 1;
+    else if (!strcmp(us, "split")) *fused = 0;
+    else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_SWAP=%s: expected fused or split", us);
+    return 0;
+}
+
 int ts_hpl_env_panel_sms(int *sms) {
     int v = *sms;
     if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
@@ -58,6 +67,7 @@ int ts_hpl_env_check(void) {
     int inv = 0, sms = 0, v = 0;
     TS_CHECK(ts_hpl_env_trsm(&inv));
     TS_CHECK(ts_hpl_env_panel_sms(&sms));
+    TS_CHECK(ts_hpl_env_swap(&inv));
     if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
@@ -313,6 +323,11 @@ static int state_alloc(ts_hpl_state *s) {
     // at ~2 TFLOP/s and took 8-21% of the update; bench/NOTES.md) or by DTRSM (the default elsewhere)
     s->trsm_inv = x == &ts_hpl_xops_dev;
     TS_CHECK(ts_hpl_env_trsm(&s->trsm_inv));
+    // One process row's swaps in one pass where the backend has it (devices: the split pack and
+    // unpacks moved each scattered pivot row's sectors three times; bench/NOTES.md)
+    s->swap_fused = x->swap_rows != NULL;
+    TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
+    if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
     if (s->trsm_inv) {
         size_t nn = (size_t)(NB * NB);
         double *id = calloc(nn, sizeof(double));
@@ -511,7 +526,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->trsm_inv ? "inverse" : "trsm");
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",
-             s->P == 1 ? "local" : s->nccl_col == 1 ? "nccl" : s->nccl_col ? "devexch-emul" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");
+             s->P == 1 ? (s->swap_used[0] ? s->swap_used : "local") : s->nccl_col == 1 ? "nccl" : s->nccl_col ? "devexch-emul" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");
     if (info != 0) return 0; // HPL: "Error code returned by solve is %d, skip"
     if (c->x_hook) c->x_hook(s->xsol, s->N, c->x_hook_arg);
     if (hc->threshold >= 0) TS_CHECK(agree(&s->grid, ts_hpl_check(s)));

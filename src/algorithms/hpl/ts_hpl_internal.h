@@ -134,12 +134,19 @@ typedef struct {
     // device executor widens stream 1 from its SM partition to the whole device when that update had
     // already finished by then (the panel became the critical path).
     int (*panel_done)(ts_hpl_state *s, int64_t col, int ev);
+    // One process row: U's rows and A's changed rows from the swap plan in one pass
+    // (ts_lu_swap_rows' contract); NULL where the backend has none (pack_rows and two unpack_rows).
+    int (*swap_rows)(ts_hpl_state *s, int st, double *A, int64_t lda, const int64_t *pk, int64_t npack,
+                     const int64_t *ub, int64_t jb, double *U, int64_t ldu, const int64_t *al,
+                     const int64_t *ab, int64_t nown, int64_t nc);
 } ts_hpl_xops;
 
 // TESSERA_HPL_TRSM: *inv = 1 (inverse), 0 (trsm), or left as it is when unset; TESSERA_HPL_PANEL_SMS:
 // *sms >= 0, left as it is when unset. TS_ERR_PARSE (message set) when malformed.
 int ts_hpl_env_trsm(int *inv);
 int ts_hpl_env_panel_sms(int *sms);
+// TESSERA_HPL_SWAP: *fused = 1 (fused), 0 (split), or left as it is when unset; TS_ERR_PARSE when malformed.
+int ts_hpl_env_swap(int *fused);
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
 extern const ts_hpl_xops ts_hpl_xops_dev;
@@ -171,6 +178,8 @@ struct ts_hpl_state {
     int trsm_inv;               // 1: the owner row forms U = inv(L11) A12 by one GEMM straight into
                                 // A's rows (inv(L11) once per panel), instead of DTRSM and a copy
     double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
+    int swap_fused;             // 1: one process row's swaps by x->swap_rows in one pass (the
+                                // device default; TESSERA_HPL_SWAP=fused|split)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     int panel_sms;              // SMs stream 1 is confined to (0: the whole device)
     int64_t panel_wide_col;     // first panel column factored on the whole device again after the

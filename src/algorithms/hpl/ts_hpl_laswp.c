@@ -15,6 +15,7 @@
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
 #include "core/ts_timer.h"
+#include "kernels/ts_lu_kernels.h"
 
 static int64_t find_row(const int64_t *S, int64_t n, int64_t r) {
     int64_t lo = 0, hi = n - 1;
@@ -119,6 +120,12 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
     double *scr = s->xscr[st];
     int rc = 0;
     double t0 = ts_now();
+    if (s->P == 1 && s->swap_fused && ts_lu_swap_rows_fits(p->npack, jb, p->nown, s->lda)) {
+        strcpy(s->swap_used, "local-fused");
+        rc = x->swap_rows(s, st, A0, s->lda, xpk, p->npack, xub, jb, U0, s->NB, xal, xab, p->nown, nc);
+        s->t_iter_swap += ts_now() - t0;
+        return ts_hpl_fail(s, rc);
+    }
     if (s->P == 1) {
         strcpy(s->swap_used, "local");
         rc = x->pack_rows(s, st, A0, s->lda, xpk, p->npack, nc, scr);

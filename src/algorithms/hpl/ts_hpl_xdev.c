@@ -223,6 +223,11 @@ static int d_unpack(ts_hpl_state *s, int st, const double *buf, const int64_t *b
                     int64_t nc, double *A, int64_t lda, const int64_t *aidx) {
     return ts_lu_unpack_rows(X(s)->st[st], buf, bidx, n, nc, A, lda, aidx);
 }
+static int d_swap(ts_hpl_state *s, int st, double *A, int64_t lda, const int64_t *pk, int64_t npack,
+                  const int64_t *ub, int64_t jb, double *U, int64_t ldu, const int64_t *al, const int64_t *ab,
+                  int64_t nown, int64_t nc) {
+    return ts_lu_swap_rows(X(s)->st[st], A, lda, pk, npack, ub, jb, U, ldu, al, ab, nown, nc);
+}
 static int d_trsm(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *L, int64_t ldl,
                   double *B, int64_t ldb) {
     if (m <= 0 || n <= 0) return 0;
@@ -286,7 +291,7 @@ static int d_panel_done(ts_hpl_state *s, int64_t col, int ev) {
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
-    d_stamps_reset, d_stamp, d_stamp_diff, d_panel_done,
+    d_stamps_reset, d_stamp, d_stamp_diff, d_panel_done, d_swap,
 };
 
 // ---- device-to-device panel broadcasts ----

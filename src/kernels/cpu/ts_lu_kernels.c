@@ -50,6 +50,48 @@ int ts_lu_unpack_rows(ts_stream *st, const double *buf, const int64_t *bidx, int
     return enqueue(st, &a, "lu_unpack_rows");
 }
 
+int ts_lu_swap_cpu(void *vargs) {
+    const ts_lu_swap_args *a = vargs;
+    double *v = malloc(sizeof(double) * (size_t)(a->npack > 0 ? a->npack : 1));
+    if (!v) TS_RAISE(TS_ERR_NOMEM, "lu_swap_rows: %lld values", (long long)a->npack);
+    for (int64_t c = 0; c < a->nc; c++) {
+        double *col = a->A + c * a->lda;
+        for (int64_t t = 0; t < a->npack; t++) v[t] = col[a->pk[t]];
+        double *u = a->U + c * a->ldu;
+        for (int64_t i = 0; i < a->jb; i++) u[i] = v[a->ub[i]];
+        for (int64_t t = 0; t < a->nown; t++) col[a->al[t]] = v[a->ab[t]];
+    }
+    free(v);
+    return 0;
+}
+
+int ts_lu_swap_rows_fits(int64_t npack, int64_t jb, int64_t nown, int64_t rows) {
+    if (npack < 0 || jb < 0 || nown < 0 || rows > INT32_MAX) return 0;
+    return TS_LU_SWAP_SMEM(npack, jb, nown) <= TS_LU_SWAP_SMEM_MAX;
+}
+
+int ts_lu_swap_rows(ts_stream *st, double *A, int64_t lda, const int64_t *pk, int64_t npack,
+                    const int64_t *ub, int64_t jb, double *U, int64_t ldu, const int64_t *al,
+                    const int64_t *ab, int64_t nown, int64_t nc) {
+    if (nc <= 0 || (jb <= 0 && nown <= 0)) return 0;
+    if (!st || !A || !U || !pk || !ub || (nown > 0 && (!al || !ab)))
+        TS_RAISE(TS_ERR_ARG, "lu_swap_rows: NULL argument");
+    if (lda < 1 || ldu < jb) TS_RAISE(TS_ERR_ARG, "lu_swap_rows: lda %lld, ldu %lld < jb %lld", (long long)lda,
+                                      (long long)ldu, (long long)jb);
+    if (!ts_lu_swap_rows_fits(npack, jb, nown, lda))
+        TS_RAISE(TS_ERR_UNSUPPORTED, "lu_swap_rows: %lld rows (jb %lld, %lld changed) need %zu bytes of shared memory (at most %zu)",
+                 (long long)npack, (long long)jb, (long long)nown, TS_LU_SWAP_SMEM(npack, jb, nown), TS_LU_SWAP_SMEM_MAX);
+    ts_lu_swap_args a = {A, U, pk, ub, al, ab, lda, ldu, npack, jb, nown, nc};
+    ts_kernel k = {"lu_swap_rows", 0.0, ts_lu_swap_cpu,
+#if TS_HAVE_CUDA
+                   ts_lu_swap_cuda,
+#else
+                   NULL,
+#endif
+                   &a, sizeof a};
+    return ts_kernel_enqueue(st, &k);
+}
+
 // ---- panel LU ----
 
 struct ts_lu_solver {

@@ -64,6 +64,94 @@ extern "C" int ts_lu_rows_cuda(void *native_stream, void *vargs) {
     return 0;
 }
 
+// ---- one panel's row interchanges in one pass (ts_lu_swap_rows) ----
+// A block takes groups of cb columns: it reads rows pk of those columns into shared memory (element
+// e = column * npack + t, consecutive threads on consecutive pk entries, so the diagonal block's
+// rows are coalesced), waits, then writes U's rows (coalesced) and the changed rows al of A. The
+// scattered rows' sectors read in the first half are still in L2 when the second half writes them,
+// so each costs one DRAM read and one write-back instead of the split path's read by the pack and
+// read-modify-write by the unpack. SWAP_UNROLL loads are in flight per thread before their values
+// are stored.
+#define SWAP_THREADS 256
+#define SWAP_UNROLL 8
+
+__global__ void __launch_bounds__(SWAP_THREADS) lu_swap_kernel(double *__restrict__ A, int64_t lda, const int64_t *__restrict__ pk,
+                                                                int npack, const int64_t *__restrict__ ub, int jb,
+                                                                double *__restrict__ U, int64_t ldu,
+                                                                const int64_t *__restrict__ al, const int64_t *__restrict__ ab,
+                                                                int nown, int64_t nc, int cb) {
+    extern __shared__ double sm[];
+    double *v = sm;                                    // cb * npack values
+    int *spk = (int *)(sm + (size_t)cb * npack), *sub = spk + npack, *sal = sub + jb, *sab = sal + nown;
+    for (int t = threadIdx.x; t < npack; t += SWAP_THREADS) spk[t] = (int)pk[t];
+    for (int t = threadIdx.x; t < jb; t += SWAP_THREADS) sub[t] = (int)ub[t];
+    for (int t = threadIdx.x; t < nown; t += SWAP_THREADS) {
+        sal[t] = (int)al[t];
+        sab[t] = (int)ab[t];
+    }
+    __syncthreads();
+    int64_t ngroups = (nc + cb - 1) / cb;
+    for (int64_t g = blockIdx.x; g < ngroups; g += gridDim.x) {
+        int64_t c0 = g * cb;
+        int ncb = (int)(nc - c0 < cb ? nc - c0 : cb);
+        const double *Ac = A + c0 * lda;
+        int tot = ncb * npack;
+        for (int e0 = threadIdx.x; e0 < tot; e0 += SWAP_THREADS * SWAP_UNROLL) {
+            double r[SWAP_UNROLL];
+#pragma unroll
+            for (int u = 0; u < SWAP_UNROLL; u++) {
+                int e = e0 + u * SWAP_THREADS;
+                if (e < tot) {
+                    int cc = e / npack, t = e - cc * npack;
+                    r[u] = Ac[spk[t] + cc * lda];
+                }
+            }
+#pragma unroll
+            for (int u = 0; u < SWAP_UNROLL; u++) {
+                int e = e0 + u * SWAP_THREADS;
+                if (e < tot) v[e] = r[u];
+            }
+        }
+        __syncthreads();
+        tot = ncb * jb;
+        for (int e = threadIdx.x; e < tot; e += SWAP_THREADS) {
+            int cc = e / jb, i = e - cc * jb;
+            U[i + (c0 + cc) * ldu] = v[cc * npack + sub[i]];
+        }
+        tot = ncb * nown;
+        for (int e = threadIdx.x; e < tot; e += SWAP_THREADS) {
+            int cc = e / nown, t = e - cc * nown;
+            A[sal[t] + (c0 + cc) * lda] = v[cc * npack + sab[t]];
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" int ts_lu_swap_cuda(void *native_stream, void *vargs) {
+    const ts_lu_swap_args *a = (const ts_lu_swap_args *)vargs;
+    cudaStream_t s = (cudaStream_t)native_stream;
+    if (a->nc <= 0 || (a->jb <= 0 && a->nown <= 0)) return 0;
+    size_t idx = TS_LU_SWAP_SMEM(a->npack, a->jb, a->nown) - (size_t)a->npack * 8;
+    size_t col = (size_t)a->npack * 8;
+    // up to ~96 KB a block (two blocks a multiprocessor), at least one column
+    int cb = col ? (int)(((size_t)96 << 10) > idx + col ? (((size_t)96 << 10) - idx) / col : 1) : 1;
+    if (cb < 1) cb = 1;
+    if (cb > 8) cb = 8;
+    size_t smem = idx + (size_t)cb * col;
+    smem = (smem + 7) & ~(size_t)7;
+    cudaError_t e = cudaFuncSetAttribute(lu_swap_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)TS_LU_SWAP_SMEM_MAX + 64);
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu swap kernel attribute: %s", cudaGetErrorString(e));
+    int64_t ngroups = (a->nc + cb - 1) / cb;
+    int grid = ngroups < 2048 ? (int)ngroups : 2048;
+    lu_swap_kernel<<<grid, SWAP_THREADS, smem, s>>>(a->A, a->lda, a->pk, (int)a->npack, a->ub, (int)a->jb, a->U, a->ldu, a->al,
+                                                   a->ab, (int)a->nown, a->nc, cb);
+    e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu swap kernel launch: %s", cudaGetErrorString(e));
+    return 0;
+}
+
 // ---- panel LU through cuSOLVER ----
 
 extern "C" int ts_lu_cusolver_create(void **handle) {
