@@ -83,6 +83,12 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
        --json "$out/hpl-32768-split.json"
   step hpl-swap env TESSERA_HPL_SWAP=split timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
        --json "$out/hpl-split.json" ${TESSERA_BENCH_HPL_ARGS:-}
+  # The same two Linpacks with the update in one call per iteration instead of pipelined in column
+  # chunks (swaps and U of a chunk beside the GEMM of the one before; the default).
+  step hpl-pipe env TESSERA_HPL_PIPE=0 timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver \
+       --json "$out/hpl-32768-nopipe.json"
+  step hpl-pipe env TESSERA_HPL_PIPE=0 timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
+       --json "$out/hpl-nopipe.json" ${TESSERA_BENCH_HPL_ARGS:-}
   # HPL's trailing update alone at N = 32768's second iteration (m = 32256, n = 31232, k = NB = 512,
   # A and C with HPL's padded leading dimension), cuBLAS and the own DGEMM: the rate the LU's update
   # could reach without the panel beside it.

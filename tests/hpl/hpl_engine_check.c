@@ -2,7 +2,8 @@
 //
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
 //                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
-//                         [--want-swap NAME] [--want-wide COL] [--want-usolve NAME] [--perturb]
+//                         [--want-swap NAME] [--want-wide COL] [--want-usolve NAME] [--want-pipe on|off]
+//                         [--perturb]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
@@ -53,6 +54,7 @@ typedef struct {
     const char *exec;   // the execution that must have run (result's exec_used), or NULL
     const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
     const char *usolve; // how U must have been formed (result's u_solve: trsm, inverse), or NULL
+    int want_pipe;      // 1: the update must have been pipelined (result's pipe_cols > 0), -1: not, 0: any
     int want_wide;      // 1: the panel stream must have been widened at column `wide` (-1: never)
     long long wide;
     int rank;
@@ -87,6 +89,12 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
     }
     if (ok && t->swap && rc == 0 && !r.skipped && strcmp(r.swap_used, t->swap) != 0) {
         what = "WRONG SWAP";
+        ok = 0;
+    }
+    if (ok && t->want_pipe && rc == 0 && !r.skipped && (r.pipe_cols > 0) != (t->want_pipe > 0)) {
+        printf("     update pipelined in chunks of %lld columns, expected %s\n", (long long)r.pipe_cols,
+               t->want_pipe > 0 ? "pipelined" : "not pipelined");
+        what = "WRONG PIPELINE";
         ok = 0;
     }
     if (ok && t->usolve && rc == 0 && !r.skipped && strcmp(r.u_solve, t->usolve) != 0) {
@@ -173,6 +181,9 @@ int main(int argc, char **argv) {
             t.panel = argv[++first];
         } else if (!strcmp(a, "--want-swap") && first + 1 < argc) {
             t.swap = argv[++first];
+        } else if (!strcmp(a, "--want-pipe") && first + 1 < argc) {
+            const char *v = argv[++first];
+            t.want_pipe = !strcmp(v, "on") ? 1 : -1;
         } else if (!strcmp(a, "--want-usolve") && first + 1 < argc) {
             t.usolve = argv[++first];
         } else if (!strcmp(a, "--want-wide") && first + 1 < argc) {

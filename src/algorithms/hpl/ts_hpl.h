@@ -111,6 +111,8 @@ typedef struct {
     char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
     char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1), "local-fused"
                              // (P = 1 in one pass: the device default; TESSERA_HPL_SWAP)
+    int64_t pipe_cols;       // device path: the update pipelined in chunks of this many local columns
+                             // (swaps and U of a chunk beside the GEMM of the one before), 0: not
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", or "inverse" (a GEMM with
                              // inv(L11); TESSERA_HPL_TRSM)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the

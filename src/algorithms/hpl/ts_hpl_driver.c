@@ -106,6 +106,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
         ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
         ts_json_int(j, "panel_sms", r->panel_sms);
         ts_json_int(j, "panel_wide_col", r->panel_wide_col);
+        ts_json_int(j, "pipeline_cols", r->pipe_cols);
     }
     if (r->bcast_used[0]) ts_json_str(j, "bcast", r->bcast_used);
     if (r->swap_used[0]) ts_json_str(j, "swap", r->swap_used);

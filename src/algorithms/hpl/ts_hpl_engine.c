@@ -55,6 +55,12 @@ int ts_hpl_env_swap(int *fused) {
     return 0;
 }
 
+int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB) {
+    int64_t per = (nq + TS_HPL_MAX_CHUNKS - 1) / TS_HPL_MAX_CHUNKS;
+    int64_t nbs = (per + NB - 1) / NB;
+    return NB * (nbs > 4 ? nbs : 4);
+}
+
 int ts_hpl_env_panel_sms(int *sms) {
     int v = *sms;
     if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
@@ -69,6 +75,7 @@ int ts_hpl_env_check(void) {
     TS_CHECK(ts_hpl_env_panel_sms(&sms));
     TS_CHECK(ts_hpl_env_swap(&inv));
     if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
+    if (ts_env_bool("TESSERA_HPL_PIPE", &v) < 0) return TS_ERR_PARSE;
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
 }
@@ -328,6 +335,12 @@ static int state_alloc(ts_hpl_state *s) {
     s->swap_fused = x->swap_rows != NULL;
     TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
     if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
+    // The update in column chunks, swaps and U of one chunk beside the GEMM of the previous one
+    // (device path, one process row, fused swaps, lookahead; bench/NOTES.md)
+    int pipe = 1;
+    if (ts_env_bool("TESSERA_HPL_PIPE", &pipe) < 0) return TS_ERR_PARSE;
+    s->pipe_w = pipe && x == &ts_hpl_xops_dev && s->P == 1 && s->swap_fused && s->hc->depth >= 1
+                    ? ts_hpl_pipe_width(nq, NB) : 0;
     if (s->trsm_inv) {
         size_t nn = (size_t)(NB * NB);
         double *id = calloc(nn, sizeof(double));
@@ -524,6 +537,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->trsm_inv ? "inverse" : "trsm");
+    r->pipe_cols = s->pipe_w;
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",
              s->P == 1 ? (s->swap_used[0] ? s->swap_used : "local") : s->nccl_col == 1 ? "nccl" : s->nccl_col ? "devexch-emul" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");

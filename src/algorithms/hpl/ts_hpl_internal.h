@@ -37,6 +37,10 @@ int64_t ts_hpl_l2g(int64_t l, int64_t nb, int iproc, int nprocs);
 
 // ---- panel ----
 #define TS_HPL_NSTREAM 2
+// Device path, pipelined update (s->pipe_w > 0): the stream that runs the row swaps and U of each
+// column chunk ahead of stream 0's GEMM on it (one past the TS_HPL_NSTREAM streams)
+#define TS_HPL_ST_PIPE 2
+#define TS_HPL_MAX_CHUNKS 16
 #define TS_HPL_MAX_NB 8192
 typedef struct {
     int64_t k;              // panel index; -1 when unused
@@ -147,6 +151,9 @@ int ts_hpl_env_trsm(int *inv);
 int ts_hpl_env_panel_sms(int *sms);
 // TESSERA_HPL_SWAP: *fused = 1 (fused), 0 (split), or left as it is when unset; TS_ERR_PARSE when malformed.
 int ts_hpl_env_swap(int *fused);
+// The pipelined update's chunk width in local columns for nq local columns and block NB (a multiple
+// of NB, at least 4 NB, at most TS_HPL_MAX_CHUNKS chunks).
+int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB);
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
 extern const ts_hpl_xops ts_hpl_xops_dev;
@@ -180,6 +187,11 @@ struct ts_hpl_state {
     double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
     int swap_fused;             // 1: one process row's swaps by x->swap_rows in one pass (the
                                 // device default; TESSERA_HPL_SWAP=fused|split)
+    int64_t pipe_w;             // > 0: the update pipelined in chunks of pipe_w local columns (fixed
+                                // boundaries at multiples of pipe_w): swaps and U of a chunk on
+                                // stream TS_HPL_ST_PIPE while stream 0 runs the GEMM of the one
+                                // before (device path, one process row, fused swaps, lookahead;
+                                // TESSERA_HPL_PIPE=0 turns it off); 0: one call per update
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     int panel_sms;              // SMs stream 1 is confined to (0: the whole device)
     int64_t panel_wide_col;     // first panel column factored on the whole device again after the

@@ -4,6 +4,10 @@
 // trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. With lookahead the
 // columns of panel k+1 are updated first, panel k+1 is factored and sent, then the rest is
 // updated; on a device the rest goes on stream 0 while the next panel is handled on stream 1.
+// Pipelined (s->pipe_w > 0): the rest is cut at fixed column boundaries into chunks; stream
+// TS_HPL_ST_PIPE swaps the rows of a chunk and forms its U while stream 0 runs the GEMM of the
+// chunk before, and it may start on a chunk as soon as the previous update's GEMM on that chunk is
+// done; stream 1 likewise starts the next panel's columns once their chunk's GEMM is done.
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +17,9 @@
 
 // Events: EV_LOAD0+b the panel in buffer b is loaded (stream 1); EV_S0 the last work on stream 0;
 // EV_USED0+b stream 0's last update that read buffer b (its execution copy and swap plan) is done.
-enum { EV_LOAD0 = 0, EV_S0 = 2, EV_USED0 = 4 };
+// Pipelined update: EV_CHUNK0+i the last GEMM on chunk i (stream 0); EV_PIPE a chunk's swaps and U
+// are done (its swap stream).
+enum { EV_LOAD0 = 0, EV_S0 = 2, EV_USED0 = 4, EV_CHUNK0 = 8, EV_PIPE = 8 + TS_HPL_MAX_CHUNKS };
 
 // Timing stamps of one iteration, read after the factorization (so that recording them never
 // waits): the panel factorization issued in the iteration (the next panel under lookahead), and
@@ -24,6 +30,10 @@ struct ts_hpl_marks {
     int f0[2], f1[2], nf;
     int sw0[2], sw1[2], up0[2], gm0[2], up1[2], ust[2]; // gm0: after the TRSM and U's copy
     int nup;
+    // pipelined chunks: swap start/end and U end on the swap stream, GEMM start/end on stream 0
+    int pa[TS_HPL_MAX_CHUNKS], pb[TS_HPL_MAX_CHUNKS], pc[TS_HPL_MAX_CHUNKS], pd[TS_HPL_MAX_CHUNKS],
+        pe[TS_HPL_MAX_CHUNKS];
+    int npc;
     int end0;
 };
 #define TS_HPL_MAX_STAMPS 65536
@@ -33,6 +43,7 @@ static void marks_clear(struct ts_hpl_marks *m) {
     m->nf = 0;
     for (int i = 0; i < 2; i++) m->sw0[i] = m->sw1[i] = m->up0[i] = m->gm0[i] = m->up1[i] = -1, m->ust[i] = 0;
     m->nup = 0;
+    m->npc = 0;
 }
 static int stamp(ts_hpl_state *s, int st) { return s->marks ? s->x->stamp(s, st) : -1; }
 
@@ -279,11 +290,38 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     return ts_hpl_fail(s, rc);
 }
 
+// U of local columns [c0, c1) after their row swaps, on stream st: the owner row forms
+// U = inv(L11) U0 straight into its rows of A (trsm_inv) or solves U0 in place and copies it there;
+// *Us, *ldu: U as the GEMM reads it.
+static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double **Us,
+                  int64_t *ldu) {
+    const ts_hpl_xops *x = s->x;
+    int64_t nc = c1 - c0;
+    double *U0 = s->U + c0 * s->NB;
+    double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
+    *Us = U0;
+    *ldu = s->NB;
+    if (p->inv_ready && s->myrow == p->curr) {
+        *Us = Ar;
+        *ldu = s->lda;
+        return x->gemm_nn(s, st, p->jb, nc, p->jb, 1.0, p->xlinv, s->NB, U0, s->NB, 0.0, Ar, s->lda);
+    }
+    int rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
+    if (rc == 0 && s->myrow == p->curr) rc = x->x_copy(s, st, Ar, s->lda, U0, s->NB, p->jb, nc);
+    return rc;
+}
+
+// A(below the panel, [c0, c1)) -= L U on stream st.
+static int gemm_l_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double *Us, int64_t ldu) {
+    if (p->mL <= 0) return 0;
+    return s->x->gemm_nn(s, st, p->mL, c1 - c0, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
+                         s->A + p->lr1 + c0 * s->lda, s->lda);
+}
+
 // Trailing update of local columns [c0, c1) with panel p on stream st.
 static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st) {
     int64_t nc = c1 - c0;
     if (nc <= 0) return 0;
-    const ts_hpl_xops *x = s->x;
     struct ts_hpl_marks *mk = s->marks && s->marks->nup < 2 ? s->marks : NULL;
     int u = mk ? mk->nup++ : 0;
     if (mk) mk->ust[u] = st, mk->sw0[u] = stamp(s, st);
@@ -291,24 +329,46 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     if (mk) mk->sw1[u] = mk->up0[u] = stamp(s, st);
     if (s->err) return s->err;
     double t0 = ts_now();
-    double *U0 = s->U + c0 * s->NB;
-    double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
-    const double *Us = U0; // U as the GEMM reads it
-    int64_t ldu = s->NB;
-    int rc;
-    if (p->inv_ready && s->myrow == p->curr) { // U = inv(L11) U0, written straight into A's rows
-        rc = x->gemm_nn(s, st, p->jb, nc, p->jb, 1.0, p->xlinv, s->NB, U0, s->NB, 0.0, Ar, s->lda);
-        Us = Ar;
-        ldu = s->lda;
-    } else {
-        rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
-        if (rc == 0 && s->myrow == p->curr) rc = x->x_copy(s, st, Ar, s->lda, U0, s->NB, p->jb, nc);
-    }
+    const double *Us;
+    int64_t ldu;
+    int rc = form_u(s, p, c0, c1, st, &Us, &ldu);
     if (mk) mk->gm0[u] = stamp(s, st);
-    if (rc == 0 && p->mL > 0)
-        rc = x->gemm_nn(s, st, p->mL, nc, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
-                        s->A + p->lr1 + c0 * s->lda, s->lda);
+    if (rc == 0) rc = gemm_l_u(s, p, c0, c1, st, Us, ldu);
     if (mk) mk->up1[u] = stamp(s, st);
+    s->t_iter_update += ts_now() - t0;
+    return ts_hpl_fail(s, rc);
+}
+
+// Pipelined trailing update of local columns [c0, c1) with panel p (buffer b): per chunk, the swap
+// stream waits for the previous GEMM on the chunk, swaps its rows and forms its U; stream 0 waits
+// for that and runs the chunk's GEMM. Stream 0 has waited for the panel's load (EV_LOAD0 + b).
+static int update_pipe(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t c0, int64_t c1) {
+    if (c1 <= c0) return 0;
+    const ts_hpl_xops *x = s->x;
+    const int sp = TS_HPL_ST_PIPE;
+    const int64_t W = s->pipe_w;
+    struct ts_hpl_marks *mk = s->marks;
+    double t0 = ts_now();
+    int rc = x->wait(s, sp, EV_LOAD0 + b); // the panel, its swap plan and inv(L11)
+    for (int64_t lo = c0; lo < c1 && rc == 0 && s->err == 0;) {
+        int64_t ci = lo / W, hi = (ci + 1) * W < c1 ? (ci + 1) * W : c1;
+        int u = mk && mk->npc < TS_HPL_MAX_CHUNKS ? mk->npc++ : -1;
+        rc = x->wait(s, sp, EV_CHUNK0 + (int)ci);
+        if (u >= 0) mk->pa[u] = stamp(s, sp);
+        if (rc == 0) rc = ts_hpl_laswp(s, p, lo, hi, sp);
+        if (u >= 0) mk->pb[u] = stamp(s, sp);
+        const double *Us = NULL;
+        int64_t ldu = 0;
+        if (rc == 0) rc = form_u(s, p, lo, hi, sp, &Us, &ldu);
+        if (u >= 0) mk->pc[u] = stamp(s, sp);
+        if (rc == 0) rc = x->record(s, EV_PIPE, sp);
+        if (rc == 0) rc = x->wait(s, 0, EV_PIPE);
+        if (u >= 0) mk->pd[u] = stamp(s, 0);
+        if (rc == 0) rc = gemm_l_u(s, p, lo, hi, 0, Us, ldu);
+        if (u >= 0) mk->pe[u] = stamp(s, 0);
+        if (rc == 0) rc = x->record(s, EV_CHUNK0 + (int)ci, 0);
+        lo = hi;
+    }
     s->t_iter_update += ts_now() - t0;
     return ts_hpl_fail(s, rc);
 }
@@ -341,6 +401,14 @@ static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
             upd += b;
             trsm += x->stamp_diff(s, m->up0[u], m->gm0[u]);
             if (m->ust[u] == 0) busy0 += a + b;
+        }
+        for (int u = 0; u < m->npc; u++) { // pipelined: swaps and U beside stream 0's GEMMs
+            double a = x->stamp_diff(s, m->pa[u], m->pb[u]), t = x->stamp_diff(s, m->pb[u], m->pc[u]);
+            double g = x->stamp_diff(s, m->pd[u], m->pe[u]);
+            swap += a;
+            trsm += t;
+            upd += t + g;
+            busy0 += g;
         }
         double total = x->stamp_diff(s, prev, m->end0);
         if (m->end0 >= 0) prev = m->end0;
@@ -402,10 +470,12 @@ int ts_hpl_lu(ts_hpl_state *s) {
     int dev = x->is_device;
     int s0 = 0, s1 = dev ? 1 : 0;
     double t_start = ts_now();
-    // timing stamps: 15 per iteration at most, plus the start
+    int pipe = dev && s->pipe_w > 0;
+    // timing stamps: 15 per iteration at most (+ 5 per pipelined chunk), plus the start
     struct ts_hpl_marks *marks = NULL;
     int start0 = -1;
-    if (npan * 15 + 1 <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)(npan * 15 + 1)) == 0)
+    int64_t per = 15 + (pipe ? 5 * TS_HPL_MAX_CHUNKS : 0);
+    if (npan * per + 1 <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)(npan * per + 1)) == 0)
         marks = malloc(sizeof(*marks) * (size_t)npan);
     for (int64_t k = 0; marks && k < npan; k++) marks_clear(&marks[k]);
     if (marks) start0 = x->stamp(s, s0);
@@ -444,10 +514,12 @@ int ts_hpl_lu(ts_hpl_state *s) {
             int64_t jb2 = N - jn < NB ? N - jn : NB;
             int64_t la1 = tc0 + jb2;
             ts_hpl_panel *pn = &s->pan[b ^ 1];
-            if (dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
+            // (pipelined: only the previous GEMM on these columns' chunk)
+            if (dev) ts_hpl_fail(s, x->wait(s, s1, pipe ? EV_CHUNK0 + (int)(tc0 / s->pipe_w) : EV_S0));
             update(s, p, tc0, la1, s1);
             if (dev) {
-                update(s, p, la1, s->nq, s0);
+                if (pipe) update_pipe(s, p, b, la1, s->nq);
+                else update(s, p, la1, s->nq, s0);
                 ts_hpl_fail(s, x->record(s, EV_S0, s0));
                 ts_hpl_fail(s, x->record(s, EV_USED0 + b, s0));
             }
@@ -457,7 +529,8 @@ int ts_hpl_lu(ts_hpl_state *s) {
             panel_load(s, pn, b ^ 1, s1);
             if (!dev) update(s, p, la1, s->nq, s0);
         } else {
-            update(s, p, tc0, s->nq, s0);
+            if (pipe) update_pipe(s, p, b, tc0, s->nq);
+            else update(s, p, tc0, s->nq, s0);
             if (dev) ts_hpl_fail(s, x->record(s, EV_S0, s0));
             if (dev) ts_hpl_fail(s, x->record(s, EV_USED0 + b, s0));
         }
@@ -481,6 +554,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
     }
     for (int b = 0; b < 2; b++) panel_recycle(s, &s->pan[b], b);
     for (int st = 0; st <= s1; st++) ts_hpl_fail(s, x->sync(s, st));
+    if (pipe) ts_hpl_fail(s, x->sync(s, TS_HPL_ST_PIPE));
     if (marks && s->err == 0 && s->grid.rank == 0) phase_split(s, marks, npan, start0, la && dev);
     free(marks);
     return s->err;

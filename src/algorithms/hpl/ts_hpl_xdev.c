@@ -11,12 +11,12 @@
 #include "kernels/ts_collectives.h"
 #include "kernels/ts_lu_kernels.h"
 
-#define NEV 8
+#define NEV (8 + TS_HPL_MAX_CHUNKS + 1) // the loop's slots, then one per pipelined chunk (ts_hpl_lu.c)
 
 typedef struct {
     ts_device *dev;
     ts_devset *set;
-    ts_stream *st[TS_HPL_NSTREAM];
+    ts_stream *st[TS_HPL_NSTREAM + 1]; // + TS_HPL_ST_PIPE, the pipelined update's swap stream
     ts_stream *wide;            // stream 1's successor on the whole device while st[1] is confined
                                 // (TESSERA_HPL_PANEL_SMS); after the switch (s->panel_wide_col >= 0),
                                 // the confined stream
@@ -38,7 +38,7 @@ static xdev *X(ts_hpl_state *s) { return s->xs; }
 static void d_fini(ts_hpl_state *s) {
     xdev *d = s->xs;
     if (!d) return;
-    for (int i = 0; i < TS_HPL_NSTREAM; i++)
+    for (int i = 0; i <= TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_sync(d->st[i]);
     if (d->wide) ts_stream_sync(d->wide);
     for (int i = 0; i < NEV; i++)
@@ -52,7 +52,7 @@ static void d_fini(ts_hpl_state *s) {
     if (d->ev_wide) ts_event_destroy(d->ev_wide);
     ts_lu_solver_destroy(d->solver);
     ts_lu_panel_destroy(d->panel);
-    for (int i = 0; i < TS_HPL_NSTREAM; i++)
+    for (int i = 0; i <= TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_destroy(d->st[i]);
     if (d->wide) ts_stream_destroy(d->wide);
     free(d);
@@ -70,10 +70,11 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
     if (rc == 0) rc = ts_memset_async(d->st[0], m, 0, 64 * 64 * 3 * sizeof(double));
     if (rc == 0) rc = ts_stream_sync(d->st[0]);
     // (streams 0, 1 and, when stream 1 is confined, its whole-device successor)
-    ts_stream *all[TS_HPL_NSTREAM + 1];
+    ts_stream *all[TS_HPL_NSTREAM + 2];
     int nst = 0;
     for (int i = 0; i < TS_HPL_NSTREAM; i++) all[nst++] = d->st[i];
     if (d->wide) all[nst++] = d->wide;
+    ts_stream *pipe = d->st[TS_HPL_ST_PIPE];
     for (int i = 0; i < nst && rc == 0; i++) {
         rc = ts_dev_gemm(all[i], d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
                          &zero, m + 8192, 64);
@@ -94,6 +95,11 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
                 rc = ts_lu_panel_factor(all[i], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
             }
         }
+    }
+    if (rc == 0 && pipe) { // the pipelined update's U GEMM and TRSM run there
+        rc = ts_dev_gemm(pipe, d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64, &zero, m + 8192, 64);
+        if (rc == 0) rc = ts_dev_dtrsm(pipe, 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
+        if (rc == 0) rc = ts_stream_sync(pipe);
     }
     for (int i = 0; i < nst; i++) {
         int r2 = ts_stream_sync(all[i]);
@@ -147,6 +153,9 @@ static int d_init(ts_hpl_state *s) {
         TS_CHECK(ts_stream_create_prio(d->dev, prio, &d->wide));
         TS_CHECK(ts_event_create(d->dev, &d->ev_wide));
     }
+    // the pipelined update's swap stream, at stream 1's priority: its swaps and U GEMMs go beside
+    // stream 0's GEMM instead of queueing behind its blocks
+    TS_CHECK(ts_stream_create_prio(d->dev, prio, &d->st[TS_HPL_ST_PIPE]));
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
