@@ -42,9 +42,12 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   step zgemm "$tessera" gemm 8192 --prec z --engine "$engines" --reps 5 --json "$out/gemm-zgemm.json"
   # The own DGEMM's bars (issue: own GEMM kernels) with its default variants, side by side with
   # cuBLAS: squares in all four ops, and HPL's rank-k update.
-  step bars "$tessera" gemm 4096 8192 16384 --ops NN,NT,TN,TT --engine "$engines" --reps 5 --json "$out/bars-square.json"
-  step bars "$tessera" gemm 16384x16384x256 16384x16384x512 16384x16384x1024 --engine "$engines" --reps 5 \
-       --json "$out/bars-rankk.json"
+  # The engines take turns rep by rep (--interleave): at the H200's power cap the clock drifts over
+  # a group, and back-to-back runs gave whichever engine ran first the cooler GPU.
+  step bars "$tessera" gemm 4096 8192 16384 --ops NN,NT,TN,TT --engine "$engines" --reps 7 --interleave \
+       --json "$out/bars-square.json"
+  step bars "$tessera" gemm 16384x16384x256 16384x16384x512 16384x16384x1024 --engine "$engines" --reps 7 \
+       --interleave --json "$out/bars-rankk.json"
   # Own DGEMM variants against cuBLAS (bench/tc_variants.sh writes tc-<variant>.json).
   step tc "$here/tc_variants.sh" "$tessera" "$out"
   # Host-resident GEMM: tile runtime against cuBLASXt at two block sizes (cuBLASXt allocates its own

@@ -336,8 +336,10 @@ static int state_alloc(ts_hpl_state *s) {
     TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
     if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
     // The update in column chunks, swaps and U of one chunk beside the GEMM of the previous one
-    // (device path, one process row, fused swaps, lookahead; bench/NOTES.md)
-    int pipe = 1;
+    // (device path, one process row, fused swaps, lookahead), when TESSERA_HPL_PIPE=1: on the H200
+    // it measured the same as one call per update (the GEMM runs at the power cap, so work moved
+    // beside it slows it as much as it saved; bench/NOTES.md)
+    int pipe = 0;
     if (ts_env_bool("TESSERA_HPL_PIPE", &pipe) < 0) return TS_ERR_PARSE;
     s->pipe_w = pipe && x == &ts_hpl_xops_dev && s->P == 1 && s->swap_fused && s->hc->depth >= 1
                     ? ts_hpl_pipe_width(nq, NB) : 0;

@@ -190,8 +190,8 @@ struct ts_hpl_state {
     int64_t pipe_w;             // > 0: the update pipelined in chunks of pipe_w local columns (fixed
                                 // boundaries at multiples of pipe_w): swaps and U of a chunk on
                                 // stream TS_HPL_ST_PIPE while stream 0 runs the GEMM of the one
-                                // before (device path, one process row, fused swaps, lookahead;
-                                // TESSERA_HPL_PIPE=0 turns it off); 0: one call per update
+                                // before (device path, one process row, fused swaps, lookahead,
+                                // TESSERA_HPL_PIPE=1); 0: one call per update (the default)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
     int panel_sms;              // SMs stream 1 is confined to (0: the whole device)
     int64_t panel_wide_col;     // first panel column factored on the whole device again after the

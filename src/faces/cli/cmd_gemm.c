@@ -92,6 +92,7 @@ typedef struct {
     const char *trace; // --trace FILE: Chrome trace of the tiles engine
     int where_host;
     int warmup, reps; // reps 0 = per-engine default
+    int interleave;   // device engines take turns rep by rep (--interleave)
     int verify;
     int device;
     int device_given;
@@ -122,6 +123,7 @@ typedef struct {
     double fv_err, ref_err;
     int ref_done;
     double ratio; // TFLOP/s against the first engine of the group (0 = no comparison)
+    int interleaved; // timed in turns with the group's other engines (--interleave)
     int has_tiles; // engine tiles: what the tile runtime did in the last timed run
     ts_tiles_stats tiles;
     int xt_block;  // engine cublasxt: its block dimension
@@ -173,6 +175,9 @@ static void usage(FILE *f) {
         "                      timed in (device engines)\n"
         "  --warmup N          untimed runs first (default 2)\n"
         "  --reps N            timed runs (default 10 on a device, 3 on the CPU)\n"
+        "  --interleave        device engines take turns, one timed run each, the order reversed\n"
+        "                      every round, so that clock and temperature drift falls on all alike\n"
+        "                      (default: each engine's runs back to back)\n"
         "  --no-verify         skip verification (reported as SKIPPED / verified false)\n"
         "  --device I          which device (default 0)\n"
         "  --seed S            data seed (default 1)\n"
@@ -335,6 +340,8 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
         if (ts_cli_flag(a, "--help", "-h")) {
             usage(stdout);
             return -1;
+        } else if (ts_cli_flag(a, "--interleave", NULL)) {
+            o->interleave = 1;
         } else if (ts_cli_flag(a, "--no-verify", NULL)) {
             o->verify = 0;
         } else if (ts_cli_flag(a, "-q", "--quiet")) {
@@ -952,6 +959,51 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     return rc;
 }
 
+// --interleave: the n engines (all on the device, operands there) of one group take turns, one timed
+// run each per round, the order reversed every round (A B, B A, ...): drift of clock and temperature
+// over the group falls on every engine alike instead of on whichever runs last. Warm-up runs for each
+// engine first; then stats and the check per row as run_row does. Returns 0 or a negative status
+// (every row is then marked failed by the caller).
+static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const job *j, gemm_row *rows, int n) {
+    int reps = c->o->reps > 0 ? c->o->reps : 10;
+    double *sec = malloc(sizeof(double) * (size_t)(reps * n));
+    ts_engine e[MAX_ENGINES];
+    if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+    int rc = 0, warm = c->o->warmup;
+    for (int i = 0; i < n; i++) {
+        e[i] = ts_dev_gemm_engine_for(c->st, resolved[i], j->prec, j->p.m, j->p.n, j->p.k);
+        rows[i].engine = e[i];
+        rows[i].host = 0;
+        rows[i].reps = reps;
+        rows[i].interleaved = 1;
+        if (rc == 0) rc = time_device(c, e[i], j, 0, 0, NULL); // its warm-up runs only
+    }
+    c->o->warmup = 0;
+    for (int r = 0; r < reps && rc == 0; r++)
+        for (int t = 0; t < n && rc == 0; t++) {
+            int i = r & 1 ? n - 1 - t : t;
+            rc = time_device(c, e[i], j, 0, 1, &sec[i * reps + r]);
+        }
+    c->o->warmup = warm;
+    for (int i = 0; i < n && rc == 0; i++) {
+        gemm_row *row = &rows[i];
+        double fl = gemm_flops(j->prec, row->shape);
+        row->sec = ts_stats_of(sec + i * reps, (size_t)reps);
+        row->tf_med = fl / row->sec.median * 1e-12;
+        row->tf_min = fl / row->sec.max * 1e-12;
+        row->tf_max = fl / row->sec.min * 1e-12;
+        if (c->o->verify) {
+            rc = checked_run(c, e[i], j, 0, 0);
+            if (rc >= 0) {
+                maybe_corrupt(j, c->hC);
+                verify_row(c, j, row->shape, row);
+            }
+        }
+    }
+    free(sec);
+    return rc < 0 ? rc : 0;
+}
+
 // ---------------------------------------------------------------- output
 
 static const char *ops_str(const gemm_row *r, char buf[3]) {
@@ -1057,6 +1109,7 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         ts_json_str(j, "requested_engine", eng_name(r->requested));
         if (r->engine == ENG_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
         ts_json_int(j, "warmup", c->o->warmup);
+        if (c->o->interleave && r->interleaved) ts_json_bool(j, "interleaved", 1);
         if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
         if (r->has_tiles) {
             const ts_tiles_stats *t = &r->tiles;
@@ -1141,7 +1194,36 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
              .beta = make_scalar(prec, o->beta)};
     int first = c->nrows;
     c->cref_valid = 0;
-    for (int e = 0; e < o->nengines; e++) {
+    int inter = o->interleave && o->nengines > 1 && !o->where_host;
+    for (int e = 0; e < o->nengines && inter; e++) inter = !row_on_host(c, resolved[e]);
+    if (inter) {
+        for (int e = 0; e < o->nengines; e++) {
+            gemm_row *row = new_row(c);
+            if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+            row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
+            row->requested = o->engines[e];
+            row->xt_block = o->xt_block[e];
+        }
+        int rc = run_rows_interleaved(c, resolved, &j, &c->rows[first], o->nengines);
+        for (int e = 0; e < o->nengines; e++) {
+            gemm_row *row = &c->rows[first + e];
+            if (rc < 0) row->runtime_failed = 1;
+            else if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) *worst = TS_EXIT_CHECK;
+            c->flops_done += gemm_flops(prec, s) * (o->warmup + row->reps + o->verify);
+        }
+        if (rc < 0) {
+            progress_clear(c);
+            ts_cli_errorf(CMD, "%lldx%lldx%lld %c %s (interleaved): %s", (long long)s.m, (long long)s.n, (long long)s.k,
+                          prec, ops, ts_error_string());
+            if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
+            if (c->st) { // a sticky stream error: start a fresh stream
+                ts_stream_destroy(c->st);
+                c->st = NULL;
+                if (ts_stream_create(c->dev, &c->st) < 0) return ts_error_last()->code;
+            }
+        }
+    }
+    for (int e = 0; e < o->nengines && !inter; e++) {
         gemm_row *row = new_row(c);
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
         row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
