@@ -56,7 +56,10 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   loads for NT's B and TN's A) otherwise: one block's epilogue overlaps the other's main loop,
 //   and with the bounds-free copies it measured ahead of the 128x128 shapes on squares too; the
 //   8-byte loads measured +4-7% on NT and TN at 4096 and 8192 (bench/NOTES.md). For NN (and TT,
-//   which runs as NN) it is the same code as rankkc.
+//   which runs as NN) it is the same code as rankkc; rankklpf (its B-fragment prefetch) where A is
+//   MN-major;
+//   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192), and the 128x128 shapes for
+//   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant).
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -553,7 +556,8 @@ const char *const tc_variant_names[] = {"large",    "rankk",  "small",   "large3
                                         "rankkc", "largepf", "large32pf", "rankkl", "rankklpf"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
-int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
+// a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
+int choose_variant(int64_t m, int64_t n, int64_t k, int sms, bool a_kmajor, bool b_kmajor, TcVariant *v) {
     const char *force = getenv("TESSERA_TC_TILE");
     if (force && *force) {
         for (int i = 0; i < TC_NVARIANTS; i++)
@@ -564,6 +568,13 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, TcVariant *v) {
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
     *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKLPF; // (TN: PF needs an MN-major A, so rankkl's loop)
+    // Measured on an H200 with the engines interleaved (bench/NOTES.md, 2026-11-25): at 16384^2 the
+    // 64x64 tiles beat rankklpf for k = 256 and 512 (0.85/0.87 of cuBLAS against 0.78/0.84); at
+    // 16384^3 the 128x128 shapes beat it for NT (large32pf 0.84 against 0.79) and TN (large32 0.89
+    // against 0.83), while at 8192 rankkl stays ahead (NT 0.96, TN 0.89).
+    if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
+    else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
+        *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
     return 0;
 }
 
@@ -571,9 +582,15 @@ bool aligned16(const void *p, int64_t ld) { return ((uintptr_t)p % 16) == 0 && l
 
 } // namespace
 
-extern "C" const char *ts_cuda_dgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms) {
+extern "C" const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m, int64_t n, int64_t k, int sms) {
     TcVariant v = TC_RANKKL;
-    return choose_variant(m, n, k, sms, &v) < 0 ? "invalid" : tc_variant_names[v];
+    bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
+    const char *tt = getenv("TESSERA_TC_TT");
+    if (a_kmajor && !b_kmajor && !(tt && !strcmp(tt, "direct"))) { // TT runs as NN on (n, m)
+        int64_t x = m;
+        m = n, n = x, a_kmajor = false, b_kmajor = true;
+    }
+    return choose_variant(m, n, k, sms, a_kmajor, b_kmajor, &v) < 0 ? "invalid" : tc_variant_names[v];
 }
 
 extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
@@ -623,7 +640,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     if (!aligned16(A, lda) || !aligned16(B, ldb))
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKL;
-    TS_CHECK(choose_variant(m, n, k, dp->sms, &v));
+    TS_CHECK(choose_variant(m, n, k, dp->sms, a_kmajor, b_kmajor, &v));
     switch (v) {
     case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, ct, s, "large");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
