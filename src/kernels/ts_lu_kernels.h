@@ -28,7 +28,8 @@ int ts_lu_unpack_rows(ts_stream *st, const double *buf, const int64_t *bidx, int
 // scattered rows' sectors are still in L2 (HPL's pivot rows are far apart, so every element of
 // them is a sector of its own). Index arrays in device memory, entries below 2^31; al distinct.
 // Asynchronous on st. Only when ts_lu_swap_rows_fits(npack, jb, nown, rows): the indices and one
-// column's values must fit in a block's shared memory (NB up to about 4096).
+// column's values must fit in TS_LU_SWAP_SMEM_MAX of a block's shared memory (NB up to about 2048);
+// TS_ERR_UNSUPPORTED, with nothing enqueued, where the device grants a block less than the launch needs.
 int ts_lu_swap_rows(ts_stream *st, double *A, int64_t lda, const int64_t *pk, int64_t npack,
                     const int64_t *ub, int64_t jb, double *U, int64_t ldu, const int64_t *al,
                     const int64_t *ab, int64_t nown, int64_t nc);
@@ -115,7 +116,7 @@ typedef struct {
 } ts_lu_swap_args;
 // Bytes of shared memory ts_lu_swap_rows needs for one column (the int32 indices and the values).
 #define TS_LU_SWAP_SMEM(npack, jb, nown) ((size_t)(npack) * 8 + ((size_t)(npack) + (size_t)(jb) + 2 * (size_t)(nown)) * 4)
-#define TS_LU_SWAP_SMEM_MAX ((size_t)160 << 10)
+#define TS_LU_SWAP_SMEM_MAX ((size_t)96 << 10) // (every FP64 tensor-core GPU grants a block this much)
 
 typedef struct {
     void *handle;          // cusolverDnHandle_t (CUDA)

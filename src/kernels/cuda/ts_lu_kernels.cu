@@ -139,7 +139,15 @@ extern "C" int ts_lu_swap_cuda(void *native_stream, void *vargs) {
     if (cb > 8) cb = 8;
     size_t smem = idx + (size_t)cb * col;
     smem = (smem + 7) & ~(size_t)7;
-    cudaError_t e = cudaFuncSetAttribute(lu_swap_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)TS_LU_SWAP_SMEM_MAX + 64);
+    int dev = 0, optin = 0;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu swap kernel: device attribute: %s", cudaGetErrorString(e));
+    if (smem > (size_t)optin)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                            "lu swap kernel: %zu bytes of shared memory a block, the device grants %d", smem, optin);
+    e = cudaFuncSetAttribute(lu_swap_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess)
         return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu swap kernel attribute: %s", cudaGetErrorString(e));
     int64_t ngroups = (a->nc + cb - 1) / cb;
