@@ -24,10 +24,11 @@ say "== commit: ${TESSERA_COMMIT:-unknown}"
 #   cd /tmp && apt-get download libcmocka0 libcmocka-dev libblas-test libgfortran5 libquadmath0 &&
 #   for d in libcmocka*.deb libblas-test*.deb libgfortran5*.deb libquadmath0*.deb; do dpkg -x $d <repo>/.deps; done
 # (tests/blas finds the testers there; their libblas.so.3 is replaced by ours at run time).
+# TESSERA_DEVICE_TARGETS="tessera ..." builds only those targets (benchmark-only calls that skip the tests).
 build=${TESSERA_DEVICE_BUILD:-build-device}
 t0=$(date +%s)
 if ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log" 2>&1 &&
-       cmake --build $build -j "$(nproc)" >>"$log" 2>&1; }; then
+       cmake --build $build -j "$(nproc)" ${TESSERA_DEVICE_TARGETS:+--target $TESSERA_DEVICE_TARGETS} >>"$log" 2>&1; }; then
   say "== BUILD FAILED"; tail -40 "$log" >&2; exit 2
 fi
 say "== build: $(( $(date +%s) - t0 )) s"

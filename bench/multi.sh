@@ -4,9 +4,10 @@
 # host path), a smaller 2 x G/2 run; host-resident DGEMM on 1, 2, ... G GPUs with the tile runtime
 # and cuBLASXt side by side; HPCG on 1 and G ranks when the build has its GPU path. One JSON per run
 # in OUTDIR, a table at the end. Usage: bench/multi.sh path/to/tessera OUTDIR
-# MULTI_STEPS=hpl,gemm,blas3,hpcg selects parts (default all but hpl-host); hpl-host adds the 1 x G
-# run with the panel broadcast through host memory. MULTI_HPL_N sets N for the 2 x G/2 run (default:
-# sized like the others, the same memory fraction); MULTI_GEMM_N the host GEMM sizes (32768 49152).
+# MULTI_STEPS selects parts and their order (default hpl,gemm,blas3,hpcg; groups and single runs
+# are listed below, where the steps run); MULTI_DEADLINE_S bounds the whole script. MULTI_HPL_N sets
+# N for the 2 x G/2 run (default: sized like the others, the same memory fraction); MULTI_GEMM_N the
+# host GEMM sizes (32768 49152); MULTI_HPCG_RT HPCG's run time (30 s).
 # NVLink multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0 unless the caller sets it.
 set -uo pipefail
 tessera=${1:?usage: bench/multi.sh path/to/tessera OUTDIR}
@@ -25,6 +26,9 @@ mpi=(mpiexec --allow-run-as-root --oversubscribe --bind-to none -n)
 status=0
 run() { # run NAME SECONDS command...
   local name=$1 tmo=$2; shift 2
+  if [ "${MULTI_DEADLINE_S:-0}" -gt 0 ] && [ $((MULTI_DEADLINE_S - SECONDS)) -lt "$tmo" ]; then
+    tmo=$((MULTI_DEADLINE_S - SECONDS)); [ "$tmo" -ge 10 ] || tmo=10
+  fi
   echo "== $name: $*" >&2
   local t0=$SECONDS
   if ! timeout "$tmo" "$@" >"$out/$name.log" 2>&1; then echo "== $name FAILED (exit $?)" >&2; status=1; fi
@@ -35,62 +39,81 @@ counts="1"
 for g in 2 4 8; do [ "$g" -le "$ngpu" ] && counts="$counts $g"; done
 echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); counts: $counts" >&2
 
-if want hpl; then
-  run hpl-1x1 300 env CUDA_VISIBLE_DEVICES=0 "$tessera" hpl -P 1 -Q 1 --json "$out/hpl-1x1.json"
-  for g in $counts; do
-    [ "$g" = 1 ] && continue
-    run "hpl-1x$g" 400 "${mpi[@]}" "$g" env OPENBLAS_NUM_THREADS=$((cores / g)) "$tessera" hpl -P 1 -Q "$g" \
-        --json "$out/hpl-1x$g.json"
-  done
-  g=${counts##* }
-  if [ "$g" != 1 ]; then
-    # two process rows: panels factored across ranks (pivot search over MPI)
-    run "hpl-2x$((g / 2))" 400 "${mpi[@]}" "$g" env OPENBLAS_NUM_THREADS=$((cores / g)) "$tessera" hpl \
-        ${MULTI_HPL_N:+-N $MULTI_HPL_N} -P 2 -Q $((g / 2)) --json "$out/hpl-2x$((g / 2)).json"
+# Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
+# hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; gemm and blas3 as they are.
+# MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
+# timeout is cut to what is left, so a short device lease still returns every finished run.
+deadline=${MULTI_DEADLINE_S:-0}
+G=${counts##* }
+hpl_grid() { # hpl_grid NAME P Q [env...]
+  local name=$1 p=$2 q=$3; shift 3
+  local n=$((p * q)) nopt=()
+  [ "$p" -gt 1 ] && [ -n "${MULTI_HPL_N:-}" ] && nopt=(-N "$MULTI_HPL_N")
+  if [ "$n" = 1 ]; then
+    run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" hpl -P 1 -Q 1 --json "$out/$name.json"
+  else
+    run "$name" 400 "${mpi[@]}" "$n" env OPENBLAS_NUM_THREADS=$((cores / n)) "$@" "$tessera" hpl "${nopt[@]}" \
+        -P "$p" -Q "$q" --json "$out/$name.json"
   fi
-fi
-# the host path of the panel broadcast and of the row swaps (MPI through host memory), at the largest count
-if want hpl-host && [ "${counts##* }" != 1 ]; then
-  g=${counts##* }
-  run "hpl-1x$g-host" 400 "${mpi[@]}" "$g" env TESSERA_HPL_NCCL=0 OPENBLAS_NUM_THREADS=$((cores / g)) \
-      "$tessera" hpl -P 1 -Q "$g" --json "$out/hpl-1x$g-host.json"
-  run "hpl-2x$((g / 2))-host" 400 "${mpi[@]}" "$g" env TESSERA_HPL_NCCL=0 OPENBLAS_NUM_THREADS=$((cores / g)) \
-      "$tessera" hpl ${MULTI_HPL_N:+-N $MULTI_HPL_N} -P 2 -Q $((g / 2)) --json "$out/hpl-2x$((g / 2))-host.json"
-fi
-
-if want gemm; then
-  # the tile runtime on 1..G GPUs; cuBLASXt on the most GPUs, where its bar is (block 8192: 4096
-  # measured 0.48x of it on two H200s; MULTI_XT_BLOCKS=4096,8192 for both)
-  for g in $counts; do
-    vis=$(seq -s, 0 $((g - 1)))
-    eng=tiles; [ "$g" = "${counts##* }" ] && eng=tiles,cublasxt
-    run "gemm-host-${g}gpu" 500 env CUDA_VISIBLE_DEVICES="$vis" TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm \
-        ${MULTI_GEMM_N:-32768 49152} --where host --engine $eng --xt-block ${MULTI_XT_BLOCKS:-8192} --warmup 1 --reps 3 \
-        --json "$out/gemm-host-${g}gpu.json"
+}
+hpcg_run() { # hpcg_run NAME RANKS [env...]
+  local name=$1 n=$2; shift 2
+  "$tessera" hpcg --help 2>&1 | grep -q -- "--engine" || { echo "== $name: no GPU engine in this build" >&2; return; }
+  local a=(hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt "${MULTI_HPCG_RT:-30}" --json "$out/$name.json")
+  if [ "$n" = 1 ]; then run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" "${a[@]}"
+  else run "$name" 300 "${mpi[@]}" "$n" env "$@" "$tessera" "${a[@]}"; fi
+}
+expand() {
+  local s
+  for s in ${steps//,/ }; do
+    case $s in
+      hpl) echo hpl-1x1 hpl-1xG hpl-2xG ;;
+      hpl-host) echo hpl-1xG-host hpl-2xG-host ;;
+      hpcg) echo hpcg-1 hpcg-G hpcg-G-nccl ;;
+      *) echo "$s" ;;
+    esac
   done
-fi
-
-if want blas3; then
-  # the level-3 routines at n = 32768 on 1..G GPUs (tile runtime, its own GEMM as reference), and
-  # cuBLASXt's routines on the most GPUs
-  for g in $counts; do
-    vis=$(seq -s, 0 $((g - 1)))
-    eng=tiles; [ "$g" = "${counts##* }" ] && eng=tiles,cublasxt
-    run "blas3-${g}gpu" 500 env CUDA_VISIBLE_DEVICES="$vis" TESSERA_ARENA_FRACTION=0.5 "$tessera" blas3 --routine all \
-        ${MULTI_BLAS3_N:-32768} --engine $eng --xt-block 8192 --gemm-ref --reps 2 --json "$out/blas3-${g}gpu.json"
-  done
-fi
-
-if want hpcg && "$tessera" hpcg --help 2>&1 | grep -q -- "--engine"; then
-  for g in $counts; do
-    [ "$g" = 1 ] && { run hpcg-1 300 env CUDA_VISIBLE_DEVICES=0 "$tessera" hpcg --engine cuda --nx 256 --ny 256 --nz 256 \
-                        --rt 30 --json "$out/hpcg-1.json"; continue; }
-    run "hpcg-$g" 300 "${mpi[@]}" "$g" "$tessera" hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt 30 --json "$out/hpcg-$g.json"
+}
+for s in $(expand); do
+  if [ "$deadline" -gt 0 ] && [ "$SECONDS" -ge "$deadline" ]; then
+    echo "== $s: skipped (MULTI_DEADLINE_S=$deadline passed at ${SECONDS} s)" >&2; continue
+  fi
+  if [ "$G" = 1 ] && [[ $s == *G* ]]; then echo "== $s: skipped (one GPU)" >&2; continue; fi
+  case $s in
+    hpl-1x1) hpl_grid hpl-1x1 1 1 ;;
+    hpl-1xG) hpl_grid "hpl-1x$G" 1 "$G" ;;
+    # two process rows: panels gathered on the diagonal block's device, row swaps along the column
+    hpl-2xG) hpl_grid "hpl-2x$((G / 2))" 2 $((G / 2)) ;;
+    # the host path of the panel broadcast and of the row swaps (MPI through host memory)
+    hpl-1xG-host) hpl_grid "hpl-1x$G-host" 1 "$G" TESSERA_HPL_NCCL=0 ;;
+    hpl-2xG-host) hpl_grid "hpl-2x$((G / 2))-host" 2 $((G / 2)) TESSERA_HPL_NCCL=0 ;;
+    hpcg-1) hpcg_run hpcg-1 1 ;;
+    hpcg-G) hpcg_run "hpcg-$G" "$G" ;;
     # the halo device to device by NCCL instead of through host staging
-    run "hpcg-$g-nccl" 300 "${mpi[@]}" "$g" env TESSERA_HPCG_NCCL=1 "$tessera" hpcg --engine cuda --nx 256 --ny 256 \
-        --nz 256 --rt 30 --json "$out/hpcg-$g-nccl.json"
-  done
-fi
+    hpcg-G-nccl) hpcg_run "hpcg-$G-nccl" "$G" TESSERA_HPCG_NCCL=1 ;;
+    gemm)
+      # the tile runtime on 1..G GPUs; cuBLASXt on the most GPUs, where its bar is (block 8192: 4096
+      # measured 0.48x of it on two H200s; MULTI_XT_BLOCKS=4096,8192 for both)
+      for g in $counts; do
+        vis=$(seq -s, 0 $((g - 1)))
+        eng=tiles; [ "$g" = "$G" ] && eng=tiles,cublasxt
+        run "gemm-host-${g}gpu" 500 env CUDA_VISIBLE_DEVICES="$vis" TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm \
+            ${MULTI_GEMM_N:-32768 49152} --where host --engine $eng --xt-block ${MULTI_XT_BLOCKS:-8192} --warmup 1 \
+            --reps 3 --json "$out/gemm-host-${g}gpu.json"
+      done ;;
+    blas3)
+      # the level-3 routines at n = 32768 on 1..G GPUs (tile runtime, its own GEMM as reference), and
+      # cuBLASXt's routines on the most GPUs
+      for g in $counts; do
+        vis=$(seq -s, 0 $((g - 1)))
+        eng=tiles; [ "$g" = "$G" ] && eng=tiles,cublasxt
+        run "blas3-${g}gpu" 500 env CUDA_VISIBLE_DEVICES="$vis" TESSERA_ARENA_FRACTION=0.5 "$tessera" blas3 \
+            --routine all ${MULTI_BLAS3_N:-32768} --engine $eng --xt-block 8192 --gemm-ref --reps 2 \
+            --json "$out/blas3-${g}gpu.json"
+      done ;;
+    *) echo "multi.sh: unknown step '$s'" >&2; status=2 ;;
+  esac
+done
 
 python3 "$here/summarize.py" "$out"/*.json 2>/dev/null || true
 exit $status
