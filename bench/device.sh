@@ -42,7 +42,7 @@ say "== build: $(( $(date +%s) - t0 )) s"
        -o "/tmp/ts_res_$b.o" >"/tmp/ts_res_$b.txt" 2>&1 &
 done
 wait
-cat /tmp/ts_res_*.txt >"$OUT/ptxas.txt" 2>/dev/null
+[ "${TESSERA_DEVICE_PTXAS:-1}" = 1 ] && cat /tmp/ts_res_*.txt >"$OUT/ptxas.txt" 2>/dev/null
 
 if [ "${TESSERA_DEVICE_SKIP_TESTS:-0}" != 1 ]; then
 say "== tests (TESSERA_TEST_BACKEND=cuda)"
@@ -85,6 +85,10 @@ if [ -n "${TESSERA_DEVICE_MULTI:-}" ]; then
 fi
 
 tar -czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null
+# The device tool brings back at most 8 files from $OUT: everything a run writes goes into
+# results.tgz, and nothing else may be added there beside the log and ptxas.txt.
+n_out=$(find "$OUT" -maxdepth 2 -type f | wc -l)
+[ "$n_out" -le 8 ] || say "== WARNING: $n_out files under $OUT; the device tool returns 8: results.tgz may not come back"
 say "== summary (fail=$fail)"
 shopt -s nullglob
 jsons=("$RES"/*.json "$RES"/multi/*.json)

@@ -31,7 +31,11 @@ run() { # run NAME SECONDS command...
   fi
   echo "== $name: $*" >&2
   local t0=$SECONDS
-  if ! timeout "$tmo" "$@" >"$out/$name.log" 2>&1; then echo "== $name FAILED (exit $?)" >&2; status=1; fi
+  timeout "$tmo" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  if [ "$rc" != 0 ]; then
+    echo "== $name FAILED (exit $rc$([ "$rc" = 124 ] && echo ": timed out after $tmo s"))" >&2; status=1
+  fi
   grep -E "^W[RC]|PASSED|FAILED|TFLOP|GFLOP/s rating|VALID" "$out/$name.log" | tail -6 >&2
   echo "== $name: $((SECONDS - t0)) s" >&2
 }
