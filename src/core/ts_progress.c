@@ -53,16 +53,16 @@ void ts_progress_init(ts_progress *p, FILE *out, const char *label, double total
 }
 
 // "label: 42.0%, detail, elapsed 3m20s, ETA 4m36s" (no line ending).
-static void format_line(const ts_progress *p, double done, const char *detail, double now, char *line,
-                        size_t len) {
+static void format_line(const ts_progress *p, double done, double work_s, const char *detail, double now,
+                        char *line, size_t len) {
     double elapsed = now - p->start;
     double frac = p->total > 0 ? done / p->total : 0.0;
     if (!(frac >= 0.0)) frac = 0.0;
     if (frac > 1.0) frac = 1.0;
     char el[32], eta[32];
     ts_format_duration(elapsed, el, sizeof el);
-    // Linear extrapolation from the rate so far: elapsed * (total - done) / done.
-    double rest = (done > 0 && p->total > 0) ? elapsed * (p->total - done) / done : NAN;
+    // Linear extrapolation from the rate so far: work_s * (total - done) / done.
+    double rest = (done > 0 && p->total > 0 && work_s >= 0) ? work_s * (p->total - done) / done : NAN;
     if (rest < 0) rest = 0;
     ts_format_duration(rest, eta, sizeof eta);
     snprintf(line, len, "%s: %5.1f%%%s%s, elapsed %s, ETA %s", p->label, 100.0 * frac,
@@ -73,12 +73,17 @@ static void format_line(const ts_progress *p, double done, const char *detail, d
 // it reports on must go on.
 void ts_progress_update(ts_progress *p, double done, const char *detail) {
     if (!p->enabled) return;
+    ts_progress_update_at(p, done, ts_now() - p->start, detail);
+}
+
+void ts_progress_update_at(ts_progress *p, double done, double work_s, const char *detail) {
+    if (!p->enabled) return;
     double now = ts_now();
     if (now - p->last < (p->tty ? TTY_INTERVAL : p->period)) return;
     if (done > p->total) done = p->total;
     p->last = now;
     char line[512];
-    format_line(p, done, detail, now, line, sizeof line);
+    format_line(p, done, work_s, detail, now, line, sizeof line);
     if (p->tty) {
         // \033[K clears what is left of a longer previous line.
         (void)fprintf(p->out, "\r%s\033[K", line);

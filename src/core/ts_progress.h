@@ -24,6 +24,10 @@ void ts_progress_init(ts_progress *p, FILE *out, const char *label, double total
 // done in [0, total]; `detail` is appended (e.g. "41.2 TFLOP/s"); may be NULL.
 // Prints at most every 0.2 s on a terminal, every `period` seconds otherwise.
 void ts_progress_update(ts_progress *p, double done, const char *detail);
+// The same, with the ETA extrapolated from `work_s`, the seconds the work done so far took (for work
+// that starts after a setup the bar's own clock includes, e.g. a Linpack after its matrix
+// generation): ETA = work_s * (total - done) / done. "elapsed" stays the time since init.
+void ts_progress_update_at(ts_progress *p, double done, double work_s, const char *detail);
 // Final line (newline on a terminal); prints elapsed time.
 void ts_progress_finish(ts_progress *p, const char *detail);
 // "1h02m", "3m20s", "12.5s"

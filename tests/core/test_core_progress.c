@@ -75,6 +75,34 @@ static void test_plain_lines(void **state) {
     assert_int_equal(fclose(f), 0);
 }
 
+// The ETA of ts_progress_update_at comes from the work's own seconds, not from the bar's clock
+// (which here includes a 'setup' of 300 ms before the work began): 25% done in 0.5 s of work
+// leaves 1.5 s, where the bar's clock (>= 0.3 s of setup) would also count the setup 3 times.
+static void test_eta_from_work_clock(void **state) {
+    (void)state;
+    assert_int_equal(unsetenv("TESSERA_PROGRESS"), 0);
+    FILE *f = tmpfile();
+    assert_non_null(f);
+    ts_progress p;
+    ts_progress_init(&p, f, "hpl", 100.0);
+    p.period = 0.0;
+    sleep_ms(300);
+    ts_progress_update_at(&p, 25.0, 0.5, "column 1/4");
+    const char *t = read_all(f);
+    assert_non_null(strstr(t, "hpl:  25.0%, column 1/4, elapsed "));
+    const char *eta = strstr(t, ", ETA ");
+    assert_non_null(eta);
+    assert_true(fabs(strtod(eta + 6, NULL) - 1.5) < 1e-9); // "1.5s"
+    double el_s = strtod(strstr(t, "elapsed ") + 8, NULL);
+    assert_true(el_s >= 0.25); // the bar's clock went on during the setup
+    // no work timed yet: no estimate
+    ts_progress_update_at(&p, 0.0, 0.0, NULL);
+    t = read_all(f);
+    assert_non_null(strstr(t, "hpl:   0.0%, elapsed "));
+    assert_non_null(strstr(t, "ETA --"));
+    assert_int_equal(fclose(f), 0);
+}
+
 static void test_rate_limit(void **state) {
     (void)state;
     assert_int_equal(unsetenv("TESSERA_PROGRESS"), 0);
@@ -174,7 +202,7 @@ static void test_format_duration(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_plain_lines), cmocka_unit_test(test_rate_limit), cmocka_unit_test(test_env_disable),
-        cmocka_unit_test(test_tty),         cmocka_unit_test(test_format_duration),
+        cmocka_unit_test(test_tty),         cmocka_unit_test(test_format_duration), cmocka_unit_test(test_eta_from_work_clock),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

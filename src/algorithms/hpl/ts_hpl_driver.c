@@ -31,11 +31,13 @@ static void progress_begin(ts_hpl_progress *p, const ts_hpl_case *c) {
 
 void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done) {
     ts_hpl_progress *p = ctx;
-    if (!p || !p->active || !p->bar) return;
+    if (!p || !p->active || !p->bar || cols_done <= 0) return;
     char detail[96];
     double tf = elapsed_s > 0 ? flops_done / elapsed_s / 1e12 : 0.0;
     snprintf(detail, sizeof detail, "column %" PRId64 "/%" PRId64 ", %.3f TFLOP/s", cols_done, N, tf);
-    ts_progress_update(p->bar, flops_done, detail);
+    // The time left from the factorization's own clock: the bar's began before the matrix was
+    // generated, which would stretch every early estimate.
+    ts_progress_update_at(p->bar, flops_done, elapsed_s, detail);
 }
 
 static void progress_end(ts_hpl_progress *p, const ts_hpl_result *r) {

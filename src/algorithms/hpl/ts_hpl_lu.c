@@ -543,7 +543,11 @@ int ts_hpl_lu(ts_hpl_state *s) {
             double now = ts_now();
             record_iter(s, p, now - t_it);
             if (s->ctx->opts.progress) {
-                int64_t done = p->j + p->jb;
+                // On a device this iteration's update was only queued; the one before has finished
+                // when the host got here on the panel's owner (the lookahead panel just factored
+                // reused its buffer, and the host waited for that panel), so the display counts the
+                // columns up to this panel: the rate it shows is not the rate of queued work.
+                int64_t done = dev ? p->j : p->j + p->jb;
                 double left = (double)(N - done);
                 s->ctx->opts.progress(s->ctx->opts.progress_ctx, done, N, now - t_start,
                                       lu_flops_left((double)N) - lu_flops_left(left));
