@@ -118,7 +118,8 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
     const int64_t *xp = p->xplan;
     const int64_t *xpk = xp, *xub = xpk + p->npack, *xab = xub + jb, *xal = xab + p->nown,
                   *xuid = xal + p->nown, *xab0 = xuid + jb;
-    double *scr = s->xscr[st];
+    // (the pipelined update's stream, TS_HPL_ST_PIPE, has no scratch: it takes the fused path only)
+    double *scr = st < TS_HPL_NSTREAM ? s->xscr[st] : NULL;
     int rc = 0;
     double t0 = ts_now();
     if (s->P == 1 && s->swap_fused && ts_lu_swap_rows_fits(p->npack, jb, p->nown, s->lda)) {
@@ -135,6 +136,9 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
             return ts_hpl_fail(s, rc);
         }
     }
+    if (!scr)
+        return ts_hpl_fail(s, TS_ERROR(TS_ERR_UNSUPPORTED,
+                                       "hpl: row swaps on the pipelined update's stream need the fused form"));
     if (s->P == 1) {
         strcpy(s->swap_used, "local");
         rc = x->pack_rows(s, st, A0, s->lda, xpk, p->npack, nc, scr);
