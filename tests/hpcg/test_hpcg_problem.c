@@ -79,11 +79,25 @@ static void test_global_ids_64bit(void **s) {
 static void test_proc_grid_and_checks(void **s) {
     (void)s;
     int x, y, z;
-    ts_hpcg_proc_grid(8, &x, &y, &z);
-    assert_true(x == 2 && y == 2 && z == 2);
-    ts_hpcg_proc_grid(12, &x, &y, &z);
-    assert_int_equal(x * y * z, 12);
-    assert_true(x == 2 && y == 2 && z == 3);
+    // HPCG 3.1's shapes: the first split in x
+    static const int want[][4] = {{1, 1, 1, 1},  {2, 2, 1, 1},  {4, 2, 2, 1},  {8, 2, 2, 2},   {16, 4, 2, 2},
+                                  {32, 4, 4, 2}, {64, 4, 4, 4}, {6, 2, 3, 1},  {12, 2, 3, 2}, {18, 2, 3, 3},
+                                  {30, 2, 3, 5}, {7, 7, 1, 1},  {9, 3, 3, 1}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        ts_hpcg_proc_grid(want[i][0], &x, &y, &z);
+        if (x != want[i][1] || y != want[i][2] || z != want[i][3])
+            fail_msg("%d ranks: %d x %d x %d, want %d x %d x %d", want[i][0], x, y, z, want[i][1], want[i][2],
+                     want[i][3]);
+    }
+    // more than three prime factors over two or more primes: the least surface
+    static const int least[][2] = {{24, 26}, {36, 33}, {48, 40}, {72, 54}, {96, 64}};
+    for (size_t i = 0; i < sizeof least / sizeof least[0]; i++) {
+        ts_hpcg_proc_grid(least[i][0], &x, &y, &z);
+        assert_int_equal(x * y * z, least[i][0]);
+        if (x * y + y * z + x * z != least[i][1])
+            fail_msg("%d ranks: %d x %d x %d has surface %d, want %d", least[i][0], x, y, z, x * y + y * z + x * z,
+                     least[i][1]);
+    }
     ts_hpcg_geom g;
     assert_int_equal(ts_hpcg_geom_init(&g, 1, 0, 24, 16, 16, 0, 0, 0), 0);
     assert_int_equal(ts_hpcg_check_geom(&g), 0);

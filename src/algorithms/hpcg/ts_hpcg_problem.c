@@ -7,30 +7,86 @@
 #include "algorithms/hpcg/ts_hpcg.h"
 #include "core/ts_error.h"
 
+static int ipow(int b, int e) {
+    int v = 1;
+    while (e-- > 0) v *= b;
+    return v;
+}
+
+// Next exponent vector below max (digit 0 counts fastest); 0 once it wraps to all zeros.
+static int count_next(int *c, const int *max, int n) {
+    for (int i = 0; i < n; i++) {
+        if (c[i] < max[i]) {
+            c[i]++;
+            return 1;
+        }
+        c[i] = 0;
+    }
+    return 0;
+}
+
+static int count_product(const int *c, const int *p, int n) {
+    int v = 1;
+    for (int i = 0; i < n; i++) v *= ipow(p[i], c[i]);
+    return v;
+}
+
+// HPCG 3.1's default process grid: from the prime factors of the rank count in ascending order,
+// a power p^k gives x = p^ceil(k/3) >= y >= z = p^floor(k/3); two distinct primes p < q give
+// p x q x 1; p^2 q or p q^2 gives p x q x (the repeated one); three distinct primes p x q x r;
+// anything else the least surface x y + y z + x z over all splits, the first found in counting
+// order. So the first split is in x (2 ranks: 2 x 1 x 1, 4: 2 x 2 x 1, 8: 2 x 2 x 2, 16: 4 x 2 x 2),
+// as the reference's runs are laid out; a z split also needs more iterations of the coloured
+// smoother to reach the reference's residual drop (64^3 per rank on 2 ranks: 52 against 51).
 void ts_hpcg_proc_grid(int size, int *npx, int *npy, int *npz) {
-    // Among all factorizations pick the one with the smallest spread max/min, then the smallest
-    // sum (less surface); ties keep x <= y <= z like the reference's shapes.
-    int best[3] = {1, 1, size};
-    double best_ratio = 0.0;
-    long best_sum = LONG_MAX;
-    for (int x = 1; x <= size; x++) {
-        if (size % x) continue;
-        for (int y = x; y <= size / x; y++) {
-            if ((size / x) % y) continue;
-            int z = size / x / y;
-            if (z < y) continue;
-            double ratio = (double)x / (double)z;
-            long sum = (long)x + y + z;
-            if (ratio > best_ratio || (ratio == best_ratio && sum < best_sum)) {
-                best_ratio = ratio;
-                best_sum = sum;
-                best[0] = x; best[1] = y; best[2] = z;
+    int p[32], e[32], np = 0, n = size > 0 ? size : 1;
+    for (int d = 2; d <= n / d; d += d == 2 ? 1 : 2) {
+        if (n % d) continue;
+        p[np] = d;
+        e[np] = 0;
+        while (n % d == 0) {
+            n /= d;
+            e[np]++;
+        }
+        np++;
+    }
+    if (n > 1 || np == 0) { // a last prime, or a rank count of 1
+        p[np] = n;
+        e[np] = 1;
+        np++;
+    }
+    int x, y, z;
+    if (np == 1) {
+        int k = e[0];
+        z = ipow(p[0], k / 3);
+        y = ipow(p[0], k / 3 + (k % 3 >= 2));
+        x = ipow(p[0], k / 3 + (k % 3 >= 1));
+    } else if (np == 2 && e[0] == 1 && e[1] == 1) {
+        x = p[0]; y = p[1]; z = 1;
+    } else if (np == 2 && e[0] + e[1] == 3) {
+        x = p[0]; y = p[1]; z = e[0] == 2 ? p[0] : p[1];
+    } else if (np == 3 && e[0] == 1 && e[1] == 1 && e[2] == 1) {
+        x = p[0]; y = p[1]; z = p[2];
+    } else {
+        double best = 2.0 * size + 1.0;
+        int c1[32] = {0};
+        x = size; y = 1; z = 1;
+        while (count_next(c1, e, np)) {
+            int rest[32], c2[32] = {0};
+            for (int i = 0; i < np; i++) rest[i] = e[i] - c1[i];
+            while (count_next(c2, rest, np)) {
+                int f1 = count_product(c1, p, np), f2 = count_product(c2, p, np), f3 = size / f1 / f2;
+                double area = (double)f1 * f2 + (double)f2 * f3 + (double)f1 * f3;
+                if (area < best) {
+                    best = area;
+                    x = f1; y = f2; z = f3;
+                }
             }
         }
     }
-    *npx = best[0];
-    *npy = best[1];
-    *npz = best[2];
+    *npx = x;
+    *npy = y;
+    *npz = z;
 }
 
 int ts_hpcg_geom_init(ts_hpcg_geom *g, int size, int rank, int nx, int ny, int nz, int npx, int npy,
