@@ -10,6 +10,11 @@
 // reference's is the score (<= 1: 50 iterations suffice). The best orders of the first size are
 // run again at the second, with the iterations they need.
 //
+// Under MPI (mpiexec -n R) each rank holds N^3 on the default process grid (HPCG 3.1's shape; the
+// environment variable HPCG_ORDERS_GRID="npx npy npz" sets another), one GPU per rank, and the
+// classes of orders are those of the axis permutations that leave the process grid unchanged
+// (2 x 1 x 1: y and z only, 2520 orders instead of 840). Rank 0 prints.
+//
 //   hpcg_orders N1 [N2 [TOP]]      e.g. hpcg_orders 128 256 24 (device when one is present)
 //   hpcg_orders descent N REF_DROP FILE K PASSES: per-level orders by coordinate descent over the
 //     first K orders listed in FILE (lines "N^3 c0 .. c7 ..." as the search prints them)
@@ -47,6 +52,8 @@ static int axis_map(int cls, const int *sig) { // class with its axes permuted
 }
 
 // Orders of the seven non-coarse colours (coarse colour, JPL 1, last), one per axis class.
+static int grid_np[3] = {1, 1, 1}; // the process grid: axis permutations must keep it
+
 static int make_orders(cand **out) {
     static const int sigs[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
     const int fr[7] = {0, 2, 3, 4, 5, 6, 7};
@@ -58,6 +65,9 @@ static int make_orders(cand **out) {
         o[7] = 1;
         int canon = 1;
         for (int s = 1; s < 6 && canon; s++) {
+            if (grid_np[sigs[s][0]] != grid_np[0] || grid_np[sigs[s][1]] != grid_np[1] ||
+                grid_np[sigs[s][2]] != grid_np[2])
+                continue; // not a symmetry of this process grid
             int t[NC];
             for (int i = 0; i < NC; i++) t[i] = class_jpl[axis_map(jpl_class[o[i]], sigs[s])];
             if (memcmp(t, o, sizeof t) < 0) {
@@ -151,7 +161,7 @@ out:
 static int size_init(sizectx *S, ts_hcomm *comm, ts_devset *set, ts_device *dev, int n, double ref_tol) {
     memset(S, 0, sizeof *S);
     S->comm = comm;
-    TS_CHECK(ts_hpcg_geom_init(&S->g, 1, 0, n, n, n, 1, 1, 1));
+    TS_CHECK(ts_hpcg_geom_init(&S->g, comm->size, comm->rank, n, n, n, grid_np[0], grid_np[1], grid_np[2]));
     if (dev) TS_CHECK(ts_hpcg_exec_device(&S->X, set, dev));
     else ts_hpcg_exec_host(&S->X);
     if (ref_tol > 0) {
@@ -254,11 +264,24 @@ int main(int argc, char **argv) {
     const int n1 = atoi(argv[1]), n2 = argc > 2 ? atoi(argv[2]) : 0, top = argc > 3 ? atoi(argv[3]) : 16;
     ts_hcomm comm;
     if (ts_hc_world(&comm) < 0) return 3;
+    if (comm.rank != 0 && !freopen("/dev/null", "w", stdout)) return 3; // rank 0 prints
+    const char *ge = getenv("HPCG_ORDERS_GRID");
+    if (ge) {
+        if (sscanf(ge, "%d %d %d", &grid_np[0], &grid_np[1], &grid_np[2]) != 3 ||
+            grid_np[0] * grid_np[1] * grid_np[2] != comm.size) {
+            fprintf(stderr, "hpcg_orders: HPCG_ORDERS_GRID='%s' is not three numbers whose product is %d\n", ge,
+                    comm.size);
+            return 2;
+        }
+    } else {
+        ts_hpcg_proc_grid(comm.size, &grid_np[0], &grid_np[1], &grid_np[2]);
+    }
+    printf("# %d rank(s), process grid %d x %d x %d\n", comm.size, grid_np[0], grid_np[1], grid_np[2]);
     for (int i = 0; i < NC; i++) class_jpl[jpl_class[i]] = i;
     ts_devset *set = NULL;
     ts_device *dev = NULL;
     ts_devset_opts o;
-    if (ts_devset_opts_init(&o) == 0 && ts_devset_open_rank(&o, 0, 1, &set, &dev) == 0 && dev)
+    if (ts_devset_opts_init(&o) == 0 && ts_devset_open_rank(&o, comm.rank, comm.size, &set, &dev) == 0 && dev)
         printf("# device %s\n", ts_device_props_of(dev)->name);
     else {
         dev = NULL;
