@@ -37,7 +37,8 @@ static int count_product(const int *c, const int *p, int n) {
 // anything else the least surface x y + y z + x z over all splits, the first found in counting
 // order. So the first split is in x (2 ranks: 2 x 1 x 1, 4: 2 x 2 x 1, 8: 2 x 2 x 2, 16: 4 x 2 x 2),
 // as the reference's runs are laid out; a z split also needs more iterations of the coloured
-// smoother to reach the reference's residual drop (64^3 per rank on 2 ranks: 52 against 51).
+// smoother to reach the reference's residual drop (2 ranks on the CPU: 51 against 50 at 128^3 per
+// rank, 52 against 51 at 64^3).
 void ts_hpcg_proc_grid(int size, int *npx, int *npy, int *npz) {
     int p[32], e[32], np = 0, n = size > 0 ? size : 1;
     for (int d = 2; d <= n / d; d += d == 2 ? 1 : 2) {
