@@ -415,6 +415,11 @@ int ts_stream_create_sms(ts_device *d, int high, int sms, ts_stream **out) {
 int ts_stream_destroy(ts_stream *st) {
     if (!st) return 0;
     const ts_backend_ops *ops = st->dev->set->ops;
+    if (st->capturing) { // a capture left open: ended, its graph dropped
+        void *g = NULL;
+        st->capturing = 0;
+        if (ops->capture_end(st, &g) == 0 && g) ops->graph_destroy(st->dev, g);
+    }
     // The sticky error is reported, but the stream is released either way.
     int rc = ops->stream_sync(st);
     if (st->slot_destroy) st->slot_destroy(st->slot);
@@ -426,13 +431,32 @@ int ts_stream_destroy(ts_stream *st) {
 
 ts_device *ts_stream_device(ts_stream *st) { return st ? st->dev : NULL; }
 
+// An operation on a capturing stream failed or was refused: the capture fails with the first such
+// error (ts_stream_capture_end reports it). Returns rc.
+static int capture_fail(ts_stream *st, int rc) {
+    if (rc < 0 && st && st->capturing && !st->capture_err) {
+        const ts_error_info *e = ts_error_last();
+        st->capture_err = rc;
+        snprintf(st->capture_msg, sizeof st->capture_msg, "%s", e->code == rc ? e->message : ts_status_name(rc));
+    }
+    return rc;
+}
+
+// Waiting for a capturing stream would wait for work that is only being recorded.
+static int refuse_capturing(ts_stream *st, const char *fn) {
+    return capture_fail(st, TS_ERROR(TS_ERR_STATE, "%s: the stream of device %d is capturing a graph (end the capture first)",
+                                     fn, st->dev->props.ordinal));
+}
+
 int ts_stream_sync(ts_stream *st) {
     if (!st) TS_RAISE(TS_ERR_ARG, "ts_stream_sync: NULL stream");
+    if (st->capturing) return refuse_capturing(st, "ts_stream_sync");
     return st->dev->set->ops->stream_sync(st);
 }
 
 int ts_stream_error(ts_stream *st) {
     if (!st) TS_RAISE(TS_ERR_ARG, "ts_stream_error: NULL stream");
+    if (st->capturing) return refuse_capturing(st, "ts_stream_error");
     return st->dev->set->ops->stream_error(st);
 }
 
@@ -478,13 +502,13 @@ int ts_event_record(ts_event *ev, ts_stream *st) {
     if (ev->dev != st->dev)
         TS_RAISE(TS_ERR_ARG, "ts_event_record: event of device %d recorded on a stream of device %d",
                  ev->dev->props.ordinal, st->dev->props.ordinal);
-    return st->dev->set->ops->event_record(ev, st);
+    return capture_fail(st, st->dev->set->ops->event_record(ev, st));
 }
 
 int ts_stream_wait_event(ts_stream *st, ts_event *ev) {
     if (!ev || !st) TS_RAISE(TS_ERR_ARG, "ts_stream_wait_event: NULL event or stream");
     if (ev->dev->set != st->dev->set) TS_RAISE(TS_ERR_ARG, "ts_stream_wait_event: event of another device set");
-    return st->dev->set->ops->stream_wait_event(st, ev);
+    return capture_fail(st, st->dev->set->ops->stream_wait_event(st, ev));
 }
 
 int ts_event_sync(ts_event *ev) {
@@ -505,14 +529,32 @@ int ts_event_elapsed_ms(ts_event *start, ts_event *end, double *ms) {
 
 // ---------------------------------------------------------------- copies, kernels, callbacks
 
-static void count_copy(ts_device *d, ts_copy_kind kind, size_t bytes, int peer) {
-    pthread_mutex_lock(&d->lock);
-    d->counters.copies++;
-    if (peer) d->counters.bytes_p2p += bytes;
-    else if (kind == TS_COPY_H2D) d->counters.bytes_h2d += bytes;
-    else if (kind == TS_COPY_D2H) d->counters.bytes_d2h += bytes;
-    else d->counters.bytes_d2d += bytes;
-    pthread_mutex_unlock(&d->lock);
+// The counters an operation enqueued on st adds to: the device's, or the graph's being captured
+// (dev->lock held).
+static ts_device_counters *counters_of(ts_stream *st) {
+    return st->capturing ? &st->capture_counts : &st->dev->counters;
+}
+
+static void count_copy(ts_stream *st, ts_copy_kind kind, size_t bytes, int peer) {
+    pthread_mutex_lock(&st->dev->lock);
+    ts_device_counters *c = counters_of(st);
+    c->copies++;
+    if (peer) c->bytes_p2p += bytes;
+    else if (kind == TS_COPY_H2D) c->bytes_h2d += bytes;
+    else if (kind == TS_COPY_D2H) c->bytes_d2h += bytes;
+    else c->bytes_d2d += bytes;
+    pthread_mutex_unlock(&st->dev->lock);
+}
+
+static void counters_add(ts_device_counters *to, const ts_device_counters *c) {
+    to->copies += c->copies;
+    to->kernels += c->kernels;
+    to->callbacks += c->callbacks;
+    to->bytes_h2d += c->bytes_h2d;
+    to->bytes_d2h += c->bytes_d2h;
+    to->bytes_d2d += c->bytes_d2d;
+    to->bytes_p2p += c->bytes_p2p;
+    to->kernel_flops += c->kernel_flops;
 }
 
 static int check_2d(const char *fn, const void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
@@ -527,50 +569,65 @@ static int check_2d(const char *fn, const void *dst, size_t dpitch, const void *
     return 0;
 }
 
-int ts_copy2d_async(ts_stream *st, ts_copy_kind kind, void *dst, size_t dpitch, const void *src, size_t spitch,
-                    size_t width, size_t rows) {
-    if (!st) TS_RAISE(TS_ERR_ARG, "ts_copy2d_async: NULL stream");
+static int copy2d(ts_stream *st, ts_copy_kind kind, void *dst, size_t dpitch, const void *src, size_t spitch,
+                  size_t width, size_t rows) {
     if (kind != TS_COPY_H2D && kind != TS_COPY_D2H && kind != TS_COPY_D2D)
         TS_RAISE(TS_ERR_ARG, "ts_copy2d_async: unknown copy kind %d", (int)kind);
     TS_CHECK(check_2d("ts_copy2d_async", dst, dpitch, src, spitch, width, rows));
     TS_CHECK(st->dev->set->ops->copy2d(st, kind, dst, dpitch, src, spitch, width, rows));
-    count_copy(st->dev, kind, width * rows, 0);
+    count_copy(st, kind, width * rows, 0);
     return 0;
+}
+
+int ts_copy2d_async(ts_stream *st, ts_copy_kind kind, void *dst, size_t dpitch, const void *src, size_t spitch,
+                    size_t width, size_t rows) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_copy2d_async: NULL stream");
+    return capture_fail(st, copy2d(st, kind, dst, dpitch, src, spitch, width, rows));
 }
 
 int ts_copy_async(ts_stream *st, ts_copy_kind kind, void *dst, const void *src, size_t bytes) {
     return ts_copy2d_async(st, kind, dst, bytes, src, bytes, bytes, 1);
 }
 
-int ts_copy_peer2d_async(ts_stream *st, ts_device *dst_dev, void *dst, size_t dpitch, ts_device *src_dev,
-                         const void *src, size_t spitch, size_t width, size_t rows) {
-    if (!st || !dst_dev || !src_dev) TS_RAISE(TS_ERR_ARG, "ts_copy_peer2d_async: NULL stream or device");
+static int copy_peer2d(ts_stream *st, ts_device *dst_dev, void *dst, size_t dpitch, ts_device *src_dev,
+                       const void *src, size_t spitch, size_t width, size_t rows) {
+    if (!dst_dev || !src_dev) TS_RAISE(TS_ERR_ARG, "ts_copy_peer2d_async: NULL device");
     if (dst_dev->set != st->dev->set || src_dev->set != st->dev->set)
         TS_RAISE(TS_ERR_ARG, "ts_copy_peer2d_async: devices of another device set");
     TS_CHECK(check_2d("ts_copy_peer2d_async", dst, dpitch, src, spitch, width, rows));
     TS_CHECK(st->dev->set->ops->copy_peer2d(st, dst_dev, dst, dpitch, src_dev, src, spitch, width, rows));
-    count_copy(st->dev, TS_COPY_D2D, width * rows, dst_dev != src_dev);
+    count_copy(st, TS_COPY_D2D, width * rows, dst_dev != src_dev);
     return 0;
 }
 
-int ts_memset_async(ts_stream *st, void *dst, int value, size_t bytes) {
-    if (!st) TS_RAISE(TS_ERR_ARG, "ts_memset_async: NULL stream");
+int ts_copy_peer2d_async(ts_stream *st, ts_device *dst_dev, void *dst, size_t dpitch, ts_device *src_dev,
+                         const void *src, size_t spitch, size_t width, size_t rows) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_copy_peer2d_async: NULL stream");
+    return capture_fail(st, copy_peer2d(st, dst_dev, dst, dpitch, src_dev, src, spitch, width, rows));
+}
+
+static int memset_async(ts_stream *st, void *dst, int value, size_t bytes) {
     if (!dst) TS_RAISE(TS_ERR_ARG, "ts_memset_async: NULL destination");
     if (bytes == 0) TS_RAISE(TS_ERR_ARG, "ts_memset_async: 0 bytes");
     return st->dev->set->ops->memset(st, dst, value, bytes);
 }
 
+int ts_memset_async(ts_stream *st, void *dst, int value, size_t bytes) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_memset_async: NULL stream");
+    return capture_fail(st, memset_async(st, dst, value, bytes));
+}
+
 int ts_host_callback(ts_stream *st, void (*fn)(void *arg), void *arg) {
     if (!st || !fn) TS_RAISE(TS_ERR_ARG, "ts_host_callback: NULL stream or function");
-    TS_CHECK(st->dev->set->ops->host_callback(st, fn, arg));
+    TS_CHECK(capture_fail(st, st->dev->set->ops->host_callback(st, fn, arg)));
     pthread_mutex_lock(&st->dev->lock);
-    st->dev->counters.callbacks++;
+    counters_of(st)->callbacks++;
     pthread_mutex_unlock(&st->dev->lock);
     return 0;
 }
 
-int ts_kernel_enqueue(ts_stream *st, const ts_kernel *k) {
-    if (!st || !k) TS_RAISE(TS_ERR_ARG, "ts_kernel_enqueue: NULL stream or kernel");
+static int kernel_enqueue(ts_stream *st, const ts_kernel *k) {
+    if (!k) TS_RAISE(TS_ERR_ARG, "ts_kernel_enqueue: NULL kernel");
     const char *name = k->name ? k->name : "(unnamed)";
     if (k->args_size > TS_KERNEL_ARGS_MAX)
         TS_RAISE(TS_ERR_ARG, "ts_kernel_enqueue: kernel %s has %zu bytes of arguments (at most %d)", name, k->args_size,
@@ -581,10 +638,89 @@ int ts_kernel_enqueue(ts_stream *st, const ts_kernel *k) {
     if (!(k->flops >= 0)) TS_RAISE(TS_ERR_ARG, "ts_kernel_enqueue: kernel %s has flops %g", name, k->flops);
     TS_CHECK(st->dev->set->ops->kernel(st, k));
     pthread_mutex_lock(&st->dev->lock);
-    st->dev->counters.kernels++;
-    st->dev->counters.kernel_flops += k->flops;
+    ts_device_counters *c = counters_of(st);
+    c->kernels++;
+    c->kernel_flops += k->flops;
     pthread_mutex_unlock(&st->dev->lock);
     return 0;
+}
+
+int ts_kernel_enqueue(ts_stream *st, const ts_kernel *k) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_kernel_enqueue: NULL stream");
+    return capture_fail(st, kernel_enqueue(st, k));
+}
+
+// ---------------------------------------------------------------- graphs
+
+int ts_stream_capturing(const ts_stream *st) { return st ? st->capturing : 0; }
+
+int ts_stream_capture_begin(ts_stream *st) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_stream_capture_begin: NULL stream");
+    const int ord = st->dev->props.ordinal;
+    const ts_backend_ops *ops = st->dev->set->ops;
+    if (st->capturing) TS_RAISE(TS_ERR_STATE, "ts_stream_capture_begin: the stream of device %d is capturing already", ord);
+    if (!ops->capture_begin)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_stream_capture_begin: backend %s cannot capture graphs", ops->name);
+    TS_CHECK(ops->capture_begin(st));
+    pthread_mutex_lock(&st->dev->lock);
+    memset(&st->capture_counts, 0, sizeof st->capture_counts);
+    st->capture_err = 0;
+    st->capture_msg[0] = '\0';
+    st->capturing = 1;
+    pthread_mutex_unlock(&st->dev->lock);
+    return 0;
+}
+
+int ts_stream_capture_end(ts_stream *st, ts_graph **out) {
+    if (!out) TS_RAISE(TS_ERR_ARG, "ts_stream_capture_end: NULL result pointer");
+    *out = NULL;
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_stream_capture_end: NULL stream");
+    const int ord = st->dev->props.ordinal;
+    const ts_backend_ops *ops = st->dev->set->ops;
+    if (!st->capturing) TS_RAISE(TS_ERR_STATE, "ts_stream_capture_end: the stream of device %d is not capturing", ord);
+    pthread_mutex_lock(&st->dev->lock);
+    st->capturing = 0;
+    pthread_mutex_unlock(&st->dev->lock);
+    void *impl = NULL;
+    int rc = ops->capture_end(st, &impl); // ends the capture whatever happened during it
+    if (st->capture_err) // the cause, rather than the backend's word that the capture broke
+        rc = TS_ERROR(st->capture_err, "capture of a graph on device %d failed: %s", ord, st->capture_msg);
+    ts_graph *g = NULL;
+    if (rc == 0 && !(g = calloc(1, sizeof *g)))
+        rc = TS_ERROR(TS_ERR_NOMEM, "ts_stream_capture_end: out of host memory");
+    if (rc < 0) {
+        if (impl) ops->graph_destroy(st->dev, impl);
+        return rc;
+    }
+    g->dev = st->dev;
+    g->impl = impl;
+    g->counts = st->capture_counts;
+    *out = g;
+    return 0;
+}
+
+int ts_graph_launch(ts_graph *g, ts_stream *st) {
+    if (!g || !st) TS_RAISE(TS_ERR_ARG, "ts_graph_launch: NULL graph or stream");
+    if (g->dev != st->dev)
+        TS_RAISE(TS_ERR_ARG, "ts_graph_launch: a graph of device %d launched on a stream of device %d",
+                 g->dev->props.ordinal, st->dev->props.ordinal);
+    TS_CHECK(capture_fail(st, st->dev->set->ops->graph_launch(st, g->impl)));
+    pthread_mutex_lock(&st->dev->lock);
+    counters_add(counters_of(st), &g->counts);
+    pthread_mutex_unlock(&st->dev->lock);
+    return 0;
+}
+
+void ts_graph_destroy(ts_graph *g) {
+    if (!g) return;
+    g->dev->set->ops->graph_destroy(g->dev, g->impl);
+    free(g);
+}
+
+void ts_graph_counters(const ts_graph *g, ts_device_counters *c) {
+    if (!c) return;
+    memset(c, 0, sizeof *c);
+    if (g) *c = g->counts;
 }
 
 void ts_device_counters_get(ts_device *d, ts_device_counters *c) {

@@ -198,6 +198,31 @@ typedef struct {
 } ts_device_counters;
 void ts_device_counters_get(ts_device *d, ts_device_counters *c);
 
+// ---- graphs: a stream's work captured once, launched many times ----
+// Between ts_stream_capture_begin and ts_stream_capture_end the operations enqueued on the stream
+// are recorded instead of run; ts_graph_launch then enqueues all of them again, in the same order
+// and with the same arguments (kernel argument structs as copied at capture), as one operation
+// (CUDA: a CUDA graph captured in thread-local mode and instantiated once, so the host launches the
+// whole sequence with one call). Work that orders the stream with the host cannot be captured:
+// ts_stream_sync and ts_stream_error on a capturing stream are refused (TS_ERR_STATE); simulated
+// devices record kernels, memsets and device-to-device copies and refuse host copies, host
+// callbacks, event records and waits (TS_ERR_UNSUPPORTED; CUDA captures what its runtime can).
+// An operation refused or failing during the capture fails it: ts_stream_capture_end then ends the
+// capture all the same and returns that error and no graph, and the stream works as before, so the
+// caller can run the work directly instead. Device counters count a graph's operations at each
+// launch, not at the capture.
+typedef struct ts_graph ts_graph;
+int ts_stream_capture_begin(ts_stream *st);
+int ts_stream_capture_end(ts_stream *st, ts_graph **out);
+int ts_stream_capturing(const ts_stream *st); // 1 between begin and end
+// Enqueues the graph on st, any stream of the device it was captured on (also one that is
+// capturing: the graph's operations are then recorded there). Launches on one stream run in order.
+int ts_graph_launch(ts_graph *g, ts_stream *st);
+// NULL is a no-op. Launches already enqueued still run.
+void ts_graph_destroy(ts_graph *g);
+// What one launch enqueues: kernels, copies and their bytes, flops (callbacks: CUDA only).
+void ts_graph_counters(const ts_graph *g, ts_device_counters *c);
+
 #ifdef __cplusplus
 }
 #endif

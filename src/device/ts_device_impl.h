@@ -42,6 +42,17 @@ struct ts_stream {
     void *impl;                  // backend stream state
     void *slot;
     void (*slot_destroy)(void *);
+    // graph capture (ts_stream_capture_begin/_end)
+    int capturing;
+    int capture_err;             // the first operation that failed during the capture (0: none)
+    char capture_msg[512];
+    ts_device_counters capture_counts; // what the capture recorded (the graph's counters)
+};
+
+struct ts_graph {
+    ts_device *dev;              // captured on, launched on streams of this device
+    void *impl;                  // backend graph
+    ts_device_counters counts;   // one launch's operations
 };
 
 struct ts_event {
@@ -81,6 +92,12 @@ struct ts_backend_ops {
     int (*kernel)(ts_stream *st, const ts_kernel *k);
     // 1 when a and b (distinct devices of the set) have a direct peer link; NULL means never.
     int (*can_peer)(const ts_device *a, const ts_device *b);
+    // Graphs (NULL: the backend cannot capture). capture_end ends the capture in every case, also
+    // after an operation failed during it, and returns the backend's graph through *graph.
+    int (*capture_begin)(ts_stream *st);
+    int (*capture_end)(ts_stream *st, void **graph);
+    int (*graph_launch)(ts_stream *st, void *graph);
+    void (*graph_destroy)(ts_device *d, void *graph);
 };
 
 // Allocates and initialises a device of the set (set, lock, counters, props.backend/ordinal) for a

@@ -43,10 +43,16 @@ typedef struct {
 typedef struct {
     cudaStream_t stream;
     CUgreenCtx green;                     // ts_stream_create_sms: the stream's green context (else NULL)
-    pthread_mutex_t lock;                 // guards err/msg
+    pthread_mutex_t lock;                 // guards err/msg/capturing
     int err;                              // sticky: first failure on the stream (0 = none)
     char msg[512];
+    int capturing;                        // a graph capture is open: failures fail it, not the stream
 } cuda_stream;
+
+typedef struct {
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+} cuda_graph;
 
 typedef struct {
     cudaEvent_t event;
@@ -86,12 +92,17 @@ static int set_device(int native)
 // ---- sticky errors ----
 
 // Keeps the calling thread's current error as the stream's sticky error if it has none yet, and
-// as the device's first error. Returns rc.
+// as the device's first error. Returns rc. During a graph capture nothing ran: an operation that
+// fails there fails the capture (ts_device.c keeps it), and the stream stays usable.
 static int stream_fail(ts_stream *st, int rc)
 {
     cuda_stream *cs = stream_of(st);
     const ts_error_info *e = ts_error_last();
     pthread_mutex_lock(&cs->lock);
+    if (cs->capturing) {
+        pthread_mutex_unlock(&cs->lock);
+        return rc;
+    }
     if (cs->err == 0) {
         cs->err = rc;
         snprintf(cs->msg, sizeof cs->msg, "%s", e->code == rc ? e->message : ts_status_name(rc));
@@ -831,6 +842,80 @@ static int cuda_kernel(ts_stream *st, const ts_kernel *k)
     return 0;
 }
 
+// ---- graphs ----
+
+// Thread-local mode: only this thread's calls that could break the capture are refused, so other
+// threads (other streams, NCCL's proxies) carry on.
+static int cuda_capture_begin(ts_stream *st)
+{
+    cuda_stream *cs = stream_of(st);
+    TS_CHECK(stream_sticky(st)); // a failed stream captures nothing
+    TS_CHECK(set_device(native_of(st->dev)));
+    cudaError_t e = cudaStreamBeginCapture(cs->stream, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) return CUDA_FAIL(e, ordinal_of(st->dev), "cudaStreamBeginCapture(thread-local)");
+    pthread_mutex_lock(&cs->lock);
+    cs->capturing = 1;
+    pthread_mutex_unlock(&cs->lock);
+    return 0;
+}
+
+static void graph_free(cuda_graph *g)
+{
+    if (g->exec) (void)cudaGraphExecDestroy(g->exec);
+    if (g->graph) (void)cudaGraphDestroy(g->graph);
+    (void)cudaGetLastError();
+    free(g);
+}
+
+static int cuda_capture_end(ts_stream *st, void **graph)
+{
+    cuda_stream *cs = stream_of(st);
+    const int ord = ordinal_of(st->dev);
+    *graph = NULL;
+    int rc = set_device(native_of(st->dev));
+    // Ended whatever else failed, so that the stream leaves capture mode.
+    cudaGraph_t captured = NULL;
+    cudaError_t e = cudaStreamEndCapture(cs->stream, &captured);
+    pthread_mutex_lock(&cs->lock);
+    cs->capturing = 0;
+    pthread_mutex_unlock(&cs->lock);
+    cuda_graph *g = calloc(1, sizeof *g);
+    if (!g) {
+        if (captured) (void)cudaGraphDestroy(captured);
+        TS_RAISE(TS_ERR_NOMEM, "out of host memory for a graph of device %d", ord);
+    }
+    g->graph = captured;
+    if (rc == 0 && e != cudaSuccess) rc = CUDA_FAIL(e, ord, "cudaStreamEndCapture");
+    if (rc == 0 && !captured)
+        rc = ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "cudaStreamEndCapture on device %d gave no graph", ord);
+    if (rc == 0 && (e = cudaGraphInstantiate(&g->exec, g->graph, 0)) != cudaSuccess)
+        rc = CUDA_FAIL(e, ord, "cudaGraphInstantiate");
+    if (rc < 0) {
+        graph_free(g);
+        return rc;
+    }
+    *graph = g;
+    return 0;
+}
+
+static int cuda_graph_launch(ts_stream *st, void *graph)
+{
+    cuda_graph *g = graph;
+    int rc = set_device(native_of(st->dev));
+    if (rc < 0) return stream_fail(st, rc);
+    cudaError_t e = cudaGraphLaunch(g->exec, stream_of(st)->stream);
+    if (e != cudaSuccess) return stream_fail(st, CUDA_FAIL(e, ordinal_of(st->dev), "cudaGraphLaunch"));
+    return 0;
+}
+
+// Launches still in flight finish: the runtime frees an executable graph when its work is done.
+static void cuda_graph_destroy(ts_device *d, void *graph)
+{
+    if (!graph) return;
+    if (set_device(native_of(d)) < 0) TS_LOG_W("device %d: graph destroyed without its device", ordinal_of(d));
+    graph_free(graph);
+}
+
 static const ts_backend_ops cuda_ops = {
     .name = "cuda",
     .open = cuda_open,
@@ -858,6 +943,10 @@ static const ts_backend_ops cuda_ops = {
     .host_callback = cuda_host_callback,
     .kernel = cuda_kernel,
     .can_peer = cuda_can_peer,
+    .capture_begin = cuda_capture_begin,
+    .capture_end = cuda_capture_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_destroy = cuda_graph_destroy,
 };
 
 const ts_backend_ops *ts_cuda_backend_ops(void) { return &cuda_ops; }

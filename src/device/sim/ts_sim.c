@@ -59,8 +59,15 @@ typedef struct sim_stream {
     int stop;
     int err;                  // sticky error (first one wins)
     char msg[512];
+    int capturing;            // a graph capture: enqueue records operations instead of queueing them
+    op *cap_head, *cap_tail;  // the operations recorded so far
     struct sim_stream *next;  // in the device's list
 } sim_stream;
+
+// A captured graph: the recorded operations, copied into the stream's queue at each launch.
+typedef struct {
+    op *head;
+} sim_graph;
 
 typedef struct {
     uintptr_t lo, hi;
@@ -346,19 +353,46 @@ static op *op_new(op_kind kind, size_t extra) {
     return o;
 }
 
+// What a graph cannot replay: work that meets the host, and events (NULL: it can).
+static const char *not_replayable(const op *o) {
+    switch (o->kind) {
+    case OP_COPY:
+        return o->ckind == TS_COPY_H2D ? "a host-to-device copy" : o->ckind == TS_COPY_D2H ? "a device-to-host copy" : NULL;
+    case OP_CALLBACK: return "a host callback";
+    case OP_RECORD: return "an event record";
+    case OP_WAIT: return "an event wait";
+    default: return NULL;
+    }
+}
+
+static void free_ops(op *o) {
+    while (o) {
+        op *next = o->next;
+        free(o);
+        o = next;
+    }
+}
+
 static int enqueue(ts_stream *st, op *o) {
     sim_stream *s = stream_of(st);
     sim_set *ss = s->dev->ss;
     pthread_mutex_lock(&ss->lock);
-    if (s->dev->lost) {
+    const char *refused = s->capturing ? not_replayable(o) : NULL;
+    if (s->dev->lost || refused) {
+        if (o->ev) event_unref(o->ev);
         pthread_mutex_unlock(&ss->lock);
-        if (o->ev) {
-            pthread_mutex_lock(&ss->lock);
-            event_unref(o->ev);
-            pthread_mutex_unlock(&ss->lock);
-        }
         free(o);
+        if (refused)
+            TS_RAISE(TS_ERR_UNSUPPORTED, "sim device %d: %s cannot be captured in a graph (kernels, memsets and "
+                     "device-to-device copies can)", s->dev->ordinal, refused);
         TS_RAISE(TS_ERR_DEVICE_LOST, "sim device %d is lost", s->dev->ordinal);
+    }
+    if (s->capturing) { // recorded, not run: a launch of the graph queues a copy
+        if (s->cap_tail) s->cap_tail->next = o;
+        else s->cap_head = o;
+        s->cap_tail = o;
+        pthread_mutex_unlock(&ss->lock);
+        return 0;
     }
     if (o->kind == OP_RECORD) o->gen = ++o->ev->rec_gen;
     if (o->kind == OP_WAIT) o->gen = o->ev->rec_gen;
@@ -499,6 +533,7 @@ static void stream_stop(sim_stream *s) {
     pthread_mutex_unlock(&ss->lock);
     pthread_join(s->thread, NULL);
     pthread_cond_destroy(&s->wake);
+    free_ops(s->cap_head);
     free(s);
 }
 
@@ -655,6 +690,60 @@ static int sim_event_elapsed_ms(ts_event *a, ts_event *b, double *ms) {
     if (!ready) TS_RAISE(TS_ERR_STATE, "ts_event_elapsed_ms: an event is not recorded or not complete yet");
     *ms = t;
     return 0;
+}
+
+// ---------------------------------------------------------------- graphs
+
+static int sim_capture_begin(ts_stream *st) {
+    sim_stream *s = stream_of(st);
+    pthread_mutex_lock(&s->dev->ss->lock);
+    s->capturing = 1;
+    s->cap_head = s->cap_tail = NULL;
+    pthread_mutex_unlock(&s->dev->ss->lock);
+    return 0;
+}
+
+static int sim_capture_end(ts_stream *st, void **graph) {
+    sim_stream *s = stream_of(st);
+    *graph = NULL;
+    sim_graph *g = calloc(1, sizeof *g);
+    pthread_mutex_lock(&s->dev->ss->lock);
+    op *head = s->cap_head;
+    s->capturing = 0;
+    s->cap_head = s->cap_tail = NULL;
+    pthread_mutex_unlock(&s->dev->ss->lock);
+    if (!g) {
+        free_ops(head);
+        TS_RAISE(TS_ERR_NOMEM, "sim device %d: out of host memory for a graph", s->dev->ordinal);
+    }
+    g->head = head;
+    *graph = g;
+    return 0;
+}
+
+// Queues a copy of every recorded operation, kernel arguments included, in the recorded order.
+static int sim_graph_launch(ts_stream *st, void *graph) {
+    const sim_graph *g = graph;
+    for (const op *o = g->head; o; o = o->next) {
+        const size_t extra = o->kind == OP_KERNEL ? o->k.args_size : 0;
+        op *c = op_new(o->kind, extra);
+        if (!c) return TS_ERR_NOMEM;
+        *c = *o;
+        c->next = NULL;
+        if (o->kind == OP_KERNEL) {
+            if (extra) memcpy(c->args, o->args, extra);
+            c->k.args = c->args;
+        }
+        TS_CHECK(enqueue(st, c));
+    }
+    return 0;
+}
+
+static void sim_graph_destroy(ts_device *d, void *graph) {
+    sim_graph *g = graph;
+    if (!g) return;
+    free_ops(g->head);
+    free(g);
 }
 
 // ---------------------------------------------------------------- host memory
@@ -817,6 +906,10 @@ static const ts_backend_ops sim_ops = {
     .host_callback = sim_host_callback,
     .kernel = sim_kernel,
     .can_peer = sim_can_peer,
+    .capture_begin = sim_capture_begin,
+    .capture_end = sim_capture_end,
+    .graph_launch = sim_graph_launch,
+    .graph_destroy = sim_graph_destroy,
 };
 
 const ts_backend_ops *ts_sim_backend_ops(void) { return &sim_ops; }
