@@ -231,6 +231,7 @@ typedef struct {
     int ncolors;                                 // colours of the fine level (optimized engines)
     char halo[160];                              // halo path of the optimized engines: "none" (one
                                                  // rank), "host", "nccl", "host (NCCL: why not)"
+    int mg_graph;                                // the V-cycle ran as captured graphs (TESSERA_HPCG_GRAPH=1)
     // Achieved bandwidth: bytes the engine's kernels move per phase (its own model), per second,
     // and the device-to-device copy bandwidth measured in the same run (0 when not measured).
     double xgbs_spmv, xgbs_mg, xgbs_ddot, xgbs_waxpby, xgbs_total, copy_gbs;

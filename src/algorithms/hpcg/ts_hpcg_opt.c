@@ -6,6 +6,7 @@
 #include "algorithms/hpcg/ts_hpcg_opt.h"
 #include "core/ts_env.h"
 #include "core/ts_error.h"
+#include "core/ts_log.h"
 #include "kernels/ts_collectives.h"
 
 // ---- executor ----
@@ -97,6 +98,7 @@ static void level_free(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
 void ts_hpcg_opt_destroy(ts_hpcg_opt *O) {
     if (!O) return;
     ts_hpcg_xsync(&O->X); // nothing may still use the memory
+    for (int i = 0; i < TS_HPCG_MG_GRAPHS; i++) ts_graph_destroy(O->mgg[i].g);
     for (ts_hpcg_olevel *L = O->A; L;) {
         ts_hpcg_olevel *c = L->coarse;
         level_free(O, L);
@@ -164,6 +166,33 @@ static int halo_path(ts_hpcg_opt *O) {
     return 0;
 }
 
+// The V-cycle as graphs: asked for by TESSERA_HPCG_GRAPH=1 on every rank (default off until it is
+// measured on a GPU), taken on device executors where the halo exchange can be captured: one rank,
+// or NCCL device to device. The host-staged exchange syncs the stream and calls MPI inside the
+// V-cycle, so it keeps launching kernel by kernel (said once, on rank 0). Collective.
+static int graph_path(ts_hpcg_opt *O) {
+    int want = 0;
+    int rc = ts_env_bool("TESSERA_HPCG_GRAPH", &want);
+    int v = rc < 0 ? -1 : want != 0; // -1: malformed here
+    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, &v, 1, TS_HC_MIN));
+    if (v < 0) {
+        if (rc < 0) return rc; // ts_env_bool's message names the variable and the value
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_HPCG_GRAPH is malformed on another rank");
+    }
+    if (!v) return 0;
+    const char *why = !O->X.set ? "the CPU engine runs its kernels on the host"
+                      : O->comm->size > 1 && !O->dcomm
+                          ? "the host-staged halo exchange syncs with the host and calls MPI inside it (graphs "
+                            "need one rank or the NCCL halo, TESSERA_HPCG_NCCL=1)"
+                          : NULL;
+    if (why) {
+        if (O->comm->rank == 0) TS_LOG_I("hpcg: TESSERA_HPCG_GRAPH=1: the V-cycle is launched kernel by kernel: %s", why);
+        return 0;
+    }
+    O->graph = 1;
+    return 0;
+}
+
 int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, const ts_hpcg_exec *X,
                       ts_hpcg_opt **out) {
     *out = NULL;
@@ -218,6 +247,7 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
     }
     TS_CHECK_GOTO(ts_hpcg_xsync(X), rc, fail);
     TS_CHECK_GOTO(halo_path(O), rc, fail);
+    TS_CHECK_GOTO(graph_path(O), rc, fail);
     *out = O;
     return 0;
 fail:

@@ -71,6 +71,17 @@ struct ts_hpcg_olevel {
     size_t bytes;                    // executor memory of this level after the optimization
 };
 
+// The V-cycle from r into z captured as a graph (TESSERA_HPCG_GRAPH=1): a few are kept, one per
+// (r, z) pair MG is called with (CG's every iteration, TestSymmetry's two; the least recently used
+// is captured over), and destroyed with the problem.
+#define TS_HPCG_MG_GRAPHS 4
+typedef struct {
+    const double *r;
+    double *z;
+    ts_graph *g;
+    unsigned long used; // the call that used it last (0: empty)
+} ts_hpcg_mg_graph;
+
 typedef struct {
     ts_hpcg_exec X;
     const ts_hcomm *comm;
@@ -85,6 +96,13 @@ typedef struct {
     // on CUDA GPUs, one per rank; halo says which path runs ("host", "nccl", "host (NCCL: why)").
     struct ts_dcomm *dcomm;
     char halo[160];
+    // The V-cycle launched as captured graphs instead of kernel by kernel: TESSERA_HPCG_GRAPH=1 on
+    // every rank, a device executor, and a halo exchange that can be captured (one rank, or NCCL;
+    // the host-staged exchange syncs and calls MPI inside the V-cycle). graph says it is on.
+    int graph;
+    ts_hpcg_mg_graph mgg[TS_HPCG_MG_GRAPHS];
+    unsigned long mg_calls;  // V-cycles launched as graphs
+    long mg_captures;        // graphs captured
     // Fixed colour orders of the smoother per level (bench/hpcg_orders: the search for them):
     // order[l][k] is the JPL colour swept k-th on level l. norder[l] 0: the default (the searched
     // order on power-of-two grids, else by coarse points; the coarsest level: JPL's order); -1: by
@@ -112,6 +130,9 @@ int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y);
 // from the given x (halo exchanged first).
 int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x, int zero_x);
 int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x);
+// The whole V-cycle (fine level) from r into z as a graph: launches the one captured for (r, z),
+// capturing it first if there is none (every rank at the same call; collective when O->dcomm).
+int ts_hpcg_opt_mg_graph(ts_hpcg_opt *O, const double *r, double *z);
 int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y, double *out, double *t_allreduce);
 
 // Bytes the implementation's kernels move per CG iteration (its own traffic model: matrix entries

@@ -4,6 +4,7 @@
 
 #include "algorithms/hpcg/ts_hpcg_opt.h"
 #include "core/ts_error.h"
+#include "core/ts_log.h"
 #include "core/ts_timer.h"
 #include "kernels/ts_collectives.h"
 
@@ -75,6 +76,71 @@ int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x
     return ts_hpcg_opt_symgs(O, L, r, x, 0);
 }
 
+// ---- the V-cycle as a graph ----
+
+// Captures the V-cycle from r into z on the executor's stream. A capture that fails is ended all
+// the same (the stream stays usable) and its error returned, on every rank: a rank whose capture
+// worked must not launch a graph whose NCCL exchanges wait for one that will not come.
+static int mg_capture(ts_hpcg_opt *O, const double *r, double *z, ts_graph **out) {
+    *out = NULL;
+    int rc = ts_stream_capture_begin(O->X.st);
+    if (rc == 0) {
+        rc = ts_hpcg_opt_mg(O, O->A, r, z);
+        const ts_error_info first = *ts_error_last();
+        const int rc_end = ts_stream_capture_end(O->X.st, out); // names the failed operation, if one did
+        if (rc < 0 && rc_end == 0) { // a failure outside the stream's operations (an NCCL call)
+            ts_graph_destroy(*out);
+            *out = NULL;
+            ts_error_set(first.code, first.file, first.line, "%s", first.message);
+        } else {
+            rc = rc_end;
+        }
+    }
+    if (O->comm->size > 1) {
+        const ts_error_info mine = *ts_error_last();
+        int ok = rc == 0;
+        const int rc_ar = ts_hc_allreduce_i(O->comm, &ok, 1, TS_HC_MIN);
+        if (rc_ar < 0) rc = rc_ar;
+        else if (rc < 0) ts_error_set(mine.code, mine.file, mine.line, "%s", mine.message);
+        else if (!ok) rc = TS_ERROR(TS_ERR_STATE, "the capture failed on another rank");
+        if (rc < 0) {
+            ts_graph_destroy(*out);
+            *out = NULL;
+        }
+    }
+    if (rc < 0) return ts_error_wrap(rc, "hpcg: capturing the V-cycle as a graph (TESSERA_HPCG_GRAPH=1)");
+    return 0;
+}
+
+int ts_hpcg_opt_mg_graph(ts_hpcg_opt *O, const double *r, double *z) {
+    ts_hpcg_mg_graph *s = NULL, *lru = &O->mgg[0];
+    for (int i = 0; i < TS_HPCG_MG_GRAPHS; i++) {
+        ts_hpcg_mg_graph *m = &O->mgg[i];
+        if (m->g && m->r == r && m->z == z) s = m;
+        if (m->used < lru->used) lru = m; // an empty slot first
+    }
+    // Every rank captures at the same call (the V-cycle's NCCL exchanges are collective): a miss on
+    // one rank is a miss on all (the ranks' vectors need not sit alike in their arenas).
+    int miss = !s;
+    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, &miss, 1, TS_HC_MAX));
+    if (miss) {
+        if (!s) s = lru;
+        ts_graph_destroy(s->g);
+        memset(s, 0, sizeof *s);
+        TS_CHECK(mg_capture(O, r, z, &s->g));
+        s->r = r;
+        s->z = z;
+        if (O->mg_captures++ == 0 && O->comm->rank == 0) {
+            ts_device_counters c;
+            ts_graph_counters(s->g, &c);
+            TS_LOG_I("hpcg: the V-cycle runs as a graph of %ld kernels and %ld copies (TESSERA_HPCG_GRAPH=1)",
+                     c.kernels, c.copies);
+        }
+    }
+    s->used = ++O->mg_calls;
+    return ts_graph_launch(s->g, O->X.st);
+}
+
 int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y, double *out, double *t_allreduce) {
     const ts_hpcg_exec *X = &O->X;
     ts_hpcg_xk_dot a = {n, x, y, O->dot_out, O->dot_part};
@@ -99,7 +165,10 @@ int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y,
 static ts_hpcg_opt *OP(ts_hpcg_impl *I) { return I->state; }
 
 static int o_spmv(ts_hpcg_impl *I, double *x, double *y) { return ts_hpcg_opt_spmv(OP(I), OP(I)->A, x, y); }
-static int o_mg(ts_hpcg_impl *I, const double *r, double *z) { return ts_hpcg_opt_mg(OP(I), OP(I)->A, r, z); }
+static int o_mg(ts_hpcg_impl *I, const double *r, double *z) {
+    ts_hpcg_opt *O = OP(I);
+    return O->graph ? ts_hpcg_opt_mg_graph(O, r, z) : ts_hpcg_opt_mg(O, O->A, r, z);
+}
 static int o_dot(ts_hpcg_impl *I, const double *x, const double *y, double *out, double *t_allreduce) {
     return ts_hpcg_opt_dot(OP(I), I->nrow, x, y, out, t_allreduce);
 }

@@ -169,6 +169,8 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_json_int(j, "opt_iters", r->opt_iters);
     ts_json_int(j, "colors", r->ncolors);
     if (r->halo[0]) ts_json_str(j, "halo", r->halo);
+    if (r->halo[0]) ts_json_bool(j, "mg_graph", r->mg_graph);
+    ts_json_num(j, "residual_mean", r->testnorms.mean); // the timed sets' scaled residual, all digits
     if (r->device[0]) ts_json_str(j, "device", r->device);
     ts_json_num(j, "copy_gbs", r->copy_gbs);
     ts_json_num(j, "setup_s", r->times[TS_HPCG_T_SETUP]);
@@ -205,6 +207,7 @@ static void print_summary(const ts_hpcg_result *r) {
     printf("engine %s%s%s", r->engine, r->device[0] ? " on " : "", r->device);
     if (r->ncolors) printf(", %d colours", r->ncolors);
     if (r->halo[0] && strcmp(r->halo, "none")) printf(", halo %s", r->halo);
+    if (r->mg_graph) printf(", V-cycle as a graph");
     printf("; setup %.3f s, optimization %.3f s\n", r->times[TS_HPCG_T_SETUP], r->times[TS_HPCG_T_OPT]);
     // GB/s: the reference's byte model; achieved: the bytes this engine's kernels move.
     const int x = r->xgbs_total > 0, cb = r->copy_gbs > 0;
@@ -329,8 +332,11 @@ int ts_cmd_hpcg(int argc, char **argv) {
     int rc = ts_hpcg_run(&comm, &o, &r);
     if (rc < 0) {
         if (root) ts_cli_errorf(CMD, "HPCG stopped: %s", ts_error_last()->message);
-        // Bad input, an engine this machine lacks, a problem larger than the device: usage.
-        return rc == TS_ERR_ARG || rc == TS_ERR_UNSUPPORTED || rc == TS_ERR_DEVMEM ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+        // Bad input (a malformed TESSERA_* value too), an engine this machine lacks, a problem
+        // larger than the device: usage.
+        return rc == TS_ERR_ARG || rc == TS_ERR_PARSE || rc == TS_ERR_UNSUPPORTED || rc == TS_ERR_DEVMEM
+                   ? TS_EXIT_USAGE
+                   : TS_EXIT_RUNTIME;
     }
     if (root) {
         print_summary(&r);
