@@ -66,6 +66,35 @@ if [ ${#LAUNCH[@]} -gt 0 ]; then
 else
     expect_no_out "halo"
 fi
+# The V-cycle as a graph (TESSERA_HPCG_GRAPH=1): on one rank it is captured and replayed, with the
+# residual and iteration count of the kernel-by-kernel run above, bit for bit; simulated devices
+# under MPI have the host-staged halo, which cannot be captured: the V-cycle then runs kernel by
+# kernel, says so once, and matches too. A malformed value is bad input.
+export TESSERA_SIM_DEVICES=$(( ${#LAUNCH[@]} ? 2 : 1 ))
+OUT=$(TESSERA_HPCG_GRAPH=1 "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine device --json g.json 2>&1); RC=$?
+echo "\$ TESSERA_HPCG_GRAPH=1 ${LAUNCH[*]} tessera hpcg --engine device ... -> exit $RC"
+expect_rc 0
+expect_out "HPCG result is VALID"
+if [ ${#LAUNCH[@]} -gt 0 ]; then
+    WANT_GRAPH=False
+    count_rows "TESSERA_HPCG_GRAPH=1: the V-cycle is launched kernel by kernel: the host-staged halo exchange" 1
+    expect_no_out "V-cycle as a graph|runs as a graph"
+else
+    WANT_GRAPH=True
+    expect_out "the V-cycle runs as a graph of [0-9]+ kernels"
+    expect_out "8 colours, V-cycle as a graph;"
+fi
+python3 - d.json g.json "$WANT_GRAPH" <<'PY' || fail "graph JSON"
+import json, sys
+d, g = (json.load(open(f))["results"][0]["extra"] for f in sys.argv[1:3])
+assert d["mg_graph"] is False and g["mg_graph"] is (sys.argv[3] == "True"), (d, g)
+assert g["valid"] and g["opt_iters"] == d["opt_iters"] and g["residual_mean"] == d["residual_mean"], (d, g)
+PY
+OUT=$(TESSERA_HPCG_GRAPH=sometimes "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine device 2>&1); RC=$?
+echo "\$ TESSERA_HPCG_GRAPH=sometimes ${LAUNCH[*]} tessera hpcg --engine device ... -> exit $RC"
+unset TESSERA_SIM_DEVICES
+expect_rc 2
+expect_out "TESSERA_HPCG_GRAPH"
 # Ranks of one node share its cores: without OMP_NUM_THREADS each takes nproc / ranks threads (at least 1).
 if [ ${#LAUNCH[@]} -gt 0 ]; then
     NPR=${LAUNCH[${#LAUNCH[@]}-1]}

@@ -353,6 +353,99 @@ static void test_sim_device(void **s) {
     ts_devset_close(set);
 }
 
+// What the optimized implementation computes on one problem, for the comparison of two runs.
+typedef struct {
+    ts_hpcg_cg_result cg50, cgtol;
+    double *x;                 // the solution after 50 iterations (natural order)
+    ts_hpcg_testsym ts;
+    ts_hpcg_testcg tc;
+    ts_device_counters ops;    // what the device ran
+} graph_run;
+
+static void run_solver(ts_hpcg_opt *O, const ts_hpcg_geom *g, graph_run *out) {
+    ts_hpcg_impl I;
+    ts_hpcg_opt_impl(O, &I);
+    ts_device_counters c0, c1;
+    ts_device_counters_get(O->X.dev, &c0);
+    OK(I.ops->zero(&I, I.x));
+    OK(ts_hpcg_cg(&I, I.b, I.x, 50, 0.0, 1, NULL, &out->cg50));
+    out->x = malloc(sizeof(double) * (size_t)I.nrow);
+    OK(I.ops->get(&I, out->x, I.x));
+    OK(I.ops->zero(&I, I.x));
+    OK(ts_hpcg_cg(&I, I.b, I.x, 500, 1e-9, 1, NULL, &out->cgtol));
+    OK(ts_hpcg_test_symmetry(&I, &out->ts));
+    OK(ts_hpcg_test_cg(&I, g, &out->tc));
+    OK(ts_hpcg_xsync(&O->X));
+    ts_device_counters_get(O->X.dev, &c1);
+    out->ops.kernels = c1.kernels - c0.kernels;
+    out->ops.copies = c1.copies - c0.copies;
+}
+
+// TESSERA_HPCG_GRAPH=1 on a simulated device: the V-cycle runs as graphs, one captured per (r, z)
+// pair (CG's, TestCG's the same; TestSymmetry's two), and CG's residuals and solution, its
+// iterations to a tolerance, TestSymmetry's departures and TestCG's counts are those of the
+// V-cycle launched kernel by kernel, bit for bit: the graphs replay the same kernels in the same
+// order (the device ran as many). A malformed value fails the setup; the host executor has
+// nothing to capture.
+static void test_sim_mg_graph(void **s) {
+    (void)s;
+    ts_devset_opts o;
+    OK(ts_devset_opts_init(&o));
+    o.backend = TS_BACKEND_SIM;
+    o.sim_devices = 1;
+    o.sim_mem_bytes = (size_t)256 << 20;
+    memset(&o.faults, 0, sizeof o.faults);
+    o.faults.device = -1;
+    ts_devset *set = NULL;
+    OK(ts_devset_open(&o, &set));
+    ts_hpcg_exec X, XH;
+    OK(ts_hpcg_exec_device(&X, set, ts_devset_device(set, 0)));
+    ts_hpcg_exec_host(&XH);
+    ts_hpcg_geom g = geom(1, 0, 32, 32, 32, 0, 0, 0);
+    graph_run run[2];
+    for (int graph = 0; graph <= 1; graph++) {
+        if (graph) setenv("TESSERA_HPCG_GRAPH", "1", 1);
+        else setenv("TESSERA_HPCG_GRAPH", "0", 1);
+        ts_hpcg_opt *O = opt_problem(&g, 4, &X, 1);
+        assert_int_equal(O->graph, graph);
+        run_solver(O, &g, &run[graph]);
+        assert_int_equal(O->mg_captures, graph ? 3 : 0);
+        if (graph) assert_true(O->mg_calls > 50);
+        ts_hpcg_opt_destroy(O);
+    }
+    const graph_run *a = &run[0], *b = &run[1];
+    assert_int_equal(a->cg50.niters, 50);
+    assert_int_equal(b->cg50.niters, 50);
+    assert_true(a->cg50.normr0 == b->cg50.normr0 && a->cg50.normr == b->cg50.normr);
+    assert_memory_equal(a->x, b->x, sizeof(double) * (size_t)g.nx * g.ny * g.nz);
+    assert_true(a->cgtol.niters > 5);
+    assert_int_equal(a->cgtol.niters, b->cgtol.niters);
+    assert_true(a->cgtol.normr == b->cgtol.normr);
+    assert_true(a->ts.depsym_mg == b->ts.depsym_mg && a->ts.depsym_spmv == b->ts.depsym_spmv);
+    assert_int_equal(a->ts.count_fail, 0);
+    assert_int_equal(a->tc.niters_max_prec, b->tc.niters_max_prec);
+    assert_int_equal(a->tc.niters_max_no_prec, b->tc.niters_max_no_prec);
+    assert_int_equal(b->tc.count_fail, 0);
+    assert_int_equal(a->ops.kernels, b->ops.kernels);
+    assert_int_equal(a->ops.copies, b->ops.copies);
+    free(run[0].x);
+    free(run[1].x);
+    // a malformed value is an error that names the variable
+    setenv("TESSERA_HPCG_GRAPH", "sometimes", 1);
+    ts_hpcg_opt *O = NULL;
+    assert_int_equal(ts_hpcg_opt_setup(&g_comm, &g, 4, &X, &O), TS_ERR_PARSE);
+    assert_null(O);
+    assert_non_null(strstr(ts_error_last()->message, "TESSERA_HPCG_GRAPH"));
+    // the host executor: asked for, not taken
+    setenv("TESSERA_HPCG_GRAPH", "1", 1);
+    O = opt_problem(&g, 1, &XH, 0);
+    assert_int_equal(O->graph, 0);
+    ts_hpcg_opt_destroy(O);
+    unsetenv("TESSERA_HPCG_GRAPH");
+    ts_hpcg_exec_fini(&X);
+    ts_devset_close(set);
+}
+
 static int setup(void **s) {
     (void)s;
     return ts_hc_world(&g_comm);
@@ -364,7 +457,7 @@ int main(void) {
         cmocka_unit_test(test_colouring_and_permutation), cmocka_unit_test(test_colour_orders),
         cmocka_unit_test(test_spmv),
         cmocka_unit_test(test_symgs_colour_order), cmocka_unit_test(test_cg_and_validation),
-        cmocka_unit_test(test_sim_device),
+        cmocka_unit_test(test_sim_device),       cmocka_unit_test(test_sim_mg_graph),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
