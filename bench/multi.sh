@@ -44,7 +44,8 @@ for g in 2 4 8; do [ "$g" -le "$ngpu" ] && counts="$counts $g"; done
 echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); counts: $counts" >&2
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
-# hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; gemm and blas3 as they are.
+# hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1); gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -95,6 +96,9 @@ for s in $(expand); do
     hpcg-G) hpcg_run "hpcg-$G" "$G" ;;
     # the halo device to device by NCCL instead of through host staging
     hpcg-G-nccl) hpcg_run "hpcg-$G-nccl" "$G" TESSERA_HPCG_NCCL=1 ;;
+    # the V-cycle replayed as a captured graph (one rank; several with the NCCL halo)
+    hpcg-1-graph) hpcg_run hpcg-1-graph 1 TESSERA_HPCG_GRAPH=1 ;;
+    hpcg-G-nccl-graph) hpcg_run "hpcg-$G-nccl-graph" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;
     gemm)
       # the tile runtime on 1..G GPUs; cuBLASXt on the most GPUs, where its bar is (block 8192: 4096
       # measured 0.48x of it on two H200s; MULTI_XT_BLOCKS=4096,8192 for both)
