@@ -328,9 +328,8 @@ static void test_cg_and_validation(void **s) {
     ts_hpcg_problem_destroy(P);
 }
 
-// A simulated device builds the same problem and computes the same results as the host.
-static void test_sim_device(void **s) {
-    (void)s;
+// One simulated device of 256 MiB, no faults.
+static ts_devset *open_sim(void) {
     ts_devset_opts o;
     OK(ts_devset_opts_init(&o));
     o.backend = TS_BACKEND_SIM;
@@ -340,6 +339,13 @@ static void test_sim_device(void **s) {
     o.faults.device = -1;
     ts_devset *set = NULL;
     OK(ts_devset_open(&o, &set));
+    return set;
+}
+
+// A simulated device builds the same problem and computes the same results as the host.
+static void test_sim_device(void **s) {
+    (void)s;
+    ts_devset *set = open_sim();
     ts_hpcg_exec XH, XD;
     ts_hpcg_exec_host(&XH);
     OK(ts_hpcg_exec_device(&XD, set, ts_devset_device(set, 0)));
@@ -389,15 +395,7 @@ static void run_solver(ts_hpcg_opt *O, const ts_hpcg_geom *g, graph_run *out) {
 // nothing to capture.
 static void test_sim_mg_graph(void **s) {
     (void)s;
-    ts_devset_opts o;
-    OK(ts_devset_opts_init(&o));
-    o.backend = TS_BACKEND_SIM;
-    o.sim_devices = 1;
-    o.sim_mem_bytes = (size_t)256 << 20;
-    memset(&o.faults, 0, sizeof o.faults);
-    o.faults.device = -1;
-    ts_devset *set = NULL;
-    OK(ts_devset_open(&o, &set));
+    ts_devset *set = open_sim();
     ts_hpcg_exec X, XH;
     OK(ts_hpcg_exec_device(&X, set, ts_devset_device(set, 0)));
     ts_hpcg_exec_host(&XH);
