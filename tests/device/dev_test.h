@@ -42,6 +42,23 @@ static inline ts_devset *dev_test_open(const ts_devset_opts *o) {
     return s;
 }
 
+static inline int dev_test_is_sim(void) { return dev_test_backend() == TS_BACKEND_SIM; }
+
+// cmocka set-up and tear-down for tests that take the test set (dev_test_opts) as their state.
+static inline int dev_test_setup(void **state) {
+    ts_devset_opts o;
+    dev_test_opts(&o);
+    ts_devset *s = dev_test_open(&o);
+    if (!s) return -1;
+    *state = s;
+    return 0;
+}
+
+static inline int dev_test_teardown(void **state) {
+    ts_devset_close(*state);
+    return 0;
+}
+
 // Random bytes with no zero among them (zeros hide copies that did not happen).
 static inline void dev_test_fill(void *p, size_t n, unsigned *seed) {
     unsigned char *b = p;

@@ -15,22 +15,6 @@
 
 #include <stdatomic.h>
 
-static int is_sim(void) { return dev_test_backend() == TS_BACKEND_SIM; }
-
-static int setup(void **state) {
-    ts_devset_opts o;
-    dev_test_opts(&o);
-    ts_devset *s = dev_test_open(&o);
-    if (!s) return -1;
-    *state = s;
-    return 0;
-}
-
-static int teardown(void **state) {
-    ts_devset_close(*state);
-    return 0;
-}
-
 #define OK(expr) assert_int_equal((expr), 0)
 
 // ---- a kernel with a CPU body that counts its runs ----
@@ -63,9 +47,9 @@ static int axpb(ts_stream *st, double *x, size_t n, double mul, double add) {
 static int work(ts_stream *st, double *x, double *y, size_t n) {
     const size_t bytes = n * sizeof(double), half = bytes / 2;
     TS_CHECK(ts_memset_async(st, y, 0, bytes));
-    if (is_sim()) TS_CHECK(axpb(st, x, n, 3.0, 1.0));
+    if (dev_test_is_sim()) TS_CHECK(axpb(st, x, n, 3.0, 1.0));
     TS_CHECK(ts_copy_async(st, TS_COPY_D2D, y, x, half));
-    if (is_sim()) TS_CHECK(axpb(st, y, n, 0.5, -5.0));
+    if (dev_test_is_sim()) TS_CHECK(axpb(st, y, n, 0.5, -5.0));
     TS_CHECK(ts_memset_async(st, x, 0x7f, 8));
     // a strided copy: 16 lines of 8 bytes from every 4th double of x into the end of y
     return ts_copy2d_async(st, TS_COPY_D2D, y + n - 64, 4 * sizeof(double), x + 1, 4 * sizeof(double), 8, 16);
@@ -125,10 +109,10 @@ static void test_capture_and_replay(void **state) {
     assert_int_equal(after.kernels, before.kernels);
     assert_int_equal(after.copies, before.copies + 2); // the two host copies above
     ts_graph_counters(g, &gc);
-    assert_int_equal(gc.kernels, is_sim() ? 2 : 0);
+    assert_int_equal(gc.kernels, dev_test_is_sim() ? 2 : 0);
     assert_int_equal(gc.copies, 2);
     assert_int_equal(gc.bytes_d2d, bytes / 2 + 8 * 16);
-    assert_true(gc.kernel_flops == (is_sim() ? 4.0 * n : 0.0));
+    assert_true(gc.kernel_flops == (dev_test_is_sim() ? 4.0 * n : 0.0));
 
     // two launches against the same work enqueued twice
     ts_device_counters_get(d, &before);
@@ -138,9 +122,9 @@ static void test_capture_and_replay(void **state) {
     OK(work(st, x2, y2, n));
     OK(ts_stream_sync(st));
     ts_device_counters_get(d, &after);
-    assert_int_equal(after.kernels - before.kernels, 2 * gc.kernels + (is_sim() ? 4 : 0));
+    assert_int_equal(after.kernels - before.kernels, 2 * gc.kernels + (dev_test_is_sim() ? 4 : 0));
     assert_int_equal(after.copies - before.copies, 2 * gc.copies + 4);
-    assert_int_equal(atomic_load(&g_runs), is_sim() ? 8 : 0);
+    assert_int_equal(atomic_load(&g_runs), dev_test_is_sim() ? 8 : 0);
     double *gx = host_copy(st, x, n), *gy = host_copy(st, y, n), *dx = host_copy(st, x2, n), *dy = host_copy(st, y2, n);
     assert_memory_equal(gx, dx, bytes);
     assert_memory_equal(gy, dy, bytes);
@@ -223,7 +207,7 @@ static void expect_failed_capture(ts_stream *st, double *x, size_t n, int op, in
     case 6: rc = ts_stream_error(st); break;
     }
     assert_int_equal(rc, code);
-    if (is_sim()) OK(axpb(st, x, n, 1.0, 1.0)); // later operations are still taken
+    if (dev_test_is_sim()) OK(axpb(st, x, n, 1.0, 1.0)); // later operations are still taken
     assert_int_equal(ts_stream_capturing(st), 1);
     ts_graph *g = (ts_graph *)st; // overwritten with NULL
     assert_int_equal(ts_stream_capture_end(st, &g), code);
@@ -233,12 +217,12 @@ static void expect_failed_capture(ts_stream *st, double *x, size_t n, int op, in
     // the stream is usable: direct work runs and syncs without error
     atomic_store(&g_runs, 0);
     OK(ts_memset_async(st, x, 0, n * sizeof(double)));
-    if (is_sim()) OK(axpb(st, x, n, 1.0, 2.0));
+    if (dev_test_is_sim()) OK(axpb(st, x, n, 1.0, 2.0));
     OK(ts_stream_sync(st));
     OK(ts_stream_error(st));
     double *hx = host_copy(st, x, n);
-    for (size_t i = 0; i < n; i++) assert_true(hx[i] == (is_sim() ? 2.0 : 0.0));
-    assert_int_equal(atomic_load(&g_runs), is_sim() ? 1 : 0);
+    for (size_t i = 0; i < n; i++) assert_true(hx[i] == (dev_test_is_sim() ? 2.0 : 0.0));
+    assert_int_equal(atomic_load(&g_runs), dev_test_is_sim() ? 1 : 0);
     free(hx);
     OK(ts_event_destroy(ev));
 }
@@ -255,7 +239,7 @@ static void test_refused_operations(void **state) {
     expect_failed_capture(st, x, n, 5, TS_ERR_STATE);
     expect_failed_capture(st, x, n, 6, TS_ERR_STATE);
     // simulated devices: host copies, callbacks, events (CUDA captures these)
-    if (is_sim())
+    if (dev_test_is_sim())
         for (int op = 0; op <= 4; op++) expect_failed_capture(st, x, n, op, TS_ERR_UNSUPPORTED);
     OK(ts_dfree(d, x));
     OK(ts_stream_destroy(st));
@@ -279,7 +263,7 @@ static void test_capture_state(void **state) {
     double *x;
     OK(ts_dmalloc(d, 1024, (void **)&x));
     OK(ts_memset_async(st, x, 0, 1024));
-    if (is_sim()) OK(axpb(st, x, 128, 2.0, 0.0));
+    if (dev_test_is_sim()) OK(axpb(st, x, 128, 2.0, 0.0));
     OK(ts_stream_destroy(st)); // still capturing
     // an empty graph launches and does nothing
     OK(ts_stream_create(d, &st));
@@ -295,7 +279,7 @@ static void test_capture_state(void **state) {
 
 // A graph captured inside another capture: its operations are recorded there.
 static void test_graph_in_capture(void **state) {
-    if (!is_sim()) skip();
+    if (!dev_test_is_sim()) skip();
     ts_devset *s = *state;
     ts_device *d = ts_devset_device(s, 0);
     ts_stream *st;
@@ -331,7 +315,7 @@ static void test_graph_in_capture(void **state) {
 // sticky error reports it at the next sync.
 static void test_replay_fault(void **state) {
     (void)state;
-    if (!is_sim()) skip();
+    if (!dev_test_is_sim()) skip();
     ts_devset_opts o;
     dev_test_opts(&o);
     o.sim_devices = 1;
@@ -360,7 +344,7 @@ static void test_replay_fault(void **state) {
 }
 
 int main(void) {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, dev_test_setup, dev_test_teardown)
     const struct CMUnitTest tests[] = {
         T(test_capture_and_replay), T(test_peer_copy_graph), T(test_refused_operations),
         T(test_capture_state),      T(test_graph_in_capture), cmocka_unit_test(test_replay_fault),

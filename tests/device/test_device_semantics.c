@@ -11,22 +11,6 @@
 #include <pthread.h>
 #include <unistd.h>
 
-static int is_sim(void) { return dev_test_backend() == TS_BACKEND_SIM; }
-
-static int setup(void **state) {
-    ts_devset_opts o;
-    dev_test_opts(&o);
-    ts_devset *s = dev_test_open(&o);
-    if (!s) return -1;
-    *state = s;
-    return 0;
-}
-
-static int teardown(void **state) {
-    ts_devset_close(*state);
-    return 0;
-}
-
 // ---- small kernels with CPU bodies (the sim's device code) ----
 
 typedef struct {
@@ -67,7 +51,7 @@ static void test_stream_order_chain(void **state) {
     for (int r = 0; r < 8; r++) {
         // x -> y, y = 2y + r (sim), y -> x; each step reads what the previous one wrote.
         assert_int_equal(ts_copy_async(st, TS_COPY_D2D, y, x, bytes), 0);
-        if (is_sim()) {
+        if (dev_test_is_sim()) {
             assert_int_equal(enqueue_axpb(st, y, n, 2.0, r, r == 0 ? 20 : 0, 2.0 * n), 0);
             for (size_t i = 0; i < n; i++) ref[i] = ref[i] * 2.0 + r;
         }
@@ -153,7 +137,7 @@ static void test_events_across_streams_and_devices(void **state) {
     assert_int_equal(ts_event_create(d0, &ev), 0);
     // Stream a produces x (slowly on sim), b and c consume it only after the event.
     assert_int_equal(ts_copy_async(a, TS_COPY_H2D, x, h, bytes), 0);
-    if (is_sim()) assert_int_equal(enqueue_axpb(a, x, n, 3.0, 0.0, 60, n), 0);
+    if (dev_test_is_sim()) assert_int_equal(enqueue_axpb(a, x, n, 3.0, 0.0, 60, n), 0);
     assert_int_equal(ts_event_record(ev, a), 0);
     assert_int_equal(ts_stream_wait_event(b, ev), 0);
     assert_int_equal(ts_copy_async(b, TS_COPY_D2D, x2, x, bytes), 0);
@@ -164,7 +148,7 @@ static void test_events_across_streams_and_devices(void **state) {
     assert_int_equal(ts_stream_sync(b), 0);
     assert_int_equal(ts_stream_sync(c), 0);
     assert_int_equal(ts_event_query(ev), 1);
-    double mul = is_sim() ? 3.0 : 1.0;
+    double mul = dev_test_is_sim() ? 3.0 : 1.0;
     for (size_t i = 0; i < n; i++) {
         assert_true(out[i] == h[i] * mul);
         assert_true(out2[i] == h[i] * mul);
@@ -245,7 +229,7 @@ static void test_host_callbacks_order(void **state) {
 
 // Elapsed time between events follows the pacing of unequal devices (sim; loose bounds).
 static void test_elapsed_and_pacing(void **state) {
-    if (!is_sim()) skip();
+    if (!dev_test_is_sim()) skip();
     ts_devset_opts o;
     dev_test_opts(&o);
     o.sim_gflops = 1.0;   // a speed-1.0 device does 1 GFLOP/s
@@ -356,12 +340,12 @@ static void check_peer_pairs(ts_devset *s) {
 static void test_peer_copies(void **state) {
     ts_devset *s = *state;
     if (ts_devset_count(s) < 2) skip();
-    if (is_sim()) assert_int_equal(ts_device_can_peer(ts_devset_device(s, 0), ts_devset_device(s, 1)), 1);
+    if (dev_test_is_sim()) assert_int_equal(ts_device_can_peer(ts_devset_device(s, 0), ts_devset_device(s, 1)), 1);
     check_peer_pairs(s);
 }
 
 static void test_peer_copies_staged(void **state) {
-    if (!is_sim()) skip();
+    if (!dev_test_is_sim()) skip();
     ts_devset_opts o;
     dev_test_opts(&o);
     o.sim_peer = 0;
@@ -440,7 +424,7 @@ static void test_counters(void **state) {
     assert_int_equal(ts_copy2d_async(st, TS_COPY_H2D, x, 100, h, 200, 50, 10), 0);
     assert_int_equal(ts_copy_async(st, TS_COPY_D2D, y, x, n), 0);
     assert_int_equal(ts_copy_async(st, TS_COPY_D2H, h, y, 123), 0);
-    if (is_sim()) {
+    if (dev_test_is_sim()) {
         assert_int_equal(enqueue_axpb(st, x, 0, 1, 0, 0, 1e6), 0);
         assert_int_equal(enqueue_axpb(st, x, 0, 1, 0, 0, 2.5e6), 0);
     }
@@ -451,7 +435,7 @@ static void test_counters(void **state) {
     assert_int_equal(c.bytes_d2d, n);
     assert_int_equal(c.bytes_d2h, 123);
     assert_int_equal(c.bytes_p2p, 0);
-    if (is_sim()) {
+    if (dev_test_is_sim()) {
         assert_int_equal(c.kernels, 2);
         assert_true(c.kernel_flops == 3.5e6);
     }
@@ -530,7 +514,7 @@ static void test_argument_errors(void **state) {
     assert_null(none);
     assert_int_equal(ts_event_record(NULL, NULL), TS_ERR_ARG);
     assert_int_equal(ts_host_pin(s, h, 0, &(int){0}), TS_ERR_ARG);
-    if (is_sim()) {
+    if (dev_test_is_sim()) {
         // Host and device pointers mixed up: caught at enqueue, as a GPU would fault.
         assert_int_equal(ts_copy_async(st, TS_COPY_H2D, h, x, 10), TS_ERR_ARG);
         assert_non_null(strstr(ts_error_last()->message, "H2D copy destination"));
@@ -592,7 +576,7 @@ static void test_device_sync_all_streams(void **state) {
         assert_int_equal(ts_event_create(d, &ev[i]), 0);
         assert_int_equal(ts_dmalloc(d, bytes, &x[i]), 0);
         for (int r = 0; r < 4; r++) assert_int_equal(ts_copy_async(st[i], TS_COPY_H2D, x[i], h, bytes), 0);
-        if (is_sim()) assert_int_equal(enqueue_axpb(st[i], x[i], 0, 1, 0, 30 * (i + 1), 0), 0);
+        if (dev_test_is_sim()) assert_int_equal(enqueue_axpb(st[i], x[i], 0, 1, 0, 30 * (i + 1), 0), 0);
         assert_int_equal(ts_event_record(ev[i], st[i]), 0);
     }
     assert_int_equal(ts_device_sync(d), 0);
@@ -723,7 +707,7 @@ static void test_pin_host_alloc_memory(void **state) {
 }
 
 int main(void) {
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, dev_test_setup, dev_test_teardown)
     const struct CMUnitTest tests[] = {
         T(test_stream_order_chain),   T(test_events_across_streams_and_devices),
         T(test_host_callbacks_order), cmocka_unit_test(test_elapsed_and_pacing),
