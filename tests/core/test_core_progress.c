@@ -39,13 +39,19 @@ static int count_lines(const char *s) {
     return n;
 }
 
-static void test_plain_lines(void **state) {
-    (void)state;
+// A bar writing plain lines to a temporary file (TESSERA_PROGRESS unset: a file is no terminal).
+static FILE *plain_bar(ts_progress *p, const char *label, double total) {
     assert_int_equal(unsetenv("TESSERA_PROGRESS"), 0);
     FILE *f = tmpfile();
     assert_non_null(f);
+    ts_progress_init(p, f, label, total);
+    return f;
+}
+
+static void test_plain_lines(void **state) {
+    (void)state;
     ts_progress p;
-    ts_progress_init(&p, f, "hpl", 100.0);
+    FILE *f = plain_bar(&p, "hpl", 100.0);
     assert_int_equal(p.tty, 0);
     assert_int_equal(p.enabled, 1);
     p.period = 1000;
@@ -80,11 +86,8 @@ static void test_plain_lines(void **state) {
 // leaves 1.5 s, where the bar's clock (>= 0.3 s of setup) would also count the setup 3 times.
 static void test_eta_from_work_clock(void **state) {
     (void)state;
-    assert_int_equal(unsetenv("TESSERA_PROGRESS"), 0);
-    FILE *f = tmpfile();
-    assert_non_null(f);
     ts_progress p;
-    ts_progress_init(&p, f, "hpl", 100.0);
+    FILE *f = plain_bar(&p, "hpl", 100.0);
     p.period = 0.0;
     sleep_ms(300);
     ts_progress_update_at(&p, 25.0, 0.5, "column 1/4");
@@ -105,11 +108,8 @@ static void test_eta_from_work_clock(void **state) {
 
 static void test_rate_limit(void **state) {
     (void)state;
-    assert_int_equal(unsetenv("TESSERA_PROGRESS"), 0);
-    FILE *f = tmpfile();
-    assert_non_null(f);
     ts_progress p;
-    ts_progress_init(&p, f, "gemm", 1000.0);
+    FILE *f = plain_bar(&p, "gemm", 1000.0);
     assert_true(p.period == 10.0); // the default
     for (int k = 0; k < 1000; k++) ts_progress_update(&p, k, NULL);
     assert_string_equal(read_all(f), ""); // nothing within the first 10 s
