@@ -36,7 +36,8 @@ run() { # run NAME SECONDS command...
   if [ "$rc" != 0 ]; then
     echo "== $name FAILED (exit $rc$([ "$rc" = 124 ] && echo ": timed out after $tmo s"))" >&2; status=1
   fi
-  grep -E "^W[RC]|PASSED|FAILED|TFLOP|GFLOP/s rating|VALID" "$out/$name.log" | tail -6 >&2
+  grep -E "^W[RC]|PASSED|FAILED|TFLOP|GFLOP/s rating|VALID|per call" "$out/$name.log" | tail -6 >&2
+  grep -m2 -E "NCCL INFO Channel 00.* via " "$out/$name.log" >&2
   echo "== $name: $((SECONDS - t0)) s" >&2
 }
 counts="1"
@@ -95,7 +96,8 @@ for s in $(expand); do
     hpcg-1) hpcg_run hpcg-1 1 ;;
     hpcg-G) hpcg_run "hpcg-$G" "$G" ;;
     # the halo device to device by NCCL instead of through host staging
-    hpcg-G-nccl) hpcg_run "hpcg-$G-nccl" "$G" TESSERA_HPCG_NCCL=1 ;;
+    # (NCCL's transport between the ranks goes into the log and the table: P2P or through host memory)
+    hpcg-G-nccl) hpcg_run "hpcg-$G-nccl" "$G" TESSERA_HPCG_NCCL=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT ;;
     # the V-cycle replayed as a captured graph (one rank; several with the NCCL halo)
     hpcg-1-graph) hpcg_run hpcg-1-graph 1 TESSERA_HPCG_GRAPH=1 ;;
     hpcg-G-nccl-graph) hpcg_run "hpcg-$G-nccl-graph" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;

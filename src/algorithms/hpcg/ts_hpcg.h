@@ -209,6 +209,13 @@ typedef struct {
     double rd_ddot, wr_ddot, rd_waxpby, wr_waxpby, rd_spmv, wr_spmv, rd_mg, wr_mg; // bytes
 } ts_hpcg_counts;
 
+// Where the time of a multi-rank run goes (ts_hpcg_opt_probe), in microseconds and milliseconds.
+typedef struct {
+    int levels;
+    double halo_us[TS_HPCG_MG_LEVELS];
+    double spmv_ms, spmv_nohalo_ms, mg_ms, mg_nohalo_ms, dot_us;
+} ts_hpcg_probe;
+
 typedef struct {
     ts_hpcg_geom g;
     int64_t gnrow, gnnz;
@@ -232,6 +239,8 @@ typedef struct {
     char halo[160];                              // halo path of the optimized engines: "none" (one
                                                  // rank), "host", "nccl", "host (NCCL: why not)"
     int mg_graph;                                // the V-cycle ran as captured graphs (TESSERA_HPCG_GRAPH=1)
+    double comm_init_s;                          // creating the device communicator (not setup)
+    ts_hpcg_probe probe;                         // multi-rank optimized runs (levels 0: not run)
     // Achieved bandwidth: bytes the engine's kernels move per phase (its own model), per second,
     // and the device-to-device copy bandwidth measured in the same run (0 when not measured).
     double xgbs_spmv, xgbs_mg, xgbs_ddot, xgbs_waxpby, xgbs_total, copy_gbs;

@@ -6,6 +6,7 @@
 #include "algorithms/hpcg/ts_hpcg_opt.h"
 #include "core/ts_env.h"
 #include "core/ts_error.h"
+#include "core/ts_timer.h"
 #include "core/ts_log.h"
 #include "kernels/ts_collectives.h"
 
@@ -160,7 +161,9 @@ static int halo_path(ts_hpcg_opt *O) {
     TS_CHECK(ts_hc_allreduce_i(O->comm, &want, 1, TS_HC_MIN));
     if (!want) return 0;
     char why[128];
+    const double t0 = ts_now();
     TS_CHECK(ts_hc_dcomm_join(O->comm, O->X.cuda ? O->X.dev : NULL, &O->dcomm, why, sizeof why, NULL));
+    O->t_join = ts_now() - t0;
     if (O->dcomm) snprintf(O->halo, sizeof O->halo, "nccl");
     else snprintf(O->halo, sizeof O->halo, "host (NCCL: %s)", why);
     return 0;

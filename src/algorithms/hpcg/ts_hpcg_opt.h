@@ -96,6 +96,8 @@ typedef struct {
     // on CUDA GPUs, one per rank; halo says which path runs ("host", "nccl", "host (NCCL: why)").
     struct ts_dcomm *dcomm;
     char halo[160];
+    double t_join;      // seconds spent creating dcomm (not problem setup: the analogue of MPI_Init)
+    int probe_nohalo;   // ts_hpcg_opt_probe: halo exchanges skipped (timing only)
     // The V-cycle launched as captured graphs instead of kernel by kernel: TESSERA_HPCG_GRAPH=1 on
     // every rank, a device executor, and a halo exchange that can be captured (one rank, or NCCL;
     // the host-staged exchange syncs and calls MPI inside the V-cycle). graph says it is on.
@@ -134,6 +136,12 @@ int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x
 // capturing it first if there is none (every rank at the same call; collective when O->dcomm).
 int ts_hpcg_opt_mg_graph(ts_hpcg_opt *O, const double *r, double *z);
 int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y, double *out, double *t_allreduce);
+
+// Where the time of a multi-rank run goes, measured after the timed sets (the vectors' contents are
+// overwritten): per level one halo exchange alone, and SpMV and the V-cycle kernel by kernel with
+// and without their halo exchanges (the latter computes garbage at the boundary: timing only), and
+// one DDOT with its allreduce. Each the mean over reps calls, the slowest rank's; all ranks call it.
+int ts_hpcg_opt_probe(ts_hpcg_opt *O, int reps, ts_hpcg_probe *p);
 
 // Bytes the implementation's kernels move per CG iteration (its own traffic model: matrix entries
 // at 12 bytes, vectors streamed once per kernel, neighbour values of x read once per colour block),

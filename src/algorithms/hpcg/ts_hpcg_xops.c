@@ -13,7 +13,7 @@
 int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
     const ts_hpcg_halo_plan *h = &L->halo;
     const ts_hpcg_exec *X = &O->X;
-    if (O->comm->size == 1 || h->nneigh == 0) return 0;
+    if (O->comm->size == 1 || h->nneigh == 0 || O->probe_nohalo) return 0;
     ts_hpcg_xk_index a = {h->nsend, TS_HPCG_PACK, L->xsend, x, L->xsbuf};
     TS_CHECK(TS_HPCG_XRUN(X, index, a));
     if (!X->set) return ts_hpcg_halo_exchange(O->comm, h, L->xsbuf, x + L->nrow);
@@ -157,6 +157,54 @@ int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y,
     TS_CHECK(ts_hc_allreduce_d(O->comm, &s, 1, TS_HC_SUM));
     if (t_allreduce) *t_allreduce += ts_now() - t;
     *out = s;
+    return 0;
+}
+
+// ---- where the time goes (multi-rank runs) ----
+
+// Starts every rank's timed loop together: the queued work done, then a barrier.
+static int probe_start(ts_hpcg_opt *O, double *t) {
+    TS_CHECK(ts_hpcg_xsync(&O->X));
+    TS_CHECK(ts_hc_barrier(O->comm));
+    *t = ts_now();
+    return 0;
+}
+
+static int probe_stop(ts_hpcg_opt *O, double t, int reps, double scale, double *out) {
+    TS_CHECK(ts_hpcg_xsync(&O->X));
+    double v = (ts_now() - t) / reps * scale;
+    TS_CHECK(ts_hc_allreduce_d(O->comm, &v, 1, TS_HC_MAX));
+    *out = v;
+    return 0;
+}
+
+int ts_hpcg_opt_probe(ts_hpcg_opt *O, int reps, ts_hpcg_probe *p) {
+    memset(p, 0, sizeof *p);
+    if (reps < 1) reps = 1;
+    double t;
+    int l = 0;
+    for (ts_hpcg_olevel *L = O->A, *F = NULL; L && l < TS_HPCG_MG_LEVELS; F = L, L = L->coarse, l++) {
+        double *x = F ? F->xc : O->z; // a vector of this level with its halo part
+        TS_CHECK(probe_start(O, &t));
+        for (int i = 0; i < reps; i++) TS_CHECK(ts_hpcg_opt_halo(O, L, x));
+        TS_CHECK(probe_stop(O, t, reps, 1e6, &p->halo_us[l]));
+    }
+    p->levels = l;
+    for (int nohalo = 0; nohalo <= 1; nohalo++) {
+        O->probe_nohalo = nohalo;
+        int rc = probe_start(O, &t);
+        for (int i = 0; rc == 0 && i < reps; i++) rc = ts_hpcg_opt_spmv(O, O->A, O->p, O->Ap);
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, nohalo ? &p->spmv_nohalo_ms : &p->spmv_ms);
+        if (rc == 0) rc = probe_start(O, &t);
+        for (int i = 0; rc == 0 && i < reps; i++) rc = ts_hpcg_opt_mg(O, O->A, O->r, O->z);
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, nohalo ? &p->mg_nohalo_ms : &p->mg_ms);
+        O->probe_nohalo = 0;
+        TS_CHECK(rc);
+    }
+    TS_CHECK(probe_start(O, &t));
+    double s;
+    for (int i = 0; i < reps; i++) TS_CHECK(ts_hpcg_opt_dot(O, O->A->nrow, O->r, O->z, &s, NULL));
+    TS_CHECK(probe_stop(O, t, reps, 1e6, &p->dot_us));
     return 0;
 }
 
