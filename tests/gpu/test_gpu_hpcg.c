@@ -191,7 +191,7 @@ static int p_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y) { ret
 static int p_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) { return ts_hpcg_opt_mg(O, L, r, x); }
 static int p_mg_graph(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) { return ts_hpcg_opt_mg_graph(O, r, x); }
 static int p_restrict(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) {
-    ts_hpcg_xk_restrict a = {L->coarse->nrow, L->ncolors, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
+    ts_hpcg_xk_restrict a = {L->coarse->nrow, L->nblk, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
     return TS_HPCG_XRUN(&O->X, restrict, a);
 }
 static int p_prolong(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *r) {

@@ -132,7 +132,10 @@ static void test_colouring_and_permutation(void **s) {
             assert_true(c >= 0 && c < L->ncolors);
             for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++)
                 if (A->col[j] != i) assert_int_not_equal(L->color[A->col[j]], c);
-            assert_true(p >= L->blk[c].r0 && p < L->blk[c].r0 + L->blk[c].nr);
+            // one rank: no row has a halo column, so colour c is block 2c, and block 2c + 1 is empty
+            assert_int_equal(L->nblk, 2 * L->ncolors);
+            assert_true(p >= L->blk[2 * c].r0 && p < L->blk[2 * c].r0 + L->blk[2 * c].nr);
+            assert_int_equal(L->blk[2 * c + 1].nr, 0);
             assert_int_equal(iperm[p], -1);
             iperm[p] = i;
         }
@@ -203,6 +206,60 @@ static void test_colour_orders(void **s) {
         assert_int_equal(l, 4);
         ts_hpcg_opt_destroy(O);
     }
+}
+
+// On a rank with neighbours, the rows with halo columns form a block of their own per colour
+// (2c + 1, after the colour's other rows, 2c), natural order inside each block, so that their
+// extra entries do not widen the ELL of the colour's other rows: those blocks have the widths of
+// the same box on one rank (the colouring depends on local indices only).
+static void test_halo_blocks(void **s) {
+    (void)s;
+    ts_hpcg_exec X;
+    ts_hpcg_exec_host(&X);
+    ts_hpcg_geom g1 = geom(1, 0, 16, 16, 16, 1, 1, 1);
+    ts_hpcg_opt *O1 = opt_problem(&g1, 2, &X, 1);
+    const int grid[][3] = {{2, 1, 1}, {1, 1, 2}, {2, 2, 2}};
+    for (size_t gi = 0; gi < sizeof grid / sizeof grid[0]; gi++) {
+        const int size = grid[gi][0] * grid[gi][1] * grid[gi][2];
+        for (int rank = 0; rank < size; rank++) {
+            ts_hpcg_geom g = geom(size, rank, 16, 16, 16, grid[gi][0], grid[gi][1], grid[gi][2]);
+            ts_hpcg_problem *P = ref_problem(&g, 2);
+            ts_hpcg_opt *O = opt_problem(&g, 2, &X, 1);
+            const ts_hpcg_olevel *L = O->A, *L1 = O1->A;
+            for (int lev = 0; lev < 2; lev++, L = L->coarse, L1 = L1->coarse) {
+                const ts_hpcg_level *A = lev ? P->A->coarse : P->A;
+                const int32_t n = L->nrow;
+                assert_int_equal(L->ncolors, L1->ncolors);
+                int32_t *iperm = malloc(sizeof(int32_t) * (size_t)n);
+                for (int32_t i = 0; i < n; i++) iperm[L->perm[i]] = i;
+                int32_t halo_rows = 0;
+                for (int32_t i = 0; i < n; i++) {
+                    int h = 0;
+                    for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) h |= A->col[j] >= n;
+                    halo_rows += h;
+                    const ts_hpcg_cblk *b = &L->blk[2 * L->color[i] + h];
+                    const int32_t p = L->perm[i];
+                    if (p < b->r0 || p >= b->r0 + b->nr)
+                        fail_msg("grid %zu rank %d level %d: row %d (halo %d) at %d, outside its block [%d, %d)", gi,
+                                 rank, lev, i, h, p, b->r0, b->r0 + b->nr);
+                }
+                assert_true(halo_rows > 0);
+                for (int k = 0; k < L->nblk; k++) {
+                    const ts_hpcg_cblk *b = &L->blk[k];
+                    for (int32_t p = b->r0 + 1; p < b->r0 + b->nr; p++) assert_true(iperm[p] > iperm[p - 1]);
+                    if (k + 1 < L->nblk) assert_int_equal(L->blk[k + 1].r0, b->r0 + b->nr);
+                    if (k % 2 == 0) { // no halo columns: the one-rank widths
+                        assert_int_equal(b->wl, L1->blk[k].wl);
+                        assert_int_equal(b->wu, L1->blk[k].wu);
+                    }
+                }
+                free(iperm);
+            }
+            ts_hpcg_opt_destroy(O);
+            ts_hpcg_problem_destroy(P);
+        }
+    }
+    ts_hpcg_opt_destroy(O1);
 }
 
 // SpMV on the sliced ELL equals the reference CSR SpMV within the bound above (a rank with a
@@ -452,7 +509,8 @@ static int setup(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_halo_plan),        cmocka_unit_test(test_natural_ell),
-        cmocka_unit_test(test_colouring_and_permutation), cmocka_unit_test(test_colour_orders),
+        cmocka_unit_test(test_colouring_and_permutation), cmocka_unit_test(test_halo_blocks),
+        cmocka_unit_test(test_colour_orders),
         cmocka_unit_test(test_spmv),
         cmocka_unit_test(test_symgs_colour_order), cmocka_unit_test(test_cg_and_validation),
         cmocka_unit_test(test_sim_device),       cmocka_unit_test(test_sim_mg_graph),

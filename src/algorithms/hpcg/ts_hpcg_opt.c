@@ -87,7 +87,7 @@ void ts_hpcg_xhfree(const ts_hpcg_exec *X, void *p) {
 
 static void level_free(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
     const ts_hpcg_exec *X = &O->X;
-    void *xp[] = {L->ecol, L->eval, L->color, L->perm, L->xblk, L->lcol, L->ucol, L->lval, L->uval,
+    void *xp[] = {L->ecol, L->eval, L->color, L->bkey, L->perm, L->xblk, L->lcol, L->ucol, L->lval, L->uval,
                   L->diag, L->diag_saved, L->xsend, L->xsbuf, L->fr, L->cq, L->rc, L->xc, L->t};
     for (size_t i = 0; i < sizeof xp / sizeof xp[0]; i++) ts_hpcg_xfree(X, xp[i]);
     ts_hpcg_xhfree(X, L->hsbuf);
@@ -341,32 +341,35 @@ static int colour_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, int level, int32_t *s
         if (hs[0] == 0) break;
     }
     TS_CHECK(order_colours(O, L, level, 2 * (round + 1), hs));
-    ts_hpcg_xk_cstat a = {L->nrow, L->ecol, L->color, O->scratch};
+    if (!L->bkey) TS_CHECK(XA(L->bkey, L->nrow));
+    ts_hpcg_xk_cstat a = {L->nrow, L->ecol, L->color, L->bkey, O->scratch};
     TS_CHECK(ts_hpcg_xmemset(X, O->scratch, 0, sizeof(int32_t) * TS_HPCG_CSTAT_LEN));
     TS_CHECK(TS_HPCG_XRUN(X, cstat, a));
     TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, hs, O->scratch, sizeof(int32_t) * TS_HPCG_CSTAT_LEN));
     TS_CHECK(ts_hpcg_xsync(X));
     memcpy(stats, hs, sizeof(int32_t) * TS_HPCG_CSTAT_LEN);
-    if (stats[3 * M])
+    const int MB = TS_HPCG_MAX_BLOCKS;
+    if (stats[3 * MB])
         TS_RAISE(TS_ERR_INTERNAL, "hpcg: the colouring of the %d x %d x %d level is not valid (%d conflicts)",
-                 L->g.nx, L->g.ny, L->g.nz, stats[3 * M]);
+                 L->g.nx, L->g.ny, L->g.nz, stats[3 * MB]);
     L->ncolors = 0;
-    for (int c = 0; c < M; c++)
-        if (stats[c]) L->ncolors = c + 1;
+    for (int k = 0; k < MB; k++)
+        if (stats[k]) L->ncolors = k / 2 + 1;
+    L->nblk = 2 * L->ncolors;
     return 0;
 }
 
-// The colour blocks, the permutation and the sliced ELL.
+// The blocks, the permutation and the sliced ELL.
 static int permute_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, const int32_t *stats) {
     const ts_hpcg_exec *X = &O->X;
-    const int M = TS_HPCG_MAX_COLORS;
+    const int M = TS_HPCG_MAX_BLOCKS;
     int rc = 0;
     ts_hpcg_xk_perm pa;
     memset(&pa, 0, sizeof pa);
     pa.nrow = L->nrow;
-    pa.ncolors = L->ncolors;
+    pa.nblk = L->nblk;
     L->nlower = L->nupper = 0;
-    for (int c = 0, r0 = 0; c < L->ncolors; c++) {
+    for (int c = 0, r0 = 0; c < L->nblk; c++) {
         pa.cstart[c] = r0;
         L->blk[c].r0 = r0;
         L->blk[c].nr = stats[c];
@@ -381,8 +384,8 @@ static int permute_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, const int32_t *stats
     TS_CHECK(XA(L->lval, L->nlower));
     TS_CHECK(XA(L->ucol, L->nupper));
     TS_CHECK(XA(L->uval, L->nupper));
-    TS_CHECK(XA(L->xblk, L->ncolors));
-    for (int c = 0, lo = 0, uo = 0; c < L->ncolors; c++) {
+    TS_CHECK(XA(L->xblk, L->nblk));
+    for (int c = 0, lo = 0, uo = 0; c < L->nblk; c++) {
         L->blk[c].lcol = L->lcol + lo;
         L->blk[c].lval = L->lval + lo;
         L->blk[c].ucol = L->ucol + uo;
@@ -390,11 +393,11 @@ static int permute_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, const int32_t *stats
         lo += L->blk[c].nr * L->blk[c].wl;
         uo += L->blk[c].nr * L->blk[c].wu;
     }
-    TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_H2D, L->xblk, L->blk, sizeof(ts_hpcg_cblk) * (size_t)L->ncolors));
-    // The permutation (stable by colour); the CUDA version sorts with CUB in scratch memory.
+    TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_H2D, L->xblk, L->blk, sizeof(ts_hpcg_cblk) * (size_t)L->nblk));
+    // The permutation (stable by block); the CUDA version sorts with CUB in scratch memory.
     int32_t *iperm = NULL;
     TS_CHECK_GOTO(XA(iperm, L->nrow), rc, out);
-    pa.color = L->color;
+    pa.bkey = L->bkey;
     pa.perm = L->perm;
     pa.iperm = iperm;
     if (X->cuda) {
@@ -404,11 +407,13 @@ static int permute_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, const int32_t *stats
         TS_CHECK_GOTO(ts_hpcg_xalloc(X, pa.temp_bytes, &pa.temp), rc, out);
     }
     TS_CHECK_GOTO(TS_HPCG_XRUN(X, perm, pa), rc, out);
-    ts_hpcg_xk_ell ea = {L->nrow, L->ecol, iperm, L->perm, L->color, L->eval, L->xblk, L->diag};
+    ts_hpcg_xk_ell ea = {L->nrow, L->ecol, iperm, L->perm, L->bkey, L->eval, L->xblk, L->diag};
     TS_CHECK_GOTO(TS_HPCG_XRUN(X, ell, ea), rc, out);
     rc = ts_hpcg_xsync(X);
 out:
     ts_hpcg_xsync(X);
+    ts_hpcg_xfree(X, L->bkey);
+    L->bkey = NULL;
     ts_hpcg_xfree(X, iperm);
     ts_hpcg_xfree(X, pa.keys);
     ts_hpcg_xfree(X, pa.vals);

@@ -52,9 +52,10 @@ struct ts_hpcg_olevel {
     int32_t *ecol;
     double *eval;
     // optimization: colours, permutation, the sliced ELL (executor memory)
-    int ncolors;
+    int ncolors, nblk;               // nblk = 2 * ncolors: blocks 2c, 2c + 1 of colour c
     int32_t *color, *perm;           // natural row -> colour, -> permuted row
-    ts_hpcg_cblk blk[TS_HPCG_MAX_COLORS]; // the colour blocks (host copy of xblk)
+    int32_t *bkey;                   // natural row -> block (during the optimization only)
+    ts_hpcg_cblk blk[TS_HPCG_MAX_BLOCKS]; // the blocks (host copy of xblk); ts_hpcg_xk.h
     ts_hpcg_cblk *xblk;
     int32_t *lcol, *ucol;
     double *lval, *uval, *diag, *diag_saved;

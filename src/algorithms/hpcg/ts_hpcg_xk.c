@@ -35,16 +35,19 @@ int ts_hpcg_xk_recolor_cpu(void *args) {
 
 int ts_hpcg_xk_cstat_cpu(void *args) {
     const ts_hpcg_xk_cstat *a = args;
-    const int M = TS_HPCG_MAX_COLORS;
+    const int M = TS_HPCG_MAX_BLOCKS;
     int32_t *st = a->stats;
     for (int32_t i = 0; i < a->nrow; i++) {
-        int nl, nu, same;
-        ts_hpcg_cstat_row(a, i, &nl, &nu, &same);
-        const int32_t c = a->color[i];
-        if (c < 0 || c >= M) {
+        int nl, nu, nh, same;
+        ts_hpcg_cstat_row(a, i, &nl, &nu, &nh, &same);
+        const int32_t col = a->color[i];
+        if (col < 0 || col >= TS_HPCG_MAX_COLORS) {
+            a->key[i] = 0;
             st[3 * M]++; // an uncoloured row or a colour out of range: not a valid colouring
             continue;
         }
+        const int32_t c = 2 * col + (nh > 0);
+        a->key[i] = c;
         st[c]++;
         if (nl > st[M + c]) st[M + c] = nl;
         if (nu > st[2 * M + c]) st[2 * M + c] = nu;
@@ -55,11 +58,11 @@ int ts_hpcg_xk_cstat_cpu(void *args) {
 
 int ts_hpcg_xk_perm_cpu(void *args) {
     const ts_hpcg_xk_perm *a = args;
-    int32_t pos[TS_HPCG_MAX_COLORS];
+    int32_t pos[TS_HPCG_MAX_BLOCKS];
     memcpy(pos, a->cstart, sizeof pos);
-    // A counting sort: stable, so rows of one colour keep their natural order.
+    // A counting sort: stable, so rows of one block keep their natural order.
     for (int32_t i = 0; i < a->nrow; i++) {
-        const int32_t p = pos[a->color[i]]++;
+        const int32_t p = pos[a->bkey[i]]++;
         a->perm[i] = p;
         a->iperm[p] = i;
     }
@@ -90,7 +93,7 @@ int ts_hpcg_xk_remap_cpu(void *args) {
 int ts_hpcg_xk_sweep_cpu(void *args) {
     const ts_hpcg_xk_sweep *a = args;
 #pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < a->b.nr; i++) ts_hpcg_sweep_row(a, a->mode, i);
+    for (int32_t i = 0; i < a->b.nr + a->h.nr; i++) ts_hpcg_sweep_row(a, a->mode, i);
     return 0;
 }
 

@@ -9,11 +9,15 @@
 // the tested CPU code computes; only the rounding of fused multiply-adds and the order of DDOT's
 // sums may differ.
 //
-// The optimized matrix of one level: rows permuted so that the rows of each colour are contiguous
-// (colour c holds rows [r0, r0 + nr) in natural order), the diagonal in its own vector, and per
-// colour block two column-major ELL parts: the lower entries (columns of earlier colours) and the
-// upper ones (later colours and the halo columns, ids >= nrow). Entry j of the block's row i is at
-// col[j*nr + i]; short rows are padded with column = the row itself and value 0.
+// The optimized matrix of one level: rows permuted so that the rows of each colour are contiguous,
+// and within a colour first the rows without halo columns, then the rows with some (rows next to
+// another rank's box): two blocks per colour, block 2c and 2c + 1 (empty on one rank), each
+// holding rows [r0, r0 + nr) in natural order. The diagonal is in its own vector, and each block
+// has two column-major ELL parts: the lower entries (columns of earlier colours) and the upper ones
+// (later colours and the halo columns, ids >= nrow). Entry j of the block's row i is at
+// col[j*nr + i]; short rows are padded with column = the row itself and value 0. Keeping the rows
+// with halo columns in blocks of their own keeps their extra entries from widening (padding) the
+// ELL of every row of their colour.
 #ifndef TS_HPCG_XK_H
 #define TS_HPCG_XK_H
 
@@ -36,10 +40,11 @@ extern "C" {
 #endif
 
 #define TS_HPCG_MAX_COLORS 32 // JPL gives 2 colours per round; this stencil needs 8
+#define TS_HPCG_MAX_BLOCKS (2 * TS_HPCG_MAX_COLORS) // block 2c: colour c's rows without halo columns, 2c + 1: with
 #define TS_HPCG_SLOTS 27      // the natural ELL: slot s = (dz+1)*9 + (dy+1)*3 + (dx+1)
 #define TS_HPCG_DIAG_SLOT 13
 
-// One colour block (pointers into the level's storage).
+// One block of a colour (pointers into the level's storage).
 typedef struct {
     int32_t r0, nr, wl, wu;
     int32_t *lcol, *ucol;
@@ -80,23 +85,24 @@ typedef struct {
     int32_t *color, *count;
 } ts_hpcg_xk_recolor;
 
-// Colour statistics: stats[c] rows of colour c, stats[M + c] widest lower part, stats[2M + c]
-// widest upper part (M = TS_HPCG_MAX_COLORS), stats[3M] neighbours sharing a colour (0 for a valid
-// colouring). stats zeroed by the caller.
+// Block statistics: each row's block key[i] = 2 * color[i] + (the row has a halo column), then
+// stats[k] rows of block k, stats[M + k] widest lower part, stats[2M + k] widest upper part
+// (M = TS_HPCG_MAX_BLOCKS), stats[3M] neighbours sharing a colour and rows without a valid colour
+// (0 for a valid colouring). stats zeroed by the caller.
 typedef struct {
     int32_t nrow;
     const int32_t *col, *color;
-    int32_t *stats;
+    int32_t *key, *stats;
 } ts_hpcg_xk_cstat;
-#define TS_HPCG_CSTAT_LEN (3 * TS_HPCG_MAX_COLORS + 1)
+#define TS_HPCG_CSTAT_LEN (3 * TS_HPCG_MAX_BLOCKS + 1)
 
-// The permutation: rows sorted by colour, stably (natural order inside a colour). perm[i] is the
-// permuted position of natural row i, iperm its inverse. cstart[c]: first row of colour c. The
+// The permutation: rows sorted by block key, stably (natural order inside a block). perm[i] is the
+// permuted position of natural row i, iperm its inverse. cstart[k]: first row of block k. The
 // CUDA version sorts with CUB (keys, vals: nrow ints each; temp: ts_hpcg_xk_perm_temp_cuda bytes).
 typedef struct {
-    int32_t nrow, ncolors;
-    int32_t cstart[TS_HPCG_MAX_COLORS + 1];
-    const int32_t *color;
+    int32_t nrow, nblk;
+    int32_t cstart[TS_HPCG_MAX_BLOCKS + 1];
+    const int32_t *bkey;
     int32_t *perm, *iperm;
     int32_t *keys, *vals; // CUDA scratch
     void *temp;
@@ -105,10 +111,10 @@ typedef struct {
 
 // The sliced ELL in the permuted order from the natural ELL: row p = perm[i] takes natural row i's
 // entries in slot order, local columns renumbered by perm, halo columns kept; the diagonal goes to
-// diag[p]. blk: the level's colour table (in the same memory as the data).
+// diag[p]. blk: the level's block table (in the same memory as the data), indexed by bkey.
 typedef struct {
     int32_t nrow;
-    const int32_t *ecol, *iperm, *perm, *color;
+    const int32_t *ecol, *iperm, *perm, *bkey;
     const double *eval;
     const ts_hpcg_cblk *blk;
     double *diag;
@@ -140,8 +146,9 @@ typedef struct {
 // FWD0 + BWD0 is one SYMGS from x = 0 in colour order, FWD + BWD_T one SYMGS from any x: the
 // backward sweep reuses the forward sweep's r_p - L_p x (= d_p x_p + t_p), so it reads only U.
 typedef enum { TS_HPCG_FWD0 = 0, TS_HPCG_BWD0 = 1, TS_HPCG_FWD = 2, TS_HPCG_BWD_T = 3, TS_HPCG_SPMV = 4 } ts_hpcg_sweep_mode;
+// A sweep covers both blocks of a colour, b (no halo columns) then h (rows b.nr ..).
 typedef struct {
-    ts_hpcg_cblk b;
+    ts_hpcg_cblk b, h;
     int mode;
     const double *r, *diag; // r: the right-hand side (SPMV: unused)
     double *x, *t;          // SPMV: x is read, t is y
@@ -149,9 +156,9 @@ typedef struct {
 
 // Residual at the coarse points, restricted: rc[cq[k]] = r[f] - A_f x with f = fr[k], k < n.
 typedef struct {
-    int32_t n, ncolors;
+    int32_t n, nblk;
     const int32_t *fr, *cq;
-    const ts_hpcg_cblk *blk; // the fine level's colour table
+    const ts_hpcg_cblk *blk; // the fine level's block table
     const double *r, *diag, *x;
     double *rc;
 } ts_hpcg_xk_restrict;
@@ -253,14 +260,14 @@ TS_HPCG_ROW int ts_hpcg_jpl_row(const ts_hpcg_xk_jpl *a, int32_t i) {
     return 0;
 }
 
-// Lower count, upper count (halo included) and same-colour neighbours of row i.
-TS_HPCG_ROW void ts_hpcg_cstat_row(const ts_hpcg_xk_cstat *a, int32_t i, int *nl, int *nu, int *same) {
+// Lower count, upper count (halo included), halo count and same-colour neighbours of row i.
+TS_HPCG_ROW void ts_hpcg_cstat_row(const ts_hpcg_xk_cstat *a, int32_t i, int *nl, int *nu, int *nh, int *same) {
     const int32_t n = a->nrow, ci = a->color[i];
-    *nl = *nu = *same = 0;
+    *nl = *nu = *nh = *same = 0;
     for (int s = 0; s < TS_HPCG_SLOTS; s++) {
         const int32_t j = a->col[(int64_t)s * n + i];
         if (j < 0 || j == i) continue;
-        if (j >= n) (*nu)++;
+        if (j >= n) (*nu)++, (*nh)++;
         else if (a->color[j] < ci) (*nl)++;
         else if (a->color[j] > ci) (*nu)++;
         else (*same)++;
@@ -269,7 +276,7 @@ TS_HPCG_ROW void ts_hpcg_cstat_row(const ts_hpcg_xk_cstat *a, int32_t i, int *nl
 
 TS_HPCG_ROW void ts_hpcg_ell_row(const ts_hpcg_xk_ell *a, int32_t p) {
     const int32_t n = a->nrow, i = a->iperm[p];
-    const ts_hpcg_cblk b = a->blk[a->color[i]];
+    const ts_hpcg_cblk b = a->blk[a->bkey[i]];
     const int32_t k = p - b.r0;
     int nl = 0, nu = 0;
     for (int s = 0; s < TS_HPCG_SLOTS; s++) {
@@ -337,9 +344,12 @@ TS_HPCG_ROW double ts_hpcg_ell_dot(const int32_t *col, const double *val, int64_
     return s;
 }
 
-// mode: a->mode (the CUDA kernels pass it as a constant of a template instance)
+// mode: a->mode (the CUDA kernels pass it as a constant of a template instance); i < b.nr + h.nr
 TS_HPCG_ROW void ts_hpcg_sweep_row(const ts_hpcg_xk_sweep *a, int mode, int32_t i) {
-    const ts_hpcg_cblk *b = &a->b;
+    const int in_h = i >= a->b.nr;
+    const ts_hpcg_cblk blk = in_h ? a->h : a->b;
+    const ts_hpcg_cblk *b = &blk;
+    if (in_h) i -= a->b.nr;
     const int32_t p = b->r0 + i;
     const double d = a->diag[p];
     switch (mode) {
@@ -371,7 +381,7 @@ TS_HPCG_ROW void ts_hpcg_sweep_row(const ts_hpcg_xk_sweep *a, int mode, int32_t 
 TS_HPCG_ROW void ts_hpcg_restrict_row(const ts_hpcg_xk_restrict *a, int32_t k) {
     const int32_t f = a->fr[k];
     int c = 0;
-    while (c + 1 < a->ncolors && a->blk[c + 1].r0 <= f) c++;
+    while (c + 1 < a->nblk && a->blk[c + 1].r0 <= f) c++; // empty blocks share the next one's r0
     const ts_hpcg_cblk *b = &a->blk[c];
     const int32_t i = f - b->r0;
     const double sl = ts_hpcg_ell_dot(b->lcol, b->lval, b->nr, b->wl, i, a->x);

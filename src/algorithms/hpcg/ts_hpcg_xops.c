@@ -34,9 +34,10 @@ int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
     return ts_hpcg_xcopy(X, TS_COPY_H2D, x + L->nrow, L->hrbuf, sizeof(double) * (size_t)h->nrecv);
 }
 
+// Colour c: its two blocks in one launch.
 static int sweep(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int mode, const double *r, double *x, double *t) {
-    if (!L->blk[c].nr) return 0;
-    ts_hpcg_xk_sweep a = {L->blk[c], mode, r, L->diag, x, t};
+    if (!L->blk[2 * c].nr && !L->blk[2 * c + 1].nr) return 0;
+    ts_hpcg_xk_sweep a = {L->blk[2 * c], L->blk[2 * c + 1], mode, r, L->diag, x, t};
     return TS_HPCG_XRUN(&O->X, sweep, a);
 }
 
@@ -68,7 +69,7 @@ int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x
     ts_hpcg_olevel *C = L->coarse;
     if (!C) return 0;
     TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-    ts_hpcg_xk_restrict ra = {C->nrow, L->ncolors, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
+    ts_hpcg_xk_restrict ra = {C->nrow, L->nblk, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
     TS_CHECK(TS_HPCG_XRUN(&O->X, restrict, ra));
     TS_CHECK(ts_hpcg_opt_mg(O, C, L->rc, L->xc));
     ts_hpcg_xk_prolong pa = {C->nrow, L->fr, L->cq, L->xc, x};

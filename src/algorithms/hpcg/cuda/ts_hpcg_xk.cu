@@ -36,7 +36,7 @@ ROW_KERNEL(k_gen, ts_hpcg_xk_gen, a.nrow, ts_hpcg_gen_row(&a, (int32_t)i))
 ROW_KERNEL(k_ell, ts_hpcg_xk_ell, a.nrow, ts_hpcg_ell_row(&a, (int32_t)i))
 ROW_KERNEL(k_f2c, ts_hpcg_xk_f2c, (int64_t)a.cnx * a.cny * a.cnz, ts_hpcg_f2c_row(&a, (int32_t)i))
 ROW_KERNEL(k_remap, ts_hpcg_xk_remap, a.n, a.out[i] = a.map[a.in[i]])
-template <int MODE> ROW_KERNEL_MB(k_sweep, ts_hpcg_xk_sweep, a.b.nr, ts_hpcg_sweep_row(&a, MODE, (int32_t)i))
+template <int MODE> ROW_KERNEL_MB(k_sweep, ts_hpcg_xk_sweep, a.b.nr + a.h.nr, ts_hpcg_sweep_row(&a, MODE, (int32_t)i))
 ROW_KERNEL(k_restrict, ts_hpcg_xk_restrict, a.n, ts_hpcg_restrict_row(&a, (int32_t)i))
 ROW_KERNEL(k_prolong, ts_hpcg_xk_prolong, a.n, a.x[a.fr[i]] += a.xc[a.cq[i]])
 ROW_KERNEL(k_waxpby, ts_hpcg_xk_waxpby, a.n, a.w[i] = a.alpha * a.x[i] + a.beta * a.y[i])
@@ -69,11 +69,11 @@ extern "C" int ts_hpcg_xk_remap_cuda(void *s, void *args) {
 extern "C" int ts_hpcg_xk_sweep_cuda(void *s, void *args) {
     const ts_hpcg_xk_sweep a = *(const ts_hpcg_xk_sweep *)args;
     switch (a.mode) {
-    case TS_HPCG_FWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD0>, a.b.nr, a, s);
-    case TS_HPCG_BWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD0>, a.b.nr, a, s);
-    case TS_HPCG_FWD: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD>, a.b.nr, a, s);
-    case TS_HPCG_BWD_T: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD_T>, a.b.nr, a, s);
-    case TS_HPCG_SPMV: LAUNCH_ROWS(k_sweep<TS_HPCG_SPMV>, a.b.nr, a, s);
+    case TS_HPCG_FWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD0>, a.b.nr + a.h.nr, a, s);
+    case TS_HPCG_BWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD0>, a.b.nr + a.h.nr, a, s);
+    case TS_HPCG_FWD: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD>, a.b.nr + a.h.nr, a, s);
+    case TS_HPCG_BWD_T: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD_T>, a.b.nr + a.h.nr, a, s);
+    case TS_HPCG_SPMV: LAUNCH_ROWS(k_sweep<TS_HPCG_SPMV>, a.b.nr + a.h.nr, a, s);
     }
     return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: sweep mode %d", a.mode);
 }
@@ -129,16 +129,18 @@ extern "C" int ts_hpcg_xk_recolor_cuda(void *s, void *args) {
 }
 
 __global__ void __launch_bounds__(TPB) k_cstat(const ts_hpcg_xk_cstat a) {
-    const int M = TS_HPCG_MAX_COLORS;
+    const int M = TS_HPCG_MAX_BLOCKS;
     __shared__ int32_t st[TS_HPCG_CSTAT_LEN];
     for (int k = threadIdx.x; k < TS_HPCG_CSTAT_LEN; k += TPB) st[k] = 0;
     __syncthreads();
     const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
     if (i < a.nrow) {
-        int nl, nu, same;
-        ts_hpcg_cstat_row(&a, (int32_t)i, &nl, &nu, &same);
-        const int32_t c = a.color[i];
-        if (c < 0 || c >= M) {
+        int nl, nu, nh, same;
+        ts_hpcg_cstat_row(&a, (int32_t)i, &nl, &nu, &nh, &same);
+        const int32_t col = a.color[i];
+        const int32_t c = 2 * col + (nh > 0);
+        a.key[i] = col < 0 || col >= TS_HPCG_MAX_COLORS ? 0 : c;
+        if (col < 0 || col >= TS_HPCG_MAX_COLORS) {
             atomicAdd(&st[3 * M], 1);
         } else {
             atomicAdd(&st[c], 1);
@@ -162,8 +164,8 @@ extern "C" int ts_hpcg_xk_cstat_cuda(void *s, void *args) {
 
 // ---- the permutation: a stable radix sort of (colour, row) pairs ----
 
-#define COLOR_BITS 5 // colours < TS_HPCG_MAX_COLORS = 32
-static_assert((1 << COLOR_BITS) >= TS_HPCG_MAX_COLORS, "colour bits");
+#define KEY_BITS 6 // block keys < TS_HPCG_MAX_BLOCKS = 64
+static_assert((1 << KEY_BITS) >= TS_HPCG_MAX_BLOCKS, "block key bits");
 
 __global__ void __launch_bounds__(TPB) k_iota(int32_t *v, int32_t n) {
     const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
@@ -178,7 +180,7 @@ __global__ void __launch_bounds__(TPB) k_invert(const int32_t *iperm, int32_t *p
 extern "C" int ts_hpcg_xk_perm_temp_cuda(int32_t nrow, size_t *bytes) {
     *bytes = 0;
     cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, *bytes, (const int32_t *)nullptr, (int32_t *)nullptr,
-                                                    (const int32_t *)nullptr, (int32_t *)nullptr, nrow, 0, COLOR_BITS);
+                                                    (const int32_t *)nullptr, (int32_t *)nullptr, nrow, 0, KEY_BITS);
     if (e != cudaSuccess)
         return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "hpcg: CUB sort workspace query (%d rows): %s", (int)nrow,
                             cudaGetErrorString(e));
@@ -194,10 +196,10 @@ extern "C" int ts_hpcg_xk_perm_cuda(void *s, void *args) {
     k_iota<<<blocks_for(a->nrow), TPB, 0, st>>>(a->vals, a->nrow);
     TS_CHECK(launched("k_iota"));
     size_t bytes = a->temp_bytes;
-    cudaError_t e = cub::DeviceRadixSort::SortPairs(a->temp, bytes, a->color, a->keys, a->vals, a->iperm, a->nrow, 0,
-                                                    COLOR_BITS, st);
+    cudaError_t e = cub::DeviceRadixSort::SortPairs(a->temp, bytes, a->bkey, a->keys, a->vals, a->iperm, a->nrow, 0,
+                                                    KEY_BITS, st);
     if (e != cudaSuccess)
-        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "hpcg: CUB sort of %d rows by colour: %s", (int)a->nrow,
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "hpcg: CUB sort of %d rows by block: %s", (int)a->nrow,
                             cudaGetErrorString(e));
     k_invert<<<blocks_for(a->nrow), TPB, 0, st>>>(a->iperm, a->perm, a->nrow);
     return launched("k_invert");
