@@ -46,7 +46,7 @@ echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head 
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
-# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1); gemm and blas3 as they are.
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-orders-G; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -101,6 +101,15 @@ for s in $(expand); do
     # the V-cycle replayed as a captured graph (one rank; several with the NCCL halo)
     hpcg-1-graph) hpcg_run hpcg-1-graph 1 TESSERA_HPCG_GRAPH=1 ;;
     hpcg-G-nccl-graph) hpcg_run "hpcg-$G-nccl-graph" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;
+    # the smoother's colour orders searched on G ranks at 256^3 (coordinate descent over the
+    # candidates of the one-rank search; MULTI_ORDERS_REF: the reference drop of that grid, from a
+    # run's log; bench/hpcg_orders.c)
+    hpcg-orders-G)
+      ob=$(dirname "$tessera")/../bench/hpcg_orders
+      [ -x "$ob" ] || { echo "== hpcg-orders-$G: no $ob (TESSERA_DEVICE_TARGETS needs hpcg_orders)" >&2; continue; }
+      run "hpcg-orders-$G" 300 "${mpi[@]}" "$G" "$ob" descent 256 "${MULTI_ORDERS_REF:?MULTI_ORDERS_REF}" \
+          "$here/results/h100/hpcg-orders-128-256-2026-11-25-763b333.txt" "${MULTI_ORDERS_K:-20}" 2
+      grep -E "^(start|final)" "$out/hpcg-orders-$G.log" >&2 ;;
     gemm)
       # the tile runtime on 1..G GPUs; cuBLASXt on the most GPUs, where its bar is (block 8192: 4096
       # measured 0.48x of it on two H200s; MULTI_XT_BLOCKS=4096,8192 for both)

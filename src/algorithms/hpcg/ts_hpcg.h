@@ -214,6 +214,7 @@ typedef struct {
     int levels;
     double halo_us[TS_HPCG_MG_LEVELS];
     double spmv_ms, spmv_nohalo_ms, mg_ms, mg_nohalo_ms, dot_us;
+    double mg_nohalo_ms_min; // the fastest rank's: the spread the ranks wait for at each exchange and DDOT
 } ts_hpcg_probe;
 
 typedef struct {

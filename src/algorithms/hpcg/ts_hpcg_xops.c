@@ -171,11 +171,13 @@ static int probe_start(ts_hpcg_opt *O, double *t) {
     return 0;
 }
 
-static int probe_stop(ts_hpcg_opt *O, double t, int reps, double scale, double *out) {
+static int probe_stop(ts_hpcg_opt *O, double t, int reps, double scale, double *out, double *out_min) {
     TS_CHECK(ts_hpcg_xsync(&O->X));
-    double v = (ts_now() - t) / reps * scale;
+    double v = (ts_now() - t) / reps * scale, vmin = v;
     TS_CHECK(ts_hc_allreduce_d(O->comm, &v, 1, TS_HC_MAX));
+    TS_CHECK(ts_hc_allreduce_d(O->comm, &vmin, 1, TS_HC_MIN));
     *out = v;
+    if (out_min) *out_min = vmin;
     return 0;
 }
 
@@ -188,24 +190,24 @@ int ts_hpcg_opt_probe(ts_hpcg_opt *O, int reps, ts_hpcg_probe *p) {
         double *x = F ? F->xc : O->z; // a vector of this level with its halo part
         TS_CHECK(probe_start(O, &t));
         for (int i = 0; i < reps; i++) TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-        TS_CHECK(probe_stop(O, t, reps, 1e6, &p->halo_us[l]));
+        TS_CHECK(probe_stop(O, t, reps, 1e6, &p->halo_us[l], NULL));
     }
     p->levels = l;
     for (int nohalo = 0; nohalo <= 1; nohalo++) {
         O->probe_nohalo = nohalo;
         int rc = probe_start(O, &t);
         for (int i = 0; rc == 0 && i < reps; i++) rc = ts_hpcg_opt_spmv(O, O->A, O->p, O->Ap);
-        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, nohalo ? &p->spmv_nohalo_ms : &p->spmv_ms);
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, nohalo ? &p->spmv_nohalo_ms : &p->spmv_ms, NULL);
         if (rc == 0) rc = probe_start(O, &t);
         for (int i = 0; rc == 0 && i < reps; i++) rc = ts_hpcg_opt_mg(O, O->A, O->r, O->z);
-        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, nohalo ? &p->mg_nohalo_ms : &p->mg_ms);
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, nohalo ? &p->mg_nohalo_ms : &p->mg_ms, nohalo ? &p->mg_nohalo_ms_min : NULL);
         O->probe_nohalo = 0;
         TS_CHECK(rc);
     }
     TS_CHECK(probe_start(O, &t));
     double s;
     for (int i = 0; i < reps; i++) TS_CHECK(ts_hpcg_opt_dot(O, O->A->nrow, O->r, O->z, &s, NULL));
-    TS_CHECK(probe_stop(O, t, reps, 1e6, &p->dot_us));
+    TS_CHECK(probe_stop(O, t, reps, 1e6, &p->dot_us, NULL));
     return 0;
 }
 

@@ -186,6 +186,7 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
         ts_json_num(j, "spmv_nohalo_ms", q->spmv_nohalo_ms);
         ts_json_num(j, "mg_ms", q->mg_ms);
         ts_json_num(j, "mg_nohalo_ms", q->mg_nohalo_ms);
+        ts_json_num(j, "mg_nohalo_ms_fastest", q->mg_nohalo_ms_min);
         ts_json_num(j, "dot_us", q->dot_us);
         ts_json_end_object(j);
     }
