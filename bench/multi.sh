@@ -46,7 +46,7 @@ echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head 
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
-# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-orders-G; gemm and blas3 as they are.
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-orders-G; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -101,6 +101,9 @@ for s in $(expand); do
     # the V-cycle replayed as a captured graph (one rank; several with the NCCL halo)
     hpcg-1-graph) hpcg_run hpcg-1-graph 1 TESSERA_HPCG_GRAPH=1 ;;
     hpcg-G-nccl-graph) hpcg_run "hpcg-$G-nccl-graph" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;
+    # the same without the halo rows' own blocks (they pad their colour's ELL instead)
+    hpcg-G-nccl-graph-nohb)
+      hpcg_run "hpcg-$G-nccl-graph-nohb" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 TESSERA_HPCG_HALO_BLOCKS=0 ;;
     # the smoother's colour orders searched on G ranks at 256^3 (coordinate descent over the
     # candidates of the one-rank search; MULTI_ORDERS_REF: the reference drop of that grid, from a
     # run's log; bench/hpcg_orders.c)

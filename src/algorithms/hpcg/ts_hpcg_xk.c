@@ -46,7 +46,7 @@ int ts_hpcg_xk_cstat_cpu(void *args) {
             st[3 * M]++; // an uncoloured row or a colour out of range: not a valid colouring
             continue;
         }
-        const int32_t c = 2 * col + (nh > 0);
+        const int32_t c = 2 * col + (a->split && nh > 0);
         a->key[i] = c;
         st[c]++;
         if (nl > st[M + c]) st[M + c] = nl;
@@ -93,7 +93,9 @@ int ts_hpcg_xk_remap_cpu(void *args) {
 int ts_hpcg_xk_sweep_cpu(void *args) {
     const ts_hpcg_xk_sweep *a = args;
 #pragma omp parallel for schedule(static)
-    for (int32_t i = 0; i < a->b.nr + a->h.nr; i++) ts_hpcg_sweep_row(a, a->mode, i);
+    for (int32_t i = 0; i < a->b.nr; i++) ts_hpcg_sweep_row(a, &a->b, a->mode, i);
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < a->h.nr; i++) ts_hpcg_sweep_row(a, &a->h, a->mode, i);
     return 0;
 }
 

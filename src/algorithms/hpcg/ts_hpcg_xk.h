@@ -91,6 +91,7 @@ typedef struct {
 // (0 for a valid colouring). stats zeroed by the caller.
 typedef struct {
     int32_t nrow;
+    int split; // 0: every row in block 2 * colour (no halo blocks; TESSERA_HPCG_HALO_BLOCKS=0)
     const int32_t *col, *color;
     int32_t *key, *stats;
 } ts_hpcg_xk_cstat;
@@ -344,12 +345,11 @@ TS_HPCG_ROW double ts_hpcg_ell_dot(const int32_t *col, const double *val, int64_
     return s;
 }
 
-// mode: a->mode (the CUDA kernels pass it as a constant of a template instance); i < b.nr + h.nr
-TS_HPCG_ROW void ts_hpcg_sweep_row(const ts_hpcg_xk_sweep *a, int mode, int32_t i) {
-    const int in_h = i >= a->b.nr;
-    const ts_hpcg_cblk blk = in_h ? a->h : a->b;
-    const ts_hpcg_cblk *b = &blk;
-    if (in_h) i -= a->b.nr;
+// Row i of block b (&a->b or &a->h). mode: a->mode (the CUDA kernels pass it as a constant of a
+// template instance). The CUDA kernel gives each thread block rows of one block only and calls
+// this once per block with a constant pointer, so the block's fields stay kernel parameters
+// (choosing between them per thread put them in registers and the kernels spilled).
+TS_HPCG_ROW void ts_hpcg_sweep_row(const ts_hpcg_xk_sweep *a, const ts_hpcg_cblk *b, int mode, int32_t i) {
     const int32_t p = b->r0 + i;
     const double d = a->diag[p];
     switch (mode) {

@@ -36,7 +36,17 @@ ROW_KERNEL(k_gen, ts_hpcg_xk_gen, a.nrow, ts_hpcg_gen_row(&a, (int32_t)i))
 ROW_KERNEL(k_ell, ts_hpcg_xk_ell, a.nrow, ts_hpcg_ell_row(&a, (int32_t)i))
 ROW_KERNEL(k_f2c, ts_hpcg_xk_f2c, (int64_t)a.cnx * a.cny * a.cnz, ts_hpcg_f2c_row(&a, (int32_t)i))
 ROW_KERNEL(k_remap, ts_hpcg_xk_remap, a.n, a.out[i] = a.map[a.in[i]])
-template <int MODE> ROW_KERNEL_MB(k_sweep, ts_hpcg_xk_sweep, a.b.nr + a.h.nr, ts_hpcg_sweep_row(&a, MODE, (int32_t)i))
+// The thread blocks of b's rows first, then those of h's: each thread block sweeps rows of one.
+template <int MODE> __global__ void __launch_bounds__(TPB, SWEEP_BLOCKS) k_sweep(const ts_hpcg_xk_sweep a) {
+    const unsigned nbb = (unsigned)((a.b.nr + TPB - 1) / TPB);
+    if (blockIdx.x < nbb) {
+        const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
+        if (i < a.b.nr) ts_hpcg_sweep_row(&a, &a.b, MODE, (int32_t)i);
+    } else {
+        const int64_t i = (int64_t)(blockIdx.x - nbb) * TPB + threadIdx.x;
+        if (i < a.h.nr) ts_hpcg_sweep_row(&a, &a.h, MODE, (int32_t)i);
+    }
+}
 ROW_KERNEL(k_restrict, ts_hpcg_xk_restrict, a.n, ts_hpcg_restrict_row(&a, (int32_t)i))
 ROW_KERNEL(k_prolong, ts_hpcg_xk_prolong, a.n, a.x[a.fr[i]] += a.xc[a.cq[i]])
 ROW_KERNEL(k_waxpby, ts_hpcg_xk_waxpby, a.n, a.w[i] = a.alpha * a.x[i] + a.beta * a.y[i])
@@ -68,14 +78,18 @@ extern "C" int ts_hpcg_xk_remap_cuda(void *s, void *args) {
 }
 extern "C" int ts_hpcg_xk_sweep_cuda(void *s, void *args) {
     const ts_hpcg_xk_sweep a = *(const ts_hpcg_xk_sweep *)args;
+    const unsigned nb = blocks_for(a.b.nr) + blocks_for(a.h.nr);
+    if (!nb) return 0;
+    cudaStream_t st = (cudaStream_t)s;
     switch (a.mode) {
-    case TS_HPCG_FWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD0>, a.b.nr + a.h.nr, a, s);
-    case TS_HPCG_BWD0: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD0>, a.b.nr + a.h.nr, a, s);
-    case TS_HPCG_FWD: LAUNCH_ROWS(k_sweep<TS_HPCG_FWD>, a.b.nr + a.h.nr, a, s);
-    case TS_HPCG_BWD_T: LAUNCH_ROWS(k_sweep<TS_HPCG_BWD_T>, a.b.nr + a.h.nr, a, s);
-    case TS_HPCG_SPMV: LAUNCH_ROWS(k_sweep<TS_HPCG_SPMV>, a.b.nr + a.h.nr, a, s);
+    case TS_HPCG_FWD0: k_sweep<TS_HPCG_FWD0><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_BWD0: k_sweep<TS_HPCG_BWD0><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_FWD: k_sweep<TS_HPCG_FWD><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_BWD_T: k_sweep<TS_HPCG_BWD_T><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_SPMV: k_sweep<TS_HPCG_SPMV><<<nb, TPB, 0, st>>>(a); break;
+    default: return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: sweep mode %d", a.mode);
     }
-    return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: sweep mode %d", a.mode);
+    return launched("k_sweep");
 }
 extern "C" int ts_hpcg_xk_restrict_cuda(void *s, void *args) {
     const ts_hpcg_xk_restrict a = *(const ts_hpcg_xk_restrict *)args;
@@ -138,7 +152,7 @@ __global__ void __launch_bounds__(TPB) k_cstat(const ts_hpcg_xk_cstat a) {
         int nl, nu, nh, same;
         ts_hpcg_cstat_row(&a, (int32_t)i, &nl, &nu, &nh, &same);
         const int32_t col = a.color[i];
-        const int32_t c = 2 * col + (nh > 0);
+        const int32_t c = 2 * col + (a.split && nh > 0);
         a.key[i] = col < 0 || col >= TS_HPCG_MAX_COLORS ? 0 : c;
         if (col < 0 || col >= TS_HPCG_MAX_COLORS) {
             atomicAdd(&st[3 * M], 1);
