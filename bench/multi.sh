@@ -62,10 +62,10 @@ hpl_grid() { # hpl_grid NAME P Q [env...]
         -P "$p" -Q "$q" --json "$out/$name.json"
   fi
 }
-hpcg_run() { # hpcg_run NAME RANKS [env...]
+hpcg_run() { # hpcg_run NAME RANKS [env...]; HPCG_GRID="--npx a --npy b --npz c" sets the process grid
   local name=$1 n=$2; shift 2
   "$tessera" hpcg --help 2>&1 | grep -q -- "--engine" || { echo "== $name: no GPU engine in this build" >&2; return; }
-  local a=(hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt "${MULTI_HPCG_RT:-30}" --json "$out/$name.json")
+  local a=(hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt "${MULTI_HPCG_RT:-30}" ${HPCG_GRID:-} --json "$out/$name.json")
   if [ "$n" = 1 ]; then run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" "${a[@]}"
   else run "$name" 300 "${mpi[@]}" "$n" env "$@" "$tessera" "${a[@]}"; fi
 }
@@ -101,6 +101,9 @@ for s in $(expand); do
     # the V-cycle replayed as a captured graph (one rank; several with the NCCL halo)
     hpcg-1-graph) hpcg_run hpcg-1-graph 1 TESSERA_HPCG_GRAPH=1 ;;
     hpcg-G-nccl-graph) hpcg_run "hpcg-$G-nccl-graph" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;
+    # split in z (1 x 1 x G) instead of HPCG's default shape (G x 1 x 1 for two ranks)
+    hpcg-G-nccl-graph-z)
+      HPCG_GRID="--npx 1 --npy 1 --npz $G" hpcg_run "hpcg-$G-nccl-graph-z" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;
     # the same without the halo rows' own blocks (they pad their colour's ELL instead)
     hpcg-G-nccl-graph-nohb)
       hpcg_run "hpcg-$G-nccl-graph-nohb" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 TESSERA_HPCG_HALO_BLOCKS=0 ;;
