@@ -94,12 +94,15 @@ for s in $(expand); do
     hpl-1xG-host) hpl_grid "hpl-1x$G-host" 1 "$G" TESSERA_HPL_NCCL=0 ;;
     hpl-2xG-host) hpl_grid "hpl-2x$((G / 2))-host" 2 $((G / 2)) TESSERA_HPL_NCCL=0 ;;
     hpcg-1) hpcg_run hpcg-1 1 ;;
-    hpcg-G) hpcg_run "hpcg-$G" "$G" ;;
+    # the halo through host staging and MPI (the default on GPUs is NCCL)
+    hpcg-G) hpcg_run "hpcg-$G" "$G" TESSERA_HPCG_NCCL=0 ;;
     # the halo device to device by NCCL instead of through host staging
     # (NCCL's transport between the ranks goes into the log and the table: P2P or through host memory)
     hpcg-G-nccl) hpcg_run "hpcg-$G-nccl" "$G" TESSERA_HPCG_NCCL=1 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT ;;
     # the V-cycle replayed as a captured graph (one rank; several with the NCCL halo)
     hpcg-1-graph) hpcg_run hpcg-1-graph 1 TESSERA_HPCG_GRAPH=1 ;;
+    # the V-cycle kernel by kernel (the default on GPUs is the graph)
+    hpcg-1-nograph) hpcg_run hpcg-1-nograph 1 TESSERA_HPCG_GRAPH=0 ;;
     hpcg-G-nccl-graph) hpcg_run "hpcg-$G-nccl-graph" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;
     # split in z (1 x 1 x G) instead of HPCG's default shape (G x 1 x 1 for two ranks)
     hpcg-G-nccl-graph-z)
