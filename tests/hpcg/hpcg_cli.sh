@@ -56,6 +56,17 @@ if [ ${#LAUNCH[@]} -gt 0 ]; then
     # to it, say why, and still validate
     expect_out "8 colours, halo host;"
     python3 -c 'import json; e=json.load(open("d.json"))["results"][0]["extra"]; assert e["halo"]=="host", e' || fail "halo in JSON"
+    # where the time goes: per level one exchange, SpMV and the V-cycle with and without their
+    # exchanges, one DDOT (the slowest rank's; the fastest rank's V-cycle no slower than it)
+    expect_out "per call \\(slowest rank\\): halo exchange [0-9.]+ / [0-9.]+ / [0-9.]+ / [0-9.]+ us"
+    python3 - d.json <<'PY' || fail "probe in JSON"
+import json, math, sys
+q = json.load(open(sys.argv[1]))["results"][0]["extra"]["probe"]
+assert len(q["halo_us"]) == 4 and all(v > 0 and math.isfinite(v) for v in q["halo_us"]), q
+for k in ("spmv_ms", "spmv_nohalo_ms", "mg_ms", "mg_nohalo_ms", "mg_nohalo_ms_fastest", "dot_us"):
+    assert q[k] > 0 and math.isfinite(q[k]), (k, q)
+assert q["mg_nohalo_ms_fastest"] <= q["mg_nohalo_ms"], q
+PY
     export TESSERA_SIM_DEVICES=2
     OUT=$(TESSERA_HPCG_NCCL=1 "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine device 2>&1); RC=$?
     unset TESSERA_SIM_DEVICES
@@ -65,6 +76,8 @@ if [ ${#LAUNCH[@]} -gt 0 ]; then
     expect_out "HPCG result is VALID"
 else
     expect_no_out "halo"
+    expect_no_out "per call"
+    python3 -c 'import json; e=json.load(open("d.json"))["results"][0]["extra"]; assert "probe" not in e, e' || fail "probe on one rank"
 fi
 # The V-cycle as a graph (TESSERA_HPCG_GRAPH=1): on one rank it is captured and replayed, with the
 # residual and iteration count of the kernel-by-kernel run above, bit for bit; simulated devices
