@@ -46,7 +46,7 @@ echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head 
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
-# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-orders-G; gemm and blas3 as they are.
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -110,6 +110,23 @@ for s in $(expand); do
     # the same without the halo rows' own blocks (they pad their colour's ELL instead)
     hpcg-G-nccl-graph-nohb)
       hpcg_run "hpcg-$G-nccl-graph-nohb" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 TESSERA_HPCG_HALO_BLOCKS=0 ;;
+    # one-rank runs on GPU 0 and GPU 1 at the same time, not coupled: is a GPU slower when its
+    # neighbour is busy (the two-rank V-cycle is ~9% slower per rank than one GPU's alone)?
+    hpcg-1-pair)
+      "$tessera" hpcg --help 2>&1 | grep -q -- "--engine" || continue
+      a="hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt ${MULTI_HPCG_RT:-30}"
+      t=$(cd "$(dirname "$tessera")" && pwd)/$(basename "$tessera") o=$(cd "$out" && pwd)
+      run hpcg-1-pair 300 bash -c "d0=\$(mktemp -d) d1=\$(mktemp -d); \
+        (cd \$d0 && CUDA_VISIBLE_DEVICES=0 '$t' $a --json '$o/hpcg-1-pair0.json' >'$o/hpcg-1-pair0.log' 2>&1) & \
+        (cd \$d1 && CUDA_VISIBLE_DEVICES=1 '$t' $a --json '$o/hpcg-1-pair1.json' >'$o/hpcg-1-pair1.log' 2>&1) & \
+        wait; grep -h -E 'per call|rating' '$o/hpcg-1-pair0.log' '$o/hpcg-1-pair1.log'" ;;
+    # the full search on G ranks: every order class at 128^3, the best 24 at 256^3 with their
+    # iterations (~5 min on two GPUs)
+    hpcg-orders-G-full)
+      ob=$(dirname "$tessera")/../bench/hpcg_orders
+      [ -x "$ob" ] || { echo "== hpcg-orders-$G-full: no $ob (TESSERA_DEVICE_TARGETS needs hpcg_orders)" >&2; continue; }
+      run "hpcg-orders-$G-full" 590 "${mpi[@]}" "$G" "$ob" 128 256 24
+      grep -E "iterations" "$out/hpcg-orders-$G-full.log" | sort -t' ' -k11 -n | head -5 >&2 ;;
     # the smoother's colour orders searched on G ranks at 256^3 (coordinate descent over the
     # candidates of the one-rank search; MULTI_ORDERS_REF: the reference drop of that grid, from a
     # run's log; bench/hpcg_orders.c)

@@ -209,11 +209,13 @@ typedef struct {
     double rd_ddot, wr_ddot, rd_waxpby, wr_waxpby, rd_spmv, wr_spmv, rd_mg, wr_mg; // bytes
 } ts_hpcg_counts;
 
-// Where the time of a multi-rank run goes (ts_hpcg_opt_probe), in microseconds and milliseconds.
+// Where the time of a run goes (ts_hpcg_opt_probe; on one rank the figures without exchanges equal
+// the others), in microseconds and milliseconds.
 typedef struct {
     int levels;
     double halo_us[TS_HPCG_MG_LEVELS];
     double spmv_ms, spmv_nohalo_ms, mg_ms, mg_nohalo_ms, dot_us;
+    double mg_graph_ms;      // the V-cycle launched as a graph (0: graphs off)
     double mg_nohalo_ms_min; // the fastest rank's: the spread the ranks wait for at each exchange and DDOT
 } ts_hpcg_probe;
 

@@ -138,7 +138,7 @@ int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x
 int ts_hpcg_opt_mg_graph(ts_hpcg_opt *O, const double *r, double *z);
 int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y, double *out, double *t_allreduce);
 
-// Where the time of a multi-rank run goes, measured after the timed sets (the vectors' contents are
+// Where the time of a run goes, measured after the timed sets (the vectors' contents are
 // overwritten): per level one halo exchange alone, and SpMV and the V-cycle kernel by kernel with
 // and without their halo exchanges (the latter computes garbage at the boundary: timing only), and
 // one DDOT with its allreduce. Each the mean over reps calls, the slowest rank's; all ranks call it.

@@ -179,14 +179,17 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     if (r->probe.levels) {
         const ts_hpcg_probe *q = &r->probe;
         ts_json_begin_object(j, "probe");
-        ts_json_begin_array(j, "halo_us");
-        for (int l = 0; l < q->levels; l++) ts_json_num(j, NULL, q->halo_us[l]);
-        ts_json_end_array(j);
+        if (ranks > 1) { // one rank: no exchanges
+            ts_json_begin_array(j, "halo_us");
+            for (int l = 0; l < q->levels; l++) ts_json_num(j, NULL, q->halo_us[l]);
+            ts_json_end_array(j);
+        }
         ts_json_num(j, "spmv_ms", q->spmv_ms);
         ts_json_num(j, "spmv_nohalo_ms", q->spmv_nohalo_ms);
         ts_json_num(j, "mg_ms", q->mg_ms);
         ts_json_num(j, "mg_nohalo_ms", q->mg_nohalo_ms);
         ts_json_num(j, "mg_nohalo_ms_fastest", q->mg_nohalo_ms_min);
+        if (q->mg_graph_ms > 0) ts_json_num(j, "mg_graph_ms", q->mg_graph_ms);
         ts_json_num(j, "dot_us", q->dot_us);
         ts_json_end_object(j);
     }
