@@ -252,6 +252,9 @@ static int descent(ts_hcomm *comm, ts_devset *set, ts_device *dev, int n, double
 }
 
 int main(int argc, char **argv) {
+    // Every order rebuilds the optimized problem: a NCCL communicator per rebuild would cost ~0.5 s
+    // each, so the search keeps the host-staged halo unless told otherwise.
+    setenv("TESSERA_HPCG_NCCL", "0", 0);
     if (argc < 2) {
         fprintf(stderr, "usage: hpcg_orders N1 [N2 [TOP]]\n"
                         "       hpcg_orders descent N REF_DROP FILE K PASSES\n");
