@@ -28,9 +28,15 @@ def rows(path):
             ver = "ok" if r["error"] <= r["bound"] else "FAIL"
         if "passed" in r.get("extra", {}):
             ver = "PASSED" if r["extra"]["passed"] else "FAILED"
+            if r.get("bench") == "hpl" and "P" in x:  # the process grid and the rate per GPU
+                ver += " (%sx%s%s)" % (x["P"], x["Q"], ", %.2f TF a GPU" % (x["gflops_per_gpu"] / 1e3)
+                                       if isinstance(x.get("gflops_per_gpu"), (int, float)) else "")
         if r.get("bench") == "hpcg":  # grid per rank, and HPCG's verdict with the rating
             shape = "%sx%sx%s" % (x.get("nx"), x.get("ny"), x.get("nz"))
             ver = ("VALID" if x.get("valid") else "INVALID") + " %.1f GF" % x.get("rating_gflops", 0)
+            ver += " (%sx%sx%s ranks, %s it%s%s)" % (x.get("npx"), x.get("npy"), x.get("npz"), x.get("opt_iters"),
+                                                   ", " + x["halo"] if x.get("halo") not in (None, "none") else "",
+                                                   ", graph" if x.get("mg_graph") else "")
         yield ("%-6s %-8s %-2s %-22s %-3s %10s %9s %s" % (
             r.get("bench", "?"), r.get("engine", "?"), r.get("precision", ""), shape, ops,
             "%.4f s" % sec if sec is not None else "-",
