@@ -60,9 +60,6 @@ struct ts_hpcg_level {
     ts_hpcg_halo_plan halo;
     int32_t *send_idx;   // halo.nsend rows
     double *send_buf;
-    // Gauss-Seidel wavefront levels (SYMGS's fallback when the rows are not the box in natural
-    // order): rows lev_rows[lev_ptr[l] .. lev_ptr[l+1]) depend only on earlier levels
-    int32_t nlev, *lev_ptr, *lev_rows;
     // Multigrid (NULL on the coarsest level): coarse row i is fine row f2c[i].
     ts_hpcg_level *coarse;
     int32_t *f2c;

@@ -57,8 +57,8 @@ int ts_hpcg_spmv(const ts_hcomm *c, ts_hpcg_level *A, double *x, double *y) {
 }
 
 // One forward and one backward Gauss-Seidel sweep in natural row order (the reference's
-// sequential semantics: every row sees the rows updated before it), run level by level with the
-// rows of a level in parallel (setup_levels in ts_hpcg_problem.c: the same result, bit for bit).
+// sequential semantics: every row sees the rows updated before it); on several threads as the
+// z-plane pipeline below (the same result, bit for bit).
 static inline void gs_row(const ts_hpcg_level *A, const double *r, double *x, int32_t i) {
     const double d = A->val[A->diag[i]];
     double s = r[i];
@@ -133,24 +133,9 @@ int ts_hpcg_symgs(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *
     int nt = 1;
 #endif
     if (nt > A->g.nz) nt = A->g.nz;
-    if ((int64_t)A->g.nx * A->g.ny * A->g.nz == A->nrow && nt > 1) return symgs_planes(A, r, x, nt);
-    if (nt <= 1) { // one thread: the sequential sweep itself
-        for (int32_t i = 0; i < A->nrow; i++) gs_row(A, r, x, i);
-        for (int32_t i = A->nrow - 1; i >= 0; i--) gs_row(A, r, x, i);
-        return 0;
-    }
-    const int32_t nl = A->nlev, *lp = A->lev_ptr, *lr = A->lev_rows;
-#pragma omp parallel
-    {
-        for (int32_t l = 0; l < nl; l++) {
-#pragma omp for schedule(static)
-            for (int32_t k = lp[l]; k < lp[l + 1]; k++) gs_row(A, r, x, lr[k]);
-        }
-        for (int32_t l = nl - 1; l >= 0; l--) {
-#pragma omp for schedule(static)
-            for (int32_t k = lp[l]; k < lp[l + 1]; k++) gs_row(A, r, x, lr[k]);
-        }
-    }
+    if (nt > 1) return symgs_planes(A, r, x, nt);
+    for (int32_t i = 0; i < A->nrow; i++) gs_row(A, r, x, i); // one thread: the sequential sweep itself
+    for (int32_t i = A->nrow - 1; i >= 0; i--) gs_row(A, r, x, i);
     return 0;
 }
 

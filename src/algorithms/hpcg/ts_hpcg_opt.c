@@ -254,6 +254,11 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
     TS_CHECK_GOTO(ts_hpcg_xsync(X), rc, fail);
     TS_CHECK_GOTO(halo_path(O), rc, fail);
     TS_CHECK_GOTO(graph_path(O), rc, fail);
+    O->halo_blocks = 1; // TESSERA_HPCG_HALO_BLOCKS=0: one block per colour (the comparison run)
+    if (ts_env_bool("TESSERA_HPCG_HALO_BLOCKS", &O->halo_blocks) < 0) {
+        rc = ts_error_last()->code;
+        goto fail;
+    }
     *out = O;
     return 0;
 fail:
@@ -345,9 +350,7 @@ static int colour_level(ts_hpcg_opt *O, ts_hpcg_olevel *L, int level, int32_t *s
     }
     TS_CHECK(order_colours(O, L, level, 2 * (round + 1), hs));
     if (!L->bkey) TS_CHECK(XA(L->bkey, L->nrow));
-    int split = 1; // rows with halo columns in blocks of their own (TESSERA_HPCG_HALO_BLOCKS=0: not)
-    if (ts_env_bool("TESSERA_HPCG_HALO_BLOCKS", &split) < 0) return ts_error_last()->code;
-    ts_hpcg_xk_cstat a = {L->nrow, split, L->ecol, L->color, L->bkey, O->scratch};
+    ts_hpcg_xk_cstat a = {L->nrow, O->halo_blocks, L->ecol, L->color, L->bkey, O->scratch};
     TS_CHECK(ts_hpcg_xmemset(X, O->scratch, 0, sizeof(int32_t) * TS_HPCG_CSTAT_LEN));
     TS_CHECK(TS_HPCG_XRUN(X, cstat, a));
     TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, hs, O->scratch, sizeof(int32_t) * TS_HPCG_CSTAT_LEN));

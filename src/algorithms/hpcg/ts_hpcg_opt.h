@@ -99,6 +99,7 @@ typedef struct {
     char halo[160];
     double t_join;      // seconds spent creating dcomm (not problem setup: the analogue of MPI_Init)
     int probe_nohalo;   // ts_hpcg_opt_probe: halo exchanges skipped (timing only)
+    int halo_blocks;    // rows with halo columns in blocks of their own (TESSERA_HPCG_HALO_BLOCKS, default 1)
     // The V-cycle launched as captured graphs instead of kernel by kernel: TESSERA_HPCG_GRAPH=1 on
     // every rank, a device executor, and a halo exchange that can be captured (one rank, or NCCL;
     // the host-staged exchange syncs and calls MPI inside the V-cycle). graph says it is on.

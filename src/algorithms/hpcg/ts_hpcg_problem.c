@@ -205,7 +205,7 @@ static int ext_cmp(const void *a, const void *b) {
 static void level_free(ts_hpcg_level *L) {
     if (!L) return;
     free(L->rowptr); free(L->col); free(L->val); free(L->diag); free(L->l2g);
-    free(L->send_idx); free(L->send_buf); free(L->lev_rows); free(L->lev_ptr);
+    free(L->send_idx); free(L->send_buf);
     free(L->f2c); free(L->Axf); free(L->rc); free(L->xc);
     free(L);
 }
@@ -331,40 +331,6 @@ static int setup_halo(ts_hpcg_level *L, ext_col *ext, int64_t next, int64_t *ext
     return 0;
 }
 
-// The dependency levels of Gauss-Seidel in natural order: a row's level is one more than the
-// highest level among its lower (earlier) local neighbours. Rows of one level do not touch each
-// other, every lower neighbour of a row is on an earlier level and every upper one on a later
-// level; so sweeping the levels in order, the rows of each in parallel, computes exactly what the
-// sequential sweep computes (the reference SYMGS uses it to run on all cores).
-static int setup_levels(ts_hpcg_level *L) {
-    const int32_t n = L->nrow;
-    int32_t *lev = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
-    L->lev_rows = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
-    if (!lev || !L->lev_rows) {
-        free(lev);
-        TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory for the Gauss-Seidel levels");
-    }
-    int32_t top = -1;
-    for (int32_t i = 0; i < n; i++) {
-        int32_t l = 0;
-        for (int64_t j = L->rowptr[i]; j < L->rowptr[i + 1]; j++)
-            if (L->col[j] < i && lev[L->col[j]] + 1 > l) l = lev[L->col[j]] + 1;
-        lev[i] = l;
-        if (l > top) top = l;
-    }
-    L->nlev = top + 1;
-    L->lev_ptr = calloc((size_t)L->nlev + 2, sizeof(int32_t));
-    if (!L->lev_ptr) {
-        free(lev);
-        TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory for the Gauss-Seidel levels");
-    }
-    for (int32_t i = 0; i < n; i++) L->lev_ptr[lev[i] + 2]++;
-    for (int32_t l = 0; l < L->nlev; l++) L->lev_ptr[l + 2] += L->lev_ptr[l + 1];
-    for (int32_t i = 0; i < n; i++) L->lev_rows[L->lev_ptr[lev[i] + 1]++] = i; // stable: natural order
-    free(lev);
-    return 0;
-}
-
 // Generates one level: matrix, global ids, halo. b/x/xexact (may be NULL) get the right-hand side,
 // zero and ones.
 static int generate_level(const ts_hpcg_geom *g, ts_hpcg_level **out, double *b, double *x, double *xexact) {
@@ -437,14 +403,12 @@ static int generate_level(const ts_hpcg_geom *g, ts_hpcg_level **out, double *b,
     int rc = setup_halo(L, ext, next, ext_pos);
     free(ext);
     free(ext_pos);
-    if (rc == 0) rc = setup_levels(L);
     if (rc < 0) {
         level_free(L);
         return rc;
     }
     L->bytes = sizeof(int64_t) * ((size_t)L->nrow * 3 + 1) + (size_t)cap * (sizeof(int32_t) + sizeof(double)) +
-               (size_t)L->halo.nsend * (sizeof(int32_t) + sizeof(double)) +
-               sizeof(int32_t) * ((size_t)L->nrow + (size_t)L->nlev + 1);
+               (size_t)L->halo.nsend * (sizeof(int32_t) + sizeof(double));
     *out = L;
     return 0;
 }
