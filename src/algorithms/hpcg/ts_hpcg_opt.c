@@ -153,7 +153,8 @@ fail:
 
 // The halo path: device to device by NCCL when every rank has a CUDA GPU of its own (the default
 // there; TESSERA_HPCG_NCCL=0 on any rank turns it off); else through pinned host staging and MPI.
-// Collective. Measured on two H200s: 1317 GFLOP/s against 1261 through the host (bench/NOTES.md).
+// Collective. On two H200s 1317 GFLOP/s against 1261 through the host, in calls two days apart
+// (bench/NOTES.md): not yet side by side in one call.
 static int halo_path(ts_hpcg_opt *O) {
     snprintf(O->halo, sizeof O->halo, "%s", O->comm->size > 1 ? "host" : "none");
     if (O->comm->size < 2) return 0;
