@@ -119,7 +119,7 @@ for s in $(expand); do
       run hpcg-1-pair 300 bash -c "d0=\$(mktemp -d) d1=\$(mktemp -d); \
         (cd \$d0 && CUDA_VISIBLE_DEVICES=0 '$t' $a --json '$o/hpcg-1-pair0.json' >'$o/hpcg-1-pair0.log' 2>&1) & \
         (cd \$d1 && CUDA_VISIBLE_DEVICES=1 '$t' $a --json '$o/hpcg-1-pair1.json' >'$o/hpcg-1-pair1.log' 2>&1) & \
-        wait; grep -h -E 'per call|rating' '$o/hpcg-1-pair0.log' '$o/hpcg-1-pair1.log'" ;;
+        wait; grep -h -E 'per call|parts per|sweep per|rating' '$o/hpcg-1-pair0.log' '$o/hpcg-1-pair1.log'" ;;
     # the full search on G ranks: every order class at 128^3, the best 24 at 256^3 with their
     # iterations (~5 min on two GPUs)
     hpcg-orders-G-full)

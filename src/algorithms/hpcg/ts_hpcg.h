@@ -207,6 +207,7 @@ typedef struct {
     double rd_ddot, wr_ddot, rd_waxpby, wr_waxpby, rd_spmv, wr_spmv, rd_mg, wr_mg; // bytes
 } ts_hpcg_counts;
 
+#define TS_HPCG_PROBE_COLORS 16 // colours of the fine level the probe times one by one (8 on this stencil)
 // Where the time of a run goes (ts_hpcg_opt_probe; on one rank the figures without exchanges equal
 // the others), in microseconds and milliseconds.
 typedef struct {
@@ -215,6 +216,13 @@ typedef struct {
     double spmv_ms, spmv_nohalo_ms, mg_ms, mg_nohalo_ms, dot_us;
     double mg_graph_ms;      // the V-cycle launched as a graph (0: graphs off)
     double mg_nohalo_ms_min; // the fastest rank's: the spread the ranks wait for at each exchange and DDOT
+    // The V-cycle's parts per level, without exchanges: the pre-smoother (from x = 0), the
+    // post-smoother, the residual with restriction plus the prolongation; and on the fine level
+    // each colour's forward sweep alone with its rows and halo-block rows (this rank's: rank 0's).
+    double pre_ms[TS_HPCG_MG_LEVELS], post_ms[TS_HPCG_MG_LEVELS], rp_ms[TS_HPCG_MG_LEVELS];
+    int ncolors;
+    double fwd_us[TS_HPCG_PROBE_COLORS];
+    int rows[TS_HPCG_PROBE_COLORS], hrows[TS_HPCG_PROBE_COLORS], width[TS_HPCG_PROBE_COLORS], hwidth[TS_HPCG_PROBE_COLORS];
 } ts_hpcg_probe;
 
 typedef struct {

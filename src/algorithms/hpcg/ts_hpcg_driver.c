@@ -313,6 +313,20 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
                    q->halo_us[2], q->halo_us[3], q->spmv_ms, q->spmv_nohalo_ms, q->mg_ms, q->mg_nohalo_ms,
                    q->mg_nohalo_ms_min, q->mg_graph_ms, q->dot_us);
         }
+        if (show) {
+            char line[1024];
+            int n = 0;
+            for (int l = 0; l < q->levels && n < (int)sizeof line; l++)
+                n += snprintf(line + n, sizeof line - (size_t)n, "%s%d: %.3f/%.3f/%.3f", l ? ", " : "", l,
+                              q->pre_ms[l], q->post_ms[l], q->rp_ms[l]);
+            ts_log(TS_LOG_INFO, "hpcg: V-cycle parts per level, ms (pre-smoother/post-smoother/residual with "
+                   "restriction and prolongation; no exchanges): %s", line);
+            n = 0;
+            for (int c = 0; c < q->ncolors && n < (int)sizeof line; c++)
+                n += snprintf(line + n, sizeof line - (size_t)n, "%s%.1f (%d rows, %d in halo blocks, width %d/%d)",
+                              c ? ", " : "", q->fwd_us[c], q->rows[c], q->hrows[c], q->width[c], q->hwidth[c]);
+            ts_log(TS_LOG_INFO, "hpcg: forward sweep per colour, fine level, us: %s", line);
+        }
     }
 
     // The slowest rank decides the times; the allreduce time's spread is reported too.

@@ -214,6 +214,45 @@ int ts_hpcg_opt_probe(ts_hpcg_opt *O, int reps, ts_hpcg_probe *p) {
         for (int i = 0; i < reps; i++) TS_CHECK(ts_hpcg_opt_mg_graph(O, O->r, O->z));
         TS_CHECK(probe_stop(O, t, reps, 1e3, &p->mg_graph_ms, NULL));
     }
+    // The V-cycle's parts per level, without exchanges (timing only).
+    O->probe_nohalo = 1;
+    int rc = 0;
+    l = 0;
+    for (ts_hpcg_olevel *L = O->A, *F = NULL; rc == 0 && L && l < TS_HPCG_MG_LEVELS; F = L, L = L->coarse, l++) {
+        const double *r = F ? F->rc : O->r;
+        double *x = F ? F->xc : O->z;
+        rc = probe_start(O, &t);
+        for (int i = 0; rc == 0 && i < reps; i++) rc = ts_hpcg_opt_symgs(O, L, r, x, 1);
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, &p->pre_ms[l], NULL);
+        if (rc == 0) rc = probe_start(O, &t);
+        for (int i = 0; rc == 0 && i < reps; i++) rc = ts_hpcg_opt_symgs(O, L, r, x, 0);
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, &p->post_ms[l], NULL);
+        ts_hpcg_olevel *C = L->coarse;
+        if (!C || rc < 0) continue;
+        ts_hpcg_xk_restrict ra = {C->nrow, L->nblk, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
+        ts_hpcg_xk_prolong pa = {C->nrow, L->fr, L->cq, L->xc, x};
+        rc = probe_start(O, &t);
+        for (int i = 0; rc == 0 && i < reps; i++) {
+            rc = TS_HPCG_XRUN(&O->X, restrict, ra);
+            if (rc == 0) rc = TS_HPCG_XRUN(&O->X, prolong, pa);
+        }
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e3, &p->rp_ms[l], NULL);
+    }
+    // Each colour's forward sweep on the fine level.
+    ts_hpcg_olevel *A = O->A;
+    p->ncolors = A->ncolors < TS_HPCG_PROBE_COLORS ? A->ncolors : TS_HPCG_PROBE_COLORS;
+    for (int c = 0; rc == 0 && c < p->ncolors; c++) {
+        const ts_hpcg_cblk *b = &A->blk[2 * c], *h = &A->blk[2 * c + 1];
+        p->rows[c] = b->nr + h->nr;
+        p->hrows[c] = h->nr;
+        p->width[c] = b->wl + b->wu;
+        p->hwidth[c] = h->wl + h->wu;
+        rc = probe_start(O, &t);
+        for (int i = 0; rc == 0 && i < reps; i++) rc = sweep(O, A, c, TS_HPCG_FWD, O->r, O->z, A->t);
+        if (rc == 0) rc = probe_stop(O, t, reps, 1e6, &p->fwd_us[c], NULL);
+    }
+    O->probe_nohalo = 0;
+    TS_CHECK(rc);
     TS_CHECK(probe_start(O, &t));
     double s;
     for (int i = 0; i < reps; i++) TS_CHECK(ts_hpcg_opt_dot(O, O->A->nrow, O->r, O->z, &s, NULL));

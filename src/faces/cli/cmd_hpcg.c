@@ -191,6 +191,23 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
         ts_json_num(j, "mg_nohalo_ms_fastest", q->mg_nohalo_ms_min);
         if (q->mg_graph_ms > 0) ts_json_num(j, "mg_graph_ms", q->mg_graph_ms);
         ts_json_num(j, "dot_us", q->dot_us);
+        const struct { const char *k; const double *v; } lv[] = {
+            {"pre_ms", q->pre_ms}, {"post_ms", q->post_ms}, {"restrict_prolong_ms", q->rp_ms}};
+        for (size_t i = 0; i < sizeof lv / sizeof lv[0]; i++) {
+            ts_json_begin_array(j, lv[i].k);
+            for (int l = 0; l < q->levels; l++) ts_json_num(j, NULL, lv[i].v[l]);
+            ts_json_end_array(j);
+        }
+        ts_json_begin_array(j, "fwd_sweep_us");
+        for (int c = 0; c < q->ncolors; c++) ts_json_num(j, NULL, q->fwd_us[c]);
+        ts_json_end_array(j);
+        const struct { const char *k; const int *v; } cv[] = {
+            {"color_rows", q->rows}, {"color_halo_rows", q->hrows}, {"color_width", q->width}, {"color_halo_width", q->hwidth}};
+        for (size_t i = 0; i < sizeof cv / sizeof cv[0]; i++) {
+            ts_json_begin_array(j, cv[i].k);
+            for (int c = 0; c < q->ncolors; c++) ts_json_int(j, NULL, cv[i].v[c]);
+            ts_json_end_array(j);
+        }
         ts_json_end_object(j);
     }
     ts_json_num(j, "raw_gflops", r->gflops_raw);
