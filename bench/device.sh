@@ -33,6 +33,19 @@ if ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log
 fi
 say "== build: $(( $(date +%s) - t0 )) s"
 
+# Clocks, power and temperature of every GPU sampled once a second while the call runs (the same
+# configuration has measured 20% apart on two machines of one kind: the samples tell a slow GPU from
+# a slow build). Summarized per GPU at the end, over the samples where the GPU was busy.
+gq=index,utilization.gpu,clocks.sm,clocks.max.sm,clocks.mem,power.draw,power.limit,temperature.gpu,clocks_event_reasons.active
+samples=$RES/gpu-samples.csv
+sampler=
+command -v nvidia-smi >/dev/null && ! nvidia-smi --query-gpu=$gq --format=csv,noheader >/dev/null 2>&1 &&
+  gq=${gq/clocks_event_reasons/clocks_throttle_reasons} # drivers before the rename
+if command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=$gq --format=csv,noheader >/dev/null 2>&1; then
+  nvidia-smi --query-gpu=$gq --format=csv,nounits -l 1 >"$samples" 2>/dev/null &
+  sampler=$!
+fi
+
 # Resource report and SASS check of our CUDA kernels (registers, spills, shared memory, DMMA).
 # (in parallel, one log per file, gathered into ptxas.txt; TESSERA_DEVICE_PTXAS=0 skips it)
 [ "${TESSERA_DEVICE_PTXAS:-1}" = 1 ] && for cu in src/kernels/cuda/*.cu src/algorithms/*/cuda/*.cu; do
@@ -84,6 +97,10 @@ if [ -n "${TESSERA_DEVICE_MULTI:-}" ]; then
   grep -E "^== .*: [0-9]+ s$|FAILED" "$log" | tail -12 >&2
 fi
 
+if [ -n "$sampler" ]; then
+  kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null
+  python3 bench/gpu_samples.py "$samples" 2>&1 | tee -a "$log" >&2
+fi
 tar -czf "$OUT/results.tgz" -C "$RES" . 2>/dev/null
 # The device tool brings back at most 8 files from $OUT: everything a run writes goes into
 # results.tgz, and nothing else may be added there beside the log and ptxas.txt.
