@@ -33,6 +33,19 @@ if ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log
 fi
 say "== build: $(( $(date +%s) - t0 )) s"
 
+# Resource report and SASS check of our CUDA kernels (registers, spills, shared memory, DMMA).
+# (in parallel, one log per file, gathered into ptxas.txt; TESSERA_DEVICE_PTXAS=0 skips it)
+pids=()
+[ "${TESSERA_DEVICE_PTXAS:-1}" = 1 ] && for cu in src/kernels/cuda/*.cu src/algorithms/*/cuda/*.cu; do
+  [ -e "$cu" ] || continue
+  b=$(basename "$cu" .cu)
+  nvcc -gencode=arch=compute_90a,code=sm_90a -Isrc -I$build/generated -Xptxas=-v -c "$cu" \
+       -o "/tmp/ts_res_$b.o" >"/tmp/ts_res_$b.txt" 2>&1 &
+  pids+=($!)
+done
+[ ${#pids[@]} -gt 0 ] && wait "${pids[@]}" # not a bare wait: the sampler below runs in the background
+[ "${TESSERA_DEVICE_PTXAS:-1}" = 1 ] && cat /tmp/ts_res_*.txt >"$OUT/ptxas.txt" 2>/dev/null
+
 # Clocks, power and temperature of every GPU sampled once a second while the call runs (the same
 # configuration has measured 20% apart on two machines of one kind: the samples tell a slow GPU from
 # a slow build). Summarized per GPU at the end, over the samples where the GPU was busy.
@@ -42,20 +55,10 @@ sampler=
 command -v nvidia-smi >/dev/null && ! nvidia-smi --query-gpu=$gq --format=csv,noheader >/dev/null 2>&1 &&
   gq=${gq/clocks_event_reasons/clocks_throttle_reasons} # drivers before the rename
 if command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=$gq --format=csv,noheader >/dev/null 2>&1; then
+  : >"$samples"
   nvidia-smi --query-gpu=$gq --format=csv,nounits -l 1 >"$samples" 2>/dev/null &
   sampler=$!
 fi
-
-# Resource report and SASS check of our CUDA kernels (registers, spills, shared memory, DMMA).
-# (in parallel, one log per file, gathered into ptxas.txt; TESSERA_DEVICE_PTXAS=0 skips it)
-[ "${TESSERA_DEVICE_PTXAS:-1}" = 1 ] && for cu in src/kernels/cuda/*.cu src/algorithms/*/cuda/*.cu; do
-  [ -e "$cu" ] || continue
-  b=$(basename "$cu" .cu)
-  nvcc -gencode=arch=compute_90a,code=sm_90a -Isrc -I$build/generated -Xptxas=-v -c "$cu" \
-       -o "/tmp/ts_res_$b.o" >"/tmp/ts_res_$b.txt" 2>&1 &
-done
-wait
-[ "${TESSERA_DEVICE_PTXAS:-1}" = 1 ] && cat /tmp/ts_res_*.txt >"$OUT/ptxas.txt" 2>/dev/null
 
 if [ "${TESSERA_DEVICE_SKIP_TESTS:-0}" != 1 ]; then
 say "== tests (TESSERA_TEST_BACKEND=cuda)"

@@ -322,9 +322,14 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
             ts_log(TS_LOG_INFO, "hpcg: V-cycle parts per level, ms (pre-smoother/post-smoother/residual with "
                    "restriction and prolongation; no exchanges): %s", line);
             n = 0;
-            for (int c = 0; c < q->ncolors && n < (int)sizeof line; c++)
-                n += snprintf(line + n, sizeof line - (size_t)n, "%s%.1f (%d rows, %d in halo blocks, width %d/%d)",
-                              c ? ", " : "", q->fwd_us[c], q->rows[c], q->hrows[c], q->width[c], q->hwidth[c]);
+            for (int c = 0; c < q->ncolors && n < (int)sizeof line; c++) {
+                if (comm->size == 1) // no halo rows
+                    n += snprintf(line + n, sizeof line - (size_t)n, "%s%.1f (%d rows, width %d)", c ? ", " : "",
+                                  q->fwd_us[c], q->rows[c], q->width[c]);
+                else
+                    n += snprintf(line + n, sizeof line - (size_t)n, "%s%.1f (%d rows, %d in halo blocks, width %d/%d)",
+                                  c ? ", " : "", q->fwd_us[c], q->rows[c], q->hrows[c], q->width[c], q->hwidth[c]);
+            }
             ts_log(TS_LOG_INFO, "hpcg: forward sweep per colour, fine level, us: %s", line);
         }
     }

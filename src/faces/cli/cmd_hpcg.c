@@ -202,8 +202,8 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
         for (int c = 0; c < q->ncolors; c++) ts_json_num(j, NULL, q->fwd_us[c]);
         ts_json_end_array(j);
         const struct { const char *k; const int *v; } cv[] = {
-            {"color_rows", q->rows}, {"color_halo_rows", q->hrows}, {"color_width", q->width}, {"color_halo_width", q->hwidth}};
-        for (size_t i = 0; i < sizeof cv / sizeof cv[0]; i++) {
+            {"color_rows", q->rows}, {"color_width", q->width}, {"color_halo_rows", q->hrows}, {"color_halo_width", q->hwidth}};
+        for (size_t i = 0; i < (ranks > 1 ? 4u : 2u); i++) { // one rank: no halo blocks
             ts_json_begin_array(j, cv[i].k);
             for (int c = 0; c < q->ncolors; c++) ts_json_int(j, NULL, cv[i].v[c]);
             ts_json_end_array(j);
