@@ -108,6 +108,9 @@ void ts_hpcg_opt_destroy(ts_hpcg_opt *O) {
     void *xp[] = {O->b, O->x, O->xexact, O->r, O->z, O->p, O->Ap, O->dot_out, O->dot_part, O->nat, O->scratch};
     for (size_t i = 0; i < sizeof xp / sizeof xp[0]; i++) ts_hpcg_xfree(&O->X, xp[i]);
     ts_hpcg_xhfree(&O->X, O->dot_host);
+    if (O->st2) ts_stream_destroy(O->st2);
+    if (O->ev_fork) ts_event_destroy(O->ev_fork);
+    if (O->ev_join) ts_event_destroy(O->ev_join);
     ts_dcomm_destroy(O->dcomm);
     free(O);
 }
@@ -169,6 +172,26 @@ static int halo_path(ts_hpcg_opt *O) {
     if (O->dcomm) snprintf(O->halo, sizeof O->halo, "nccl");
     else snprintf(O->halo, sizeof O->halo, "host (NCCL: %s)", why);
     return 0;
+}
+
+// The exchange overlapped (O->split; TESSERA_HPCG_OVERLAP): on by default with the NCCL halo, where
+// it runs on a stream of its own; =1 splits the launches on the other paths too (the exchange
+// completes first there: the order is tested without a GPU), =0 turns it off. The same on every
+// rank (the exchanges are collective either way; the setting only changes launches).
+static int overlap_path(ts_hpcg_opt *O) {
+    int want = O->dcomm != NULL;
+    int rc = ts_env_bool("TESSERA_HPCG_OVERLAP", &want);
+    int v = rc < 0 ? -1 : want != 0;
+    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, &v, 1, TS_HC_MIN));
+    if (v < 0) {
+        if (rc < 0) return rc; // ts_env_bool's message names the variable and the value
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_HPCG_OVERLAP is malformed on another rank");
+    }
+    O->split = O->comm->size > 1 && v;
+    if (!O->split || !O->dcomm) return 0;
+    TS_CHECK(ts_stream_create(O->X.dev, &O->st2));
+    TS_CHECK(ts_event_create(O->X.dev, &O->ev_fork));
+    return ts_event_create(O->X.dev, &O->ev_join);
 }
 
 // The V-cycle as graphs: the default on CUDA GPUs (+2.4% on one H200 and on two, bench/NOTES.md),
@@ -260,6 +283,7 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
         rc = ts_error_last()->code;
         goto fail;
     }
+    TS_CHECK_GOTO(overlap_path(O), rc, fail);
     *out = O;
     return 0;
 fail:
@@ -447,6 +471,47 @@ out:
     return rc;
 }
 
+// The restriction pairs whose fine row lies in a halo block (it reads halo values) moved after the
+// others, each group in its order; nr_inner counts the others. The pairs are independent, so the
+// order changes no result; it lets the restriction start before the halo exchange is in.
+static int inner_pairs_first(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
+    const ts_hpcg_exec *X = &O->X;
+    const int32_t n = L->coarse->nrow;
+    L->nr_inner = n;
+    int any = 0;
+    for (int c = 1; c < L->nblk; c += 2) any |= L->blk[c].nr > 0;
+    if (!any) return 0;
+    int rc = 0;
+    int32_t *h = malloc(sizeof(int32_t) * 4 * (size_t)n);
+    if (!h) TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory");
+    int32_t *fr = h, *cq = h + n, *fr2 = h + 2 * (size_t)n, *cq2 = h + 3 * (size_t)n;
+    TS_CHECK_GOTO(ts_hpcg_xcopy(X, TS_COPY_D2H, fr, L->fr, sizeof(int32_t) * (size_t)n), rc, out);
+    TS_CHECK_GOTO(ts_hpcg_xcopy(X, TS_COPY_D2H, cq, L->cq, sizeof(int32_t) * (size_t)n), rc, out);
+    TS_CHECK_GOTO(ts_hpcg_xsync(X), rc, out);
+    int32_t m = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int32_t k = 0; k < n; k++) {
+            int in_halo = 0;
+            for (int c = 1; c < L->nblk; c += 2)
+                in_halo |= L->blk[c].nr > 0 && fr[k] >= L->blk[c].r0 && fr[k] < L->blk[c].r0 + L->blk[c].nr;
+            if (in_halo != pass) continue;
+            fr2[m] = fr[k];
+            cq2[m++] = cq[k];
+            if (pass == 0) L->nr_inner = m;
+        }
+    if (m != n) {
+        rc = TS_ERROR(TS_ERR_STATE, "hpcg: restriction pairs %d after the partition, %d before", m, n);
+        goto out;
+    }
+    if (L->nr_inner == n) goto out;
+    TS_CHECK_GOTO(ts_hpcg_xcopy(X, TS_COPY_H2D, L->fr, fr2, sizeof(int32_t) * (size_t)n), rc, out);
+    TS_CHECK_GOTO(ts_hpcg_xcopy(X, TS_COPY_H2D, L->cq, cq2, sizeof(int32_t) * (size_t)n), rc, out);
+    TS_CHECK_GOTO(ts_hpcg_xsync(X), rc, out);
+out:
+    free(h);
+    return rc;
+}
+
 int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
     const ts_hpcg_exec *X = &O->X;
     int32_t stats[TS_HPCG_CSTAT_LEN];
@@ -460,6 +525,7 @@ int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
         const ts_hpcg_olevel *C = L->coarse;
         ts_hpcg_xk_f2c a = {C->g.nx, C->g.ny, C->g.nz, L->g.nx, L->g.ny, L->perm, C->perm, L->fr, L->cq};
         TS_CHECK(TS_HPCG_XRUN(X, f2c, a));
+        TS_CHECK(inner_pairs_first(O, L));
     }
     // b in the permuted order (xexact = 1 is the same in any order).
     const ts_hpcg_olevel *A = O->A;

@@ -68,6 +68,7 @@ struct ts_hpcg_olevel {
     // forward sweep's upper sums
     ts_hpcg_olevel *coarse;
     int32_t *fr, *cq;
+    int32_t nr_inner;                // pairs whose fine row has no halo columns: they come first
     double *rc, *xc, *t;
     size_t bytes;                    // executor memory of this level after the optimization
 };
@@ -100,6 +101,15 @@ typedef struct {
     double t_join;      // seconds spent creating dcomm (not problem setup: the analogue of MPI_Init)
     int probe_nohalo;   // ts_hpcg_opt_probe: halo exchanges skipped (timing only)
     int halo_blocks;    // rows with halo columns in blocks of their own (TESSERA_HPCG_HALO_BLOCKS, default 1)
+    // The halo exchange overlapped with the rows that do not need it (TESSERA_HPCG_OVERLAP, default
+    // on with the NCCL halo): SpMV, the smoother from x and the restriction run their rows without
+    // halo columns first and the halo blocks once the exchange is in. With NCCL the exchange runs on
+    // st2 (forked from and joined back to the executor's stream by events, also inside a graph);
+    // on the host path the exchange completes first and only the order of the launches changes.
+    int split;
+    ts_stream *st2;
+    ts_event *ev_fork, *ev_join;
+    int halo_pending;   // an exchange in flight on st2 that the executor's stream has not joined
     // The V-cycle launched as captured graphs instead of kernel by kernel: TESSERA_HPCG_GRAPH=1 on
     // every rank, a device executor, and a halo exchange that can be captured (one rank, or NCCL;
     // the host-staged exchange syncs and calls MPI inside the V-cycle). graph says it is on.
@@ -128,6 +138,10 @@ void ts_hpcg_opt_destroy(ts_hpcg_opt *O);
 void ts_hpcg_opt_impl(ts_hpcg_opt *O, ts_hpcg_impl *I);
 
 // Kernels of one level (vectors in executor memory, permuted order; x has ncol values).
+// The halo exchange of x: begin packs and starts it (on st2 when it overlaps: then the halo part of
+// x may be read only after end), end joins it; ts_hpcg_opt_halo does both.
+int ts_hpcg_opt_halo_begin(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x);
+int ts_hpcg_opt_halo_end(ts_hpcg_opt *O);
 int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x);
 int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y);
 // One SYMGS in colour order: from x = 0 (zero_x: x is set to 0 first, no halo exchange needed), or

@@ -9,15 +9,23 @@
 #include "kernels/ts_collectives.h"
 
 // Pack (executor) -> host -> MPI -> host -> the halo part of x; with a device communicator the
-// packed buffer goes device to device (NCCL) and the values arrive straight in x, as on the host.
-int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
+// packed buffer goes device to device (NCCL) and the values arrive straight in x, as on the host:
+// on the executor's stream, or forked to st2 when the exchange overlaps (O->st2).
+int ts_hpcg_opt_halo_begin(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
     const ts_hpcg_halo_plan *h = &L->halo;
     const ts_hpcg_exec *X = &O->X;
+    if (O->halo_pending) TS_RAISE(TS_ERR_STATE, "hpcg: a halo exchange begun while another is in flight");
     if (O->comm->size == 1 || h->nneigh == 0 || O->probe_nohalo) return 0;
     ts_hpcg_xk_index a = {h->nsend, TS_HPCG_PACK, L->xsend, x, L->xsbuf};
     TS_CHECK(TS_HPCG_XRUN(X, index, a));
     if (!X->set) return ts_hpcg_halo_exchange(O->comm, h, L->xsbuf, x + L->nrow);
     if (O->dcomm) { // device to device, ordered on the executor's stream: no host round trip
+        ts_stream *st = X->st;
+        if (O->st2) { // forked: the packed buffer is ready when ev_fork is
+            TS_CHECK(ts_event_record(O->ev_fork, X->st));
+            TS_CHECK(ts_stream_wait_event(O->st2, O->ev_fork));
+            st = O->st2;
+        }
         void *sb[TS_HPCG_MAX_NEIGH], *rb[TS_HPCG_MAX_NEIGH];
         size_t sn[TS_HPCG_MAX_NEIGH], rn[TS_HPCG_MAX_NEIGH];
         for (int k = 0; k < h->nneigh; k++) {
@@ -26,7 +34,12 @@ int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
             rb[k] = x + L->nrow + h->recv_off[k];
             rn[k] = sizeof(double) * (size_t)h->recv_count[k];
         }
-        return ts_dcomm_exchange(O->dcomm, X->st, h->nneigh, h->neigh, sb, sn, rb, rn);
+        TS_CHECK(ts_dcomm_exchange(O->dcomm, st, h->nneigh, h->neigh, sb, sn, rb, rn));
+        if (O->st2) {
+            TS_CHECK(ts_event_record(O->ev_join, O->st2));
+            O->halo_pending = 1;
+        }
+        return 0;
     }
     TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, L->hsbuf, L->xsbuf, sizeof(double) * (size_t)h->nsend));
     TS_CHECK(ts_hpcg_xsync(X));
@@ -34,16 +47,59 @@ int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
     return ts_hpcg_xcopy(X, TS_COPY_H2D, x + L->nrow, L->hrbuf, sizeof(double) * (size_t)h->nrecv);
 }
 
-// Colour c: its two blocks in one launch.
-static int sweep(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int mode, const double *r, double *x, double *t) {
-    if (!L->blk[2 * c].nr && !L->blk[2 * c + 1].nr) return 0;
+int ts_hpcg_opt_halo_end(ts_hpcg_opt *O) {
+    if (!O->halo_pending) return 0;
+    O->halo_pending = 0;
+    return ts_stream_wait_event(O->X.st, O->ev_join);
+}
+
+int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x) {
+    TS_CHECK(ts_hpcg_opt_halo_begin(O, L, x));
+    return ts_hpcg_opt_halo_end(O);
+}
+
+// Colour c in one launch: both its blocks (part 0), only the rows without halo columns (part 1), or
+// only its halo block (part 2).
+static int sweep_part(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int part, int mode, const double *r, double *x,
+                      double *t) {
     ts_hpcg_xk_sweep a = {L->blk[2 * c], L->blk[2 * c + 1], mode, r, L->diag, x, t};
+    if (part == 1) a.h.nr = 0;
+    if (part == 2) a.b.nr = 0;
+    if (!a.b.nr && !a.h.nr) return 0;
     return TS_HPCG_XRUN(&O->X, sweep, a);
+}
+static int sweep(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int mode, const double *r, double *x, double *t) {
+    return sweep_part(O, L, c, 0, mode, r, x, t);
 }
 
 int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y) {
-    TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-    for (int c = 0; c < L->ncolors; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_SPMV, NULL, x, y));
+    if (!O->split) {
+        TS_CHECK(ts_hpcg_opt_halo(O, L, x));
+        for (int c = 0; c < L->ncolors; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_SPMV, NULL, x, y));
+        return 0;
+    }
+    // Every colour's rows without halo columns while the exchange runs, then the halo blocks two
+    // to a launch (a product has no order between colours).
+    TS_CHECK(ts_hpcg_opt_halo_begin(O, L, x));
+    for (int c = 0; c < L->ncolors; c++) TS_CHECK(sweep_part(O, L, c, 1, TS_HPCG_SPMV, NULL, x, y));
+    TS_CHECK(ts_hpcg_opt_halo_end(O));
+    ts_hpcg_cblk pend = {0};
+    for (int c = 0; c < L->ncolors; c++) {
+        const ts_hpcg_cblk *h = &L->blk[2 * c + 1];
+        if (!h->nr) continue;
+        if (!pend.nr) {
+            pend = *h;
+            continue;
+        }
+        ts_hpcg_xk_sweep a = {pend, *h, TS_HPCG_SPMV, NULL, L->diag, x, y};
+        TS_CHECK(TS_HPCG_XRUN(&O->X, sweep, a));
+        pend.nr = 0;
+    }
+    if (pend.nr) {
+        ts_hpcg_xk_sweep a = {pend, pend, TS_HPCG_SPMV, NULL, L->diag, x, y};
+        a.h.nr = 0;
+        TS_CHECK(TS_HPCG_XRUN(&O->X, sweep, a));
+    }
     return 0;
 }
 
@@ -56,10 +112,35 @@ int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double
         for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD0, r, x, NULL));
         return 0;
     }
-    TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-    for (int c = 0; c < C; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_FWD, r, x, L->t));
+    if (!O->split) {
+        TS_CHECK(ts_hpcg_opt_halo(O, L, x));
+        for (int c = 0; c < C; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_FWD, r, x, L->t));
+    } else {
+        // The forward sweep up to the first colour with halo rows, and that colour's other rows,
+        // while the exchange runs (no row among them reads the halo part of x).
+        TS_CHECK(ts_hpcg_opt_halo_begin(O, L, x));
+        int joined = 0;
+        for (int c = 0; c < C; c++) {
+            if (!joined && L->blk[2 * c + 1].nr) {
+                TS_CHECK(sweep_part(O, L, c, 1, TS_HPCG_FWD, r, x, L->t));
+                TS_CHECK(ts_hpcg_opt_halo_end(O));
+                TS_CHECK(sweep_part(O, L, c, 2, TS_HPCG_FWD, r, x, L->t));
+                joined = 1;
+            } else {
+                TS_CHECK(sweep(O, L, c, TS_HPCG_FWD, r, x, L->t));
+            }
+        }
+        TS_CHECK(ts_hpcg_opt_halo_end(O));
+    }
     for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD_T, r, x, L->t));
     return 0;
+}
+
+// The residual at the coarse points restricted, pairs [k0, k1) (L->fr, L->cq).
+static int restrict_pairs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x, int32_t k0, int32_t k1) {
+    if (k1 <= k0) return 0;
+    ts_hpcg_xk_restrict ra = {k1 - k0, L->nblk, L->fr + k0, L->cq + k0, L->xblk, r, L->diag, x, L->rc};
+    return TS_HPCG_XRUN(&O->X, restrict, ra);
 }
 
 // The V-cycle: pre-smoothing from x = 0, the residual at the coarse points only (restricted by
@@ -68,9 +149,15 @@ int ts_hpcg_opt_mg(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x
     TS_CHECK(ts_hpcg_opt_symgs(O, L, r, x, 1));
     ts_hpcg_olevel *C = L->coarse;
     if (!C) return 0;
-    TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-    ts_hpcg_xk_restrict ra = {C->nrow, L->nblk, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
-    TS_CHECK(TS_HPCG_XRUN(&O->X, restrict, ra));
+    if (!O->split) {
+        TS_CHECK(ts_hpcg_opt_halo(O, L, x));
+        TS_CHECK(restrict_pairs(O, L, r, x, 0, C->nrow));
+    } else { // the pairs whose fine row reads no halo value while the exchange runs
+        TS_CHECK(ts_hpcg_opt_halo_begin(O, L, x));
+        TS_CHECK(restrict_pairs(O, L, r, x, 0, L->nr_inner));
+        TS_CHECK(ts_hpcg_opt_halo_end(O));
+        TS_CHECK(restrict_pairs(O, L, r, x, L->nr_inner, C->nrow));
+    }
     TS_CHECK(ts_hpcg_opt_mg(O, C, L->rc, L->xc));
     ts_hpcg_xk_prolong pa = {C->nrow, L->fr, L->cq, L->xc, x};
     TS_CHECK(TS_HPCG_XRUN(&O->X, prolong, pa));
@@ -87,6 +174,7 @@ static int mg_capture(ts_hpcg_opt *O, const double *r, double *z, ts_graph **out
     int rc = ts_stream_capture_begin(O->X.st);
     if (rc == 0) {
         rc = ts_hpcg_opt_mg(O, O->A, r, z);
+        if (rc < 0) O->halo_pending = 0; // a fork left open by the failure ends with the capture
         const ts_error_info first = *ts_error_last();
         const int rc_end = ts_stream_capture_end(O->X.st, out); // names the failed operation, if one did
         if (rc < 0 && rc_end == 0) { // a failure outside the stream's operations (an NCCL call)
@@ -229,11 +317,10 @@ int ts_hpcg_opt_probe(ts_hpcg_opt *O, int reps, ts_hpcg_probe *p) {
         if (rc == 0) rc = probe_stop(O, t, reps, 1e3, &p->post_ms[l], NULL);
         ts_hpcg_olevel *C = L->coarse;
         if (!C || rc < 0) continue;
-        ts_hpcg_xk_restrict ra = {C->nrow, L->nblk, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
         ts_hpcg_xk_prolong pa = {C->nrow, L->fr, L->cq, L->xc, x};
         rc = probe_start(O, &t);
         for (int i = 0; rc == 0 && i < reps; i++) {
-            rc = TS_HPCG_XRUN(&O->X, restrict, ra);
+            rc = restrict_pairs(O, L, r, x, 0, C->nrow);
             if (rc == 0) rc = TS_HPCG_XRUN(&O->X, prolong, pa);
         }
         if (rc == 0) rc = probe_stop(O, t, reps, 1e3, &p->rp_ms[l], NULL);
