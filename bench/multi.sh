@@ -46,7 +46,7 @@ echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head 
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
-# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full; gemm and blas3 as they are.
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -130,6 +130,14 @@ for s in $(expand); do
       [ -x "$ob" ] || { echo "== hpcg-orders-$G-full: no $ob (TESSERA_DEVICE_TARGETS needs hpcg_orders)" >&2; continue; }
       run "hpcg-orders-$G-full" 590 "${mpi[@]}" "$G" "$ob" 128 256 24
       grep -E "iterations" "$out/hpcg-orders-$G-full.log" | sort -t' ' -k11 -n | head -5 >&2 ;;
+    # the same within a budget: a random sample of the orders at MULTI_ORDERS_N1^3 (default 64) for
+    # MULTI_ORDERS_BUDGET_S seconds (150), the best MULTI_ORDERS_TOP (12) at 256^3 (~5 min in all)
+    hpcg-orders-G-budget)
+      ob=$(dirname "$tessera")/../bench/hpcg_orders
+      [ -x "$ob" ] || { echo "== hpcg-orders-$G-budget: no $ob (TESSERA_DEVICE_TARGETS needs hpcg_orders)" >&2; continue; }
+      run "hpcg-orders-$G-budget" 400 "${mpi[@]}" "$G" env HPCG_ORDERS_BUDGET_S="${MULTI_ORDERS_BUDGET_S:-150}" \
+          "$ob" "${MULTI_ORDERS_N1:-64}" 256 "${MULTI_ORDERS_TOP:-12}"
+      grep -E "iterations|budget" "$out/hpcg-orders-$G-budget.log" >&2 ;;
     # the smoother's colour orders searched on G ranks at 256^3 (coordinate descent over the
     # candidates of the one-rank search; MULTI_ORDERS_REF: the reference drop of that grid, from a
     # run's log; bench/hpcg_orders.c)

@@ -174,12 +174,13 @@ static int halo_path(ts_hpcg_opt *O) {
     return 0;
 }
 
-// The exchange overlapped (O->split; TESSERA_HPCG_OVERLAP): on by default with the NCCL halo, where
-// it runs on a stream of its own; =1 splits the launches on the other paths too (the exchange
-// completes first there: the order is tested without a GPU), =0 turns it off. The same on every
-// rank (the exchanges are collective either way; the setting only changes launches).
+// The exchange overlapped (O->split; TESSERA_HPCG_OVERLAP=1): with the NCCL halo it runs on a stream
+// of its own; on the other paths the exchange completes first and only the launches split (the
+// order is tested without a GPU). Off by default: on two H200s the V-cycle took 7.718 ms with it
+// against 7.632 without (the forked exchange 27 us against 17, and the halo blocks' own launches
+// no longer hide under the bulk; bench/NOTES.md 2026-11-26). The same on every rank.
 static int overlap_path(ts_hpcg_opt *O) {
-    int want = O->dcomm != NULL;
+    int want = 0;
     int rc = ts_env_bool("TESSERA_HPCG_OVERLAP", &want);
     int v = rc < 0 ? -1 : want != 0;
     if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, &v, 1, TS_HC_MIN));

@@ -101,8 +101,8 @@ typedef struct {
     double t_join;      // seconds spent creating dcomm (not problem setup: the analogue of MPI_Init)
     int probe_nohalo;   // ts_hpcg_opt_probe: halo exchanges skipped (timing only)
     int halo_blocks;    // rows with halo columns in blocks of their own (TESSERA_HPCG_HALO_BLOCKS, default 1)
-    // The halo exchange overlapped with the rows that do not need it (TESSERA_HPCG_OVERLAP, default
-    // on with the NCCL halo): SpMV, the smoother from x and the restriction run their rows without
+    // The halo exchange overlapped with the rows that do not need it (TESSERA_HPCG_OVERLAP=1; off by
+    // default, measured slower on two H200s): SpMV, the smoother from x and the restriction run their rows without
     // halo columns first and the halo blocks once the exchange is in. With NCCL the exchange runs on
     // st2 (forked from and joined back to the executor's stream by events, also inside a graph);
     // on the host path the exchange completes first and only the order of the launches changes.
