@@ -46,7 +46,7 @@ echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head 
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
-# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-midx, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -107,6 +107,10 @@ for s in $(expand); do
     # the halo exchange before the kernels that need it, not overlapped (the default overlaps it)
     hpcg-G-nccl-graph-noov)
       hpcg_run "hpcg-$G-nccl-graph-noov" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 TESSERA_HPCG_OVERLAP=0 ;;
+    # the halo exchanged between the smoother's sweeps too (a study, never official: the iterations
+    # two ranks need when the backward sweep sees the neighbours' forward-swept values)
+    hpcg-G-nccl-graph-midx)
+      hpcg_run "hpcg-$G-nccl-graph-midx" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 TESSERA_HPCG_MIDX=1 ;;
     # split in z (1 x 1 x G) instead of HPCG's default shape (G x 1 x 1 for two ranks)
     hpcg-G-nccl-graph-z)
       HPCG_GRID="--npx 1 --npy 1 --npz $G" hpcg_run "hpcg-$G-nccl-graph-z" "$G" TESSERA_HPCG_NCCL=1 TESSERA_HPCG_GRAPH=1 ;;

@@ -83,6 +83,25 @@ assert o["valid"] and o["opt_iters"] == d["opt_iters"] and o["residual_mean"] ==
 PY
         done
     done
+    # The halo exchanged between the smoother's sweeps too (TESSERA_HPCG_MIDX=1, a study): the MG
+    # preconditioner stays symmetric (TestSymmetry passes), the ranks' coupling is stronger (no more
+    # iterations than the run above, and a different residual: it did change the smoother), and the
+    # result says it is not the reference's preconditioner and not official.
+    OUT=$(TESSERA_SIM_DEVICES=2 TESSERA_HPCG_MIDX=1 "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 \
+          --engine device --json m.json 2>&1); RC=$?
+    echo "\$ TESSERA_HPCG_MIDX=1 ${LAUNCH[*]} tessera hpcg --engine device ... -> exit $RC"
+    expect_rc 0
+    expect_out "TestSymmetry passed"
+    expect_out "note: TESSERA_HPCG_MIDX=1: .*not an official result"
+    expect_out "HPCG result is VALID"
+    python3 - d.json m.json <<'PY' || fail "TESSERA_HPCG_MIDX=1 JSON"
+import json, sys
+d, m = (json.load(open(f))["results"][0]["extra"] for f in sys.argv[1:3])
+assert m["valid"] and m["smoother_midx"] is True and m["official"] is False, m
+assert m["opt_iters"] <= d["opt_iters"] and m["residual_mean"] != d["residual_mean"], (d, m)
+PY
+    REP=$(ls -t HPCG-Benchmark_3.1_*.txt 2>/dev/null | head -1)
+    grep -q "^Final Summary::Smoother=halo exchanged between" "$REP" 2>/dev/null || fail "TESSERA_HPCG_MIDX=1: report line"
     OUT=$(TESSERA_SIM_DEVICES=2 TESSERA_HPCG_OVERLAP=maybe "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine device 2>&1); RC=$?
     echo "\$ TESSERA_HPCG_OVERLAP=maybe ${LAUNCH[*]} tessera hpcg --engine device ... -> exit $RC"
     expect_rc 2

@@ -248,6 +248,9 @@ typedef struct {
     char halo[160];                              // halo path of the optimized engines: "none" (one
                                                  // rank), "host", "nccl", "host (NCCL: why not)"
     int mg_graph;                                // the V-cycle ran as captured graphs (TESSERA_HPCG_GRAPH=1)
+    int smoother_midx;                           // TESSERA_HPCG_MIDX=1 on several ranks: the halo exchanged
+                                                 // between the sweeps too (not the reference's smoother:
+                                                 // never an official result)
     double comm_init_s;                          // creating the device communicator (not setup)
     ts_hpcg_probe probe;                         // multi-rank optimized runs (levels 0: not run)
     // Achieved bandwidth: bytes the engine's kernels move per phase (its own model), per second,

@@ -232,6 +232,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
         res->opt_bytes = (double)O->bytes;
         snprintf(res->halo, sizeof res->halo, "%s", O->halo);
         res->mg_graph = O->graph;
+        res->smoother_midx = O->midx && comm->size > 1;
     }
     times[TS_HPCG_T_OPT] = ts_now() - t0;
     TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &res->opt_bytes, 1, TS_HC_SUM), rc, out);

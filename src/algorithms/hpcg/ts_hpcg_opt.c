@@ -285,6 +285,20 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
         goto fail;
     }
     TS_CHECK_GOTO(overlap_path(O), rc, fail);
+    O->midx = 0;
+    if (ts_env_bool("TESSERA_HPCG_MIDX", &O->midx) < 0) {
+        rc = ts_error_last()->code;
+        goto fail;
+    }
+    if (comm->size > 1) { // the same on every rank: the exchanges are collective
+        int v[2] = {O->midx, O->midx};
+        TS_CHECK_GOTO(ts_hc_allreduce_i(comm, &v[0], 1, TS_HC_MIN), rc, fail);
+        TS_CHECK_GOTO(ts_hc_allreduce_i(comm, &v[1], 1, TS_HC_MAX), rc, fail);
+        if (v[0] != v[1]) {
+            rc = TS_ERROR(TS_ERR_ARG, "hpcg: TESSERA_HPCG_MIDX differs between the ranks");
+            goto fail;
+        }
+    }
     *out = O;
     return 0;
 fail:

@@ -107,6 +107,12 @@ typedef struct {
     // st2 (forked from and joined back to the executor's stream by events, also inside a graph);
     // on the host path the exchange completes first and only the order of the launches changes.
     int split;
+    // The halo exchanged again between the smoother's forward and backward sweeps
+    // (TESSERA_HPCG_MIDX=1): the backward sweep reads the neighbours' forward-swept values instead
+    // of the frozen ones. The smoother stays symmetric: its step is
+    // (D + U)^-1 (D - C) (D + L)^-1 with C the coupling between the ranks (symmetric), where the
+    // reference's is (D + U)^-1 D (D + L)^-1; one more exchange per smoother and level.
+    int midx;
     ts_stream *st2;
     ts_event *ev_fork, *ev_join;
     int halo_pending;   // an exchange in flight on st2 that the executor's stream has not joined

@@ -157,6 +157,10 @@ int ts_hpcg_write_report(const ts_hpcg_opts *o, ts_hpcg_result *r, const ts_hpcg
             kv(f, "Final Summary::Reference version of ComputeMG used", "%s",
                "Performance results are most likely suboptimal");
         }
+        if (r->smoother_midx) // TESSERA_HPCG_MIDX=1: a study of the ranks' coupling, not the benchmark
+            kv(f, "Final Summary::Smoother", "%s",
+               "halo exchanged between the forward and backward sweeps (TESSERA_HPCG_MIDX=1): not the "
+               "reference preconditioner, not an official result");
         if (T < TS_HPCG_OFFICIAL_TIME) {
             kv(f, "Final Summary::Results are valid but execution time (sec) is", "%g", T);
             kv(f, "Final Summary::You have selected the QuickPath option", "%s",

@@ -109,6 +109,7 @@ int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double
         // x = 0 on every rank: the halo is 0 too and needs no exchange.
         TS_CHECK(ts_hpcg_xmemset(&O->X, x, 0, sizeof(double) * (size_t)L->ncol));
         for (int c = 0; c < C; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_FWD0, r, x, NULL));
+        if (O->midx) TS_CHECK(ts_hpcg_opt_halo(O, L, x)); // BWD0 reads the halo (upper part)
         for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD0, r, x, NULL));
         return 0;
     }
@@ -132,6 +133,9 @@ int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double
         }
         TS_CHECK(ts_hpcg_opt_halo_end(O));
     }
+    // BWD_T adds back the forward sums t (old halo values included) and subtracts the upper part
+    // with the current ones: after this exchange, the neighbours' forward-swept values.
+    if (O->midx) TS_CHECK(ts_hpcg_opt_halo(O, L, x));
     for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD_T, r, x, L->t));
     return 0;
 }
