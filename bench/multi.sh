@@ -63,7 +63,14 @@ hpl_grid() { # hpl_grid NAME P Q [env...]
   fi
 }
 hpcg_run() { # hpcg_run NAME RANKS [env...]; HPCG_GRID="--npx a --npy b --npz c" sets the process grid
+  # MULTI_HPCG_REF_DROP1 / MULTI_HPCG_REF_DROPG: the reference CG's drop at 256^3 per rank on one rank /
+  # on G ranks in HPCG's default grid (extra.ref_drop of an earlier run): given, the host's reference CG
+  # (~30 s / ~50 s of a run) is skipped; such runs are never official (development calls only).
   local name=$1 n=$2; shift 2
+  local drop=${MULTI_HPCG_REF_DROPG:-}
+  [ "$n" = 1 ] && drop=${MULTI_HPCG_REF_DROP1:-}
+  [ -n "${HPCG_GRID:-}" ] && [ "$n" != 1 ] && drop= # another grid, another reference
+  [ -n "$drop" ] && set -- "$@" TESSERA_HPCG_REF_DROP="$drop"
   "$tessera" hpcg --help 2>&1 | grep -q -- "--engine" || { echo "== $name: no GPU engine in this build" >&2; return; }
   local a=(hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt "${MULTI_HPCG_RT:-30}" ${HPCG_GRID:-} --json "$out/$name.json")
   if [ "$n" = 1 ]; then run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" "${a[@]}"

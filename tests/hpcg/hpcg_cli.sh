@@ -157,6 +157,32 @@ if [ ${#LAUNCH[@]} -gt 0 ]; then
     expect_rc 0
     expect_out "ranks, $WANT thread\\(s\\) each"
 fi
+# TESSERA_HPCG_REF_DROP: the reference CG's drop given (from the cpu run's JSON, all digits) instead
+# of computed: the same iterations and residuals, the reference CG not run, never official; a value
+# outside (0, 1) is bad input.
+if [ ${#LAUNCH[@]} -eq 0 ]; then
+    DROP=$(python3 -c 'import json; print(repr(json.load(open("r.json"))["results"][0]["extra"]["ref_drop"]))')
+    OUT=$(TESSERA_HPCG_REF_DROP=$DROP "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 1 --engine cpu --json g2.json 2>&1); RC=$?
+    echo "\$ TESSERA_HPCG_REF_DROP=$DROP tessera hpcg --engine cpu ... -> exit $RC"
+    expect_rc 0
+    expect_out "reference CG not run: residual drop .* given by TESSERA_HPCG_REF_DROP"
+    expect_no_out "reference CG: 50 iterations"
+    expect_out "note: TESSERA_HPCG_REF_DROP: .*not an official result"
+    python3 - r.json g2.json <<'PY' || fail "TESSERA_HPCG_REF_DROP: not the run that computed it"
+import json, sys
+r, g = (json.load(open(f))["results"][0]["extra"] for f in sys.argv[1:3])
+assert g["valid"] and g["ref_drop_given"] is True and g["official"] is False, g
+# residual_mean is a mean over the CG sets (as many as fit in --rt): equal to rounding
+assert g["ref_drop"] == r["ref_drop"] and g["opt_iters"] == r["opt_iters"], (r, g)
+assert abs(g["residual_mean"] - r["residual_mean"]) <= 1e-12 * abs(r["residual_mean"]), (r, g)
+PY
+    REP=$(ls -t HPCG-Benchmark_3.1_*.txt 2>/dev/null | head -1)
+    grep -q "^Final Summary::Reference CG=not run" "$REP" 2>/dev/null || fail "TESSERA_HPCG_REF_DROP: report line"
+    OUT=$(TESSERA_HPCG_REF_DROP=1.5 "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine cpu 2>&1); RC=$?
+    echo "\$ TESSERA_HPCG_REF_DROP=1.5 tessera hpcg ... -> exit $RC"
+    expect_rc 2
+    expect_out "TESSERA_HPCG_REF_DROP=1.5"
+fi
 # The reference kernels: the report says so.
 hp --nx 16 --ny 16 --nz 16 --rt 0 --engine ref
 expect_rc 0

@@ -157,6 +157,9 @@ int ts_hpcg_write_report(const ts_hpcg_opts *o, ts_hpcg_result *r, const ts_hpcg
             kv(f, "Final Summary::Reference version of ComputeMG used", "%s",
                "Performance results are most likely suboptimal");
         }
+        if (r->ref_given)
+            kv(f, "Final Summary::Reference CG", "%s",
+               "not run, its residual drop given (TESSERA_HPCG_REF_DROP): not an official result");
         if (r->smoother_midx) // TESSERA_HPCG_MIDX=1: a study of the ranks' coupling, not the benchmark
             kv(f, "Final Summary::Smoother", "%s",
                "halo exchanged between the forward and backward sweeps (TESSERA_HPCG_MIDX=1): not the "

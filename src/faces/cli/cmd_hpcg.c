@@ -164,7 +164,9 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_json_num(j, "rating_gflops", r->rating);
     ts_json_bool(j, "valid", r->valid);
     if (!r->valid) ts_json_str(j, "reason", r->reason);
-    ts_json_bool(j, "official", r->times[TS_HPCG_T_TOTAL] >= TS_HPCG_OFFICIAL_TIME && !r->smoother_midx);
+    ts_json_bool(j, "official", r->times[TS_HPCG_T_TOTAL] >= TS_HPCG_OFFICIAL_TIME && !r->smoother_midx && !r->ref_given);
+    ts_json_num(j, "ref_drop", r->ref_tolerance); // the reference CG's residual drop (all digits)
+    if (r->ref_given) ts_json_bool(j, "ref_drop_given", 1);
     if (r->smoother_midx) ts_json_bool(j, "smoother_midx", 1);
     ts_json_int(j, "cg_sets", r->cg_sets);
     ts_json_int(j, "opt_iters", r->opt_iters);
@@ -268,6 +270,9 @@ static void print_summary(const ts_hpcg_result *r) {
     if (cb) printf("device-to-device copy bandwidth (measured in this run): %.1f GB/s\n", r->copy_gbs);
     printf("%d CG sets x %d iterations (reference: %d); memory %.3f GB; report %s\n", r->cg_sets,
            r->opt_iters, TS_HPCG_REF_ITERS, r->mem_bytes / 1e9, r->report_path);
+    if (r->ref_given)
+        printf("note: TESSERA_HPCG_REF_DROP: the reference CG did not run (its residual drop %.6e was given); "
+               "not an official result\n", r->ref_tolerance);
     if (r->smoother_midx)
         printf("note: TESSERA_HPCG_MIDX=1: the halo is exchanged between the smoother's sweeps too; not the "
                "reference preconditioner, not an official result\n");
