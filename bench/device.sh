@@ -27,11 +27,30 @@ say "== commit: ${TESSERA_COMMIT:-unknown}"
 # TESSERA_DEVICE_TARGETS="tessera ..." builds only those targets (benchmark-only calls that skip the tests).
 build=${TESSERA_DEVICE_BUILD:-build-device}
 t0=$(date +%s)
-if ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log" 2>&1 &&
+# TESSERA_DEVICE_PREBUILT=DIR (bench/prebuild.sh, carried): its binaries instead of a build, when the
+# loader finds every library they need here; the tests are not in it, so they are skipped.
+pre=${TESSERA_DEVICE_PREBUILT:-}
+if [ -n "$pre" ]; then
+  if [ ! -x "$pre/bin/tessera" ]; then
+    say "== prebuilt: no $pre/bin/tessera; building"; pre=
+  elif missing=$(ldd "$pre/bin/tessera" 2>&1 | grep "not found"); then
+    say "== prebuilt: libraries not found here, building instead: $(echo "$missing" | awk '{print $1}' | tr '\n' ' ')"; pre=
+  elif ! "$pre/bin/tessera" --version >>"$log" 2>&1; then
+    say "== prebuilt: $pre/bin/tessera does not start here; building"; pre=
+  fi
+fi
+if [ -n "$pre" ]; then
+  build=$pre
+  [ "$(cat "$pre/COMMIT" 2>/dev/null)" = "${TESSERA_COMMIT%-dirty}" ] ||
+    say "== WARNING: prebuilt binaries of $(cat "$pre/COMMIT" 2>/dev/null || echo '?'), TESSERA_COMMIT=$TESSERA_COMMIT"
+  export TESSERA_DEVICE_SKIP_TESTS=1
+  say "== build: none (prebuilt $(cat "$pre/COMMIT" 2>/dev/null), tests skipped)"
+elif ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log" 2>&1 &&
        cmake --build $build -j "$(nproc)" ${TESSERA_DEVICE_TARGETS:+--target $TESSERA_DEVICE_TARGETS} >>"$log" 2>&1; }; then
   say "== BUILD FAILED"; tail -40 "$log" >&2; exit 2
+else
+  say "== build: $(( $(date +%s) - t0 )) s"
 fi
-say "== build: $(( $(date +%s) - t0 )) s"
 
 # Resource report and SASS check of our CUDA kernels (registers, spills, shared memory, DMMA).
 # (in parallel, one log per file, gathered into ptxas.txt; TESSERA_DEVICE_PTXAS=0 skips it)
