@@ -268,6 +268,11 @@ int main(int argc, char **argv) {
     int top = argc > 3 ? atoi(argv[3]) : 16;
     ts_hcomm comm;
     if (ts_hc_world(&comm) < 0) return 3;
+    int threads = 1; // the host reference CG's threads: the node's cores shared among the ranks
+    if (ts_hpcg_share_threads(&comm, &threads) < 0) {
+        fprintf(stderr, "hpcg_orders: %s\n", ts_error_last()->message);
+        return 3;
+    }
     if (comm.rank != 0 && !freopen("/dev/null", "w", stdout)) return 3; // rank 0 prints
     const char *ge = getenv("HPCG_ORDERS_GRID");
     if (ge) {
@@ -280,7 +285,8 @@ int main(int argc, char **argv) {
     } else {
         ts_hpcg_proc_grid(comm.size, &grid_np[0], &grid_np[1], &grid_np[2]);
     }
-    printf("# %d rank(s), process grid %d x %d x %d\n", comm.size, grid_np[0], grid_np[1], grid_np[2]);
+    printf("# %d rank(s), process grid %d x %d x %d, %d thread(s) each\n", comm.size, grid_np[0], grid_np[1],
+           grid_np[2], threads);
     for (int i = 0; i < NC; i++) class_jpl[jpl_class[i]] = i;
     ts_devset *set = NULL;
     ts_device *dev = NULL;

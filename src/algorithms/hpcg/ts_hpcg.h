@@ -266,6 +266,9 @@ typedef struct {
 
 // Flop/byte accounting of ReportResults for `sets` sets of `opt_iters` iterations.
 void ts_hpcg_count(const ts_hpcg_problem *P, int sets, int opt_iters, ts_hpcg_counts *c);
+// OpenMP threads of this rank: without OMP_NUM_THREADS, the node's cores divided among the ranks
+// on it (collective); *threads gets the result.
+int ts_hpcg_share_threads(const ts_hcomm *comm, int *threads);
 // Runs every phase; all ranks return the same status and (on rank 0, complete) result.
 int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res);
 // Writes the HPCG 3.1 key=value report (rank 0); sets res->report_path.

@@ -133,25 +133,31 @@ out:
     return rc;
 }
 
-int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res) {
-    memset(res, 0, sizeof *res);
-    double *times = res->times;
-    const int root = comm->rank == 0;
-    const int show = root && !o->quiet;
+int ts_hpcg_share_threads(const ts_hcomm *comm, int *threads) {
 #ifdef _OPENMP
     // Ranks sharing a node share its cores: without OMP_NUM_THREADS each rank takes its share.
-    // (Every rank's OpenMP team spanning all cores oversubscribes them, and the level-by-level
-    // reference SYMGS, a barrier per level, then slows by orders of magnitude.)
+    // (Every rank's OpenMP team spanning all cores oversubscribes them, and the reference SYMGS's
+    // plane pipeline, whose threads wait on each other, then slows by orders of magnitude.)
     if (!getenv("OMP_NUM_THREADS")) {
         int lr = 0, ls = 1;
         TS_CHECK(ts_hc_node_local(comm, &lr, &ls));
         int share = omp_get_num_procs() / (ls > 0 ? ls : 1);
         if (ls > 1) omp_set_num_threads(share > 0 ? share : 1);
     }
-    res->omp_threads = omp_get_max_threads();
+    *threads = omp_get_max_threads();
 #else
-    res->omp_threads = 1;
+    (void)comm;
+    *threads = 1;
 #endif
+    return 0;
+}
+
+int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res) {
+    memset(res, 0, sizeof *res);
+    double *times = res->times;
+    const int root = comm->rank == 0;
+    const int show = root && !o->quiet;
+    TS_CHECK(ts_hpcg_share_threads(comm, &res->omp_threads));
     TS_CHECK(ts_hpcg_geom_init(&res->g, comm->size, comm->rank, o->nx, o->ny, o->nz, o->npx, o->npy, o->npz));
     TS_CHECK(ts_hpcg_check_geom(&res->g));
     engine_choice ec;
