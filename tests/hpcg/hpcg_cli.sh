@@ -5,6 +5,8 @@ shift
 LAUNCH=("$@")
 cd "$TMP" || exit 1
 hp() { OUT=$("${LAUNCH[@]}" "$TESSERA" hpcg "$@" 2>&1); RC=$?; echo "\$ ${LAUNCH[*]} tessera hpcg $*  -> exit $RC"; }
+# report_has PATTERN WHAT: the newest report has a line matching PATTERN, else fail "WHAT".
+report_has() { grep -q "$1" "$(ls -t HPCG-Benchmark_3.1_*.txt 2>/dev/null | head -1)" 2>/dev/null || fail "$2"; }
 
 hp --nx 16 --ny 16 --nz 16 --rt 1 --engine cpu --json r.json
 expect_rc 0
@@ -100,8 +102,7 @@ d, m = (json.load(open(f))["results"][0]["extra"] for f in sys.argv[1:3])
 assert m["valid"] and m["smoother_midx"] is True and m["official"] is False, m
 assert m["opt_iters"] <= d["opt_iters"] and m["residual_mean"] != d["residual_mean"], (d, m)
 PY
-    REP=$(ls -t HPCG-Benchmark_3.1_*.txt 2>/dev/null | head -1)
-    grep -q "^Final Summary::Smoother=halo exchanged between" "$REP" 2>/dev/null || fail "TESSERA_HPCG_MIDX=1: report line"
+    report_has "^Final Summary::Smoother=halo exchanged between" "TESSERA_HPCG_MIDX=1: report line"
     OUT=$(TESSERA_SIM_DEVICES=2 TESSERA_HPCG_OVERLAP=maybe "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine device 2>&1); RC=$?
     echo "\$ TESSERA_HPCG_OVERLAP=maybe ${LAUNCH[*]} tessera hpcg --engine device ... -> exit $RC"
     expect_rc 2
@@ -176,8 +177,7 @@ assert g["valid"] and g["ref_drop_given"] is True and g["official"] is False, g
 assert g["ref_drop"] == r["ref_drop"] and g["opt_iters"] == r["opt_iters"], (r, g)
 assert abs(g["residual_mean"] - r["residual_mean"]) <= 1e-12 * abs(r["residual_mean"]), (r, g)
 PY
-    REP=$(ls -t HPCG-Benchmark_3.1_*.txt 2>/dev/null | head -1)
-    grep -q "^Final Summary::Reference CG=not run" "$REP" 2>/dev/null || fail "TESSERA_HPCG_REF_DROP: report line"
+    report_has "^Final Summary::Reference CG=not run" "TESSERA_HPCG_REF_DROP: report line"
     OUT=$(TESSERA_HPCG_REF_DROP=1.5 "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine cpu 2>&1); RC=$?
     echo "\$ TESSERA_HPCG_REF_DROP=1.5 tessera hpcg ... -> exit $RC"
     expect_rc 2
@@ -187,9 +187,8 @@ fi
 hp --nx 16 --ny 16 --nz 16 --rt 0 --engine ref
 expect_rc 0
 expect_out "HPCG result is VALID"
-REP=$(ls HPCG-Benchmark_3.1_*.txt 2>/dev/null | tail -1)
-grep -q "^Final Summary::Reference version of ComputeMG used=" "$REP" 2>/dev/null || fail "ref engine: report lacks the reference-kernel warning"
-grep -q "^Implementation=tessera hpcg (engine ref)" "$REP" 2>/dev/null || fail "ref engine: Implementation line"
+report_has "^Final Summary::Reference version of ComputeMG used=" "ref engine: report lacks the reference-kernel warning"
+report_has "^Implementation=tessera hpcg (engine ref)" "ref engine: Implementation line"
 if [ ${#LAUNCH[@]} -eq 0 ]; then
     # hpcg.dat: line 3 dims, line 4 time
     printf 'HPCG benchmark input file\nline 2\n16 16 16\n0\n' > hpcg.dat

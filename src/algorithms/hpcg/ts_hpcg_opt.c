@@ -174,20 +174,29 @@ static int halo_path(ts_hpcg_opt *O) {
     return 0;
 }
 
+// A boolean setting read on every rank (*v: its default in, the value out) and agreed by the
+// minimum: a rank where it is 0 turns it off everywhere; malformed on any rank, an error on all.
+// *set: it was set here. Collective.
+static int env_bool_all(const ts_hpcg_opt *O, const char *name, int *v, int *set) {
+    const int rc = ts_env_bool(name, v);
+    *set = rc == 1;
+    *v = rc < 0 ? -1 : *v != 0; // -1: malformed here
+    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, v, 1, TS_HC_MIN));
+    if (*v < 0) {
+        if (rc < 0) return rc; // ts_env_bool's message names the variable and the value
+        TS_RAISE(TS_ERR_PARSE, "%s is malformed on another rank", name);
+    }
+    return 0;
+}
+
 // The exchange overlapped (O->split; TESSERA_HPCG_OVERLAP=1): with the NCCL halo it runs on a stream
 // of its own; on the other paths the exchange completes first and only the launches split (the
 // order is tested without a GPU). Off by default: on two H200s the V-cycle took 7.718 ms with it
 // against 7.632 without (the forked exchange 27 us against 17, and the halo blocks' own launches
 // no longer hide under the bulk; bench/NOTES.md 2026-11-26). The same on every rank.
 static int overlap_path(ts_hpcg_opt *O) {
-    int want = 0;
-    int rc = ts_env_bool("TESSERA_HPCG_OVERLAP", &want);
-    int v = rc < 0 ? -1 : want != 0;
-    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, &v, 1, TS_HC_MIN));
-    if (v < 0) {
-        if (rc < 0) return rc; // ts_env_bool's message names the variable and the value
-        TS_RAISE(TS_ERR_PARSE, "TESSERA_HPCG_OVERLAP is malformed on another rank");
-    }
+    int v = 0, set = 0;
+    TS_CHECK(env_bool_all(O, "TESSERA_HPCG_OVERLAP", &v, &set));
     O->split = O->comm->size > 1 && v;
     if (!O->split || !O->dcomm) return 0;
     TS_CHECK(ts_stream_create(O->X.dev, &O->st2));
@@ -201,14 +210,8 @@ static int overlap_path(ts_hpcg_opt *O) {
 // The host-staged exchange syncs the stream and calls MPI inside the V-cycle, so it keeps
 // launching kernel by kernel (said once, on rank 0, when the variable asked). Collective.
 static int graph_path(ts_hpcg_opt *O) {
-    int want = O->X.cuda;
-    int rc = ts_env_bool("TESSERA_HPCG_GRAPH", &want);
-    int v = rc < 0 ? -1 : want != 0; // -1: malformed here
-    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, &v, 1, TS_HC_MIN));
-    if (v < 0) {
-        if (rc < 0) return rc; // ts_env_bool's message names the variable and the value
-        TS_RAISE(TS_ERR_PARSE, "TESSERA_HPCG_GRAPH is malformed on another rank");
-    }
+    int v = O->X.cuda, set = 0;
+    TS_CHECK(env_bool_all(O, "TESSERA_HPCG_GRAPH", &v, &set));
     if (!v) return 0;
     const char *why = !O->X.set ? "the CPU engine runs its kernels on the host"
                       : O->comm->size > 1 && !O->dcomm
@@ -216,7 +219,7 @@ static int graph_path(ts_hpcg_opt *O) {
                             "need one rank or the NCCL halo)"
                           : NULL;
     if (why) {
-        if (O->comm->rank == 0 && rc == 1)
+        if (O->comm->rank == 0 && set)
             TS_LOG_I("hpcg: TESSERA_HPCG_GRAPH=1: the V-cycle is launched kernel by kernel: %s", why);
         return 0;
     }
@@ -516,24 +519,18 @@ static int inner_pairs_first(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
     int32_t inner = 0;
 #pragma omp parallel reduction(+ : inner)
     {
-        // The block of fr[k]: the last one whose first row is <= fr[k] (as the restriction kernel
-        // finds it; odd: a halo block). fr mostly rises within a block, so the previous pair's
-        // block is tried first and the binary search runs only where it changes.
+        // The block of fr[k] (odd: a halo block), found as the restriction kernel finds it. fr mostly
+        // rises within a block, so the previous pair's block is tried first and the search runs only
+        // where it changes.
         int cur = -1;
         int32_t cur_lo = 0, cur_hi = 0; // rows [cur_lo, cur_hi) belong to block cur
 #pragma omp for schedule(static)
         for (int32_t k = 0; k < n; k++) {
             const int32_t f = fr[k];
             if (cur < 0 || f < cur_lo || f >= cur_hi) {
-                int lo = 0, hi = nblk - 1;
-                while (lo < hi) {
-                    const int mid = (lo + hi + 1) / 2;
-                    if (blk[mid].r0 <= f) lo = mid;
-                    else hi = mid - 1;
-                }
-                cur = lo;
-                cur_lo = blk[lo].r0;
-                cur_hi = blk[lo].r0 + blk[lo].nr; // f lies in [r0, r0 + nr) of the block found
+                cur = ts_hpcg_block_of(blk, nblk, f);
+                cur_lo = blk[cur].r0;
+                cur_hi = blk[cur].r0 + blk[cur].nr; // f lies in [r0, r0 + nr) of the block found
             }
             flag[k] = (unsigned char)(cur & 1);
             inner += !(cur & 1);

@@ -378,18 +378,22 @@ TS_HPCG_ROW void ts_hpcg_sweep_row(const ts_hpcg_xk_sweep *a, const ts_hpcg_cblk
     }
 }
 
-TS_HPCG_ROW void ts_hpcg_restrict_row(const ts_hpcg_xk_restrict *a, int32_t k) {
-    const int32_t f = a->fr[k];
-    // The last block whose first row is <= f (r0 does not decrease; an empty block shares the next
-    // one's r0, so the last of equal r0 is the one holding f): a binary search, four steps for 16
-    // blocks (a linear one cost up to 15 dependent loads per row before the row's own loads).
-    int lo = 0, hi = a->nblk - 1; // blk[0].r0 = 0 <= f
+// The block holding permuted row f: the last block whose first row is <= f (r0 does not decrease;
+// an empty block shares the next one's r0, so the last of equal r0 is the one holding f), by binary
+// search: four steps for 16 blocks. blk[0].r0 = 0 <= f.
+TS_HPCG_ROW int ts_hpcg_block_of(const ts_hpcg_cblk *blk, int nblk, int32_t f) {
+    int lo = 0, hi = nblk - 1;
     while (lo < hi) {
         const int mid = (lo + hi + 1) / 2;
-        if (a->blk[mid].r0 <= f) lo = mid;
+        if (blk[mid].r0 <= f) lo = mid;
         else hi = mid - 1;
     }
-    const ts_hpcg_cblk *b = &a->blk[lo];
+    return lo;
+}
+
+TS_HPCG_ROW void ts_hpcg_restrict_row(const ts_hpcg_xk_restrict *a, int32_t k) {
+    const int32_t f = a->fr[k];
+    const ts_hpcg_cblk *b = &a->blk[ts_hpcg_block_of(a->blk, a->nblk, f)];
     const int32_t i = f - b->r0;
     const double sl = ts_hpcg_ell_dot(b->lcol, b->lval, b->nr, b->wl, i, a->x);
     const double su = ts_hpcg_ell_dot(b->ucol, b->uval, b->nr, b->wu, i, a->x);

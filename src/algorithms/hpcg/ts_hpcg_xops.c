@@ -95,9 +95,8 @@ int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y) {
         TS_CHECK(TS_HPCG_XRUN(&O->X, sweep, a));
         pend.nr = 0;
     }
-    if (pend.nr) {
-        ts_hpcg_xk_sweep a = {pend, pend, TS_HPCG_SPMV, NULL, L->diag, x, y};
-        a.h.nr = 0;
+    if (pend.nr) { // an odd one out, alone
+        ts_hpcg_xk_sweep a = {pend, {0}, TS_HPCG_SPMV, NULL, L->diag, x, y};
         TS_CHECK(TS_HPCG_XRUN(&O->X, sweep, a));
     }
     return 0;
