@@ -266,6 +266,9 @@ typedef struct {
 
 // Flop/byte accounting of ReportResults for `sets` sets of `opt_iters` iterations.
 void ts_hpcg_count(const ts_hpcg_problem *P, int sets, int opt_iters, ts_hpcg_counts *c);
+// A setting that must be the same on every rank (v: its value here, NaN-free): an error naming it
+// on every rank when it is not. Collective.
+int ts_hpcg_same_on_ranks(const ts_hcomm *comm, double v, const char *name);
 // OpenMP threads of this rank: without OMP_NUM_THREADS, the node's cores divided among the ranks
 // on it (collective); *threads gets the result.
 int ts_hpcg_share_threads(const ts_hcomm *comm, int *threads);

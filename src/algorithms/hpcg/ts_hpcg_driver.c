@@ -133,6 +133,14 @@ out:
     return rc;
 }
 
+int ts_hpcg_same_on_ranks(const ts_hcomm *comm, double v, const char *name) {
+    double lo = v, hi = v;
+    TS_CHECK(ts_hc_allreduce_d(comm, &lo, 1, TS_HC_MIN));
+    TS_CHECK(ts_hc_allreduce_d(comm, &hi, 1, TS_HC_MAX));
+    if (lo != hi) TS_RAISE(TS_ERR_ARG, "hpcg: %s differs between the ranks", name);
+    return 0;
+}
+
 int ts_hpcg_share_threads(const ts_hcomm *comm, int *threads) {
 #ifdef _OPENMP
     // Ranks sharing a node share its cores: without OMP_NUM_THREADS each rank takes its share.
@@ -220,15 +228,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
         rc = TS_ERROR(TS_ERR_ARG, "TESSERA_HPCG_REF_DROP=%g: a residual drop is in (0, 1)", given);
         goto out;
     }
-    {
-        double v[2] = {have_given ? given : -1.0, have_given ? given : -1.0};
-        TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &v[0], 1, TS_HC_MIN), rc, out);
-        TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &v[1], 1, TS_HC_MAX), rc, out);
-        if (v[0] != v[1]) {
-            rc = TS_ERROR(TS_ERR_ARG, "TESSERA_HPCG_REF_DROP differs between the ranks");
-            goto out;
-        }
-    }
+    TS_CHECK_GOTO(ts_hpcg_same_on_ranks(comm, have_given ? given : -1.0, "TESSERA_HPCG_REF_DROP"), rc, out);
     const int ncalls = quick || have_given ? 1 : 10;
     ts_hpcg_impl ref, opt, *I = &ref;
     ts_hpcg_impl_ref(P, &ref);

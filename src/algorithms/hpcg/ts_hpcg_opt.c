@@ -293,15 +293,8 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
         rc = ts_error_last()->code;
         goto fail;
     }
-    if (comm->size > 1) { // the same on every rank: the exchanges are collective
-        int v[2] = {O->midx, O->midx};
-        TS_CHECK_GOTO(ts_hc_allreduce_i(comm, &v[0], 1, TS_HC_MIN), rc, fail);
-        TS_CHECK_GOTO(ts_hc_allreduce_i(comm, &v[1], 1, TS_HC_MAX), rc, fail);
-        if (v[0] != v[1]) {
-            rc = TS_ERROR(TS_ERR_ARG, "hpcg: TESSERA_HPCG_MIDX differs between the ranks");
-            goto fail;
-        }
-    }
+    // the same on every rank: the exchanges are collective
+    TS_CHECK_GOTO(ts_hpcg_same_on_ranks(comm, O->midx != 0, "TESSERA_HPCG_MIDX"), rc, fail);
     *out = O;
     return 0;
 fail:
