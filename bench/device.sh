@@ -41,10 +41,11 @@ if [ -n "$pre" ]; then
 fi
 if [ -n "$pre" ]; then
   build=$pre
-  [ "$(cat "$pre/COMMIT" 2>/dev/null)" = "${TESSERA_COMMIT%-dirty}" ] ||
-    say "== WARNING: prebuilt binaries of $(cat "$pre/COMMIT" 2>/dev/null || echo '?'), TESSERA_COMMIT=$TESSERA_COMMIT"
+  pre_commit=$(cat "$pre/COMMIT" 2>/dev/null || echo '?')
+  [ "$pre_commit" = "${TESSERA_COMMIT%-dirty}" ] ||
+    say "== WARNING: prebuilt binaries of $pre_commit, TESSERA_COMMIT=$TESSERA_COMMIT"
   export TESSERA_DEVICE_SKIP_TESTS=1
-  say "== build: none (prebuilt $(cat "$pre/COMMIT" 2>/dev/null), tests skipped)"
+  say "== build: none (prebuilt $pre_commit, tests skipped)"
 elif ! { cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON >>"$log" 2>&1 &&
        cmake --build $build -j "$(nproc)" ${TESSERA_DEVICE_TARGETS:+--target $TESSERA_DEVICE_TARGETS} >>"$log" 2>&1; }; then
   say "== BUILD FAILED"; tail -40 "$log" >&2; exit 2
