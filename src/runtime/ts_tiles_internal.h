@@ -227,6 +227,7 @@ struct tl_call {
     double dev_first_flops; // ... and its flops
     int ndone;           // tasks in TL_DONE
     int ndead;           // devices dead in this call
+    int njudging;        // of those, devices whose failure is still being judged (may recover)
     int64_t reruns;
     // a device failure that did not stop the call (the message of the first one)
     int fault;

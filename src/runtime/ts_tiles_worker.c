@@ -179,7 +179,9 @@ int tl_is_device_error(int rc) {
     return rc == TS_ERR_DEVICE || rc == TS_ERR_DEVICE_LOST || rc == TS_ERR_CUDA || rc == TS_ERR_CUBLAS;
 }
 
-int tl_sched_alive(const tl_call *c) { return c->rt->ndev - c->ndead + (c->rt->cpu_on ? 1 : 0); }
+// Devices being judged (tl_dev_failed, lock released while their streams drain) may yet recover:
+// they count as alive until judged, or a peer's failure judged meanwhile would end the call.
+int tl_sched_alive(const tl_call *c) { return c->rt->ndev - c->ndead + c->njudging + (c->rt->cpu_on ? 1 : 0); }
 
 void tl_dev_failed(tl_call *c, int d, int rc) {
     tl_devcall *dc = &c->dc[d];
@@ -191,6 +193,7 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
     }
     dc->dead = 1;
     c->ndead++;
+    c->njudging++;
     char why[400];
     snprintf(why, sizeof why, "%.390s", ts_error_last()->code == rc ? ts_error_last()->message : ts_status_name(rc));
     // Nothing of this device may run any more before its tiles are judged: wait for its streams
@@ -207,6 +210,7 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
     }
     int consequence = waited && !other;
     pthread_mutex_lock(&c->lock);
+    c->njudging--;
     // References it holds on slots (its own and peers') go: none of its work runs any more.
     while (dc->ring_count > 0) {
         tl_pending *p = &dc->ring[dc->ring_head];
