@@ -197,6 +197,19 @@ if [ ${#LAUNCH[@]} -eq 0 ]; then
     expect_out "16 x 16 x 16 per rank"
     expect_out "QuickPath|timed CG ran"
     rm -f hpcg.dat
+    # Positional integers as HPCG 3.1 reads them (nx ny nz rt pz zl zu npx npy npz): a value below
+    # 10 is ignored (with a warning here), options given by name win.
+    hp 16 16 24 --rt 0 -q
+    expect_rc 0; expect_out "16 x 16 x 24 per rank"
+    hp 24 16 4 --nx 16 --rt 0 -q
+    expect_rc 0; expect_out "positional nz=4 ignored"; expect_out "16 x 16 x 16 per rank"
+    hp 16 16 16 60 0 0 0 1 1 1 1 --rt 0
+    expect_rc 2; expect_out "11 positional integers"
+    # Two nz values along z need two process layers at least; zl/zu without pz is an error.
+    hp --pz 1 --zl 16 --zu 8 --rt 0
+    expect_rc 2; expect_out "pz=1 must be below npz=1"
+    hp --zl 16 --rt 0
+    expect_rc 2; expect_out "--zl/--zu need --pz"
     hp --nx 20 --ny 16 --nz 16 --rt 0
     expect_rc 2; expect_out "nx=20 must be a positive multiple of 8"
     hp --nx 16 --ny 16 --nz 256 --rt 0
@@ -218,5 +231,42 @@ if [ ${#LAUNCH[@]} -eq 0 ]; then
 else
     hp --nx 20 --ny 16 --nz 16 --rt 0
     expect_rc 2; expect_out "nx=20 must be a positive multiple of 8"
+    # Two nz values along z (HPCG 3.1's --pz --zl --zu): the process layer 0 has zl = 24 points
+    # along z, the others zu = 8; the global grid, equations and nonzeros follow, the report lists
+    # both groups of layers, VALID on the cpu, ref and simulated-device engines.
+    NP=${LAUNCH[${#LAUNCH[@]}-1]}
+    GNZ=$(( 24 + 8 * (NP - 1) ))
+    Z=(--nx 16 --ny 16 --nz 16 --npx 1 --npy 1 --npz "$NP")
+    hp "${Z[@]}" --pz 1 --zl 24 --zu 8 --rt 0 --engine cpu --json z.json
+    expect_rc 0
+    expect_out "16 x 16 x $GNZ global, 16 x 16 x \(24 below layer 1, then 8\) per rank, 1 x 1 x $NP ranks"
+    expect_out "HPCG result is VALID"
+    report_has "^Global Problem Dimensions::Global nz=$GNZ\$" "pz: Global nz"
+    report_has "^Linear System Information::Number of Equations=$(( 256 * GNZ ))\$" "pz: equations"
+    report_has "^Linear System Information::Number of Nonzero Terms=$(( 46 * 46 * (3 * GNZ - 2) ))\$" "pz: nonzeros"
+    REP=$(ls -t HPCG-Benchmark_3.1_*.txt | head -1)
+    [ "$(grep '^Local Domain Dimensions::' "$REP" | grep -E 'ipz|nz' | cut -d: -f3 | tr '\n' ' ')" = \
+      "Lower ipz=0 Upper ipz=0 nz=24 Lower ipz=1 Upper ipz=$(( NP - 1 )) nz=8 " ] || fail "pz: Local Domain Dimensions groups"
+    python3 -c 'import json; e=json.load(open("z.json"))["results"][0]["extra"]; assert (e["pz"], e["zl"], e["zu"], e["valid"]) == (1, 24, 8, True), e' || fail "pz: JSON"
+    hp "${Z[@]}" --pz 1 --zl 24 --zu 8 --rt 0 --engine ref
+    expect_rc 0; expect_out "HPCG result is VALID"
+    export TESSERA_SIM_DEVICES=2
+    hp "${Z[@]}" --pz 1 --zl 24 --zu 8 --rt 0 --engine device
+    unset TESSERA_SIM_DEVICES
+    expect_rc 0; expect_out "HPCG result is VALID"
+    # zl = zu = nz is the one-nz problem, bit for bit
+    hp "${Z[@]}" --rt 0 --engine cpu --json z1.json
+    expect_rc 0
+    hp "${Z[@]}" --pz 1 --zl 16 --zu 16 --rt 0 --engine cpu --json z2.json
+    expect_rc 0
+    python3 - z1.json z2.json <<'PY' || fail "pz with zl = zu = nz: not the one-nz run"
+import json, sys
+a, b = (json.load(open(f))["results"][0]["extra"] for f in sys.argv[1:3])
+assert a["ref_drop"] == b["ref_drop"] and a["opt_iters"] == b["opt_iters"] and a["residual_mean"] == b["residual_mean"], (a, b)
+PY
+    hp "${Z[@]}" --pz "$NP" --zl 24 --zu 8 --rt 0
+    expect_rc 2; expect_out "pz=$NP must be below npz=$NP"
+    hp "${Z[@]}" --pz 1 --zl 20 --zu 8 --rt 0
+    expect_rc 2; expect_out "local zl=20 must be a positive multiple of 8"
 fi
 finish

@@ -113,6 +113,50 @@ static void test_proc_grid_and_checks(void **s) {
     assert_true(ts_hpcg_geom_init(&g, 6, 0, 16, 16, 16, 2, 2, 2) < 0);
 }
 
+// Two nz values along z (HPCG 3.1's pz, zl, zu): 1 x 2 x 4 ranks, layers 0-1 with zl = 24, 2-3
+// with zu = 8: each rank's nz and first global z, the global grid, the halving of every level, and
+// the checks (both values checked on every rank, pz below npz).
+static void test_two_z_values(void **s) {
+    (void)s;
+    ts_hpcg_geom g;
+    const int want_nz[4] = {24, 24, 8, 8};
+    const int64_t want_z0[4] = {0, 24, 48, 56};
+    for (int layer = 0; layer < 4; layer++) {
+        const int rank = layer * 2 + 1; // ipy = 1
+        assert_int_equal(ts_hpcg_geom_init_z(&g, 8, rank, 16, 16, 16, 1, 2, 4, 2, 24, 8), 0);
+        assert_int_equal(g.ipz, layer);
+        assert_int_equal(g.ipy, 1);
+        assert_int_equal(g.nz, want_nz[layer]);
+        assert_int_equal(g.giz0, want_z0[layer]);
+        assert_int_equal(g.giy0, 16);
+        assert_int_equal(g.gnz, 64);
+        assert_int_equal(ts_hpcg_check_geom(&g), 0);
+        ts_hpcg_geom c = g;
+        ts_hpcg_geom_halve(&c);
+        assert_int_equal(c.nz, want_nz[layer] / 2);
+        assert_int_equal(c.giz0, want_z0[layer] / 2);
+        assert_int_equal(c.gnz, 32);
+        assert_int_equal(c.zl, 12);
+        assert_int_equal(c.zu, 4);
+    }
+    // pz = 0: one nz (zl, zu ignored); zl or zu left out: nz
+    assert_int_equal(ts_hpcg_geom_init_z(&g, 2, 1, 16, 16, 16, 1, 1, 2, 0, 24, 8), 0);
+    assert_int_equal(g.nz, 16);
+    assert_int_equal(g.gnz, 32);
+    assert_int_equal(g.giz0, 16);
+    assert_int_equal(ts_hpcg_geom_init_z(&g, 2, 1, 16, 16, 16, 1, 1, 2, 1, 24, 0), 0);
+    assert_int_equal(g.nz, 16);
+    assert_int_equal(g.gnz, 40);
+    assert_int_equal(g.giz0, 24);
+    // pz must leave a layer for zu
+    assert_true(ts_hpcg_geom_init_z(&g, 2, 0, 16, 16, 16, 1, 1, 2, 2, 24, 8) < 0);
+    // rank 0 (zl = 24, fine) rejects the run for the others' zu = 12, and for zu's aspect ratio
+    assert_int_equal(ts_hpcg_geom_init_z(&g, 2, 0, 16, 16, 16, 1, 1, 2, 1, 24, 12), 0);
+    assert_true(ts_hpcg_check_geom(&g) < 0);
+    assert_int_equal(ts_hpcg_geom_init_z(&g, 2, 0, 16, 16, 16, 1, 1, 2, 1, 24, 256), 0);
+    assert_true(ts_hpcg_check_geom(&g) < 0);
+}
+
 // SpMV against a dense copy of A on a tiny grid with a non-trivial x.
 static void test_spmv_dense(void **s) {
     (void)s;
@@ -289,7 +333,8 @@ static void test_norms(void **s) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_generation), cmocka_unit_test(test_global_ids_64bit),
-        cmocka_unit_test(test_proc_grid_and_checks), cmocka_unit_test(test_spmv_dense),
+        cmocka_unit_test(test_proc_grid_and_checks),
+        cmocka_unit_test(test_two_z_values), cmocka_unit_test(test_spmv_dense),
         cmocka_unit_test(test_symgs), cmocka_unit_test(test_symgs_pipeline_exact),
         cmocka_unit_test(test_mg_cg_tests), cmocka_unit_test(test_norms),
     };

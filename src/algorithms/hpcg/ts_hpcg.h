@@ -26,8 +26,10 @@ typedef struct {
     int size, rank;
     int npx, npy, npz; // process grid
     int ipx, ipy, ipz; // this rank's place: rank = ipz*npx*npy + ipy*npx + ipx
-    int nx, ny, nz;    // local points
+    int nx, ny, nz;    // local points (nz: zl or zu when the z layers have two values)
+    int pz, zl, zu;    // layers ipz < pz have nz = zl, the others zu (pz = 0: one nz, zl = zu = nz)
     int64_t gnx, gny, gnz; // global points
+    int64_t gix0, giy0, giz0; // global coordinates of this rank's first point
 } ts_hpcg_geom;
 
 // The halo plan of one level: neighbour k (rank neigh[k], in increasing rank order) sends
@@ -84,6 +86,12 @@ void ts_hpcg_proc_grid(int size, int *npx, int *npy, int *npz);
 // Fills g for this rank; npx/npy/npz 0 = chosen. TS_ERR_ARG when the grid does not match size.
 int ts_hpcg_geom_init(ts_hpcg_geom *g, int size, int rank, int nx, int ny, int nz, int npx, int npy,
                       int npz);
+// The same with HPCG 3.1's two nz values along z (--pz --zl --zu): process layers ipz < pz get
+// nz = zl, the others zu; zl or zu 0 means nz. pz = 0: one nz. TS_ERR_ARG when pz >= npz.
+int ts_hpcg_geom_init_z(ts_hpcg_geom *g, int size, int rank, int nx, int ny, int nz, int npx, int npy,
+                        int npz, int pz, int zl, int zu);
+// The next coarser level's geometry (every local and global dimension halved).
+void ts_hpcg_geom_halve(ts_hpcg_geom *g);
 int64_t ts_hpcg_global_row(const ts_hpcg_geom *g, int64_t gix, int64_t giy, int64_t giz);
 // Checks the rules on the local dimensions and the process grid (divisible by 8 for 3 coarsenings,
 // aspect ratios >= 0.125, rows within 32-bit local indices). Message names value and limit.
@@ -194,6 +202,7 @@ int ts_hpcg_engine_parse(const char *s);
 typedef struct {
     int nx, ny, nz;    // local grid
     int npx, npy, npz; // 0 = chosen
+    int pz, zl, zu;    // two nz values along z (ts_hpcg_geom_init_z); pz = 0: nz everywhere
     double rt;         // seconds of CG sets; 0 = the reference's quick path
     int quiet;         // no progress lines
     const char *report_dir; // where HPCG-Benchmark_3.1_<date>.txt goes (NULL: current dir)

@@ -86,8 +86,7 @@ int ts_hpcg_test_cg(ts_hpcg_impl *I, const ts_hpcg_geom *g, ts_hpcg_testcg *out)
     TS_CHECK_GOTO(ops->get(I, bn, I->b), rc, done);
     for (int32_t i = 0; i < n; i++) {
         const int64_t ix = i % g->nx, iy = (i / g->nx) % g->ny, iz = i / ((int64_t)g->nx * g->ny);
-        const int64_t id = ts_hpcg_global_row(g, (int64_t)g->ipx * g->nx + ix, (int64_t)g->ipy * g->ny + iy,
-                                              (int64_t)g->ipz * g->nz + iz);
+        const int64_t id = ts_hpcg_global_row(g, g->gix0 + ix, g->giy0 + iy, g->giz0 + iz);
         scale[i] = id < 9 ? (double)(id + 2) * 1.0e6 : 1.0e6;
         bn[i] *= scale[i];
     }

@@ -166,7 +166,8 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     const int root = comm->rank == 0;
     const int show = root && !o->quiet;
     TS_CHECK(ts_hpcg_share_threads(comm, &res->omp_threads));
-    TS_CHECK(ts_hpcg_geom_init(&res->g, comm->size, comm->rank, o->nx, o->ny, o->nz, o->npx, o->npy, o->npz));
+    TS_CHECK(ts_hpcg_geom_init_z(&res->g, comm->size, comm->rank, o->nx, o->ny, o->nz, o->npx, o->npy, o->npz,
+                                 o->pz, o->zl, o->zu));
     TS_CHECK(ts_hpcg_check_geom(&res->g));
     engine_choice ec;
     TS_CHECK(choose_engine(comm, o->engine, &ec));
@@ -207,10 +208,13 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     res->gnnz = P->A->gnnz;
     res->mem_bytes = (double)P->bytes;
     TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &res->mem_bytes, 1, TS_HC_SUM), rc, out);
+    char zs[48];
+    if (res->g.pz) snprintf(zs, sizeof zs, "%d/%d", res->g.zl, res->g.zu); // below / from layer pz
+    else snprintf(zs, sizeof zs, "%d", res->g.nz);
     if (show)
-        ts_log(TS_LOG_INFO, "hpcg: %lld x %lld x %lld global (%d x %d x %d per rank, %d x %d x %d ranks), "
+        ts_log(TS_LOG_INFO, "hpcg: %lld x %lld x %lld global (%d x %d x %s per rank, %d x %d x %d ranks), "
                "%lld rows, %lld nonzeros; engine %s%s%s; setup %.3f s", (long long)res->g.gnx,
-               (long long)res->g.gny, (long long)res->g.gnz, res->g.nx, res->g.ny, res->g.nz, res->g.npx,
+               (long long)res->g.gny, (long long)res->g.gnz, res->g.nx, res->g.ny, zs, res->g.npx,
                res->g.npy, res->g.npz, (long long)res->gnrow, (long long)res->gnnz, res->engine,
                res->device[0] ? " on " : "", res->device, times[TS_HPCG_T_SETUP]);
 

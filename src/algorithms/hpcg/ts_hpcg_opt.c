@@ -141,8 +141,8 @@ static int level_setup(ts_hpcg_opt *O, const ts_hpcg_geom *g, int fine, ts_hpcg_
         TS_CHECK_GOTO(ts_hpcg_xhalloc(X, sizeof(double) * (size_t)ns, (void **)&L->hsbuf), rc, fail);
         TS_CHECK_GOTO(ts_hpcg_xhalloc(X, sizeof(double) * (size_t)L->halo.nrecv, (void **)&L->hrbuf), rc, fail);
     }
-    ts_hpcg_xk_gen a = {g->nx, g->ny, g->nz, L->nrow, (int64_t)g->ipx * g->nx, (int64_t)g->ipy * g->ny,
-                        (int64_t)g->ipz * g->nz, g->gnx, g->gny, g->gnz, {0}, L->ecol, L->eval,
+    ts_hpcg_xk_gen a = {g->nx, g->ny, g->nz, L->nrow, g->gix0, g->giy0, g->giz0, g->gnx, g->gny, g->gnz, {0},
+                        L->ecol, L->eval,
                         fine ? O->b : NULL, fine ? O->xexact : NULL};
     for (int s = 0; s < TS_HPCG_SLOTS; s++) a.halo_off[s] = -1;
     for (int k = 0; k < L->halo.nneigh; k++) a.halo_off[L->halo.dir[k]] = L->nrow + L->halo.recv_off[k];
@@ -265,8 +265,7 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
                 rc = TS_ERROR(TS_ERR_ARG, "hpcg: local grid %d x %d x %d cannot be halved", lg.nx, lg.ny, lg.nz);
                 goto fail;
             }
-            lg.nx /= 2; lg.ny /= 2; lg.nz /= 2;
-            lg.gnx /= 2; lg.gny /= 2; lg.gnz /= 2;
+            ts_hpcg_geom_halve(&lg);
         }
         TS_CHECK_GOTO(level_setup(O, &lg, l == 0, link), rc, fail);
         ts_hpcg_olevel *L = *link;

@@ -92,9 +92,16 @@ void ts_hpcg_proc_grid(int size, int *npx, int *npy, int *npz) {
 
 int ts_hpcg_geom_init(ts_hpcg_geom *g, int size, int rank, int nx, int ny, int nz, int npx, int npy,
                       int npz) {
+    return ts_hpcg_geom_init_z(g, size, rank, nx, ny, nz, npx, npy, npz, 0, 0, 0);
+}
+
+int ts_hpcg_geom_init_z(ts_hpcg_geom *g, int size, int rank, int nx, int ny, int nz, int npx, int npy,
+                        int npz, int pz, int zl, int zu) {
     memset(g, 0, sizeof *g);
     if (nx <= 0 || ny <= 0 || nz <= 0)
         TS_RAISE(TS_ERR_ARG, "local grid %d x %d x %d: every dimension must be positive", nx, ny, nz);
+    if (pz < 0 || zl < 0 || zu < 0)
+        TS_RAISE(TS_ERR_ARG, "pz=%d zl=%d zu=%d: none may be negative", pz, zl, zu);
     if (!npx && !npy && !npz) {
         ts_hpcg_proc_grid(size, &npx, &npy, &npz);
     } else if (!npx || !npy || !npz) {
@@ -126,11 +133,34 @@ int ts_hpcg_geom_init(ts_hpcg_geom *g, int size, int rank, int nx, int ny, int n
     g->ipx = rank % npx;
     g->ipy = (rank / npx) % npy;
     g->ipz = rank / (npx * npy);
-    g->nx = nx; g->ny = ny; g->nz = nz;
+    if (pz >= npz)
+        TS_RAISE(TS_ERR_ARG, "pz=%d must be below npz=%d (process layers ipz < pz get zl, the others zu)",
+                 pz, npz);
+    g->pz = pz;
+    g->zl = pz && zl ? zl : nz;
+    g->zu = pz && zu ? zu : nz;
+    g->nx = nx; g->ny = ny;
+    g->nz = g->ipz < pz ? g->zl : g->zu;
     g->gnx = (int64_t)npx * nx;
     g->gny = (int64_t)npy * ny;
-    g->gnz = (int64_t)npz * nz;
+    g->gnz = (int64_t)pz * g->zl + (int64_t)(npz - pz) * g->zu;
+    g->gix0 = (int64_t)g->ipx * nx;
+    g->giy0 = (int64_t)g->ipy * ny;
+    g->giz0 = g->ipz < pz ? (int64_t)g->ipz * g->zl : (int64_t)pz * g->zl + (int64_t)(g->ipz - pz) * g->zu;
     return 0;
+}
+
+void ts_hpcg_geom_halve(ts_hpcg_geom *g) {
+    g->nx /= 2; g->ny /= 2; g->nz /= 2;
+    g->zl /= 2; g->zu /= 2;
+    g->gnx /= 2; g->gny /= 2; g->gnz /= 2;
+    g->gix0 /= 2; g->giy0 /= 2; g->giz0 /= 2;
+}
+
+// The process layer that holds global z index giz.
+static int layer_of(const ts_hpcg_geom *g, int64_t giz) {
+    const int64_t low = (int64_t)g->pz * g->zl;
+    return giz < low ? (int)(giz / g->zl) : g->pz + (int)((giz - low) / g->zu);
 }
 
 int64_t ts_hpcg_global_row(const ts_hpcg_geom *g, int64_t gix, int64_t giy, int64_t giz) {
@@ -145,27 +175,32 @@ static double aspect(int a, int b, int c) {
 }
 
 int ts_hpcg_check_geom(const ts_hpcg_geom *g) {
-    const int d[3] = {g->nx, g->ny, g->nz};
-    const char *name[3] = {"nx", "ny", "nz"};
-    for (int i = 0; i < 3; i++)
+    // Every rank checks both z values (zl, zu), so all ranks reach the same verdict.
+    const int two = g->pz > 0;
+    const int d[4] = {g->nx, g->ny, two ? g->zl : g->nz, two ? g->zu : g->nz};
+    const char *name[4] = {"nx", "ny", two ? "zl" : "nz", two ? "zu" : "nz"};
+    for (int i = 0; i < 4; i++)
         if (d[i] < 8 || d[i] % 8)
             TS_RAISE(TS_ERR_ARG, "local %s=%d must be a positive multiple of 8 (the %d-level multigrid "
                      "halves it %d times)", name[i], d[i], TS_HPCG_MG_LEVELS, TS_HPCG_MG_LEVELS - 1);
-    double a = aspect(g->nx, g->ny, g->nz);
-    if (a < TS_HPCG_MIN_ASPECT)
-        TS_RAISE(TS_ERR_ARG, "local grid %d x %d x %d has aspect ratio min/max = %.4g, below the limit %g",
-                 g->nx, g->ny, g->nz, a, TS_HPCG_MIN_ASPECT);
-    a = aspect(g->npx, g->npy, g->npz);
+    for (int i = 2; i < 4; i++) {
+        double a = aspect(g->nx, g->ny, d[i]);
+        if (a < TS_HPCG_MIN_ASPECT)
+            TS_RAISE(TS_ERR_ARG, "local grid %d x %d x %d has aspect ratio min/max = %.4g, below the limit %g",
+                     g->nx, g->ny, d[i], a, TS_HPCG_MIN_ASPECT);
+    }
+    double a = aspect(g->npx, g->npy, g->npz);
     if (a < TS_HPCG_MIN_ASPECT)
         TS_RAISE(TS_ERR_ARG, "process grid %d x %d x %d has aspect ratio min/max = %.4g, below the limit %g",
                  g->npx, g->npy, g->npz, a, TS_HPCG_MIN_ASPECT);
     // Local column ids are 32-bit: rows plus the halo (at most the 26 neighbours' layers).
-    int64_t rows = (int64_t)g->nx * g->ny * g->nz;
-    int64_t halo = 2 * ((int64_t)g->nx * g->ny + (int64_t)g->ny * g->nz + (int64_t)g->nx * g->nz) +
-                   4 * ((int64_t)g->nx + g->ny + g->nz) + 8;
+    const int nz = d[2] > d[3] ? d[2] : d[3];
+    int64_t rows = (int64_t)g->nx * g->ny * nz;
+    int64_t halo = 2 * ((int64_t)g->nx * g->ny + (int64_t)g->ny * nz + (int64_t)g->nx * nz) +
+                   4 * ((int64_t)g->nx + g->ny + nz) + 8;
     if (rows + halo > INT32_MAX)
         TS_RAISE(TS_ERR_ARG, "local grid %d x %d x %d has %lld rows plus %lld halo columns, above the "
-                 "32-bit local index limit %d", g->nx, g->ny, g->nz, (long long)rows, (long long)halo,
+                 "32-bit local index limit %d", g->nx, g->ny, nz, (long long)rows, (long long)halo,
                  INT32_MAX);
     return 0;
 }
@@ -211,7 +246,7 @@ static void level_free(ts_hpcg_level *L) {
 }
 
 static int owner_of(const ts_hpcg_geom *g, int64_t gix, int64_t giy, int64_t giz) {
-    int px = (int)(gix / g->nx), py = (int)(giy / g->ny), pz = (int)(giz / g->nz);
+    int px = (int)(gix / g->nx), py = (int)(giy / g->ny), pz = layer_of(g, giz);
     return pz * g->npx * g->npy + py * g->npx + px;
 }
 
@@ -355,11 +390,11 @@ static int generate_level(const ts_hpcg_geom *g, ts_hpcg_level **out, double *b,
     }
     int64_t nnz = 0, next = 0;
     for (int iz = 0; iz < nz; iz++) {
-        const int64_t giz = (int64_t)g->ipz * nz + iz;
+        const int64_t giz = g->giz0 + iz;
         for (int iy = 0; iy < ny; iy++) {
-            const int64_t giy = (int64_t)g->ipy * ny + iy;
+            const int64_t giy = g->giy0 + iy;
             for (int ix = 0; ix < nx; ix++) {
-                const int64_t gix = (int64_t)g->ipx * nx + ix;
+                const int64_t gix = g->gix0 + ix;
                 const int32_t row = (int32_t)(((int64_t)iz * ny + iy) * nx + ix);
                 const int64_t grow = ts_hpcg_global_row(g, gix, giy, giz);
                 L->rowptr[row] = nnz;
@@ -480,8 +515,7 @@ int ts_hpcg_problem_create(const ts_hcomm *comm, const ts_hpcg_geom *g, int leve
     ts_hpcg_level *F = P->A;
     for (int l = 1; l < levels; l++) {
         ts_hpcg_geom cg = F->g;
-        cg.nx /= 2; cg.ny /= 2; cg.nz /= 2;
-        cg.gnx /= 2; cg.gny /= 2; cg.gnz /= 2;
+        ts_hpcg_geom_halve(&cg);
         TS_CHECK_GOTO(generate_level(&cg, &F->coarse, NULL, NULL, NULL), rc, fail);
         ts_hpcg_level *C = F->coarse;
         TS_CHECK_GOTO(global_counts(comm, C), rc, fail);

@@ -49,9 +49,15 @@ int ts_hpcg_write_report(const ts_hpcg_opts *o, ts_hpcg_result *r, const ts_hpcg
     kv(f, "Local Domain Dimensions", "%s", "");
     kv(f, "Local Domain Dimensions::nx", "%d", g->nx);
     kv(f, "Local Domain Dimensions::ny", "%d", g->ny);
-    kv(f, "Local Domain Dimensions::Lower ipz", "%d", 0);
+    // One group of z layers per nz value, as HPCG 3.1 lists them (pz splits them in two).
+    if (g->pz > 0) {
+        kv(f, "Local Domain Dimensions::Lower ipz", "%d", 0);
+        kv(f, "Local Domain Dimensions::Upper ipz", "%d", g->pz - 1);
+        kv(f, "Local Domain Dimensions::nz", "%d", g->zl);
+    }
+    kv(f, "Local Domain Dimensions::Lower ipz", "%d", g->pz);
     kv(f, "Local Domain Dimensions::Upper ipz", "%d", g->npz - 1);
-    kv(f, "Local Domain Dimensions::nz", "%d", g->nz);
+    kv(f, "Local Domain Dimensions::nz", "%d", g->pz > 0 ? g->zu : g->nz);
     kv(f, "########## Problem Summary  ##########", "%s", "");
     kv(f, "Setup Information", "%s", "");
     kv(f, "Setup Information::Setup Time", "%g", t[TS_HPCG_T_SETUP]);

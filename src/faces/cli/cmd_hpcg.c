@@ -19,6 +19,7 @@
 
 typedef struct {
     int nx, ny, nz, npx, npy, npz; // 0 = not given
+    int pz, zl, zu;                // two nz values along z (0 = not given)
     double rt;                     // < 0: not given
     const char *dat, *json;
     int quiet;
@@ -28,12 +29,17 @@ typedef struct {
 static void usage(FILE *f) {
     fprintf(f,
         "usage: tessera hpcg [--nx n --ny n --nz n] [--rt SECONDS] [--npx p --npy p --npz p]\n"
-        "                    [--engine auto|ref|cpu|device|cuda] [--dat FILE] [--json FILE] [-q]\n\n"
+        "                    [--pz p --zl n --zu n] [--engine auto|ref|cpu|device|cuda] [--dat FILE]\n"
+        "                    [--json FILE] [-q] [nx ny nz rt pz zl zu npx npy npz]\n\n"
         "HPCG 3.1: the 27-point problem on an nx x ny x nz grid per rank, multigrid-preconditioned CG,\n"
         "validation, and the report file HPCG-Benchmark_3.1_<date>.txt.\n"
         "  --nx/--ny/--nz n   local grid per rank (multiples of 8; below 16 raised as the reference does)\n"
         "  --rt SECONDS       time of the timed CG sets (official: 1800; 0: quick path)\n"
         "  --npx/--npy/--npz  process grid (default: the most cubic for the rank count)\n"
+        "  --pz p --zl n --zu n  two local nz values: process layers ipz < p get zl, the others zu\n"
+        "                     (0 < p < npz; zl or zu left out: nz)\n"
+        "  nx ny nz rt ...    positional integers, in this order, as the reference reads them (a value\n"
+        "                     below 10 is ignored there, and here); the options take precedence\n"
         "  --engine E         kernels of the optimized phases: ref (reference CSR, natural-order SYMGS),\n"
         "                     cpu (multicoloured sliced ELL, OpenMP), device (the same on this rank's\n"
         "                     device), cuda (device, which must be a CUDA GPU), auto (device when every\n"
@@ -44,10 +50,52 @@ static void usage(FILE *f) {
         "exit: 0 VALID, 1 INVALID, 2 bad input, 3 runtime failure\n");
 }
 
+// A bare integer on the command line: HPCG 3.1 reads argv[1..10] as nx ny nz rt pz zl zu npx npy
+// npz and ignores a value below 10 (so 'xhpcg 104 104 104 60' works, a positional npx = 2 does
+// not). Options given by name override them, as in the reference.
+static int is_int_arg(const char *s) {
+    if (!*s) return 0;
+    for (const char *c = s; *c; c++)
+        if (*c < '0' || *c > '9') return 0;
+    return 1;
+}
+
+static int apply_positional(const int *pos, int npos, hpcg_args *a, const hpcg_args *named) {
+    static const char *names[10] = {"nx", "ny", "nz", "rt", "pz", "zl", "zu", "npx", "npy", "npz"};
+    int *dst[10] = {&a->nx, &a->ny, &a->nz, NULL, &a->pz, &a->zl, &a->zu, &a->npx, &a->npy, &a->npz};
+    const int *given[10] = {&named->nx, &named->ny, &named->nz, NULL, &named->pz, &named->zl, &named->zu,
+                            &named->npx, &named->npy, &named->npz};
+    if (npos > 10) {
+        ts_cli_errorf(CMD, "%d positional integers; HPCG reads at most 10 (nx ny nz rt pz zl zu npx npy npz)", npos);
+        return -1;
+    }
+    for (int k = 0; k < npos; k++) {
+        if (pos[k] < 10) {
+            ts_log(TS_LOG_WARN, "hpcg: positional %s=%d ignored (HPCG 3.1 ignores positional values below 10; "
+                   "use --%s=%d)", names[k], pos[k], names[k], pos[k]);
+            continue;
+        }
+        if (k == 3) {
+            if (named->rt < 0) a->rt = pos[k];
+        } else if (!*given[k]) {
+            *dst[k] = pos[k];
+        }
+    }
+    return 0;
+}
+
 static int parse_args(int argc, char **argv, hpcg_args *a) {
     memset(a, 0, sizeof *a);
     a->rt = -1;
+    int pos[11], npos = 0;
     for (int i = 1; i < argc; i++) {
+        if (is_int_arg(argv[i])) {
+            int v;
+            if (ts_cli_int(CMD, "positional value", argv[i], 0, &v) < 0) return -1;
+            if (npos < 11) pos[npos] = v;
+            npos++;
+            continue;
+        }
         const char *v = NULL;
         int m;
         if (ts_cli_flag(argv[i], "--help", "-h")) {
@@ -57,7 +105,8 @@ static int parse_args(int argc, char **argv, hpcg_args *a) {
         if (ts_cli_flag(argv[i], "-q", "--quiet")) { a->quiet = 1; continue; }
         struct { const char *name; int *dst; } ints[] = {
             {"--nx", &a->nx}, {"--ny", &a->ny}, {"--nz", &a->nz},
-            {"--npx", &a->npx}, {"--npy", &a->npy}, {"--npz", &a->npz}};
+            {"--npx", &a->npx}, {"--npy", &a->npy}, {"--npz", &a->npz},
+            {"--pz", &a->pz}, {"--zl", &a->zl}, {"--zu", &a->zu}};
         int matched = 0;
         for (size_t k = 0; k < sizeof ints / sizeof ints[0] && !matched; k++) {
             if ((m = ts_cli_value_opt(CMD, argc, argv, &i, ints[k].name, NULL, &v)) != 0) {
@@ -90,6 +139,14 @@ static int parse_args(int argc, char **argv, hpcg_args *a) {
             ts_cli_errorf(CMD, "unknown option '%s' (tessera hpcg --help)", argv[i]);
             return -1;
         }
+    }
+    if (npos) {
+        hpcg_args named = *a;
+        if (apply_positional(pos, npos > 11 ? 11 : npos, a, &named) < 0) return -1;
+    }
+    if ((a->zl || a->zu) && !a->pz) {
+        ts_cli_errorf(CMD, "--zl/--zu need --pz (the first process layer that gets zu)");
+        return -1;
     }
     return 0;
 }
@@ -161,6 +218,11 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_json_int(j, "npx", r->g.npx);
     ts_json_int(j, "npy", r->g.npy);
     ts_json_int(j, "npz", r->g.npz);
+    if (r->g.pz) {
+        ts_json_int(j, "pz", r->g.pz);
+        ts_json_int(j, "zl", r->g.zl);
+        ts_json_int(j, "zu", r->g.zu);
+    }
     ts_json_num(j, "rating_gflops", r->rating);
     ts_json_bool(j, "valid", r->valid);
     if (!r->valid) ts_json_str(j, "reason", r->reason);
@@ -239,8 +301,11 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
 }
 
 static void print_summary(const ts_hpcg_result *r) {
-    printf("HPCG 3.1  %lld x %lld x %lld global, %d x %d x %d per rank, %d x %d x %d ranks, %d thread(s) each\n",
-           (long long)r->g.gnx, (long long)r->g.gny, (long long)r->g.gnz, r->g.nx, r->g.ny, r->g.nz,
+    char zs[64];
+    if (r->g.pz) snprintf(zs, sizeof zs, "(%d below layer %d, then %d)", r->g.zl, r->g.pz, r->g.zu);
+    else snprintf(zs, sizeof zs, "%d", r->g.nz);
+    printf("HPCG 3.1  %lld x %lld x %lld global, %d x %d x %s per rank, %d x %d x %d ranks, %d thread(s) each\n",
+           (long long)r->g.gnx, (long long)r->g.gny, (long long)r->g.gnz, r->g.nx, r->g.ny, zs,
            r->g.npx, r->g.npy, r->g.npz, r->omp_threads);
     printf("engine %s%s%s", r->engine, r->device[0] ? " on " : "", r->device);
     if (r->ncolors) printf(", %d colours", r->ncolors);
@@ -320,7 +385,7 @@ int ts_cmd_hpcg(int argc, char **argv) {
             if (a.rt < 0) a.rt = HPCG_DEFAULT_RT;
         }
     }
-    int hdr[8] = {bad, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz, 0};
+    int hdr[10] = {bad, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz, a.pz, a.zl, a.zu};
     ts_hc_bcast(&comm, hdr, sizeof hdr, 0);
     ts_hc_bcast(&comm, &a.rt, sizeof a.rt, 0);
     if (hdr[0]) {
@@ -328,9 +393,10 @@ int ts_cmd_hpcg(int argc, char **argv) {
         return TS_EXIT_USAGE;
     }
     a.nx = hdr[1]; a.ny = hdr[2]; a.nz = hdr[3]; a.npx = hdr[4]; a.npy = hdr[5]; a.npz = hdr[6];
+    a.pz = hdr[7]; a.zl = hdr[8]; a.zu = hdr[9];
 
     ts_hpcg_geom g;
-    if (ts_hpcg_geom_init(&g, comm.size, comm.rank, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz) < 0 ||
+    if (ts_hpcg_geom_init_z(&g, comm.size, comm.rank, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz, a.pz, a.zl, a.zu) < 0 ||
         ts_hpcg_check_geom(&g) < 0) {
         if (root) ts_cli_errorf(CMD, "%s", ts_error_last()->message);
         return TS_EXIT_USAGE;
@@ -341,8 +407,10 @@ int ts_cmd_hpcg(int argc, char **argv) {
         ts_hc_node_local(&comm, &lr, &ls);
         // The optimized problem of the CPU engine (auto: when no device turns up) lives here too.
         int host_opt = a.engine == TS_HPCG_ENGINE_CPU || a.engine == TS_HPCG_ENGINE_AUTO;
-        double need = (ts_hpcg_bytes_estimate(a.nx, a.ny, a.nz) +
-                       (host_opt ? ts_hpcg_opt_bytes_estimate(a.nx, a.ny, a.nz) : 0.0)) * ls;
+        // The larger of the two z values when pz splits the layers (a node may hold either).
+        const int nz = g.zl > g.zu ? g.zl : g.zu;
+        double need = (ts_hpcg_bytes_estimate(a.nx, a.ny, nz) +
+                       (host_opt ? ts_hpcg_opt_bytes_estimate(a.nx, a.ny, nz) : 0.0)) * ls;
         double avail = (double)ts_cli_host_mem_available() * HPCG_MEM_FRACTION;
         int short_mem = avail > 0 && need > avail;
         int who = short_mem ? comm.rank : comm.size;
@@ -351,7 +419,7 @@ int ts_cmd_hpcg(int argc, char **argv) {
             if (comm.rank == who)
                 ts_cli_errorf(CMD, "local grid %d x %d x %d needs about %.2f GiB for the %d rank(s) of this "
                               "node, more than the limit %.2f GiB (%.0f%% of the available memory)",
-                              a.nx, a.ny, a.nz, ts_cli_gib(need), ls, ts_cli_gib(avail), HPCG_MEM_FRACTION * 100);
+                              a.nx, a.ny, nz, ts_cli_gib(need), ls, ts_cli_gib(avail), HPCG_MEM_FRACTION * 100);
             return TS_EXIT_USAGE;
         }
     }
@@ -373,6 +441,7 @@ int ts_cmd_hpcg(int argc, char **argv) {
     }
 
     ts_hpcg_opts o = {.nx = a.nx, .ny = a.ny, .nz = a.nz, .npx = a.npx, .npy = a.npy, .npz = a.npz,
+                      .pz = a.pz, .zl = a.zl, .zu = a.zu,
                       .rt = a.rt, .quiet = a.quiet, .report_dir = NULL, .engine = a.engine};
     ts_hpcg_result r;
     int rc = ts_hpcg_run(&comm, &o, &r);
