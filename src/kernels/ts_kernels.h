@@ -23,10 +23,10 @@ int ts_prec_is_complex(char prec);
 typedef enum {
     TS_ENGINE_AUTO = 0,   // the fastest available on the stream's device
     TS_ENGINE_CUBLAS,     // cuBLAS (CUDA devices)
-    TS_ENGINE_TESSERA,    // our own kernels (CUDA devices; not yet built -> TS_ERR_UNSUPPORTED)
+    TS_ENGINE_TESSERA,    // our own kernels (CUDA devices; elsewhere TS_ERR_UNSUPPORTED)
     TS_ENGINE_REF,        // CPU reference kernel (simulated devices; the sim's "device code")
     TS_ENGINE_CPU,        // the CPU BLAS on host memory (no device)
-    TS_ENGINE_TILES,      // the tile runtime (host-resident operands; later issue)
+    TS_ENGINE_TILES,      // the tile runtime (host-resident operands; ts_tiles_gemm, not one stream)
 } ts_engine;
 const char *ts_engine_name(ts_engine e);           // "auto", "cublas", "tessera", "ref", "cpu", "tiles"
 int ts_engine_parse(const char *s, ts_engine *out); // TS_ERR_ARG naming the value and the choices
