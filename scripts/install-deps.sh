@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # install-deps.sh: installs the Debian/Ubuntu packages Tessera needs, when missing.
 # Usage: install-deps.sh [build|test]: `build` (make run) needs the compiler, CMake and OpenBLAS,
-# with MPI optional; `test` (make test) adds cmocka, python3 and the reference BLAS testers.
+# with MPI optional; `test` (make test) adds cmocka, python3 and the reference BLAS testers (LP64
+# and ILP64, with the ILP64 OpenBLAS the ILP64 library forwards to).
 # As root it runs apt-get itself; otherwise it prints the exact command to run. Only a missing
 # required package is fatal: a machine without a package mirror still builds what it can.
 set -euo pipefail
@@ -19,12 +20,14 @@ declare -A probe=(
   [libcmocka-dev]=/usr/lib/x86_64-linux-gnu/pkgconfig/cmocka.pc
   [python3]=/usr/bin/python3
   [libblas-test]=/usr/lib/x86_64-linux-gnu/blas/xblat3d
+  [libblas64-test]=/usr/lib/x86_64-linux-gnu/blas64/xblat3d
+  [libopenblas64-0-pthread]=/usr/lib/x86_64-linux-gnu/libopenblas64.so.0
 )
 required=(cmake make gcc pkg-config libopenblas-dev)
 optional=(libopenmpi-dev openmpi-bin)
 if [ "$mode" = test ]; then
   required+=(libcmocka-dev python3)
-  optional+=(libblas-test)
+  optional+=(libblas-test libblas64-test libopenblas64-0-pthread)
 fi
 
 installed() { # a tool may live elsewhere on PATH (e.g. a newer cmake in /usr/local/bin)

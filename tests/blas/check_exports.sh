@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # check_exports.sh: libtessera_blas.so exports exactly the listed BLAS/CBLAS symbols and never calls its own exports.
-# usage: check_exports.sh LIB FORTRAN_LIST CBLAS_LIST
+# usage: check_exports.sh LIB FORTRAN_LIST CBLAS_LIST [SONAME (default libtessera_blas.so.0)]
 set -u
-lib=$1 flist=$2 clist=$3
+lib=$1 flist=$2 clist=$3 want_soname=${4:-libtessera_blas.so.0}
 fail() { echo "FAILED: $*"; exit 1; }
 soname=$(readelf -d "$lib" | sed -n 's/.*SONAME.*\[\(.*\)\]/\1/p')
-[ "$soname" = libtessera_blas.so.0 ] || fail "SONAME '$soname'"
+[ "$soname" = "$want_soname" ] || fail "SONAME '$soname', expected '$want_soname'"
 readelf -d "$lib" | grep NEEDED | grep -q openblas && fail "links the build-time OpenBLAS (the CPU BLAS must be dlopen'ed)"
 want=$( (grep -v '^#' "$flist"; grep -v '^#' "$clist"; echo RowMajorStrg; echo CBLAS_CallFromC) | sort -u)
 have=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort -u)

@@ -7,7 +7,11 @@
 set -u
 libdir=$1 tester=$2 input=${3:-}
 if [ ! -x "$tester" ]; then
-  echo "SKIP: $tester not installed (apt-get install libblas-test; scripts/install-deps.sh)"; exit 77
+  echo "SKIP: $tester not installed (apt-get install libblas-test libblas64-test; scripts/install-deps.sh)"; exit 77
+fi
+# TSB_REQUIRE_LIB: the CPU BLAS the library forwards to must exist (ILP64: libopenblas64.so.0)
+if [ -n "${TSB_REQUIRE_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -qE "^[[:space:]]*$TSB_REQUIRE_LIB[[:space:]]"; then
+  echo "SKIP: $TSB_REQUIRE_LIB not installed (apt-get install libopenblas64-0-pthread; scripts/install-deps.sh)"; exit 77
 fi
 # On the GPU machine (bench/device.sh: TESSERA_TEST_BACKEND=cuda) the calls go to the GPU, not to
 # the simulated devices the test's environment asks for.

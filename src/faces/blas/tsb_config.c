@@ -26,6 +26,7 @@ static const char *const keys[] = {
     "TESSERA_BLAS_DISABLE_STRMM", "TESSERA_BLAS_DISABLE_DTRMM", "TESSERA_BLAS_DISABLE_CTRMM",
     "TESSERA_BLAS_DISABLE_ZTRMM", "TESSERA_BLAS_DISABLE_STRSM", "TESSERA_BLAS_DISABLE_DTRSM",
     "TESSERA_BLAS_DISABLE_CTRSM", "TESSERA_BLAS_DISABLE_ZTRSM",
+    "TESSERA_CPU_BLAS_LP64", // ILP64 build only: the 32-bit CPU BLAS of the runtime's own CPU work
 };
 enum { NKEYS = sizeof keys / sizeof keys[0] };
 
@@ -95,6 +96,9 @@ static void apply(int i, const char *v) {
     if (!strcmp(key, "TESSERA_CPU_BLAS")) {
         if (!*v || strlen(v) >= sizeof cfg.cpu_blas) config_fail("%s: empty or too long", key);
         snprintf(cfg.cpu_blas, sizeof cfg.cpu_blas, "%s", v);
+    } else if (!strcmp(key, "TESSERA_CPU_BLAS_LP64")) {
+        if (!*v || strlen(v) >= sizeof cfg.cpu_blas_core) config_fail("%s: empty or too long", key);
+        snprintf(cfg.cpu_blas_core, sizeof cfg.cpu_blas_core, "%s", v);
     } else if (!strcmp(key, "TESSERA_BLAS_THRESHOLD")) {
         cfg.threshold = parse_int(key, v, 0);
     } else if (!strcmp(key, "TESSERA_BLAS_DEVICES")) {
@@ -124,7 +128,12 @@ static void apply(int i, const char *v) {
 }
 
 static void config_init(void) {
+#ifdef TSB_ILP64
+    snprintf(cfg.cpu_blas, sizeof cfg.cpu_blas, "libopenblas64.so.0"); // Debian's ILP64 OpenBLAS
+#else
     snprintf(cfg.cpu_blas, sizeof cfg.cpu_blas, "libopenblas.so.0");
+#endif
+    snprintf(cfg.cpu_blas_core, sizeof cfg.cpu_blas_core, "libopenblas.so.0");
     cfg.threshold = TSB_THRESHOLD_DEFAULT;
     static char vals[NKEYS][1024]; // only used during this one-time initialisation
     const char *path = getenv("TESSERA_BLAS_CONF");

@@ -8,7 +8,7 @@
 
 #include "tsb_internal.h"
 
-typedef const int cint;
+typedef const tsb_int cint;
 
 // result = f(n, x, incx, y, incy)
 #define TSB_DOT_SUB(name, fn, R, T)                                                           \
@@ -41,10 +41,10 @@ TSB_VEC_SUB(sasumsub_, "sasum_", float, float)
 TSB_VEC_SUB(dasumsub_, "dasum_", double, double)
 TSB_VEC_SUB(scasumsub_, "scasum_", float, float complex)
 TSB_VEC_SUB(dzasumsub_, "dzasum_", double, double complex)
-TSB_VEC_SUB(isamaxsub_, "isamax_", int, float)
-TSB_VEC_SUB(idamaxsub_, "idamax_", int, double)
-TSB_VEC_SUB(icamaxsub_, "icamax_", int, float complex)
-TSB_VEC_SUB(izamaxsub_, "izamax_", int, double complex)
+TSB_VEC_SUB(isamaxsub_, "isamax_", tsb_int, float)
+TSB_VEC_SUB(idamaxsub_, "idamax_", tsb_int, double)
+TSB_VEC_SUB(icamaxsub_, "icamax_", tsb_int, float complex)
+TSB_VEC_SUB(izamaxsub_, "izamax_", tsb_int, double complex)
 
 // SUBROUTINE SDSDOTSUB(N,SB,X,INCX,Y,INCY,DOT)
 TSB_EXPORT void sdsdotsub_(cint *n, const float *sb, const float *x, cint *incx, const float *y, cint *incy, float *res);

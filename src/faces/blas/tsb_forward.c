@@ -15,6 +15,7 @@
 #endif
 
 void *tsb_fwd_resolve(const char *name, void *_Atomic *slot);
+void *tsb_fwd_resolve_core(const char *name, void *_Atomic *slot);
 
 // Called by a forwarder's first call, with the argument registers saved. Two threads may both
 // resolve: they store the same address.
@@ -23,9 +24,15 @@ void *tsb_fwd_resolve(const char *name, void *_Atomic *slot) {
     atomic_store_explicit(slot, f, memory_order_release);
     return f;
 }
+// The same for tessera_core's own (32-bit) calls: the LP64 CPU BLAS in the ILP64 build.
+void *tsb_fwd_resolve_core(const char *name, void *_Atomic *slot) {
+    void *f = tsb_core_sym(name);
+    atomic_store_explicit(slot, f, memory_order_release);
+    return f;
+}
 
 // rsp is 8 mod 16 at entry; 7 pushes make it 0 mod 16, the 128 bytes for xmm0-7 keep it there.
-#define TSB_FWD_ASM(fn, sym, vis)                                                                     \
+#define TSB_FWD_ASM(fn, sym, vis, resolve)                                                                   \
     __asm__(".text\n"                                                                                 \
             ".globl " #fn "\n" vis ".type " #fn ",@function\n"                                         \
             ".p2align 4\n" #fn ":\n"                                                                  \
@@ -41,7 +48,7 @@ void *tsb_fwd_resolve(const char *name, void *_Atomic *slot) {
             "  movdqu %xmm6, 96(%rsp)\n  movdqu %xmm7, 112(%rsp)\n"                                   \
             "  leaq tsb_name_" #fn "(%rip), %rdi\n"                                                  \
             "  leaq tsb_slot_" #fn "(%rip), %rsi\n"                                                  \
-            "  call tsb_fwd_resolve@PLT\n"                                                            \
+            "  call " resolve "@PLT\n"                                                               \
             "  movq %rax, %r11\n"                                                                     \
             "  movdqu 0(%rsp), %xmm0\n  movdqu 16(%rsp), %xmm1\n  movdqu 32(%rsp), %xmm2\n"           \
             "  movdqu 48(%rsp), %xmm3\n  movdqu 64(%rsp), %xmm4\n  movdqu 80(%rsp), %xmm5\n"          \
@@ -54,9 +61,9 @@ void *tsb_fwd_resolve(const char *name, void *_Atomic *slot) {
             ".pushsection .rodata\ntsb_name_" #fn ":\n  .asciz \"" sym "\"\n.popsection\n");
 
 // Exported names (the version script decides what is exported).
-#define TSB_FWD_EXPORT(fn, sym) TSB_FWD_ASM(fn, sym, "")
+#define TSB_FWD_EXPORT(fn, sym) TSB_FWD_ASM(fn, sym, "", "tsb_fwd_resolve")
 // The tessera_core's own calls into the CPU BLAS (linked to __wrap_<name> with --wrap, so that the
 // runtime's CPU worker never calls back into this library's GEMM).
-#define TSB_FWD_CORE(fn, sym) TSB_FWD_ASM(fn, sym, ".hidden " #fn "\n")
+#define TSB_FWD_CORE(fn, sym) TSB_FWD_ASM(fn, sym, ".hidden " #fn "\n", "tsb_fwd_resolve_core")
 
 #include "tsb_forward.inc"

@@ -7,9 +7,9 @@
 #include "core/ts_error.h"
 #include "tsb_internal.h"
 
-typedef void (*fortran_gemm)(const char *, const char *, const int *, const int *, const int *, const void *,
-                             const void *, const int *, const void *, const int *, const void *, void *,
-                             const int *, size_t, size_t);
+typedef void (*fortran_gemm)(const char *, const char *, const tsb_int *, const tsb_int *, const tsb_int *, const void *,
+                             const void *, const tsb_int *, const void *, const tsb_int *, const void *, void *,
+                             const tsb_int *, size_t, size_t);
 
 static const char precs[TSB_NROUTINES] = {'s', 'd', 'c', 'z'};
 static const char *const fortran_names[TSB_NROUTINES] = {"sgemm_", "dgemm_", "cgemm_", "zgemm_"};
@@ -26,8 +26,8 @@ static int scalar_is(int r, const void *x, double re) {
     }
 }
 
-static void gemm_cpu(int r, char ta, char tb, int m, int n, int k, const void *alpha, const void *A, int lda,
-                     const void *B, int ldb, const void *beta, void *C, int ldc) {
+static void gemm_cpu(int r, char ta, char tb, tsb_int m, tsb_int n, tsb_int k, const void *alpha, const void *A, tsb_int lda,
+                     const void *B, tsb_int ldb, const void *beta, void *C, tsb_int ldc) {
     static void *_Atomic fns[TSB_NROUTINES]; // resolved CPU BLAS entry points (looked up once)
     void *f = atomic_load_explicit(&fns[r], memory_order_acquire);
     if (!f) {
@@ -39,10 +39,10 @@ static void gemm_cpu(int r, char ta, char tb, int m, int n, int k, const void *a
 }
 
 // Arguments already checked. The reference quick return, then where the call runs.
-static void gemm_run(int r, char ta, char tb, int m, int n, int k, const void *alpha, const void *A, int lda,
-                     const void *B, int ldb, const void *beta, void *C, int ldc, const char *api) {
+static void gemm_run(int r, char ta, char tb, tsb_int m, tsb_int n, tsb_int k, const void *alpha, const void *A, tsb_int lda,
+                     const void *B, tsb_int ldb, const void *beta, void *C, tsb_int ldc, const char *api) {
     if (m == 0 || n == 0 || ((scalar_is(r, alpha, 0.0) || k == 0) && scalar_is(r, beta, 1.0))) {
-        tsb_trace("%s ta=%c tb=%c m=%d n=%d k=%d where=none (quick return)", api, ta, tb, m, n, k);
+        tsb_trace("%s ta=%c tb=%c m=%lld n=%lld k=%lld where=none (quick return)", api, ta, tb, (long long)m, (long long)n, (long long)k);
         return;
     }
     const tsb_config *cfg = tsb_config_get();
@@ -53,7 +53,7 @@ static void gemm_run(int r, char ta, char tb, int m, int n, int k, const void *a
     else if ((double)m * n * k < (double)cfg->threshold) why = "below threshold";
     else if (!(rt = tsb_runtime_get())) why = "no runtime";
     if (why) {
-        tsb_trace("%s ta=%c tb=%c m=%d n=%d k=%d where=cpu-blas (%s)", api, ta, tb, m, n, k, why);
+        tsb_trace("%s ta=%c tb=%c m=%lld n=%lld k=%lld where=cpu-blas (%s)", api, ta, tb, (long long)m, (long long)n, (long long)k, why);
         gemm_cpu(r, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
         return;
     }
@@ -67,22 +67,22 @@ static void gemm_run(int r, char ta, char tb, int m, int n, int k, const void *a
     int rc = ts_tiles_gemm(rt, precs[r], rta, rtb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, &st);
     if (rc != 0) {
         // C may be partly updated: no correct result can be returned through the BLAS interface
-        fprintf(stderr, "tessera_blas: %s (m=%d n=%d k=%d) failed on the tile runtime: %s\n", api, m, n, k,
+        fprintf(stderr, "tessera_blas: %s (m=%lld n=%lld k=%lld) failed on the tile runtime: %s\n", api, (long long)m, (long long)n, (long long)k,
                 ts_error_string());
         abort();
     }
     int64_t dev_tiles = 0;
     for (int d = 0; d < st.ndev && d < TS_MAX_DEVICES; d++) dev_tiles += st.tiles_dev[d];
-    tsb_trace("%s ta=%c tb=%c m=%d n=%d k=%d where=runtime devices=%d tiles=%lld dev_tiles=%lld cpu_tiles=%lld "
+    tsb_trace("%s ta=%c tb=%c m=%lld n=%lld k=%lld where=runtime devices=%d tiles=%lld dev_tiles=%lld cpu_tiles=%lld "
               "seconds=%.6f",
-              api, ta, tb, m, n, k, st.ndev, (long long)st.tiles, (long long)dev_tiles, (long long)st.tiles_cpu,
+              api, ta, tb, (long long)m, (long long)n, (long long)k, st.ndev, (long long)st.tiles, (long long)dev_tiles, (long long)st.tiles_cpu,
               st.seconds);
 }
 
-static void fortran_gemm_entry(int r, const char *ta, const char *tb, const int *m, const int *n, const int *k,
-                               const void *alpha, const void *A, const int *lda, const void *B, const int *ldb,
-                               const void *beta, void *C, const int *ldc) {
-    int info = ts_gemm_check_args(*ta, *tb, *m, *n, *k, *lda, *ldb, *ldc);
+static void fortran_gemm_entry(int r, const char *ta, const char *tb, const tsb_int *m, const tsb_int *n, const tsb_int *k,
+                               const void *alpha, const void *A, const tsb_int *lda, const void *B, const tsb_int *ldb,
+                               const void *beta, void *C, const tsb_int *ldc) {
+    tsb_int info = ts_gemm_check_args(*ta, *tb, *m, *n, *k, *lda, *ldb, *ldc);
     if (info) {
         xerbla_(xerbla_names[r], &info, 6); // the reference passes the blank-padded 6-character name
         return;
@@ -92,12 +92,12 @@ static void fortran_gemm_entry(int r, const char *ta, const char *tb, const int 
 
 // C = alpha op(A) op(B) + beta C, Fortran interface (the trailing hidden lengths are ignored).
 #define TSB_FORTRAN_GEMM(name, r)                                                                            \
-    TSB_EXPORT void name(const char *ta, const char *tb, const int *m, const int *n, const int *k,            \
-                         const void *alpha, const void *A, const int *lda, const void *B, const int *ldb,     \
-                         const void *beta, void *C, const int *ldc, size_t lta, size_t ltb);                  \
-    void name(const char *ta, const char *tb, const int *m, const int *n, const int *k, const void *alpha,    \
-              const void *A, const int *lda, const void *B, const int *ldb, const void *beta, void *C,        \
-              const int *ldc, size_t lta, size_t ltb) {                                                       \
+    TSB_EXPORT void name(const char *ta, const char *tb, const tsb_int *m, const tsb_int *n, const tsb_int *k,            \
+                         const void *alpha, const void *A, const tsb_int *lda, const void *B, const tsb_int *ldb,     \
+                         const void *beta, void *C, const tsb_int *ldc, size_t lta, size_t ltb);                  \
+    void name(const char *ta, const char *tb, const tsb_int *m, const tsb_int *n, const tsb_int *k, const void *alpha,    \
+              const void *A, const tsb_int *lda, const void *B, const tsb_int *ldb, const void *beta, void *C,        \
+              const tsb_int *ldc, size_t lta, size_t ltb) {                                                       \
         fortran_gemm_entry(r, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);                         \
     }
 TSB_FORTRAN_GEMM(sgemm_, TSB_SGEMM)
@@ -117,8 +117,8 @@ static void cblas_error(int r, int row_major, int pos, const char *form, int val
 
 // CBLAS: column-major runs directly; row-major as the transposed column-major problem
 // C^T = alpha op(B)^T op(A)^T + beta C^T (Reference CBLAS/src/cblas_dgemm.c).
-static void cblas_gemm_entry(int r, int layout, int TA, int TB, int M, int N, int K, const void *alpha,
-                             const void *A, int lda, const void *B, int ldb, const void *beta, void *C, int ldc) {
+static void cblas_gemm_entry(int r, int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, const void *alpha,
+                             const void *A, tsb_int lda, const void *B, tsb_int ldb, const void *beta, void *C, tsb_int ldc) {
     if (layout != TSB_COL_MAJOR && layout != TSB_ROW_MAJOR) {
         cblas_error(r, 0, 1, "Illegal layout setting, %d\n", layout);
         return;
@@ -137,7 +137,7 @@ static void cblas_gemm_entry(int r, int layout, int TA, int TB, int M, int N, in
         char t = ta;
         ta = tb;
         tb = t;
-        int i = M;
+        tsb_int i = M;
         M = N;
         N = i;
         const void *p = A;
@@ -156,28 +156,28 @@ static void cblas_gemm_entry(int r, int layout, int TA, int TB, int M, int N, in
     gemm_run(r, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, cblas_names[r]);
 }
 
-TSB_EXPORT void cblas_sgemm(int layout, int TA, int TB, int M, int N, int K, float alpha, const float *A, int lda,
-                            const float *B, int ldb, float beta, float *C, int ldc);
-TSB_EXPORT void cblas_dgemm(int layout, int TA, int TB, int M, int N, int K, double alpha, const double *A, int lda,
-                            const double *B, int ldb, double beta, double *C, int ldc);
-TSB_EXPORT void cblas_cgemm(int layout, int TA, int TB, int M, int N, int K, const void *alpha, const void *A,
-                            int lda, const void *B, int ldb, const void *beta, void *C, int ldc);
-TSB_EXPORT void cblas_zgemm(int layout, int TA, int TB, int M, int N, int K, const void *alpha, const void *A,
-                            int lda, const void *B, int ldb, const void *beta, void *C, int ldc);
+TSB_EXPORT void cblas_sgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, float alpha, const float *A, tsb_int lda,
+                            const float *B, tsb_int ldb, float beta, float *C, tsb_int ldc);
+TSB_EXPORT void cblas_dgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, double alpha, const double *A, tsb_int lda,
+                            const double *B, tsb_int ldb, double beta, double *C, tsb_int ldc);
+TSB_EXPORT void cblas_cgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, const void *alpha, const void *A,
+                            tsb_int lda, const void *B, tsb_int ldb, const void *beta, void *C, tsb_int ldc);
+TSB_EXPORT void cblas_zgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, const void *alpha, const void *A,
+                            tsb_int lda, const void *B, tsb_int ldb, const void *beta, void *C, tsb_int ldc);
 
-void cblas_sgemm(int layout, int TA, int TB, int M, int N, int K, float alpha, const float *A, int lda,
-                 const float *B, int ldb, float beta, float *C, int ldc) {
+void cblas_sgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, float alpha, const float *A, tsb_int lda,
+                 const float *B, tsb_int ldb, float beta, float *C, tsb_int ldc) {
     cblas_gemm_entry(TSB_SGEMM, layout, TA, TB, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
-void cblas_dgemm(int layout, int TA, int TB, int M, int N, int K, double alpha, const double *A, int lda,
-                 const double *B, int ldb, double beta, double *C, int ldc) {
+void cblas_dgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, double alpha, const double *A, tsb_int lda,
+                 const double *B, tsb_int ldb, double beta, double *C, tsb_int ldc) {
     cblas_gemm_entry(TSB_DGEMM, layout, TA, TB, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc);
 }
-void cblas_cgemm(int layout, int TA, int TB, int M, int N, int K, const void *alpha, const void *A, int lda,
-                 const void *B, int ldb, const void *beta, void *C, int ldc) {
+void cblas_cgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, const void *alpha, const void *A, tsb_int lda,
+                 const void *B, tsb_int ldb, const void *beta, void *C, tsb_int ldc) {
     cblas_gemm_entry(TSB_CGEMM, layout, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
-void cblas_zgemm(int layout, int TA, int TB, int M, int N, int K, const void *alpha, const void *A, int lda,
-                 const void *B, int ldb, const void *beta, void *C, int ldc) {
+void cblas_zgemm(int layout, int TA, int TB, tsb_int M, tsb_int N, tsb_int K, const void *alpha, const void *A, tsb_int lda,
+                 const void *B, tsb_int ldb, const void *beta, void *C, tsb_int ldc) {
     cblas_gemm_entry(TSB_ZGEMM, layout, TA, TB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

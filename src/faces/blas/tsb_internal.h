@@ -14,6 +14,16 @@
 
 #define TSB_EXPORT __attribute__((visibility("default")))
 
+// The integer of the BLAS interface: INTEGER of the Fortran entries and the dimensions of the CBLAS
+// ones (CBLAS_INT; the enum arguments stay int). 32-bit in libtessera_blas.so; 64-bit in the ILP64
+// build libtessera_blas64.so (TSB_ILP64), which keeps the names as Debian's libblas64.so.3 does
+// (-fdefault-integer-8, CBLAS with WeirdNEC).
+#ifdef TSB_ILP64
+typedef int64_t tsb_int;
+#else
+typedef int tsb_int;
+#endif
+
 // CBLAS enum values (Reference-LAPACK CBLAS/include/cblas.h); the enums are ints in the ABI.
 enum { TSB_ROW_MAJOR = 101, TSB_COL_MAJOR = 102 };
 enum { TSB_NO_TRANS = 111, TSB_TRANS = 112, TSB_CONJ_TRANS = 113 };
@@ -37,7 +47,9 @@ enum {
 
 // Configuration: environment variables over the optional file $TESSERA_BLAS_CONF.
 typedef struct {
-    char cpu_blas[1024];         // TESSERA_CPU_BLAS (default libopenblas.so.0)
+    char cpu_blas[1024];         // TESSERA_CPU_BLAS (default libopenblas.so.0; ILP64: libopenblas64.so.0)
+    char cpu_blas_core[1024];    // ILP64 build: TESSERA_CPU_BLAS_LP64, the 32-bit CPU BLAS the runtime's
+                                 // own CPU work calls (default libopenblas.so.0); LP64: cpu_blas
     int64_t threshold;           // TESSERA_BLAS_THRESHOLD: offload when m*n*k >= threshold
     int max_devices;             // TESSERA_BLAS_DEVICES: all (0) or the first N devices
     int64_t tile;                // TESSERA_BLAS_TILE (0: the runtime's default)
@@ -56,6 +68,9 @@ int tsb_trace_on(void);
 // The CPU BLAS symbol `name` (dlopen of TESSERA_CPU_BLAS once, then dlsym). Never NULL: a missing
 // library or symbol stops the program with a message naming both.
 void *tsb_cpu_sym(const char *name);
+// The CPU BLAS symbol `name` for the library's internal (tessera_core's, 32-bit) calls: the same
+// library as tsb_cpu_sym in the LP64 build, TESSERA_CPU_BLAS_LP64 in the ILP64 build.
+void *tsb_core_sym(const char *name);
 
 // The runtime (devices + CPU), created on first use; NULL when it cannot be created (a message is
 // printed once and GEMM stays on the CPU BLAS).
@@ -64,7 +79,7 @@ ts_tiles *tsb_runtime_get(void);
 // Reference CBLAS globals (defined in tsb_xerbla.c).
 extern int RowMajorStrg;
 extern int CBLAS_CallFromC;
-void xerbla_(const char *srname, const int *info, size_t len);
-void cblas_xerbla(int info, const char *rout, const char *form, ...);
+void xerbla_(const char *srname, const tsb_int *info, size_t len);
+void cblas_xerbla(tsb_int info, const char *rout, const char *form, ...);
 
 #endif

@@ -47,9 +47,9 @@ static const routine table[TSB_NROUTINES - TSB_L3_FIRST] = {
 // One call as the column-major Fortran routine sees it. TRMM/TRSM: B is C (in place).
 typedef struct {
     char side, uplo, trans, diag;
-    int m, n, k;
+    tsb_int m, n, k;
     const void *alpha, *A, *B, *beta;
-    int lda, ldb, ldc;
+    tsb_int lda, ldb, ldc;
     void *C;
 } l3_args;
 
@@ -79,14 +79,14 @@ static int check(const routine *R, const l3_args *a) {
     }
 }
 
-typedef void (*f_symm)(const char *, const char *, const int *, const int *, const void *, const void *, const int *,
-                       const void *, const int *, const void *, void *, const int *, size_t, size_t);
-typedef void (*f_syrk)(const char *, const char *, const int *, const int *, const void *, const void *, const int *,
-                       const void *, void *, const int *, size_t, size_t);
-typedef void (*f_syr2k)(const char *, const char *, const int *, const int *, const void *, const void *, const int *,
-                        const void *, const int *, const void *, void *, const int *, size_t, size_t);
-typedef void (*f_trmm)(const char *, const char *, const char *, const char *, const int *, const int *, const void *,
-                       const void *, const int *, void *, const int *, size_t, size_t, size_t, size_t);
+typedef void (*f_symm)(const char *, const char *, const tsb_int *, const tsb_int *, const void *, const void *, const tsb_int *,
+                       const void *, const tsb_int *, const void *, void *, const tsb_int *, size_t, size_t);
+typedef void (*f_syrk)(const char *, const char *, const tsb_int *, const tsb_int *, const void *, const void *, const tsb_int *,
+                       const void *, void *, const tsb_int *, size_t, size_t);
+typedef void (*f_syr2k)(const char *, const char *, const tsb_int *, const tsb_int *, const void *, const void *, const tsb_int *,
+                        const void *, const tsb_int *, const void *, void *, const tsb_int *, size_t, size_t);
+typedef void (*f_trmm)(const char *, const char *, const char *, const char *, const tsb_int *, const tsb_int *, const void *,
+                       const void *, const tsb_int *, void *, const tsb_int *, size_t, size_t, size_t, size_t);
 
 static void *cpu_fn(int r, int cblas) {
     static void *_Atomic fns[2][TSB_NROUTINES]; // resolved CPU BLAS entry points (looked up once)
@@ -145,8 +145,9 @@ static void route(int r, const l3_args *a, const char *api) {
     int beta1 = !tri && scalar_is(R->prec, real_beta, a->beta, 1.0);
     int64_t ka = (a->side == 'L' || a->side == 'l') ? a->m : a->n;
     char where[160];
-    snprintf(where, sizeof where, "side=%c uplo=%c trans=%c diag=%c m=%d n=%d k=%d", tri || !rank ? a->side : '-',
-             a->uplo, tri || rank ? a->trans : '-', tri ? a->diag : '-', rank ? a->n : a->m, a->n, rank ? a->k : (int)ka);
+    snprintf(where, sizeof where, "side=%c uplo=%c trans=%c diag=%c m=%lld n=%lld k=%lld", tri || !rank ? a->side : '-',
+             a->uplo, tri || rank ? a->trans : '-', tri ? a->diag : '-', (long long)(rank ? a->n : a->m), (long long)a->n,
+             (long long)(rank ? a->k : ka));
     int quick = rank ? a->n == 0 || ((alpha0 || a->k == 0) && beta1) : a->m == 0 || a->n == 0 || (!tri && alpha0 && beta1);
     if (quick) {
         tsb_trace("%s %s where=none (quick return)", api, where);
@@ -179,7 +180,7 @@ static void route(int r, const l3_args *a, const char *api) {
 }
 
 static void fortran_entry(int r, const l3_args *a) {
-    int info = check(rt_of(r), a);
+    tsb_int info = check(rt_of(r), a);
     if (info) {
         xerbla_(rt_of(r)->xname, &info, 6); // the reference passes the blank-padded 6-character name
         return;
@@ -190,43 +191,43 @@ static void fortran_entry(int r, const l3_args *a) {
 // ---------------------------------------------------------------- Fortran entries
 
 #define TSB_F_SYMM(name, r)                                                                                          \
-    TSB_EXPORT void name(const char *side, const char *uplo, const int *m, const int *n, const void *alpha,           \
-                         const void *A, const int *lda, const void *B, const int *ldb, const void *beta, void *C,     \
-                         const int *ldc, size_t l1, size_t l2);                                                       \
-    void name(const char *side, const char *uplo, const int *m, const int *n, const void *alpha, const void *A,      \
-              const int *lda, const void *B, const int *ldb, const void *beta, void *C, const int *ldc, size_t l1,    \
+    TSB_EXPORT void name(const char *side, const char *uplo, const tsb_int *m, const tsb_int *n, const void *alpha,           \
+                         const void *A, const tsb_int *lda, const void *B, const tsb_int *ldb, const void *beta, void *C,     \
+                         const tsb_int *ldc, size_t l1, size_t l2);                                                       \
+    void name(const char *side, const char *uplo, const tsb_int *m, const tsb_int *n, const void *alpha, const void *A,      \
+              const tsb_int *lda, const void *B, const tsb_int *ldb, const void *beta, void *C, const tsb_int *ldc, size_t l1,    \
               size_t l2) {                                                                                            \
         l3_args a = {.side = *side, .uplo = *uplo, .m = *m, .n = *n, .alpha = alpha, .A = A, .lda = *lda, .B = B,     \
                      .ldb = *ldb, .beta = beta, .C = C, .ldc = *ldc};                                                 \
         fortran_entry(r, &a);                                                                                         \
     }
 #define TSB_F_SYRK(name, r)                                                                                          \
-    TSB_EXPORT void name(const char *uplo, const char *trans, const int *n, const int *k, const void *alpha,          \
-                         const void *A, const int *lda, const void *beta, void *C, const int *ldc, size_t l1,         \
+    TSB_EXPORT void name(const char *uplo, const char *trans, const tsb_int *n, const tsb_int *k, const void *alpha,          \
+                         const void *A, const tsb_int *lda, const void *beta, void *C, const tsb_int *ldc, size_t l1,         \
                          size_t l2);                                                                                  \
-    void name(const char *uplo, const char *trans, const int *n, const int *k, const void *alpha, const void *A,     \
-              const int *lda, const void *beta, void *C, const int *ldc, size_t l1, size_t l2) {                      \
+    void name(const char *uplo, const char *trans, const tsb_int *n, const tsb_int *k, const void *alpha, const void *A,     \
+              const tsb_int *lda, const void *beta, void *C, const tsb_int *ldc, size_t l1, size_t l2) {                      \
         l3_args a = {.uplo = *uplo, .trans = *trans, .n = *n, .k = *k, .alpha = alpha, .A = A, .lda = *lda,           \
                      .beta = beta, .C = C, .ldc = *ldc, .ldb = 1};                                                    \
         fortran_entry(r, &a);                                                                                         \
     }
 #define TSB_F_SYR2K(name, r)                                                                                         \
-    TSB_EXPORT void name(const char *uplo, const char *trans, const int *n, const int *k, const void *alpha,          \
-                         const void *A, const int *lda, const void *B, const int *ldb, const void *beta, void *C,     \
-                         const int *ldc, size_t l1, size_t l2);                                                       \
-    void name(const char *uplo, const char *trans, const int *n, const int *k, const void *alpha, const void *A,     \
-              const int *lda, const void *B, const int *ldb, const void *beta, void *C, const int *ldc, size_t l1,    \
+    TSB_EXPORT void name(const char *uplo, const char *trans, const tsb_int *n, const tsb_int *k, const void *alpha,          \
+                         const void *A, const tsb_int *lda, const void *B, const tsb_int *ldb, const void *beta, void *C,     \
+                         const tsb_int *ldc, size_t l1, size_t l2);                                                       \
+    void name(const char *uplo, const char *trans, const tsb_int *n, const tsb_int *k, const void *alpha, const void *A,     \
+              const tsb_int *lda, const void *B, const tsb_int *ldb, const void *beta, void *C, const tsb_int *ldc, size_t l1,    \
               size_t l2) {                                                                                            \
         l3_args a = {.uplo = *uplo, .trans = *trans, .n = *n, .k = *k, .alpha = alpha, .A = A, .lda = *lda, .B = B,   \
                      .ldb = *ldb, .beta = beta, .C = C, .ldc = *ldc};                                                 \
         fortran_entry(r, &a);                                                                                         \
     }
 #define TSB_F_TRMM(name, r)                                                                                          \
-    TSB_EXPORT void name(const char *side, const char *uplo, const char *ta, const char *diag, const int *m,          \
-                         const int *n, const void *alpha, const void *A, const int *lda, void *B, const int *ldb,     \
+    TSB_EXPORT void name(const char *side, const char *uplo, const char *ta, const char *diag, const tsb_int *m,          \
+                         const tsb_int *n, const void *alpha, const void *A, const tsb_int *lda, void *B, const tsb_int *ldb,     \
                          size_t l1, size_t l2, size_t l3, size_t l4);                                                 \
-    void name(const char *side, const char *uplo, const char *ta, const char *diag, const int *m, const int *n,      \
-              const void *alpha, const void *A, const int *lda, void *B, const int *ldb, size_t l1, size_t l2,        \
+    void name(const char *side, const char *uplo, const char *ta, const char *diag, const tsb_int *m, const tsb_int *n,      \
+              const void *alpha, const void *A, const tsb_int *lda, void *B, const tsb_int *ldb, size_t l1, size_t l2,        \
               size_t l3, size_t l4) {                                                                                 \
         l3_args a = {.side = *side, .uplo = *uplo, .trans = *ta, .diag = *diag, .m = *m, .n = *n, .alpha = alpha,     \
                      .A = A, .lda = *lda, .C = B, .ldc = *ldb};                                                       \
@@ -294,7 +295,7 @@ static int cblas_problem(int r, int layout, int side, int uplo, int trans, int d
         else a->trans = trans == TSB_NO_TRANS ? 'T' : 'N';
     }
     if (row && (tri || mm)) {
-        int t = a->m;
+        tsb_int t = a->m;
         a->m = a->n, a->n = t;
     }
     if (row && R->kind == K_HER2K) {
@@ -320,46 +321,48 @@ static int cblas_entry(int r, int layout, int side, int uplo, int trans, int dia
 #define BYPTR(x) (x)
 
 #define TSB_C_SYMM(name, r, TA, TB, PA, PB)                                                                          \
-    TSB_EXPORT void name(int layout, int Side, int Uplo, int M, int N, TA alpha, const void *A, int lda,              \
-                         const void *B, int ldb, TB beta, void *C, int ldc);                                          \
-    void name(int layout, int Side, int Uplo, int M, int N, TA alpha, const void *A, int lda, const void *B, int ldb, \
-              TB beta, void *C, int ldc) {                                                                            \
+    TSB_EXPORT void name(int layout, int Side, int Uplo, tsb_int M, tsb_int N, TA alpha, const void *A, tsb_int lda,              \
+                         const void *B, tsb_int ldb, TB beta, void *C, tsb_int ldc);                                          \
+    void name(int layout, int Side, int Uplo, tsb_int M, tsb_int N, TA alpha, const void *A, tsb_int lda, const void *B, tsb_int ldb, \
+              TB beta, void *C, tsb_int ldc) {                                                                            \
         l3_args a = {.m = M, .n = N, .alpha = PA(alpha), .A = A, .lda = lda, .B = B, .ldb = ldb, .beta = PB(beta),    \
                      .C = C, .ldc = ldc};                                                                             \
         if (cblas_entry(r, layout, Side, Uplo, 0, 0, &a)) return;                                                     \
-        typedef void (*fn)(int, int, int, int, int, TA, const void *, int, const void *, int, TB, void *, int);      \
+        typedef void (*fn)(int, int, int, tsb_int, tsb_int, TA, const void *, tsb_int, const void *, tsb_int, TB,      \
+                           void *, tsb_int);                                                                  \
         ((fn)cpu_fn(r, 1))(layout, Side, Uplo, M, N, alpha, A, lda, B, ldb, beta, C, ldc);                           \
     }
 #define TSB_C_SYRK(name, r, TA, TB, PA, PB)                                                                          \
-    TSB_EXPORT void name(int layout, int Uplo, int Trans, int N, int K, TA alpha, const void *A, int lda, TB beta,    \
-                         void *C, int ldc);                                                                           \
-    void name(int layout, int Uplo, int Trans, int N, int K, TA alpha, const void *A, int lda, TB beta, void *C,      \
-              int ldc) {                                                                                              \
+    TSB_EXPORT void name(int layout, int Uplo, int Trans, tsb_int N, tsb_int K, TA alpha, const void *A, tsb_int lda, TB beta,    \
+                         void *C, tsb_int ldc);                                                                           \
+    void name(int layout, int Uplo, int Trans, tsb_int N, tsb_int K, TA alpha, const void *A, tsb_int lda, TB beta, void *C,      \
+              tsb_int ldc) {                                                                                              \
         l3_args a = {.n = N, .k = K, .alpha = PA(alpha), .A = A, .lda = lda, .ldb = 1, .beta = PB(beta), .C = C,      \
                      .ldc = ldc};                                                                                     \
         if (cblas_entry(r, layout, 0, Uplo, Trans, 0, &a)) return;                                                    \
-        typedef void (*fn)(int, int, int, int, int, TA, const void *, int, TB, void *, int);                         \
+        typedef void (*fn)(int, int, int, tsb_int, tsb_int, TA, const void *, tsb_int, TB, void *, tsb_int);                         \
         ((fn)cpu_fn(r, 1))(layout, Uplo, Trans, N, K, alpha, A, lda, beta, C, ldc);                                  \
     }
 #define TSB_C_SYR2K(name, r, TA, TB, PA, PB)                                                                         \
-    TSB_EXPORT void name(int layout, int Uplo, int Trans, int N, int K, TA alpha, const void *A, int lda,             \
-                         const void *B, int ldb, TB beta, void *C, int ldc);                                          \
-    void name(int layout, int Uplo, int Trans, int N, int K, TA alpha, const void *A, int lda, const void *B,         \
-              int ldb, TB beta, void *C, int ldc) {                                                                   \
+    TSB_EXPORT void name(int layout, int Uplo, int Trans, tsb_int N, tsb_int K, TA alpha, const void *A, tsb_int lda,             \
+                         const void *B, tsb_int ldb, TB beta, void *C, tsb_int ldc);                                          \
+    void name(int layout, int Uplo, int Trans, tsb_int N, tsb_int K, TA alpha, const void *A, tsb_int lda, const void *B,         \
+              tsb_int ldb, TB beta, void *C, tsb_int ldc) {                                                                   \
         l3_args a = {.n = N, .k = K, .alpha = PA(alpha), .A = A, .lda = lda, .B = B, .ldb = ldb, .beta = PB(beta),    \
                      .C = C, .ldc = ldc};                                                                             \
         if (cblas_entry(r, layout, 0, Uplo, Trans, 0, &a)) return;                                                    \
-        typedef void (*fn)(int, int, int, int, int, TA, const void *, int, const void *, int, TB, void *, int);      \
+        typedef void (*fn)(int, int, int, tsb_int, tsb_int, TA, const void *, tsb_int, const void *, tsb_int, TB,      \
+                           void *, tsb_int);                                                                  \
         ((fn)cpu_fn(r, 1))(layout, Uplo, Trans, N, K, alpha, A, lda, B, ldb, beta, C, ldc);                          \
     }
 #define TSB_C_TRMM(name, r, TA, PA)                                                                                  \
-    TSB_EXPORT void name(int layout, int Side, int Uplo, int TransA, int Diag, int M, int N, TA alpha, const void *A, \
-                         int lda, void *B, int ldb);                                                                  \
-    void name(int layout, int Side, int Uplo, int TransA, int Diag, int M, int N, TA alpha, const void *A, int lda,   \
-              void *B, int ldb) {                                                                                     \
+    TSB_EXPORT void name(int layout, int Side, int Uplo, int TransA, int Diag, tsb_int M, tsb_int N, TA alpha, const void *A, \
+                         tsb_int lda, void *B, tsb_int ldb);                                                                  \
+    void name(int layout, int Side, int Uplo, int TransA, int Diag, tsb_int M, tsb_int N, TA alpha, const void *A, tsb_int lda,   \
+              void *B, tsb_int ldb) {                                                                                     \
         l3_args a = {.m = M, .n = N, .alpha = PA(alpha), .A = A, .lda = lda, .C = B, .ldc = ldb};                     \
         if (cblas_entry(r, layout, Side, Uplo, TransA, Diag, &a)) return;                                             \
-        typedef void (*fn)(int, int, int, int, int, int, int, TA, const void *, int, void *, int);                   \
+        typedef void (*fn)(int, int, int, int, int, tsb_int, tsb_int, TA, const void *, tsb_int, void *, tsb_int);                   \
         ((fn)cpu_fn(r, 1))(layout, Side, Uplo, TransA, Diag, M, N, alpha, A, lda, B, ldb);                           \
     }
 

@@ -15,10 +15,10 @@ TSB_EXPORT int CBLAS_CallFromC = 0;
 
 // Reference XERBLA (BLAS/SRC/xerbla.f): prints the message and STOPs, which gfortran ends with exit
 // status 0. Weak and exported, so a program's own xerbla_ replaces it (the testers rely on that).
-TSB_EXPORT __attribute__((weak)) void xerbla_(const char *srname, const int *info, size_t len) {
+TSB_EXPORT __attribute__((weak)) void xerbla_(const char *srname, const tsb_int *info, size_t len) {
     size_t n = len;
     while (n > 0 && srname[n - 1] == ' ') n--; // SRNAME(1:LEN_TRIM(SRNAME))
-    printf(" ** On entry to %.*s parameter number %2d had an illegal value\n", (int)n, srname, *info);
+    printf(" ** On entry to %.*s parameter number %2d had an illegal value\n", (int)n, srname, (int)*info);
     fflush(stdout);
     exit(0);
 }
@@ -58,9 +58,9 @@ static int row_major_position(int info, const char *rout) {
 }
 
 // Reference cblas_xerbla: message on stderr, then exit(-1). Weak: the CBLAS testers define their own.
-TSB_EXPORT __attribute__((weak)) void cblas_xerbla(int info, const char *rout, const char *form, ...) {
-    if (RowMajorStrg) info = row_major_position(info, rout);
-    if (info) fprintf(stderr, "Parameter %d to routine %s was incorrect\n", info, rout);
+TSB_EXPORT __attribute__((weak)) void cblas_xerbla(tsb_int info, const char *rout, const char *form, ...) {
+    if (RowMajorStrg) info = row_major_position((int)info, rout);
+    if (info) fprintf(stderr, "Parameter %d to routine %s was incorrect\n", (int)info, rout);
     va_list ap;
     va_start(ap, form);
     vfprintf(stderr, form, ap);
