@@ -368,6 +368,22 @@ static void tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, 
     *ld = nr;
 }
 
+// A peer whose load streams already failed, before its worker has noticed (it is not marked dead
+// yet): its slots' ready events may be recorded after the failure, and a copy waiting on one fails
+// this device too. Two healthy devices could then take each other down in turn, each revival
+// leaving the other's copies doomed (3 simulated devices, one copy fault: ~3% of calls ran out of
+// revivals). A non-blocking query; the peer is skipped.
+static int peer_failed(tl_call *c, int e) {
+    tl_devrt *er = &c->rt->dev[e];
+    ts_stream *st[2] = {er->s_h2d, er->s_p2p};
+    for (int i = 0; i < 2; i++)
+        if (st[i] && ts_stream_error(st[i]) < 0) {
+            ts_error_clear();
+            return 1;
+        }
+    return 0;
+}
+
 // A peer whose cache holds (or is loading) the tile, nearest ordinal first; -1 if none.
 static int find_peer(tl_call *c, int d, int mat, int64_t idx, int *pslot) {
     ts_tiles *rt = c->rt;
@@ -377,7 +393,7 @@ static int find_peer(tl_call *c, int d, int mat, int64_t idx, int *pslot) {
             int e = sgn ? d - dist : d + dist;
             if (e < 0 || e >= rt->ndev || !c->dc[e].slots || c->dc[e].dead) continue;
             int s = *map_of(c, e, mat, idx);
-            if (s < 0 || !ts_device_can_peer(rt->dev[d].dev, rt->dev[e].dev)) continue;
+            if (s < 0 || !ts_device_can_peer(rt->dev[d].dev, rt->dev[e].dev) || peer_failed(c, e)) continue;
             *pslot = s;
             return e;
         }

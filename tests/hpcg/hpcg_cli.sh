@@ -248,22 +248,26 @@ else
     [ "$(grep '^Local Domain Dimensions::' "$REP" | grep -E 'ipz|nz' | cut -d: -f3 | tr '\n' ' ')" = \
       "Lower ipz=0 Upper ipz=0 nz=24 Lower ipz=1 Upper ipz=$(( NP - 1 )) nz=8 " ] || fail "pz: Local Domain Dimensions groups"
     python3 -c 'import json; e=json.load(open("z.json"))["results"][0]["extra"]; assert (e["pz"], e["zl"], e["zu"], e["valid"]) == (1, 24, 8, True), e' || fail "pz: JSON"
-    hp "${Z[@]}" --pz 1 --zl 24 --zu 8 --rt 0 --engine ref
-    expect_rc 0; expect_out "HPCG result is VALID"
-    export TESSERA_SIM_DEVICES=2
-    hp "${Z[@]}" --pz 1 --zl 24 --zu 8 --rt 0 --engine device
-    unset TESSERA_SIM_DEVICES
-    expect_rc 0; expect_out "HPCG result is VALID"
-    # zl = zu = nz is the one-nz problem, bit for bit
-    hp "${Z[@]}" --rt 0 --engine cpu --json z1.json
-    expect_rc 0
-    hp "${Z[@]}" --pz 1 --zl 16 --zu 16 --rt 0 --engine cpu --json z2.json
-    expect_rc 0
-    python3 - z1.json z2.json <<'PY' || fail "pz with zl = zu = nz: not the one-nz run"
+    # the other engines and the one-nz equality on 2 ranks only (8 oversubscribed ranks under ASan
+    # are slow; the layers' bookkeeping is the same code)
+    if [ "$NP" -le 2 ]; then
+        hp "${Z[@]}" --pz 1 --zl 24 --zu 8 --rt 0 --engine ref
+        expect_rc 0; expect_out "HPCG result is VALID"
+        export TESSERA_SIM_DEVICES=2
+        hp "${Z[@]}" --pz 1 --zl 24 --zu 8 --rt 0 --engine device
+        unset TESSERA_SIM_DEVICES
+        expect_rc 0; expect_out "HPCG result is VALID"
+        # zl = zu = nz is the one-nz problem, bit for bit
+        hp "${Z[@]}" --rt 0 --engine cpu --json z1.json
+        expect_rc 0
+        hp "${Z[@]}" --pz 1 --zl 16 --zu 16 --rt 0 --engine cpu --json z2.json
+        expect_rc 0
+        python3 - z1.json z2.json <<'PY' || fail "pz with zl = zu = nz: not the one-nz run"
 import json, sys
 a, b = (json.load(open(f))["results"][0]["extra"] for f in sys.argv[1:3])
 assert a["ref_drop"] == b["ref_drop"] and a["opt_iters"] == b["opt_iters"] and a["residual_mean"] == b["residual_mean"], (a, b)
 PY
+    fi
     hp "${Z[@]}" --pz "$NP" --zl 24 --zu 8 --rt 0
     expect_rc 2; expect_out "pz=$NP must be below npz=$NP"
     hp "${Z[@]}" --pz 1 --zl 20 --zu 8 --rt 0
