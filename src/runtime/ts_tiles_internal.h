@@ -13,7 +13,7 @@
 #define TL_REFS 2           // slot references one release entry carries
 #define TL_PINS_MAX 32      // upper bound of opts.keep_pins
 #define TL_MIN_AB_SLOTS 4   // A and B slots a device needs besides its C slots (two k-steps)
-#define TL_REVIVALS 4       // recoveries per device and call after failures caused by a peer
+#define TL_REVIVALS 8       // recoveries per device and call after failures caused by a peer
 
 // Matrix an A/B/C tile belongs to (slot keys).
 enum { TL_NONE = 0, TL_A = 1, TL_B = 2, TL_C = 3 };
