@@ -92,6 +92,8 @@ int ts_hpcg_geom_init_z(ts_hpcg_geom *g, int size, int rank, int nx, int ny, int
                         int npz, int pz, int zl, int zu);
 // The next coarser level's geometry (every local and global dimension halved).
 void ts_hpcg_geom_halve(ts_hpcg_geom *g);
+// The local nz for messages: "16", or "(24 below layer 1, then 8)" with two values.
+void ts_hpcg_geom_nz_text(const ts_hpcg_geom *g, char *buf, size_t len);
 int64_t ts_hpcg_global_row(const ts_hpcg_geom *g, int64_t gix, int64_t giy, int64_t giz);
 // Checks the rules on the local dimensions and the process grid (divisible by 8 for 3 coarsenings,
 // aspect ratios >= 0.125, rows within 32-bit local indices). Message names value and limit.

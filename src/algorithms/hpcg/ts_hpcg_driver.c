@@ -208,9 +208,8 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     res->gnnz = P->A->gnnz;
     res->mem_bytes = (double)P->bytes;
     TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &res->mem_bytes, 1, TS_HC_SUM), rc, out);
-    char zs[48];
-    if (res->g.pz) snprintf(zs, sizeof zs, "%d/%d", res->g.zl, res->g.zu); // below / from layer pz
-    else snprintf(zs, sizeof zs, "%d", res->g.nz);
+    char zs[64];
+    ts_hpcg_geom_nz_text(&res->g, zs, sizeof zs);
     if (show)
         ts_log(TS_LOG_INFO, "hpcg: %lld x %lld x %lld global (%d x %d x %s per rank, %d x %d x %d ranks), "
                "%lld rows, %lld nonzeros; engine %s%s%s; setup %.3f s", (long long)res->g.gnx,

@@ -157,6 +157,11 @@ void ts_hpcg_geom_halve(ts_hpcg_geom *g) {
     g->gix0 /= 2; g->giy0 /= 2; g->giz0 /= 2;
 }
 
+void ts_hpcg_geom_nz_text(const ts_hpcg_geom *g, char *buf, size_t len) {
+    if (g->pz) snprintf(buf, len, "(%d below layer %d, then %d)", g->zl, g->pz, g->zu);
+    else snprintf(buf, len, "%d", g->nz);
+}
+
 // The process layer that holds global z index giz.
 static int layer_of(const ts_hpcg_geom *g, int64_t giz) {
     const int64_t low = (int64_t)g->pz * g->zl;

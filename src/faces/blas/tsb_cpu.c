@@ -31,9 +31,19 @@ static void *open_blas(const char *lib, const char *var) {
     return h;
 }
 
+// The library behind tessera_core's own calls: TESSERA_CPU_BLAS_LP64 in the ILP64 build, else the
+// one CPU BLAS.
+static const char *core_lib(void) {
+#ifdef TSB_ILP64
+    return tsb_config_get()->cpu_blas_core;
+#else
+    return tsb_config_get()->cpu_blas;
+#endif
+}
+
 static void cpu_open(void) { cpu_handle = open_blas(tsb_config_get()->cpu_blas, "TESSERA_CPU_BLAS"); }
 #ifdef TSB_ILP64
-static void core_open(void) { core_handle = open_blas(tsb_config_get()->cpu_blas_core, CORE_VAR); }
+static void core_open(void) { core_handle = open_blas(core_lib(), CORE_VAR); }
 #endif
 
 static void *core_handle_get(void) {
@@ -69,14 +79,7 @@ void *tsb_cpu_sym(const char *name) {
     return sym_in(cpu_handle, tsb_config_get()->cpu_blas, "TESSERA_CPU_BLAS", name);
 }
 
-void *tsb_core_sym(const char *name) {
-    void *h = core_handle_get();
-#ifdef TSB_ILP64
-    return sym_in(h, tsb_config_get()->cpu_blas_core, CORE_VAR, name);
-#else
-    return sym_in(h, tsb_config_get()->cpu_blas, CORE_VAR, name);
-#endif
-}
+void *tsb_core_sym(const char *name) { return sym_in(core_handle_get(), core_lib(), CORE_VAR, name); }
 
 // Calls the tessera_core makes to OpenBLAS's own extensions are linked to these (--wrap); another
 // CPU BLAS may lack them, so they fall back to neutral answers.
@@ -89,7 +92,7 @@ void __wrap_openblas_set_num_threads(int n);
 
 char *__wrap_openblas_get_config(void) {
     char *(*f)(void) = (char *(*)(void))cpu_sym_opt("openblas_get_config");
-    return f ? f() : (char *)tsb_config_get()->cpu_blas_core;
+    return f ? f() : (char *)core_lib();
 }
 char *__wrap_openblas_get_corename(void) {
     char *(*f)(void) = (char *(*)(void))cpu_sym_opt("openblas_get_corename");

@@ -49,7 +49,7 @@ enum {
 typedef struct {
     char cpu_blas[1024];         // TESSERA_CPU_BLAS (default libopenblas.so.0; ILP64: libopenblas64.so.0)
     char cpu_blas_core[1024];    // ILP64 build: TESSERA_CPU_BLAS_LP64, the 32-bit CPU BLAS the runtime's
-                                 // own CPU work calls (default libopenblas.so.0); LP64: cpu_blas
+                                 // own CPU work calls (default libopenblas.so.0); the LP64 build uses cpu_blas
     int64_t threshold;           // TESSERA_BLAS_THRESHOLD: offload when m*n*k >= threshold
     int max_devices;             // TESSERA_BLAS_DEVICES: all (0) or the first N devices
     int64_t tile;                // TESSERA_BLAS_TILE (0: the runtime's default)

@@ -60,39 +60,31 @@ static int is_int_arg(const char *s) {
     return 1;
 }
 
-static int apply_positional(const int *pos, int npos, hpcg_args *a, const hpcg_args *named) {
+// After the options: a positional value fills what no option set (0, rt < 0).
+static void apply_positional(const int *pos, int npos, hpcg_args *a) {
     static const char *names[10] = {"nx", "ny", "nz", "rt", "pz", "zl", "zu", "npx", "npy", "npz"};
     int *dst[10] = {&a->nx, &a->ny, &a->nz, NULL, &a->pz, &a->zl, &a->zu, &a->npx, &a->npy, &a->npz};
-    const int *given[10] = {&named->nx, &named->ny, &named->nz, NULL, &named->pz, &named->zl, &named->zu,
-                            &named->npx, &named->npy, &named->npz};
-    if (npos > 10) {
-        ts_cli_errorf(CMD, "%d positional integers; HPCG reads at most 10 (nx ny nz rt pz zl zu npx npy npz)", npos);
-        return -1;
-    }
     for (int k = 0; k < npos; k++) {
         if (pos[k] < 10) {
             ts_log(TS_LOG_WARN, "hpcg: positional %s=%d ignored (HPCG 3.1 ignores positional values below 10; "
                    "use --%s=%d)", names[k], pos[k], names[k], pos[k]);
-            continue;
-        }
-        if (k == 3) {
-            if (named->rt < 0) a->rt = pos[k];
-        } else if (!*given[k]) {
+        } else if (k == 3) {
+            if (a->rt < 0) a->rt = pos[k];
+        } else if (!*dst[k]) {
             *dst[k] = pos[k];
         }
     }
-    return 0;
 }
 
 static int parse_args(int argc, char **argv, hpcg_args *a) {
     memset(a, 0, sizeof *a);
     a->rt = -1;
-    int pos[11], npos = 0;
+    int pos[10], npos = 0;
     for (int i = 1; i < argc; i++) {
         if (is_int_arg(argv[i])) {
             int v;
             if (ts_cli_int(CMD, "positional value", argv[i], 0, &v) < 0) return -1;
-            if (npos < 11) pos[npos] = v;
+            if (npos < 10) pos[npos] = v;
             npos++;
             continue;
         }
@@ -140,10 +132,11 @@ static int parse_args(int argc, char **argv, hpcg_args *a) {
             return -1;
         }
     }
-    if (npos) {
-        hpcg_args named = *a;
-        if (apply_positional(pos, npos > 11 ? 11 : npos, a, &named) < 0) return -1;
+    if (npos > 10) {
+        ts_cli_errorf(CMD, "%d positional integers; HPCG reads at most 10 (nx ny nz rt pz zl zu npx npy npz)", npos);
+        return -1;
     }
+    apply_positional(pos, npos, a);
     if ((a->zl || a->zu) && !a->pz) {
         ts_cli_errorf(CMD, "--zl/--zu need --pz (the first process layer that gets zu)");
         return -1;
@@ -302,8 +295,7 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
 
 static void print_summary(const ts_hpcg_result *r) {
     char zs[64];
-    if (r->g.pz) snprintf(zs, sizeof zs, "(%d below layer %d, then %d)", r->g.zl, r->g.pz, r->g.zu);
-    else snprintf(zs, sizeof zs, "%d", r->g.nz);
+    ts_hpcg_geom_nz_text(&r->g, zs, sizeof zs);
     printf("HPCG 3.1  %lld x %lld x %lld global, %d x %d x %s per rank, %d x %d x %d ranks, %d thread(s) each\n",
            (long long)r->g.gnx, (long long)r->g.gny, (long long)r->g.gnz, r->g.nx, r->g.ny, zs,
            r->g.npx, r->g.npy, r->g.npz, r->omp_threads);
