@@ -36,17 +36,21 @@ ROW_KERNEL(k_gen, ts_hpcg_xk_gen, a.nrow, ts_hpcg_gen_row(&a, (int32_t)i))
 ROW_KERNEL(k_ell, ts_hpcg_xk_ell, a.nrow, ts_hpcg_ell_row(&a, (int32_t)i))
 ROW_KERNEL(k_f2c, ts_hpcg_xk_f2c, (int64_t)a.cnx * a.cny * a.cnz, ts_hpcg_f2c_row(&a, (int32_t)i))
 ROW_KERNEL(k_remap, ts_hpcg_xk_remap, a.n, a.out[i] = a.map[a.in[i]])
-// The thread blocks of h's rows first (few, and slow: rows on a face of the box, far apart in
-// memory; started first, they finish under the bulk instead of trailing it), then b's: each thread
-// block sweeps rows of one.
+// The thread blocks of b's rows first, then those of h's: each thread block sweeps rows of one.
+// The order matters through ptxas, not through the schedule: under the 64-register cap it compiles
+// the two inlined copies of the row code differently, one issuing all loads of a group of 8 before
+// the first product, the other interleaving the x loads with the products. With h's rows first
+// (ec69fce) the b rows, every row of a one-rank run, ran the interleaved copy: the one-GPU rating
+// lost 13% (H100) to 21% (H200), bench/NOTES.md "HPCG on one GPU: the loss of ec69fce". This order
+// compiles to the same machine code as 08e58c3; bench/regress.sh measures any change against it.
 template <int MODE> __global__ void __launch_bounds__(TPB, SWEEP_BLOCKS) k_sweep(const ts_hpcg_xk_sweep a) {
-    const unsigned nhb = (unsigned)((a.h.nr + TPB - 1) / TPB);
-    if (blockIdx.x < nhb) {
+    const unsigned nbb = (unsigned)((a.b.nr + TPB - 1) / TPB);
+    if (blockIdx.x < nbb) {
         const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
-        if (i < a.h.nr) ts_hpcg_sweep_row(&a, &a.h, MODE, (int32_t)i);
-    } else {
-        const int64_t i = (int64_t)(blockIdx.x - nhb) * TPB + threadIdx.x;
         if (i < a.b.nr) ts_hpcg_sweep_row(&a, &a.b, MODE, (int32_t)i);
+    } else {
+        const int64_t i = (int64_t)(blockIdx.x - nbb) * TPB + threadIdx.x;
+        if (i < a.h.nr) ts_hpcg_sweep_row(&a, &a.h, MODE, (int32_t)i);
     }
 }
 ROW_KERNEL(k_restrict, ts_hpcg_xk_restrict, a.n, ts_hpcg_restrict_row(&a, (int32_t)i))
