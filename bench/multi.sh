@@ -46,7 +46,7 @@ echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head 
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
-# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-midx, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-nvidia-1 and hpcg-nvidia-G (NVIDIA's HPCG beside ours), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-midx, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -158,6 +158,19 @@ for s in $(expand); do
       run "hpcg-orders-$G" 300 "${mpi[@]}" "$G" "$ob" descent 256 "${MULTI_ORDERS_REF:?MULTI_ORDERS_REF}" \
           "$here/results/h100/hpcg-orders-128-256-2026-11-25-763b333.txt" "${MULTI_ORDERS_K:-20}" 2
       grep -E "^(start|final)" "$out/hpcg-orders-$G.log" >&2 ;;
+    # NVIDIA's open HPCG beside ours, same ranks, same call: `tessera hpcg` (the defaults: NCCL halo,
+    # V-cycle graph) then xhpcg (bench/nvidia_hpcg.sh; the source carried in .peers/), both results in
+    # one file hpcg-vs-nvidia-N.json (bench/peer_hpcg.py), the ratio in the log
+    hpcg-nvidia-1|hpcg-nvidia-G)
+      n=1; [ "$s" = hpcg-nvidia-G ] && n=$G
+      hpcg_run "hpcg-vs-nvidia-$n-tessera" "$n"
+      j=$out/hpcg-vs-nvidia-$n-tessera.json
+      rep=$("$here/nvidia_hpcg.sh" "$out" "$n" "${MULTI_HPCG_RT:-30}" 2>>"$out/hpcg-vs-nvidia-$n.log" | tail -1)
+      if [ -f "$j" ] && [ -f "$rep" ]; then
+        python3 "$here/peer_hpcg.py" "$out/hpcg-vs-nvidia-$n.json" "$j" "$rep" >&2 && rm -f "$j"
+      else
+        echo "== hpcg-nvidia-$n FAILED: no result from $([ -f "$j" ] && echo nvidia-hpcg || echo tessera)" >&2; status=1
+      fi ;;
     gemm)
       # the tile runtime on 1..G GPUs; cuBLASXt on the most GPUs, where its bar is (block 8192: 4096
       # measured 0.48x of it on two H200s; MULTI_XT_BLOCKS=4096,8192 for both)

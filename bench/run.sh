@@ -131,6 +131,10 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   # HPCG at 256^3 on the GPU (the report file lands in OUTDIR); official runs need --rt 1800.
   step hpcg bash -c 'cd "$1" && shift && exec "$@"' _ "$out" "$tessera" hpcg --engine cuda --nx 256 --ny 256 --nz 256 \
        --rt "${TESSERA_BENCH_HPCG_RT:-60}" --json "$out/hpcg.json" -q
+  # The same beside NVIDIA's open HPCG on this GPU, one JSON with both results (bench/peer_hpcg.py);
+  # the source travels in .peers/ (bench/nvidia_hpcg.sh).
+  step hpcg-nvidia env MULTI_STEPS=hpcg-nvidia-1 MULTI_HPCG_RT="${TESSERA_BENCH_HPCG_RT:-60}" \
+       "$here/multi.sh" "$tessera" "$out"
   step burn "$tessera" burn --time ${TESSERA_BENCH_BURN_TIME:-2m} --json "$out/burn.json" --plot "$out/burn.svg"
 else
   step gemm-cpu "$tessera" gemm 1024 2048 --engine cpu --json "$out/gemm-cpu.json"
