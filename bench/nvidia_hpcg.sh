@@ -43,8 +43,14 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABL
 (cd "$run" && mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" "$bin" --nx="$nx" --ny="$nx" \
    --nz="$nx" --rt="$rt" --b=1) >"$out/nvidia-hpcg-$ranks.log" 2>&1
 rc=$?
+# The report file, or (benchmark mode writes none) the same key=value lines from its output
 rep=$(ls -t "$run"/HPCG-Benchmark_3.1_*.txt 2>/dev/null | head -1)
-[ -n "$rep" ] || { echo "nvidia_hpcg.sh: no report (exit $rc); log $out/nvidia-hpcg-$ranks.log" >&2; tail -20 "$out/nvidia-hpcg-$ranks.log" >&2; exit 3; }
-cp "$rep" "$out/nvidia-hpcg-$ranks-report.txt"
+if [ -n "$rep" ]; then
+  cp "$rep" "$out/nvidia-hpcg-$ranks-report.txt"
+elif grep -q "^Final Summary::" "$out/nvidia-hpcg-$ranks.log"; then
+  grep -E "^[A-Za-z#].*=" "$out/nvidia-hpcg-$ranks.log" >"$out/nvidia-hpcg-$ranks-report.txt"
+else
+  echo "nvidia_hpcg.sh: no report (exit $rc); log $out/nvidia-hpcg-$ranks.log" >&2; tail -20 "$out/nvidia-hpcg-$ranks.log" >&2; exit 3
+fi
 grep -h "GFLOP/s rating" "$out/nvidia-hpcg-$ranks-report.txt" >&2
 echo "$out/nvidia-hpcg-$ranks-report.txt"

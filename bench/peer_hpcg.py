@@ -58,6 +58,9 @@ def nvidia_result(kv, report_name):
         "phases": {},
         "report": report_name,
     }
+    gnz = num(kv, "Global Problem Dimensions::Global nz", int)
+    if extra["nz"] is None and gnz and extra["npz"]:  # NVIDIA's report lists no local nz
+        extra["nz"] = gnz // extra["npz"]
     ref = num(kv, "Iteration Count Information::Reference CG iterations per set", int)
     tot_opt = num(kv, "Iteration Count Information::Total number of optimized iterations", int)
     if tot_opt and extra["opt_iters"]:
@@ -76,11 +79,11 @@ def nvidia_result(kv, report_name):
         "seconds": {"median": total, "min": total, "max": total},
         "tflops": {"median": rating / 1e3, "min": rating / 1e3, "max": rating / 1e3},
         "verified": valid,
-        "shape": {"nx": extra["nx"], "ny": extra["ny"], "nz": extra["nz"]},
         "extra": extra,
     }
     if ref and extra["opt_iters"]:
         extra["ref_iters"] = ref
+    res["shape"] = {"nx": extra["nx"], "ny": extra["ny"], "nz": extra["nz"]}
     return res, procs
 
 
