@@ -99,6 +99,17 @@ int ts_hpcg_xk_sweep_cpu(void *args) {
     return 0;
 }
 
+int ts_hpcg_xk_spmv_cpu(void *args) {
+    const ts_hpcg_xk_spmv *a = args;
+    const ts_hpcg_xk_sweep s = {.mode = TS_HPCG_SPMV, .diag = a->diag, .x = (double *)a->x, .t = a->y};
+    for (int k = 0; k < a->nb; k++) {
+        const ts_hpcg_cblk *b = &a->blk[a->ord[k]];
+#pragma omp parallel for schedule(static)
+        for (int32_t i = 0; i < b->nr; i++) ts_hpcg_sweep_row(&s, b, TS_HPCG_SPMV, i);
+    }
+    return 0;
+}
+
 int ts_hpcg_xk_restrict_cpu(void *args) {
     const ts_hpcg_xk_restrict *a = args;
 #pragma omp parallel for schedule(static)

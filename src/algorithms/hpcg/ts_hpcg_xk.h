@@ -155,6 +155,20 @@ typedef struct {
     double *x, *t;          // SPMV: x is read, t is y
 } ts_hpcg_xk_sweep;
 
+// SpMV y = A x over every block of a level in one launch (the sweeps' SPMV row code, so y is the
+// same bit for bit). Rows carry no dependencies here, so the CUDA kernel takes them position-major:
+// thread block j handles rows [c TPB, (c + 1) TPB) of block ord[k] with c = j / nb, k = j % nb, and
+// the blocks running at any time cover one stretch of the box in every colour. The x values they
+// gather then stay in L2 between the colours, where colour by colour each colour re-read from
+// memory the x of all the others (~7 x 134 MB at 256^3, against 5.4 GB of matrix).
+typedef struct {
+    int32_t nb, maxnr;                     // non-empty blocks, listed in ord; rows of the largest
+    uint8_t ord[TS_HPCG_MAX_BLOCKS];       // their indices in blk
+    const ts_hpcg_cblk *blk;               // the level's block table (executor memory: xblk)
+    const double *diag, *x;
+    double *y;
+} ts_hpcg_xk_spmv;
+
 // Residual at the coarse points, restricted: rc[cq[k]] = r[f] - A_f x with f = fr[k], k < n.
 typedef struct {
     int32_t n, nblk;
@@ -419,6 +433,7 @@ TS_HPCG_XK_DECLARE(ell)
 TS_HPCG_XK_DECLARE(f2c)
 TS_HPCG_XK_DECLARE(remap)
 TS_HPCG_XK_DECLARE(sweep)
+TS_HPCG_XK_DECLARE(spmv)
 TS_HPCG_XK_DECLARE(restrict)
 TS_HPCG_XK_DECLARE(prolong)
 TS_HPCG_XK_DECLARE(waxpby)

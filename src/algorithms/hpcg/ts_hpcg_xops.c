@@ -72,11 +72,21 @@ static int sweep(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int mode, const doubl
     return sweep_part(O, L, c, 0, mode, r, x, t);
 }
 
+// y = A x over every block in one launch (ts_hpcg_xk_spmv: position-major on the GPU).
+static int spmv_all(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *x, double *y) {
+    ts_hpcg_xk_spmv a = {0, 0, {0}, L->xblk, L->diag, x, y};
+    for (int k = 0; k < L->nblk; k++) {
+        if (!L->blk[k].nr) continue;
+        a.ord[a.nb++] = (uint8_t)k;
+        if (L->blk[k].nr > a.maxnr) a.maxnr = L->blk[k].nr;
+    }
+    return TS_HPCG_XRUN(&O->X, spmv, a);
+}
+
 int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y) {
     if (!O->split) {
         TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-        for (int c = 0; c < L->ncolors; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_SPMV, NULL, x, y));
-        return 0;
+        return spmv_all(O, L, x, y);
     }
     // Every colour's rows without halo columns while the exchange runs, then the halo blocks two
     // to a launch (a product has no order between colours).

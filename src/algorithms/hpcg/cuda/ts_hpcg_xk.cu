@@ -53,6 +53,22 @@ template <int MODE> __global__ void __launch_bounds__(TPB, SWEEP_BLOCKS) k_sweep
         if (i < a.h.nr) ts_hpcg_sweep_row(&a, &a.h, MODE, (int32_t)i);
     }
 }
+// SpMV position-major over the blocks (ts_hpcg_xk_spmv): the block's fields from a copy in shared
+// memory (one call site, nothing chosen per thread); the row's value as the sweeps' SPMV computes it.
+#define SPMV_BLOCKS 3
+__global__ void __launch_bounds__(TPB, SPMV_BLOCKS) k_spmv(const __grid_constant__ ts_hpcg_xk_spmv a) {
+    __shared__ ts_hpcg_cblk sb;
+    const unsigned nb = (unsigned)a.nb;
+    if (threadIdx.x < sizeof sb / sizeof(int32_t)) // word by word (a struct copy went through the stack)
+        ((int32_t *)&sb)[threadIdx.x] = ((const int32_t *)&a.blk[a.ord[blockIdx.x % nb]])[threadIdx.x];
+    __syncthreads();
+    const int64_t i = (int64_t)(blockIdx.x / nb) * TPB + threadIdx.x;
+    if (i >= sb.nr) return;
+    const int32_t p = sb.r0 + (int32_t)i;
+    const double sl = ts_hpcg_ell_dot(sb.lcol, sb.lval, sb.nr, sb.wl, i, a.x);
+    const double su = ts_hpcg_ell_dot(sb.ucol, sb.uval, sb.nr, sb.wu, i, a.x);
+    a.y[p] = sl + a.diag[p] * a.x[p] + su;
+}
 ROW_KERNEL(k_restrict, ts_hpcg_xk_restrict, a.n, ts_hpcg_restrict_row(&a, (int32_t)i))
 ROW_KERNEL(k_prolong, ts_hpcg_xk_prolong, a.n, a.x[a.fr[i]] += a.xc[a.cq[i]])
 ROW_KERNEL(k_waxpby, ts_hpcg_xk_waxpby, a.n, a.w[i] = a.alpha * a.x[i] + a.beta * a.y[i])
@@ -96,6 +112,12 @@ extern "C" int ts_hpcg_xk_sweep_cuda(void *s, void *args) {
     default: return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: sweep mode %d", a.mode);
     }
     return launched("k_sweep");
+}
+extern "C" int ts_hpcg_xk_spmv_cuda(void *s, void *args) {
+    const ts_hpcg_xk_spmv a = *(const ts_hpcg_xk_spmv *)args;
+    if (a.nb <= 0 || a.maxnr <= 0) return 0;
+    k_spmv<<<blocks_for(a.maxnr) * (unsigned)a.nb, TPB, 0, (cudaStream_t)s>>>(a);
+    return launched("k_spmv");
 }
 extern "C" int ts_hpcg_xk_restrict_cuda(void *s, void *args) {
     const ts_hpcg_xk_restrict a = *(const ts_hpcg_xk_restrict *)args;
