@@ -56,11 +56,11 @@ OUT=${OUT:-bench/out}; mkdir -p "$OUT"
 work=$(mktemp -d /tmp/tessera-regress.XXXXXX)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=${NCCL_NVLS_ENABLE:-0}
 t0=$SECONDS
-declare -A bin=([base]=$dir/bin-base/tessera [head]=$dir/bin-head/tessera)
+declare -A bin=([base]=$PWD/$dir/bin-base/tessera [head]=$PWD/$dir/bin-head/tessera)
 pids=()
 for v in base head; do
   if [ -x "${bin[$v]}" ] && ! ldd "${bin[$v]}" 2>&1 | grep -q "not found"; then continue; fi
-  src=$dir/base; [ $v = head ] && src=.
+  src=$PWD/$dir/base; [ $v = head ] && src=$PWD
   c=$BASE; [ $v = head ] && c=$HEAD
   ( b=$work/build-$v
     cmake -S "$src" -B "$b" -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON -DTESSERA_TESTS=OFF >"$b.log" 2>&1 &&
