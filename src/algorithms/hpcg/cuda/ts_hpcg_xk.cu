@@ -7,30 +7,8 @@
 #include "core/ts_error.h"
 
 #define TPB 256 // threads per block of the row kernels
-// The matrix kernels: at least SWEEP_BLOCKS blocks per multiprocessor (registers capped).
-#define SWEEP_BLOCKS 4
 
 static unsigned blocks_for(int64_t n) { return (unsigned)((n + TPB - 1) / TPB); }
-static unsigned blocks_of(int64_t n, unsigned tpb) { return (unsigned)((n + tpb - 1) / tpb); }
-
-// Threads per block of the matrix kernels for n rows: TPB, halved (down to a warp) while the
-// launch would not fill every multiprocessor's SWEEP_BLOCKS slots SWEEP_WAVES times. The coarse
-// levels' launches (4096 rows a colour at 256^3) are latency-bound: spread over all
-// multiprocessors, their rows' load chains run side by side instead of queueing on a few.
-#define SWEEP_WAVES 2
-static unsigned sweep_tpb(int64_t n) {
-    static int sms[64];
-    int dev = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 64) return TPB;
-    if (!sms[dev] && cudaDeviceGetAttribute(&sms[dev], cudaDevAttrMultiProcessorCount, dev) != cudaSuccess) {
-        sms[dev] = 0;
-        return TPB;
-    }
-    const int64_t slots = (int64_t)sms[dev] * SWEEP_BLOCKS * SWEEP_WAVES;
-    unsigned tpb = TPB;
-    while (tpb > 32 && (int64_t)blocks_of(n, tpb) < slots) tpb /= 2;
-    return tpb;
-}
 
 // Every launch is checked here; faults inside a kernel surface at the stream's next sync.
 static int launched(const char *name) {
@@ -43,7 +21,14 @@ static int launched(const char *name) {
 
 #define ROW_KERNEL(kname, type, count, body)                                                       \
     __global__ void __launch_bounds__(TPB) kname(const type a) {                                   \
-        const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;                          \
+        const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;                                 \
+        if (i < (count)) body;                                                                     \
+    }
+// The matrix kernels: at least SWEEP_BLOCKS blocks per multiprocessor (registers capped).
+#define SWEEP_BLOCKS 4
+#define ROW_KERNEL_MB(kname, type, count, body)                                                    \
+    __global__ void __launch_bounds__(TPB, SWEEP_BLOCKS) kname(const type a) {                     \
+        const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;                                 \
         if (i < (count)) body;                                                                     \
     }
 
@@ -59,12 +44,12 @@ ROW_KERNEL(k_remap, ts_hpcg_xk_remap, a.n, a.out[i] = a.map[a.in[i]])
 // lost 13% (H100) to 21% (H200), bench/NOTES.md "HPCG on one GPU: the loss of ec69fce". This order
 // compiles to the same machine code as 08e58c3; bench/regress.sh measures any change against it.
 template <int MODE> __global__ void __launch_bounds__(TPB, SWEEP_BLOCKS) k_sweep(const ts_hpcg_xk_sweep a) {
-    const unsigned nbb = (unsigned)((a.b.nr + blockDim.x - 1) / blockDim.x);
+    const unsigned nbb = (unsigned)((a.b.nr + TPB - 1) / TPB);
     if (blockIdx.x < nbb) {
-        const int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+        const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
         if (i < a.b.nr) ts_hpcg_sweep_row(&a, &a.b, MODE, (int32_t)i);
     } else {
-        const int64_t i = (int64_t)(blockIdx.x - nbb) * blockDim.x + threadIdx.x;
+        const int64_t i = (int64_t)(blockIdx.x - nbb) * TPB + threadIdx.x;
         if (i < a.h.nr) ts_hpcg_sweep_row(&a, &a.h, MODE, (int32_t)i);
     }
 }
@@ -115,16 +100,15 @@ extern "C" int ts_hpcg_xk_remap_cuda(void *s, void *args) {
 }
 extern "C" int ts_hpcg_xk_sweep_cuda(void *s, void *args) {
     const ts_hpcg_xk_sweep a = *(const ts_hpcg_xk_sweep *)args;
-    const unsigned tpb = sweep_tpb((int64_t)a.b.nr + a.h.nr);
-    const unsigned nb = blocks_of(a.b.nr, tpb) + blocks_of(a.h.nr, tpb);
+    const unsigned nb = blocks_for(a.b.nr) + blocks_for(a.h.nr);
     if (!nb) return 0;
     cudaStream_t st = (cudaStream_t)s;
     switch (a.mode) {
-    case TS_HPCG_FWD0: k_sweep<TS_HPCG_FWD0><<<nb, tpb, 0, st>>>(a); break;
-    case TS_HPCG_BWD0: k_sweep<TS_HPCG_BWD0><<<nb, tpb, 0, st>>>(a); break;
-    case TS_HPCG_FWD: k_sweep<TS_HPCG_FWD><<<nb, tpb, 0, st>>>(a); break;
-    case TS_HPCG_BWD_T: k_sweep<TS_HPCG_BWD_T><<<nb, tpb, 0, st>>>(a); break;
-    case TS_HPCG_SPMV: k_sweep<TS_HPCG_SPMV><<<nb, tpb, 0, st>>>(a); break;
+    case TS_HPCG_FWD0: k_sweep<TS_HPCG_FWD0><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_BWD0: k_sweep<TS_HPCG_BWD0><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_FWD: k_sweep<TS_HPCG_FWD><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_BWD_T: k_sweep<TS_HPCG_BWD_T><<<nb, TPB, 0, st>>>(a); break;
+    case TS_HPCG_SPMV: k_sweep<TS_HPCG_SPMV><<<nb, TPB, 0, st>>>(a); break;
     default: return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: sweep mode %d", a.mode);
     }
     return launched("k_sweep");
@@ -137,17 +121,11 @@ extern "C" int ts_hpcg_xk_spmv_cuda(void *s, void *args) {
 }
 extern "C" int ts_hpcg_xk_restrict_cuda(void *s, void *args) {
     const ts_hpcg_xk_restrict a = *(const ts_hpcg_xk_restrict *)args;
-    if (a.n <= 0) return 0;
-    const unsigned tpb = sweep_tpb(a.n);
-    k_restrict<<<blocks_of(a.n, tpb), tpb, 0, (cudaStream_t)s>>>(a);
-    return launched("k_restrict");
+    LAUNCH_ROWS(k_restrict, a.n, a, s);
 }
 extern "C" int ts_hpcg_xk_prolong_cuda(void *s, void *args) {
     const ts_hpcg_xk_prolong a = *(const ts_hpcg_xk_prolong *)args;
-    if (a.n <= 0) return 0;
-    const unsigned tpb = sweep_tpb(a.n);
-    k_prolong<<<blocks_of(a.n, tpb), tpb, 0, (cudaStream_t)s>>>(a);
-    return launched("k_prolong");
+    LAUNCH_ROWS(k_prolong, a.n, a, s);
 }
 extern "C" int ts_hpcg_xk_waxpby_cuda(void *s, void *args) {
     const ts_hpcg_xk_waxpby a = *(const ts_hpcg_xk_waxpby *)args;
