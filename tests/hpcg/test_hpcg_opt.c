@@ -350,96 +350,6 @@ static void test_symgs_colour_order(void **s) {
 // The optimized implementation passes HPCG's checks: CG converges to the solution, the symmetry
 // departures stay below 1, TestCG's iteration counts hold, and CG reaches the reference's residual
 // drop in close to 50 iterations.
-// The wavefront sweeps (ts_hpcg_xk_wave; here its host version, which runs the chunks one after
-// the other in launch order) give one SYMGS and one V-cycle bit for bit equal to colour by colour,
-// on one rank (64^3: 128 chunks a colour, a window of 5) and on a rank of a 2 x 1 x 1 grid without
-// halo blocks (with them the window spans the blocks, and the level stays colour by colour). An
-// order whose skew does not
-// exceed the window (chunks of every position interleaved one by one) must change the result:
-// that is what the window guards against.
-static void wave_case(const ts_hpcg_geom *g, int expect_wave) {
-    ts_hpcg_exec X;
-    ts_hpcg_exec_host(&X);
-    setenv("TESSERA_HPCG_WAVE", "1", 1);
-    ts_hpcg_opt *O = opt_problem(g, TS_HPCG_MG_LEVELS, &X, 1);
-    unsetenv("TESSERA_HPCG_WAVE");
-    ts_hpcg_olevel *L = O->A;
-    assert_int_equal(L->wave, expect_wave);
-    if (!expect_wave) {
-        ts_hpcg_opt_destroy(O);
-        return;
-    }
-    assert_true(L->wave_w > 0 && 2 * L->wave_w + 1 <= L->wave_nord / L->wave_nseq);
-    const int32_t n = L->nrow, nc = L->ncol;
-    double *r = malloc(sizeof(double) * (size_t)nc), *x0 = malloc(sizeof(double) * (size_t)nc);
-    double *xw = malloc(sizeof(double) * (size_t)nc), *xc = malloc(sizeof(double) * (size_t)nc);
-    hc_random(7, r, nc);
-    hc_random(8, x0, nc);
-    for (int zero = 0; zero <= 1; zero++) {
-        memcpy(xw, x0, sizeof(double) * (size_t)nc);
-        memcpy(xc, x0, sizeof(double) * (size_t)nc);
-        OK(ts_hpcg_opt_symgs(O, L, r, xw, zero));
-        L->wave = 0;
-        OK(ts_hpcg_opt_symgs(O, L, r, xc, zero));
-        L->wave = 1;
-        assert_memory_equal(xw, xc, sizeof(double) * (size_t)n);
-    }
-    // The V-cycle (every level with a window takes the wavefront) against all levels colour by colour.
-    OK(ts_hpcg_opt_mg(O, L, r, xw));
-    int on[TS_HPCG_MG_LEVELS] = {0}, l = 0;
-    for (ts_hpcg_olevel *C = L; C; C = C->coarse, l++) on[l] = C->wave, C->wave = 0;
-    OK(ts_hpcg_opt_mg(O, L, r, xc));
-    l = 0;
-    for (ts_hpcg_olevel *C = L; C; C = C->coarse, l++) C->wave = on[l];
-    assert_memory_equal(xw, xc, sizeof(double) * (size_t)n);
-    // A skew of 1 chunk per position (below the window): a forward sweep from x = 0 reads lower
-    // neighbours before they are updated and must differ.
-    int32_t *ord = malloc(sizeof(int32_t) * (size_t)L->wave_nord);
-    int32_t e = 0, c[TS_HPCG_MAX_BLOCKS], tmax = 0;
-    for (int p = 0; p < L->wave_nseq; p++) {
-        c[p] = L->wave_fofs[0][p + 1] - L->wave_fofs[0][p];
-        if (c[p] - 1 + p > tmax) tmax = c[p] - 1 + p;
-    }
-    for (int32_t t = 0; t <= tmax; t++)
-        for (int p = 0; p < L->wave_nseq; p++)
-            if (t - p >= 0 && t - p < c[p]) ord[e++] = (p << 20) | (t - p);
-    assert_int_equal(e, L->wave_nord);
-    ts_hpcg_xk_wave a;
-    memset(&a, 0, sizeof a);
-    a.nseq = L->wave_nseq;
-    a.w = L->wave_w;
-    a.nord = e;
-    for (int p = 0; p < a.nseq; p++) a.seq[p] = (uint8_t)L->wave_seq[p];
-    a.mode = TS_HPCG_FWD0;
-    a.ord = ord;
-    a.blk = L->xblk;
-    a.r = r;
-    a.diag = L->diag;
-    a.x = xw;
-    memset(xw, 0, sizeof(double) * (size_t)nc);
-    OK(ts_hpcg_xk_wave_cpu(&a));
-    memset(xc, 0, sizeof(double) * (size_t)nc);
-    a.ord = L->wave_ord[0];
-    a.x = xc;
-    OK(ts_hpcg_xk_wave_cpu(&a));
-    assert_true(memcmp(xw, xc, sizeof(double) * (size_t)n) != 0);
-    free(ord); free(r); free(x0); free(xw); free(xc);
-    ts_hpcg_opt_destroy(O);
-}
-
-static void test_wave(void **s) {
-    (void)s;
-    ts_hpcg_geom g = geom(1, 0, 64, 64, 64, 1, 1, 1);
-    wave_case(&g, 1);
-    ts_hpcg_geom g2 = geom(2, 1, 64, 64, 64, 2, 1, 1);
-    wave_case(&g2, 0); // halo blocks: their rows lie on a face, their chunks far from the others'
-    setenv("TESSERA_HPCG_HALO_BLOCKS", "0", 1);
-    wave_case(&g2, 1);
-    unsetenv("TESSERA_HPCG_HALO_BLOCKS");
-    ts_hpcg_geom small = geom(1, 0, 16, 16, 16, 1, 1, 1); // 2 chunks a colour: no room for a window
-    wave_case(&small, 0);
-}
-
 static void test_cg_and_validation(void **s) {
     (void)s;
     ts_hpcg_exec X;
@@ -602,8 +512,7 @@ int main(void) {
         cmocka_unit_test(test_colouring_and_permutation), cmocka_unit_test(test_halo_blocks),
         cmocka_unit_test(test_colour_orders),
         cmocka_unit_test(test_spmv),
-        cmocka_unit_test(test_symgs_colour_order), cmocka_unit_test(test_wave),
-        cmocka_unit_test(test_cg_and_validation),
+        cmocka_unit_test(test_symgs_colour_order), cmocka_unit_test(test_cg_and_validation),
         cmocka_unit_test(test_sim_device),       cmocka_unit_test(test_sim_mg_graph),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

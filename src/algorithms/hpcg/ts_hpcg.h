@@ -259,7 +259,6 @@ typedef struct {
     char halo[160];                              // halo path of the optimized engines: "none" (one
                                                  // rank), "host", "nccl", "host (NCCL: why not)"
     int mg_graph;                                // the V-cycle ran as captured graphs (TESSERA_HPCG_GRAPH=1)
-    int wave_levels;                             // levels whose sweeps ran as wavefronts (TESSERA_HPCG_WAVE)
     int ref_given;                               // TESSERA_HPCG_REF_DROP: the reference CG not run, its drop
                                                  // given (never an official result)
     int smoother_midx;                           // TESSERA_HPCG_MIDX=1 on several ranks: the halo exchanged

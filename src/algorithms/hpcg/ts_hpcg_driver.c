@@ -274,7 +274,6 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
         res->opt_bytes = (double)O->bytes;
         snprintf(res->halo, sizeof res->halo, "%s", O->halo);
         res->mg_graph = O->graph;
-        for (const ts_hpcg_olevel *L = O->A; L; L = L->coarse) res->wave_levels += L->wave;
         res->smoother_midx = O->midx && comm->size > 1;
     }
     times[TS_HPCG_T_OPT] = ts_now() - t0;

@@ -88,8 +88,7 @@ void ts_hpcg_xhfree(const ts_hpcg_exec *X, void *p) {
 static void level_free(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
     const ts_hpcg_exec *X = &O->X;
     void *xp[] = {L->ecol, L->eval, L->color, L->bkey, L->perm, L->xblk, L->lcol, L->ucol, L->lval, L->uval,
-                  L->diag, L->diag_saved, L->xsend, L->xsbuf, L->fr, L->cq, L->rc, L->xc, L->t,
-                  L->wave_ord[0], L->wave_ord[1], L->wave_flag};
+                  L->diag, L->diag_saved, L->xsend, L->xsbuf, L->fr, L->cq, L->rc, L->xc, L->t};
     for (size_t i = 0; i < sizeof xp / sizeof xp[0]; i++) ts_hpcg_xfree(X, xp[i]);
     ts_hpcg_xhfree(X, L->hsbuf);
     ts_hpcg_xhfree(X, L->hrbuf);
@@ -288,11 +287,6 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
         goto fail;
     }
     TS_CHECK_GOTO(overlap_path(O), rc, fail);
-    {
-        int set = 0;
-        O->wave = O->X.cuda;
-        TS_CHECK_GOTO(env_bool_all(O, "TESSERA_HPCG_WAVE", &O->wave, &set), rc, fail);
-    }
     O->midx = 0;
     if (ts_env_bool("TESSERA_HPCG_MIDX", &O->midx) < 0) {
         rc = ts_error_last()->code;
@@ -556,70 +550,6 @@ out:
     return rc;
 }
 
-// The wavefront of a level (ts_hpcg_xk_wave): the window from the matrix, and if it is narrow
-// enough for chunks of several positions to run side by side (2w + 1 <= half the chunks of the
-// largest block), the launch orders of both directions with skew d = 2w + 1 (a chunk's
-// dependencies then lie about w chunks of every position back in the order, mostly done by the
-// time it starts) and the flags. The optimization phase pays for it (one pass over the matrix).
-#ifndef TS_HPCG_WAVE_SKEW
-#define TS_HPCG_WAVE_SKEW(w) (2 * (w) + 1)
-#endif
-static int wave_level(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
-    const ts_hpcg_exec *X = &O->X;
-    L->wave = 0;
-    if (!O->wave || O->split) return 0;
-    const int32_t CH = TS_HPCG_WAVE_CHUNK;
-    int32_t nch[TS_HPCG_MAX_BLOCKS], maxch = 0, n = 0;
-    L->wave_nseq = 0;
-    for (int k = 0; k < L->nblk; k++) {
-        if (!L->blk[k].nr) continue;
-        nch[L->wave_nseq] = (L->blk[k].nr + CH - 1) / CH;
-        if (nch[L->wave_nseq] > maxch) maxch = nch[L->wave_nseq];
-        n += nch[L->wave_nseq];
-        L->wave_seq[L->wave_nseq++] = k;
-    }
-    if (L->wave_nseq < 2 || maxch >= (1 << 20)) return 0;
-    TS_CHECK(ts_hpcg_xmemset(X, O->scratch, 0, sizeof(int32_t)));
-    ts_hpcg_xk_wavew wa = {L->nrow, L->nblk, L->xblk, O->scratch};
-    TS_CHECK(TS_HPCG_XRUN(X, wavew, wa));
-    int32_t *hs = (int32_t *)O->dot_host;
-    TS_CHECK(ts_hpcg_xcopy(X, TS_COPY_D2H, hs, O->scratch, sizeof(int32_t)));
-    TS_CHECK(ts_hpcg_xsync(X));
-    L->wave_w = hs[0];
-    if (2 * L->wave_w + 1 > maxch / 2) return 0;
-    const int32_t d = TS_HPCG_WAVE_SKEW(L->wave_w), S = L->wave_nseq;
-    int32_t *ord = malloc(sizeof(int32_t) * (size_t)n);
-    if (!ord) TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory");
-    int rc = 0;
-    for (int dir = 0; dir < 2; dir++) { // 0: forward, positions in block order; 1: backward, reversed
-        int32_t c[TS_HPCG_MAX_BLOCKS], tmax = 0, e = 0;
-        L->wave_fofs[dir][0] = 0;
-        for (int s = 0; s < S; s++) {
-            c[s] = nch[dir ? S - 1 - s : s];
-            L->wave_fofs[dir][s + 1] = L->wave_fofs[dir][s] + c[s];
-            if (c[s] - 1 + s * d > tmax) tmax = c[s] - 1 + s * d;
-        }
-        for (int32_t t = 0; t <= tmax; t++)
-            for (int s = 0; s < S; s++) {
-                const int32_t k = t - s * d;
-                if (k >= 0 && k < c[s]) ord[e++] = (s << 20) | k;
-            }
-        if (e != n) {
-            rc = TS_ERROR(TS_ERR_INTERNAL, "hpcg: wavefront order of %d chunks, expected %d", e, n);
-            goto out;
-        }
-        if (!L->wave_ord[dir]) TS_CHECK_GOTO(XA(L->wave_ord[dir], n), rc, out);
-        TS_CHECK_GOTO(ts_hpcg_xcopy(X, TS_COPY_H2D, L->wave_ord[dir], ord, sizeof(int32_t) * (size_t)n), rc, out);
-        TS_CHECK_GOTO(ts_hpcg_xsync(X), rc, out);
-    }
-    if (!L->wave_flag) TS_CHECK_GOTO(XA(L->wave_flag, n), rc, out);
-    L->wave_nord = n;
-    L->wave = 1;
-out:
-    free(ord);
-    return rc;
-}
-
 int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
     const ts_hpcg_exec *X = &O->X;
     int32_t stats[TS_HPCG_CSTAT_LEN];
@@ -628,7 +558,6 @@ int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
         TS_CHECK(colour_level(O, L, level, stats));
         TS_CHECK(permute_level(O, L, stats));
         TS_CHECK(remap_sends(O, L));
-        TS_CHECK(wave_level(O, L));
     }
     for (ts_hpcg_olevel *L = O->A; L->coarse; L = L->coarse) {
         const ts_hpcg_olevel *C = L->coarse;
@@ -656,7 +585,6 @@ int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
         if (L->coarse)
             L->bytes += (size_t)L->coarse->nrow * (2 * sizeof(int32_t) + sizeof(double)) +
                         (size_t)L->coarse->ncol * sizeof(double);
-        if (L->wave) L->bytes += 3 * sizeof(int32_t) * (size_t)L->wave_nord;
         O->bytes += L->bytes;
     }
     return 0;

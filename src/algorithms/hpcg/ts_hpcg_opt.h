@@ -70,14 +70,6 @@ struct ts_hpcg_olevel {
     int32_t *fr, *cq;
     int32_t nr_inner;                // pairs whose fine row has no halo columns: they come first
     double *rc, *xc, *t;
-    // The sweeps as one wavefront launch each (ts_hpcg_xk_wave; O->wave): the window, the
-    // positions in forward order (backward: reversed), their flags' offsets in each direction,
-    // the launch orders of both directions and the flags (executor memory). wave = 0: colour by
-    // colour (the window too wide for this level, or the wavefront not asked for).
-    int wave;
-    int32_t wave_w, wave_nseq, wave_nord;
-    int32_t wave_seq[TS_HPCG_MAX_BLOCKS], wave_fofs[2][TS_HPCG_MAX_BLOCKS + 1];
-    int32_t *wave_ord[2], *wave_flag;
     size_t bytes;                    // executor memory of this level after the optimization
 };
 
@@ -109,9 +101,6 @@ typedef struct {
     double t_join;      // seconds spent creating dcomm (not problem setup: the analogue of MPI_Init)
     int probe_nohalo;   // ts_hpcg_opt_probe: halo exchanges skipped (timing only)
     int halo_blocks;    // rows with halo columns in blocks of their own (TESSERA_HPCG_HALO_BLOCKS, default 1)
-    // The sweeps as wavefront launches where a level's window allows (TESSERA_HPCG_WAVE: default on
-    // CUDA GPUs; =1 elsewhere runs the host version, which checks the order): ts_hpcg_xk_wave.
-    int wave;
     // The halo exchange overlapped with the rows that do not need it (TESSERA_HPCG_OVERLAP=1; off by
     // default, measured slower on two H200s): SpMV, the smoother from x and the restriction run their rows without
     // halo columns first and the halo blocks once the exchange is in. With NCCL the exchange runs on

@@ -110,31 +110,6 @@ int ts_hpcg_xk_spmv_cpu(void *args) {
     return 0;
 }
 
-int ts_hpcg_xk_wave_cpu(void *args) {
-    const ts_hpcg_xk_wave *a = args;
-    const ts_hpcg_xk_sweep sw = {.mode = a->mode, .r = a->r, .diag = a->diag, .x = a->x, .t = a->t};
-    for (int32_t e = 0; e < a->nord; e++) { // in launch order, one chunk after the other
-        const int s = a->ord[e] >> 20;
-        const int32_t k = a->ord[e] & 0xFFFFF;
-        const ts_hpcg_cblk *b = &a->blk[a->seq[s]];
-        const int32_t i1 = (k + 1) * TS_HPCG_WAVE_CHUNK < b->nr ? (k + 1) * TS_HPCG_WAVE_CHUNK : b->nr;
-        for (int32_t i = k * TS_HPCG_WAVE_CHUNK; i < i1; i++) ts_hpcg_sweep_row(&sw, b, a->mode, i);
-    }
-    return 0;
-}
-
-int ts_hpcg_xk_wavew_cpu(void *args) {
-    const ts_hpcg_xk_wavew *a = args;
-    int32_t w = 0;
-#pragma omp parallel for schedule(static) reduction(max : w)
-    for (int32_t p = 0; p < a->nrow; p++) {
-        const int32_t d = ts_hpcg_wavew_row(a, p);
-        if (d > w) w = d;
-    }
-    if (w > *a->w) *a->w = w;
-    return 0;
-}
-
 int ts_hpcg_xk_restrict_cpu(void *args) {
     const ts_hpcg_xk_restrict *a = args;
 #pragma omp parallel for schedule(static)

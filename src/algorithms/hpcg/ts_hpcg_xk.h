@@ -155,40 +155,6 @@ typedef struct {
     double *x, *t;          // SPMV: x is read, t is y
 } ts_hpcg_xk_sweep;
 
-// One sweep (FWD0, BWD0, FWD or BWD_T) over every block of a level in one launch: the wavefront.
-// Colour by colour, each colour's launch gathers the x of the other colours from memory again
-// (they do not stay in L2 from one launch to the next). Here the blocks are positions 0..nseq-1 in
-// sweep order and each is cut into chunks of TS_HPCG_WAVE_CHUNK rows; chunk k of position s may
-// run once chunks k - w .. k + w of position s - 1 are done, where w bounds |k - k'| over every
-// pair of neighbouring rows in different blocks (chunk k and chunk k' of theirs; ts_hpcg_xk_wavew).
-// By induction every earlier position's chunks within k +- w are done then (so lower neighbours are
-// updated) and no later position's chunk within k +- w has started (upper neighbours keep their
-// old values): each row computes exactly what the colour-by-colour sweep computes. ord lists the
-// chunks (s << 20 | k) sorted by k + s d with d > w, so everything a chunk waits for comes before
-// it. The CUDA kernel takes them in that order, a thread block each, spinning on flag (zeroed before
-// the launch) and setting its own; the host version runs them one after the other in that order,
-// which checks the order and the window on every executor (the result must not change).
-#define TS_HPCG_WAVE_CHUNK 256
-typedef struct {
-    int32_t nseq, w, nord;                    // positions; window in chunks; entries of ord
-    uint8_t seq[TS_HPCG_MAX_BLOCKS];          // block (index into blk) at each position
-    int32_t fofs[TS_HPCG_MAX_BLOCKS + 1];     // position s's flags: flag[fofs[s] .. fofs[s + 1])
-    int mode;                                 // FWD0, BWD0, FWD or BWD_T
-    const int32_t *ord;
-    int32_t *flag;
-    const ts_hpcg_cblk *blk;                  // the level's block table (xblk)
-    const double *r, *diag;
-    double *x, *t;
-} ts_hpcg_xk_wave;
-
-// The window of a level: *w = max over rows p and their local neighbours q in another block of
-// |chunk(p) - chunk(q)|, each counted in its own block (atomic max; *w zeroed by the caller).
-typedef struct {
-    int32_t nrow, nblk;
-    const ts_hpcg_cblk *blk;                  // xblk
-    int32_t *w;
-} ts_hpcg_xk_wavew;
-
 // SpMV y = A x over every block of a level in one launch (the sweeps' SPMV row code, so y is the
 // same bit for bit). Rows carry no dependencies here, so the CUDA kernel takes them position-major:
 // thread block j handles rows [c TPB, (c + 1) TPB) of block ord[k] with c = j / nb, k = j % nb, and
@@ -363,11 +329,9 @@ TS_HPCG_ROW void ts_hpcg_f2c_row(const ts_hpcg_xk_f2c *a, int32_t k) {
     a->cq[k] = a->cperm[k];
 }
 
-// sum over j < w of val[j*ld + i] * x[col[j*ld + i]]. coherent (a constant at every call site): x is
-// read through L2 only, never the read-only cache, because other thread blocks of the same launch
-// write it (the wavefront sweep, ts_hpcg_xk_wave).
-TS_HPCG_ROW double ts_hpcg_ell_dot_c(const int32_t *col, const double *val, int64_t ld, int w, int64_t i,
-                                     const double *x, int coherent) {
+// sum over j < w of val[j*ld + i] * x[col[j*ld + i]]
+TS_HPCG_ROW double ts_hpcg_ell_dot(const int32_t *col, const double *val, int64_t ld, int w, int64_t i,
+                                   const double *x) {
     double s = 0.0;
 #if defined(__CUDA_ARCH__)
     // Groups of 8 entries (the last one predicated): all their loads in flight before the first
@@ -384,60 +348,48 @@ TS_HPCG_ROW double ts_hpcg_ell_dot_c(const int32_t *col, const double *val, int6
             }
 #pragma unroll
         for (int k = 0; k < 8; k++)
-            if (j + k < w) xv[k] = coherent ? __ldcg(x + c[k]) : TS_HPCG_LD(x + c[k]);
+            if (j + k < w) xv[k] = TS_HPCG_LD(x + c[k]);
 #pragma unroll
         for (int k = 0; k < 8; k++)
             if (j + k < w) s += v[k] * xv[k];
     }
 #else
-    (void)coherent;
     for (int j = 0; j < w; j++) s += val[j * ld + i] * x[col[j * ld + i]];
 #endif
     return s;
 }
 
-TS_HPCG_ROW double ts_hpcg_ell_dot(const int32_t *col, const double *val, int64_t ld, int w, int64_t i,
-                                   const double *x) {
-    return ts_hpcg_ell_dot_c(col, val, ld, w, i, x, 0);
-}
-
 // Row i of block b (&a->b or &a->h). mode: a->mode (the CUDA kernels pass it as a constant of a
 // template instance). The CUDA kernel gives each thread block rows of one block only and calls
 // this once per block with a constant pointer, so the block's fields stay kernel parameters
-// (choosing between them per thread put them in registers and the kernels spilled). coherent: as
-// in ts_hpcg_ell_dot_c.
-TS_HPCG_ROW void ts_hpcg_sweep_row_c(const ts_hpcg_xk_sweep *a, const ts_hpcg_cblk *b, int mode, int32_t i,
-                                     int coherent) {
+// (choosing between them per thread put them in registers and the kernels spilled).
+TS_HPCG_ROW void ts_hpcg_sweep_row(const ts_hpcg_xk_sweep *a, const ts_hpcg_cblk *b, int mode, int32_t i) {
     const int32_t p = b->r0 + i;
     const double d = a->diag[p];
     switch (mode) {
     case TS_HPCG_FWD0:
-        a->x[p] = (a->r[p] - ts_hpcg_ell_dot_c(b->lcol, b->lval, b->nr, b->wl, i, a->x, coherent)) / d;
+        a->x[p] = (a->r[p] - ts_hpcg_ell_dot(b->lcol, b->lval, b->nr, b->wl, i, a->x)) / d;
         break;
     case TS_HPCG_BWD0:
-        a->x[p] = (d * a->x[p] - ts_hpcg_ell_dot_c(b->ucol, b->uval, b->nr, b->wu, i, a->x, coherent)) / d;
+        a->x[p] = (d * a->x[p] - ts_hpcg_ell_dot(b->ucol, b->uval, b->nr, b->wu, i, a->x)) / d;
         break;
     case TS_HPCG_FWD: {
-        const double sl = ts_hpcg_ell_dot_c(b->lcol, b->lval, b->nr, b->wl, i, a->x, coherent);
-        const double su = ts_hpcg_ell_dot_c(b->ucol, b->uval, b->nr, b->wu, i, a->x, coherent);
+        const double sl = ts_hpcg_ell_dot(b->lcol, b->lval, b->nr, b->wl, i, a->x);
+        const double su = ts_hpcg_ell_dot(b->ucol, b->uval, b->nr, b->wu, i, a->x);
         a->t[p] = su;
         a->x[p] = (a->r[p] - sl - su) / d;
         break;
     }
     case TS_HPCG_BWD_T:
-        a->x[p] = (d * a->x[p] + a->t[p] - ts_hpcg_ell_dot_c(b->ucol, b->uval, b->nr, b->wu, i, a->x, coherent)) / d;
+        a->x[p] = (d * a->x[p] + a->t[p] - ts_hpcg_ell_dot(b->ucol, b->uval, b->nr, b->wu, i, a->x)) / d;
         break;
     default: { // SPMV
-        const double sl = ts_hpcg_ell_dot_c(b->lcol, b->lval, b->nr, b->wl, i, a->x, coherent);
-        const double su = ts_hpcg_ell_dot_c(b->ucol, b->uval, b->nr, b->wu, i, a->x, coherent);
+        const double sl = ts_hpcg_ell_dot(b->lcol, b->lval, b->nr, b->wl, i, a->x);
+        const double su = ts_hpcg_ell_dot(b->ucol, b->uval, b->nr, b->wu, i, a->x);
         a->t[p] = sl + d * a->x[p] + su;
         break;
     }
     }
-}
-
-TS_HPCG_ROW void ts_hpcg_sweep_row(const ts_hpcg_xk_sweep *a, const ts_hpcg_cblk *b, int mode, int32_t i) {
-    ts_hpcg_sweep_row_c(a, b, mode, i, 0);
 }
 
 // The block holding permuted row f: the last block whose first row is <= f (r0 does not decrease;
@@ -451,28 +403,6 @@ TS_HPCG_ROW int ts_hpcg_block_of(const ts_hpcg_cblk *blk, int nblk, int32_t f) {
         else hi = mid - 1;
     }
     return lo;
-}
-
-// Row p's largest chunk distance to a neighbour in another block (ts_hpcg_xk_wavew).
-TS_HPCG_ROW int32_t ts_hpcg_wavew_row(const ts_hpcg_xk_wavew *a, int32_t p) {
-    const int bp = ts_hpcg_block_of(a->blk, a->nblk, p);
-    const ts_hpcg_cblk *b = &a->blk[bp];
-    const int32_t i = p - b->r0, kp = i / TS_HPCG_WAVE_CHUNK;
-    int32_t w = 0;
-    for (int part = 0; part < 2; part++) {
-        const int32_t *col = part ? b->ucol : b->lcol;
-        const int width = part ? b->wu : b->wl;
-        for (int j = 0; j < width; j++) {
-            const int32_t q = col[(int64_t)j * b->nr + i];
-            if (q >= a->nrow || q == p) continue; // halo columns and padding (padding points at p)
-            const int bq = ts_hpcg_block_of(a->blk, a->nblk, q);
-            if (bq == bp) continue;
-            const int32_t d = (q - a->blk[bq].r0) / TS_HPCG_WAVE_CHUNK - kp;
-            if (d > w) w = d;
-            if (-d > w) w = -d;
-        }
-    }
-    return w;
 }
 
 TS_HPCG_ROW void ts_hpcg_restrict_row(const ts_hpcg_xk_restrict *a, int32_t k) {
@@ -504,8 +434,6 @@ TS_HPCG_XK_DECLARE(f2c)
 TS_HPCG_XK_DECLARE(remap)
 TS_HPCG_XK_DECLARE(sweep)
 TS_HPCG_XK_DECLARE(spmv)
-TS_HPCG_XK_DECLARE(wave)
-TS_HPCG_XK_DECLARE(wavew)
 TS_HPCG_XK_DECLARE(restrict)
 TS_HPCG_XK_DECLARE(prolong)
 TS_HPCG_XK_DECLARE(waxpby)

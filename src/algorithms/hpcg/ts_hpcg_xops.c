@@ -72,36 +72,6 @@ static int sweep(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int mode, const doubl
     return sweep_part(O, L, c, 0, mode, r, x, t);
 }
 
-// One whole sweep in colour order (FWD0, FWD) or in reverse (BWD0, BWD_T): as one wavefront launch
-// where the level has one (L->wave), else colour by colour.
-static int sweep_all(ts_hpcg_opt *O, ts_hpcg_olevel *L, int mode, const double *r, double *x, double *t) {
-    const int back = mode == TS_HPCG_BWD0 || mode == TS_HPCG_BWD_T;
-    if (!L->wave) {
-        if (back)
-            for (int c = L->ncolors - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, mode, r, x, t));
-        else
-            for (int c = 0; c < L->ncolors; c++) TS_CHECK(sweep(O, L, c, mode, r, x, t));
-        return 0;
-    }
-    ts_hpcg_xk_wave a;
-    memset(&a, 0, sizeof a);
-    a.nseq = L->wave_nseq;
-    a.w = L->wave_w;
-    a.nord = L->wave_nord;
-    for (int s = 0; s < a.nseq; s++) a.seq[s] = (uint8_t)L->wave_seq[back ? a.nseq - 1 - s : s];
-    memcpy(a.fofs, L->wave_fofs[back], sizeof a.fofs);
-    a.mode = mode;
-    a.ord = L->wave_ord[back];
-    a.flag = L->wave_flag;
-    a.blk = L->xblk;
-    a.r = r;
-    a.diag = L->diag;
-    a.x = x;
-    a.t = t;
-    TS_CHECK(ts_hpcg_xmemset(&O->X, L->wave_flag, 0, sizeof(int32_t) * (size_t)L->wave_nord));
-    return TS_HPCG_XRUN(&O->X, wave, a);
-}
-
 // y = A x over every block in one launch (ts_hpcg_xk_spmv: position-major on the GPU).
 static int spmv_all(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *x, double *y) {
     ts_hpcg_xk_spmv a = {0, 0, {0}, L->xblk, L->diag, x, y};
@@ -147,13 +117,14 @@ int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double
     if (zero_x) {
         // x = 0 on every rank: the halo is 0 too and needs no exchange.
         TS_CHECK(ts_hpcg_xmemset(&O->X, x, 0, sizeof(double) * (size_t)L->ncol));
-        TS_CHECK(sweep_all(O, L, TS_HPCG_FWD0, r, x, NULL));
+        for (int c = 0; c < C; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_FWD0, r, x, NULL));
         if (O->midx) TS_CHECK(ts_hpcg_opt_halo(O, L, x)); // BWD0 reads the halo (upper part)
-        return sweep_all(O, L, TS_HPCG_BWD0, r, x, NULL);
+        for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD0, r, x, NULL));
+        return 0;
     }
     if (!O->split) {
         TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-        TS_CHECK(sweep_all(O, L, TS_HPCG_FWD, r, x, L->t));
+        for (int c = 0; c < C; c++) TS_CHECK(sweep(O, L, c, TS_HPCG_FWD, r, x, L->t));
     } else {
         // The forward sweep up to the first colour with halo rows, and that colour's other rows,
         // while the exchange runs (no row among them reads the halo part of x).
@@ -174,7 +145,8 @@ int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double
     // BWD_T adds back the forward sums t (old halo values included) and subtracts the upper part
     // with the current ones: after this exchange, the neighbours' forward-swept values.
     if (O->midx) TS_CHECK(ts_hpcg_opt_halo(O, L, x));
-    return sweep_all(O, L, TS_HPCG_BWD_T, r, x, L->t);
+    for (int c = C - 1; c >= 0; c--) TS_CHECK(sweep(O, L, c, TS_HPCG_BWD_T, r, x, L->t));
+    return 0;
 }
 
 // The residual at the coarse points restricted, pairs [k0, k1) (L->fr, L->cq).

@@ -228,7 +228,6 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_json_int(j, "colors", r->ncolors);
     if (r->halo[0]) ts_json_str(j, "halo", r->halo);
     if (r->halo[0]) ts_json_bool(j, "mg_graph", r->mg_graph);
-    if (r->halo[0]) ts_json_int(j, "wave_levels", r->wave_levels);
     ts_json_num(j, "residual_mean", r->testnorms.mean); // the timed sets' scaled residual, all digits
     if (r->device[0]) ts_json_str(j, "device", r->device);
     ts_json_num(j, "copy_gbs", r->copy_gbs);
@@ -304,7 +303,6 @@ static void print_summary(const ts_hpcg_result *r) {
     if (r->ncolors) printf(", %d colours", r->ncolors);
     if (r->halo[0] && strcmp(r->halo, "none")) printf(", halo %s", r->halo);
     if (r->mg_graph) printf(", V-cycle as a graph");
-    if (r->wave_levels) printf(", sweeps as wavefronts on %d level%s", r->wave_levels, r->wave_levels > 1 ? "s" : "");
     printf("; setup %.3f s, optimization %.3f s", r->times[TS_HPCG_T_SETUP], r->times[TS_HPCG_T_OPT]);
     if (r->comm_init_s > 0) printf(" (NCCL communicator %.3f s, untimed like MPI_Init)", r->comm_init_s);
     printf("\n");

@@ -69,61 +69,6 @@ __global__ void __launch_bounds__(TPB, SPMV_BLOCKS) k_spmv(const __grid_constant
     const double su = ts_hpcg_ell_dot(sb.ucol, sb.uval, sb.nr, sb.wu, i, a.x);
     a.y[p] = sl + a.diag[p] * a.x[p] + su;
 }
-// The wavefront sweep (ts_hpcg_xk_wave): thread block j runs chunk ord[j]. Its first warp waits
-// (acquire) until the chunks of the position before it within the window are done, the block
-// sweeps its rows with x read through L2 (other blocks of this launch write x), and its first
-// thread publishes the chunk (release) once every row is written. A wait longer than ~4 s traps:
-// a wrong window or order ends the run with an error instead of hanging it.
-// Blocks per multiprocessor: 3 (80 registers; at 64 every mode spilled), the forward sweep with
-// both dot products 2 (at 80 it spilled 152 bytes).
-#define WAVE_BLOCKS(mode) ((mode) == TS_HPCG_FWD ? 2 : 3)
-__device__ __forceinline__ int32_t ld_acquire(const int32_t *p) {
-    int32_t v;
-    asm volatile("ld.acquire.gpu.global.b32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ void st_release(int32_t *p, int32_t v) {
-    asm volatile("st.release.gpu.global.b32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-template <int MODE>
-__global__ void __launch_bounds__(TPB, WAVE_BLOCKS(MODE)) k_wave(const __grid_constant__ ts_hpcg_xk_wave a) {
-    __shared__ ts_hpcg_cblk sb;
-    const int32_t code = a.ord[blockIdx.x];
-    const int s = code >> 20;
-    const int32_t k = code & 0xFFFFF;
-    if (threadIdx.x < 32) {
-        if (s > 0) {
-            const int32_t n = a.fofs[s] - a.fofs[s - 1];
-            const int32_t lo = k - a.w > 0 ? k - a.w : 0, hi = k + a.w < n - 1 ? k + a.w : n - 1;
-            const int32_t *f = a.flag + a.fofs[s - 1];
-            for (int32_t j = lo + (int32_t)threadIdx.x; j <= hi; j += 32) {
-                for (unsigned spins = 0; !ld_acquire(f + j); spins++) {
-                    __nanosleep(128);
-                    if (spins > (1u << 25)) __trap();
-                }
-            }
-        }
-        if (threadIdx.x < sizeof sb / sizeof(int32_t)) // word by word (a struct copy went through the stack)
-            ((int32_t *)&sb)[threadIdx.x] = ((const int32_t *)&a.blk[a.seq[s]])[threadIdx.x];
-    }
-    __syncthreads();
-    const int32_t i = k * TPB + (int32_t)threadIdx.x;
-    if (i < sb.nr) {
-        const ts_hpcg_xk_sweep sw = {{0}, {0}, MODE, a.r, a.diag, a.x, a.t};
-        ts_hpcg_sweep_row_c(&sw, &sb, MODE, i, 1);
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        st_release(a.flag + a.fofs[s] + k, 1);
-    }
-}
-__global__ void __launch_bounds__(TPB) k_wavew(const ts_hpcg_xk_wavew a) {
-    const int64_t p = (int64_t)blockIdx.x * TPB + threadIdx.x;
-    int32_t w = p < a.nrow ? ts_hpcg_wavew_row(&a, (int32_t)p) : 0;
-    for (int o = 16; o > 0; o /= 2) w = max(w, __shfl_xor_sync(0xffffffffu, w, o));
-    if ((threadIdx.x & 31) == 0 && w > 0) atomicMax(a.w, w);
-}
 ROW_KERNEL(k_restrict, ts_hpcg_xk_restrict, a.n, ts_hpcg_restrict_row(&a, (int32_t)i))
 ROW_KERNEL(k_prolong, ts_hpcg_xk_prolong, a.n, a.x[a.fr[i]] += a.xc[a.cq[i]])
 ROW_KERNEL(k_waxpby, ts_hpcg_xk_waxpby, a.n, a.w[i] = a.alpha * a.x[i] + a.beta * a.y[i])
@@ -173,23 +118,6 @@ extern "C" int ts_hpcg_xk_spmv_cuda(void *s, void *args) {
     if (a.nb <= 0 || a.maxnr <= 0) return 0;
     k_spmv<<<blocks_for(a.maxnr) * (unsigned)a.nb, TPB, 0, (cudaStream_t)s>>>(a);
     return launched("k_spmv");
-}
-extern "C" int ts_hpcg_xk_wave_cuda(void *s, void *args) {
-    const ts_hpcg_xk_wave a = *(const ts_hpcg_xk_wave *)args;
-    if (a.nord <= 0) return 0;
-    cudaStream_t st = (cudaStream_t)s;
-    switch (a.mode) {
-    case TS_HPCG_FWD0: k_wave<TS_HPCG_FWD0><<<a.nord, TPB, 0, st>>>(a); break;
-    case TS_HPCG_BWD0: k_wave<TS_HPCG_BWD0><<<a.nord, TPB, 0, st>>>(a); break;
-    case TS_HPCG_FWD: k_wave<TS_HPCG_FWD><<<a.nord, TPB, 0, st>>>(a); break;
-    case TS_HPCG_BWD_T: k_wave<TS_HPCG_BWD_T><<<a.nord, TPB, 0, st>>>(a); break;
-    default: return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "hpcg: wavefront sweep mode %d", a.mode);
-    }
-    return launched("k_wave");
-}
-extern "C" int ts_hpcg_xk_wavew_cuda(void *s, void *args) {
-    const ts_hpcg_xk_wavew a = *(const ts_hpcg_xk_wavew *)args;
-    LAUNCH_ROWS(k_wavew, a.nrow, a, s);
 }
 extern "C" int ts_hpcg_xk_restrict_cuda(void *s, void *args) {
     const ts_hpcg_xk_restrict a = *(const ts_hpcg_xk_restrict *)args;
