@@ -350,6 +350,37 @@ static void test_symgs_colour_order(void **s) {
 // The optimized implementation passes HPCG's checks: CG converges to the solution, the symmetry
 // departures stay below 1, TestCG's iteration counts hold, and CG reaches the reference's residual
 // drop in close to 50 iterations.
+// On one rank the restriction pairs' fine rows are one colour block's rows in order, and the
+// restriction by that block (ts_hpcg_xk_restrict1) gives the general one's coarse residual bit for
+// bit; a rank whose coarse points are split between a colour's blocks keeps the general one.
+static void test_restrict1(void **s) {
+    (void)s;
+    ts_hpcg_exec X;
+    ts_hpcg_exec_host(&X);
+    ts_hpcg_geom g = geom(1, 0, 32, 16, 24, 1, 1, 1);
+    ts_hpcg_opt *O = opt_problem(&g, TS_HPCG_MG_LEVELS, &X, 1);
+    for (ts_hpcg_olevel *L = O->A; L->coarse; L = L->coarse) {
+        assert_true(L->rblk >= 0);
+        const int32_t n = L->coarse->nrow, nc = L->ncol;
+        double *r = malloc(sizeof(double) * (size_t)nc), *x = malloc(sizeof(double) * (size_t)nc);
+        double *rc1 = malloc(sizeof(double) * (size_t)n);
+        hc_random(11, r, nc);
+        hc_random(12, x, nc);
+        ts_hpcg_xk_restrict1 a1 = {L->blk[L->rblk], L->cq, r, L->diag, x, rc1};
+        OK(ts_hpcg_xk_restrict1_cpu(&a1));
+        ts_hpcg_xk_restrict a = {n, L->nblk, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
+        OK(ts_hpcg_xk_restrict_cpu(&a));
+        assert_memory_equal(rc1, L->rc, sizeof(double) * (size_t)n);
+        free(r); free(x); free(rc1);
+    }
+    ts_hpcg_opt_destroy(O);
+    // Rank 1 of 2 x 1 x 1: its face x = 0 holds coarse points with halo columns (a block of their own)
+    ts_hpcg_geom g2 = geom(2, 1, 16, 16, 16, 2, 1, 1);
+    O = opt_problem(&g2, 2, &X, 1);
+    assert_int_equal(O->A->rblk, -1);
+    ts_hpcg_opt_destroy(O);
+}
+
 static void test_cg_and_validation(void **s) {
     (void)s;
     ts_hpcg_exec X;
@@ -512,7 +543,8 @@ int main(void) {
         cmocka_unit_test(test_colouring_and_permutation), cmocka_unit_test(test_halo_blocks),
         cmocka_unit_test(test_colour_orders),
         cmocka_unit_test(test_spmv),
-        cmocka_unit_test(test_symgs_colour_order), cmocka_unit_test(test_cg_and_validation),
+        cmocka_unit_test(test_symgs_colour_order), cmocka_unit_test(test_restrict1),
+        cmocka_unit_test(test_cg_and_validation),
         cmocka_unit_test(test_sim_device),       cmocka_unit_test(test_sim_mg_graph),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

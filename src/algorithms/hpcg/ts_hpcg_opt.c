@@ -123,6 +123,7 @@ static int level_setup(ts_hpcg_opt *O, const ts_hpcg_geom *g, int fine, ts_hpcg_
     const ts_hpcg_exec *X = &O->X;
     int rc = 0;
     L->g = *g;
+    L->rblk = -1; // set by the optimization
     L->nrow = (int32_t)((int64_t)g->nx * g->ny * g->nz);
     L->gnrow = g->gnx * g->gny * g->gnz;
     L->gnnz = (3 * g->gnx - 2) * (3 * g->gny - 2) * (3 * g->gnz - 2);
@@ -550,6 +551,27 @@ out:
     return rc;
 }
 
+// Whether the restriction pairs' fine rows are one block's rows in order (L->rblk; the coarse
+// points then are one colour: one rank, colour blocks without halo rows).
+static int restrict_block(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
+    const ts_hpcg_exec *X = &O->X;
+    const int32_t n = L->coarse->nrow;
+    L->rblk = -1;
+    if (n <= 0) return 0;
+    int32_t *fr = malloc(sizeof(int32_t) * (size_t)n);
+    if (!fr) TS_RAISE(TS_ERR_NOMEM, "hpcg: out of memory");
+    int rc = ts_hpcg_xcopy(X, TS_COPY_D2H, fr, L->fr, sizeof(int32_t) * (size_t)n);
+    if (rc == 0) rc = ts_hpcg_xsync(X);
+    if (rc == 0) {
+        const int b = ts_hpcg_block_of(L->blk, L->nblk, fr[0]);
+        int ok = L->blk[b].r0 == fr[0] && L->blk[b].nr == n;
+        for (int32_t k = 1; ok && k < n; k++) ok = fr[k] == fr[0] + k;
+        if (ok) L->rblk = b;
+    }
+    free(fr);
+    return rc;
+}
+
 int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
     const ts_hpcg_exec *X = &O->X;
     int32_t stats[TS_HPCG_CSTAT_LEN];
@@ -564,6 +586,7 @@ int ts_hpcg_opt_optimize(ts_hpcg_opt *O) {
         ts_hpcg_xk_f2c a = {C->g.nx, C->g.ny, C->g.nz, L->g.nx, L->g.ny, L->perm, C->perm, L->fr, L->cq};
         TS_CHECK(TS_HPCG_XRUN(X, f2c, a));
         TS_CHECK(inner_pairs_first(O, L));
+        TS_CHECK(restrict_block(O, L));
     }
     // b in the permuted order (xexact = 1 is the same in any order).
     const ts_hpcg_olevel *A = O->A;

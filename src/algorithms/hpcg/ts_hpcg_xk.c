@@ -117,6 +117,13 @@ int ts_hpcg_xk_restrict_cpu(void *args) {
     return 0;
 }
 
+int ts_hpcg_xk_restrict1_cpu(void *args) {
+    const ts_hpcg_xk_restrict1 *a = args;
+#pragma omp parallel for schedule(static)
+    for (int32_t i = 0; i < a->b.nr; i++) ts_hpcg_restrict1_row(a, i);
+    return 0;
+}
+
 int ts_hpcg_xk_prolong_cpu(void *args) {
     const ts_hpcg_xk_prolong *a = args;
 #pragma omp parallel for schedule(static)

@@ -169,6 +169,16 @@ typedef struct {
     double *y;
 } ts_hpcg_xk_spmv;
 
+// The same when the pairs' fine rows are rows 0 .. b.nr - 1 of one block b, in order (fr[k] =
+// b.r0 + k: the coarse points are one colour, kept in natural order; one rank): no search for the
+// block, its fields kernel parameters, the rows read in order.
+typedef struct {
+    ts_hpcg_cblk b;
+    const int32_t *cq;
+    const double *r, *diag, *x;
+    double *rc;
+} ts_hpcg_xk_restrict1;
+
 // Residual at the coarse points, restricted: rc[cq[k]] = r[f] - A_f x with f = fr[k], k < n.
 typedef struct {
     int32_t n, nblk;
@@ -414,6 +424,14 @@ TS_HPCG_ROW void ts_hpcg_restrict_row(const ts_hpcg_xk_restrict *a, int32_t k) {
     a->rc[a->cq[k]] = a->r[f] - (sl + a->diag[f] * a->x[f] + su);
 }
 
+TS_HPCG_ROW void ts_hpcg_restrict1_row(const ts_hpcg_xk_restrict1 *a, int32_t i) {
+    const ts_hpcg_cblk *b = &a->b;
+    const int32_t f = b->r0 + i;
+    const double sl = ts_hpcg_ell_dot(b->lcol, b->lval, b->nr, b->wl, i, a->x);
+    const double su = ts_hpcg_ell_dot(b->ucol, b->uval, b->nr, b->wu, i, a->x);
+    a->rc[a->cq[i]] = a->r[f] - (sl + a->diag[f] * a->x[f] + su);
+}
+
 TS_HPCG_ROW void ts_hpcg_index_row(const ts_hpcg_xk_index *a, int32_t k) {
     if (a->mode == TS_HPCG_PACK) a->out[k] = a->in[a->idx[k]];
     else if (a->mode == TS_HPCG_SCATTER) a->out[a->idx[k]] = a->in[k];
@@ -435,6 +453,7 @@ TS_HPCG_XK_DECLARE(remap)
 TS_HPCG_XK_DECLARE(sweep)
 TS_HPCG_XK_DECLARE(spmv)
 TS_HPCG_XK_DECLARE(restrict)
+TS_HPCG_XK_DECLARE(restrict1)
 TS_HPCG_XK_DECLARE(prolong)
 TS_HPCG_XK_DECLARE(waxpby)
 TS_HPCG_XK_DECLARE(dot)

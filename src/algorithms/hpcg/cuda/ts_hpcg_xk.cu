@@ -70,6 +70,10 @@ __global__ void __launch_bounds__(TPB, SPMV_BLOCKS) k_spmv(const __grid_constant
     a.y[p] = sl + a.diag[p] * a.x[p] + su;
 }
 ROW_KERNEL(k_restrict, ts_hpcg_xk_restrict, a.n, ts_hpcg_restrict_row(&a, (int32_t)i))
+__global__ void __launch_bounds__(TPB, SWEEP_BLOCKS) k_restrict1(const ts_hpcg_xk_restrict1 a) {
+    const int64_t i = (int64_t)blockIdx.x * TPB + threadIdx.x;
+    if (i < a.b.nr) ts_hpcg_restrict1_row(&a, (int32_t)i);
+}
 ROW_KERNEL(k_prolong, ts_hpcg_xk_prolong, a.n, a.x[a.fr[i]] += a.xc[a.cq[i]])
 ROW_KERNEL(k_waxpby, ts_hpcg_xk_waxpby, a.n, a.w[i] = a.alpha * a.x[i] + a.beta * a.y[i])
 ROW_KERNEL(k_index, ts_hpcg_xk_index, a.n, ts_hpcg_index_row(&a, (int32_t)i))
@@ -122,6 +126,10 @@ extern "C" int ts_hpcg_xk_spmv_cuda(void *s, void *args) {
 extern "C" int ts_hpcg_xk_restrict_cuda(void *s, void *args) {
     const ts_hpcg_xk_restrict a = *(const ts_hpcg_xk_restrict *)args;
     LAUNCH_ROWS(k_restrict, a.n, a, s);
+}
+extern "C" int ts_hpcg_xk_restrict1_cuda(void *s, void *args) {
+    const ts_hpcg_xk_restrict1 a = *(const ts_hpcg_xk_restrict1 *)args;
+    LAUNCH_ROWS(k_restrict1, a.b.nr, a, s);
 }
 extern "C" int ts_hpcg_xk_prolong_cuda(void *s, void *args) {
     const ts_hpcg_xk_prolong a = *(const ts_hpcg_xk_prolong *)args;
