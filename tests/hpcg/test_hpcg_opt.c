@@ -352,7 +352,7 @@ static void test_symgs_colour_order(void **s) {
 // drop in close to 50 iterations.
 // On one rank the restriction pairs' fine rows are one colour block's rows in order, and the
 // restriction by that block (ts_hpcg_xk_restrict1) gives the general one's coarse residual bit for
-// bit; a rank whose coarse points are split between a colour's blocks keeps the general one.
+// bit, on one rank for all pairs and on a rank with halo blocks for the pairs without halo columns.
 static void test_restrict1(void **s) {
     (void)s;
     ts_hpcg_exec X;
@@ -374,10 +374,28 @@ static void test_restrict1(void **s) {
         free(r); free(x); free(rc1);
     }
     ts_hpcg_opt_destroy(O);
-    // Rank 1 of 2 x 1 x 1: its face x = 0 holds coarse points with halo columns (a block of their own)
+    // Rank 1 of 2 x 1 x 1: its face x = 0 holds coarse points with halo columns (a block of their
+    // own, after the others): the block covers the inner pairs, the general restriction the rest,
+    // together bit for bit the general one over all pairs.
     ts_hpcg_geom g2 = geom(2, 1, 16, 16, 16, 2, 1, 1);
     O = opt_problem(&g2, 2, &X, 1);
-    assert_int_equal(O->A->rblk, -1);
+    ts_hpcg_olevel *L = O->A;
+    const int32_t n = L->coarse->nrow, nc = L->ncol;
+    assert_true(L->rblk >= 0 && L->nr_inner < n && L->nr_inner == L->blk[L->rblk].nr);
+    double *r = malloc(sizeof(double) * (size_t)nc), *x = malloc(sizeof(double) * (size_t)nc);
+    double *rc = malloc(sizeof(double) * (size_t)n);
+    hc_random(13, r, nc);
+    hc_random(14, x, nc);
+    ts_hpcg_xk_restrict a = {n, L->nblk, L->fr, L->cq, L->xblk, r, L->diag, x, L->rc};
+    OK(ts_hpcg_xk_restrict_cpu(&a));
+    memcpy(rc, L->rc, sizeof(double) * (size_t)n);
+    memset(L->rc, 0, sizeof(double) * (size_t)n);
+    ts_hpcg_xk_restrict1 a1 = {L->blk[L->rblk], L->cq, r, L->diag, x, L->rc};
+    OK(ts_hpcg_xk_restrict1_cpu(&a1));
+    ts_hpcg_xk_restrict ah = {n - L->nr_inner, L->nblk, L->fr + L->nr_inner, L->cq + L->nr_inner, L->xblk, r, L->diag, x, L->rc};
+    OK(ts_hpcg_xk_restrict_cpu(&ah));
+    assert_memory_equal(rc, L->rc, sizeof(double) * (size_t)n);
+    free(r); free(x); free(rc);
     ts_hpcg_opt_destroy(O);
 }
 

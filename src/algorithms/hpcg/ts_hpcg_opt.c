@@ -551,11 +551,12 @@ out:
     return rc;
 }
 
-// Whether the restriction pairs' fine rows are one block's rows in order (L->rblk; the coarse
-// points then are one colour: one rank, colour blocks without halo rows).
+// Whether the restriction pairs without halo columns (the first nr_inner) have as fine rows one
+// block's rows in order (L->rblk; the coarse points are one colour, and its rows without halo
+// columns one block).
 static int restrict_block(ts_hpcg_opt *O, ts_hpcg_olevel *L) {
     const ts_hpcg_exec *X = &O->X;
-    const int32_t n = L->coarse->nrow;
+    const int32_t n = L->nr_inner;
     L->rblk = -1;
     if (n <= 0) return 0;
     int32_t *fr = malloc(sizeof(int32_t) * (size_t)n);

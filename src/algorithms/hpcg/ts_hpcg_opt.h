@@ -69,7 +69,7 @@ struct ts_hpcg_olevel {
     ts_hpcg_olevel *coarse;
     int32_t *fr, *cq;
     int32_t nr_inner;                // pairs whose fine row has no halo columns: they come first
-    int rblk;                        // >= 0: fr[k] = blk[rblk].r0 + k for every pair (ts_hpcg_xk_restrict1)
+    int rblk;                        // >= 0: fr[k] = blk[rblk].r0 + k for k < nr_inner (ts_hpcg_xk_restrict1)
     double *rc, *xc, *t;
     size_t bytes;                    // executor memory of this level after the optimization
 };

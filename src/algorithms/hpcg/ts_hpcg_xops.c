@@ -152,9 +152,11 @@ int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double
 // The residual at the coarse points restricted, pairs [k0, k1) (L->fr, L->cq).
 static int restrict_pairs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x, int32_t k0, int32_t k1) {
     if (k1 <= k0) return 0;
-    if (L->rblk >= 0 && k0 == 0 && k1 == L->coarse->nrow) { // the pairs are one block's rows in order
+    if (L->rblk >= 0 && k0 == 0 && k1 >= L->nr_inner) { // the inner pairs are one block's rows in order
         ts_hpcg_xk_restrict1 a = {L->blk[L->rblk], L->cq, r, L->diag, x, L->rc};
-        return TS_HPCG_XRUN(&O->X, restrict1, a);
+        TS_CHECK(TS_HPCG_XRUN(&O->X, restrict1, a));
+        k0 = L->nr_inner;
+        if (k1 <= k0) return 0;
     }
     ts_hpcg_xk_restrict ra = {k1 - k0, L->nblk, L->fr + k0, L->cq + k0, L->xblk, r, L->diag, x, L->rc};
     return TS_HPCG_XRUN(&O->X, restrict, ra);
