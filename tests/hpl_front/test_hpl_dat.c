@@ -168,8 +168,8 @@ static void test_multi_valued(void **state) {
     lines[12] = "-1.0         threshold (negative: no check)";
     lines[21] = "6            # of broadcast";
     lines[22] = "0 1 2 3 4 5  BCASTs";
-    lines[23] = "3            # of lookahead depth";
-    lines[24] = "0\t1   2      DEPTHs, tabs and several spaces";
+    lines[23] = "2            # of lookahead depth";
+    lines[24] = "0\t   1      DEPTHs, tabs and several spaces";
     snprintf(tmp_path, sizeof tmp_path, "/tmp/ts_hpl_front_multi_%d.dat", (int)getpid());
     FILE *f = fopen(tmp_path, "w");
     assert_non_null(f);
@@ -188,13 +188,13 @@ static void test_multi_valued(void **state) {
     assert_int_equal(d.pmap, 1);
     assert_true(d.threshold == -1.0);
     assert_int_equal(d.nbcast, 6);
-    assert_int_equal(d.ndepth, 3);
-    assert_int_equal(d.depth[2], 2);
-    // 2 grids x 5 N x 20 NB x 3 DEPTH x 6 BCAST x 3 RFACT x 3 PFACT x 2 NBMIN x 1 NDIV
-    assert_int_equal(ts_hpl_case_count(&d), 2 * 5 * 20 * 3 * 6 * 3 * 3 * 2);
+    assert_int_equal(d.ndepth, 2);
+    assert_int_equal(d.depth[1], 1);
+    // 2 grids x 5 N x 20 NB x 2 DEPTH x 6 BCAST x 3 RFACT x 3 PFACT x 2 NBMIN x 1 NDIV
+    assert_int_equal(ts_hpl_case_count(&d), 2 * 5 * 20 * 2 * 6 * 3 * 3 * 2);
     // Every combination appears exactly once.
     int64_t n = ts_hpl_case_count(&d);
-    static unsigned char seen[2][5][20][3][6][3][3][2];
+    static unsigned char seen[2][5][20][2][6][3][3][2];
     memset(seen, 0, sizeof seen);
     for (int64_t k = 0; k < n; k++) {
         ts_hpl_case c;
@@ -262,6 +262,7 @@ static void test_ranges(void **state) {
     expect_line_error(21, "0 1 7        RFACTs", "RFACTs value 7 is out of range");
     expect_line_error(23, "6            BCASTs", "BCASTs value 6 is out of range");
     expect_line_error(25, "-1           DEPTHs", "DEPTHs value -1 is out of range");
+    expect_line_error(25, "0 2          DEPTHs", "DEPTHs value 2 is out of range: look-ahead depth 0 or 1");
     expect_line_error(26, "3            SWAP", "SWAP value 3 is out of range");
     expect_line_error(27, "-5           swapping threshold", "swapping threshold value -5");
     expect_line_error(28, "2            L1", "L1 value 2 is out of range");

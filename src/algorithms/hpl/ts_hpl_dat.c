@@ -192,7 +192,10 @@ static int read_lines(dat_reader *r, ts_hpl_dat *d) {
     TS_CHECK(read_int_list(r, "BCASTs", d->nbcast, 0, 5, "0=1rg 1=1rM 2=2rg 3=2rM 4=Lng 5=LnM "
                            "(HPL 2.3 would silently use 1rM)", d->bcast));
     TS_CHECK(read_count(r, "lookahead depths (DEPTH)", &d->ndepth));
-    TS_CHECK(read_int_list(r, "DEPTHs", d->ndepth, 0, INT32_MAX, "DEPTH must be >= 0", d->depth));
+    // HPL 2.3 runs any depth; the engine here has depths 0 and 1, and a deeper one is refused with
+    // its line rather than run as depth 1 under a result line that names it.
+    TS_CHECK(read_int_list(r, "DEPTHs", d->ndepth, 0, 1, "look-ahead depth 0 or 1 (deeper look-ahead is "
+                           "not implemented here)", d->depth));
     // 26-31: single values
     TS_CHECK(read_single_int(r, "SWAP (0=bin-exch,1=long,2=mix)", &d->swap));
     TS_CHECK(check_range(r, "SWAP", d->swap, 0, 2, "0 = binary exchange, 1 = long, 2 = mix "

@@ -57,7 +57,7 @@ static void usage(FILE *f) {
         "  --dat FILE        read HPL.dat (every combination runs, as xhpl does)\n"
         "  -N/-NB/-P/-Q      one test without a file (WR11C2R4 settings, threshold 16)\n"
         "                    with neither: ./HPL.dat if it exists, else sized for the machine\n"
-        "  --depth d         look-ahead depth (replaces the DEPTH list of HPL.dat)\n"
+        "  --depth d         look-ahead depth, 0 or 1 (replaces the DEPTH list of HPL.dat)\n"
         "  --exec MODE       auto (device when present), cpu, device, ooc (out-of-core)\n"
         "  --panel ENGINE    who factors the panels: cpu (host), device (our recursive panel\n"
         "                    on the GPU, HPL's PFACT/RFACT/NBMIN/NDIV), cusolver (dgetrf),\n"
@@ -100,6 +100,11 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
             if (m < 0 || ts_cli_int(CMD, "-Q (process columns)", v, 1, &a->Q) < 0) return -1;
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--depth", NULL, &v)) != 0) {
             if (m < 0 || ts_cli_int(CMD, "--depth", v, 0, &a->depth) < 0) return -1;
+            if (a->depth > 1) {
+                ts_cli_errorf(CMD, "--depth %d: look-ahead depth 0 or 1 (deeper look-ahead is not implemented here)",
+                              a->depth);
+                return -1;
+            }
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--exec", NULL, &v)) != 0) {
             if (m < 0) return -1;
             if (!strcmp(v, "auto")) a->exec = TS_HPL_EXEC_AUTO;
