@@ -11,20 +11,25 @@ report_has() { grep -q "$1" "$(ls -t HPCG-Benchmark_3.1_*.txt 2>/dev/null | head
 hp --nx 16 --ny 16 --nz 16 --rt 1 --engine cpu --json r.json
 expect_rc 0
 expect_out "engine cpu, 8 colours"
+expect_out "^run time 1 s \(--rt\): [0-9]+ CG sets x [0-9]+ iterations"
 expect_out "HPCG result is VALID with a GFLOP/s rating of=[0-9.e+-]+"
 expect_out "^SpMV .*[0-9]"
 expect_out "^MG .*[0-9]"
 REP=$(ls HPCG-Benchmark_3.1_*.txt 2>/dev/null | head -1)
 [ -n "$REP" ] || fail "no HPCG-Benchmark_3.1_<date>.txt"
 if [ -n "$REP" ]; then
-    tail -1 "$REP" | grep -qE "^Final Summary::HPCG result is VALID with a GFLOP/s rating of=[0-9.e+-]+$" || fail "last line of $REP"
+    grep -qE "^Final Summary::HPCG result is VALID with a GFLOP/s rating of=[0-9.e+-]+$" "$REP" || fail "VALID line of $REP"
+    tail -1 "$REP" | grep -qE "^Tessera::Result=VALID with a GFLOP/s rating of [0-9.e+-]+$" || fail "last line of $REP"
+    grep -q "QuickPath" "$REP" && fail "--rt 1: QuickPath line in $REP"
     for k in "version=3.1" "Machine Summary::Distributed Processes=" "Global Problem Dimensions::Global nx=" \
              "Linear System Information::Number of Equations=" "Multigrid Information::Number of coarse grid levels=3" \
              "Spectral Convergence Tests::Result=PASSED" "Departure from Symmetry.*::Result=PASSED" \
              "Iteration Count Information::Optimized CG iterations per set=" "Reproducibility Information::Result=PASSED" \
              "Benchmark Time Summary::Total=" "Floating Point Operations Summary::Raw MG=" "GB/s Summary::Raw Total B/W=" \
              "GFLOP/s Summary::Total with convergence and optimization phase overhead=" \
-             "Final Summary::Official results execution time \(sec\) must be at least=1800"; do
+             "Final Summary::Official results execution time \(sec\) must be at least=1800" \
+             "Memory Use Information::Memory used for linear system and CG \(Gbytes\)=[0-9.e+-]+$" \
+             "Memory Use Information::Coarse Grids::Memory used=[0-9.e+-]+$" "Tessera::Run time asked \(sec\)=1$"; do
         grep -qE "^$k" "$REP" || fail "report lacks $k"
     done
     # 16^3 per rank: equations = 4096 * ranks
@@ -39,6 +44,7 @@ r = d["results"][0]
 assert r["bench"] == "hpcg" and r["engine"] == "cpu", r
 e = r["extra"]
 assert e["valid"] is True and e["rating_gflops"] > 0, e
+assert e["rt"] == 1 and e["rt_from"] == "--rt", e
 assert e["nx"] == 16 and e["npx"] * e["npy"] * e["npz"] >= 1
 assert e["colors"] == 8 and 45 <= e["opt_iters"] <= 60, e
 for p in ("spmv", "mg", "ddot", "waxpby", "total"):
@@ -61,6 +67,7 @@ if [ ${#LAUNCH[@]} -gt 0 ]; then
     # where the time goes: per level one exchange, SpMV and the V-cycle with and without their
     # exchanges, one DDOT (the slowest rank's; the fastest rank's V-cycle no slower than it)
     expect_out "per call \\(slowest rank\\): halo exchange [0-9.]+ / [0-9.]+ / [0-9.]+ / [0-9.]+ us"
+    expect_no_out "as a graph" # no graph ran: no figure for one
     python3 - d.json <<'PY' || fail "probe in JSON"
 import json, math, sys
 q = json.load(open(sys.argv[1]))["results"][0]["extra"]["probe"]
@@ -102,7 +109,7 @@ d, m = (json.load(open(f))["results"][0]["extra"] for f in sys.argv[1:3])
 assert m["valid"] and m["smoother_midx"] is True and m["official"] is False, m
 assert m["opt_iters"] <= d["opt_iters"] and m["residual_mean"] != d["residual_mean"], (d, m)
 PY
-    report_has "^Final Summary::Smoother=halo exchanged between" "TESSERA_HPCG_MIDX=1: report line"
+    report_has "^Tessera::Smoother=halo exchanged between" "TESSERA_HPCG_MIDX=1: report line"
     OUT=$(TESSERA_SIM_DEVICES=2 TESSERA_HPCG_OVERLAP=maybe "${LAUNCH[@]}" "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine device 2>&1); RC=$?
     echo "\$ TESSERA_HPCG_OVERLAP=maybe ${LAUNCH[*]} tessera hpcg --engine device ... -> exit $RC"
     expect_rc 2
@@ -116,8 +123,9 @@ PY
     expect_out "HPCG result is VALID"
 else
     expect_no_out "halo"
-    # one rank: the per-call times without the exchanges' part
-    expect_out "per call: SpMV [0-9.]+ ms, V-cycle [0-9.]+ ms \\(0.000 as a graph\\), DDOT [0-9.]+ us"
+    # one rank: the per-call times without the exchanges' part; no graph ran: no figure for one
+    expect_out "per call: SpMV [0-9.]+ ms, V-cycle [0-9.]+ ms, DDOT [0-9.]+ us"
+    expect_no_out "as a graph"
     python3 -c 'import json; q=json.load(open("d.json"))["results"][0]["extra"]["probe"]; assert "halo_us" not in q and q["mg_ms"] > 0 and q["spmv_ms"] > 0, q' || fail "probe on one rank"
 fi
 # The V-cycle as a graph (TESSERA_HPCG_GRAPH=1): on one rank it is captured and replayed, with the
@@ -137,6 +145,8 @@ else
     WANT_GRAPH=True
     expect_out "the V-cycle runs as a graph of [0-9]+ kernels"
     expect_out "8 colours, V-cycle as a graph;"
+    # the graph's time per call beside the kernel-by-kernel one
+    expect_out "per call: SpMV [0-9.]+ ms, V-cycle [0-9.]+ ms \\([0-9]+\\.[0-9]*[1-9][0-9]* as a graph\\), DDOT"
 fi
 python3 - d.json g.json "$WANT_GRAPH" <<'PY' || fail "graph JSON"
 import json, sys
@@ -177,7 +187,7 @@ assert g["valid"] and g["ref_drop_given"] is True and g["official"] is False, g
 assert g["ref_drop"] == r["ref_drop"] and g["opt_iters"] == r["opt_iters"], (r, g)
 assert abs(g["residual_mean"] - r["residual_mean"]) <= 1e-12 * abs(r["residual_mean"]), (r, g)
 PY
-    report_has "^Final Summary::Reference CG=not run" "TESSERA_HPCG_REF_DROP: report line"
+    report_has "^Tessera::Reference CG=not run" "TESSERA_HPCG_REF_DROP: report line"
     OUT=$(TESSERA_HPCG_REF_DROP=1.5 "$TESSERA" hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine cpu 2>&1); RC=$?
     echo "\$ TESSERA_HPCG_REF_DROP=1.5 tessera hpcg ... -> exit $RC"
     expect_rc 2
@@ -187,16 +197,45 @@ fi
 hp --nx 16 --ny 16 --nz 16 --rt 0 --engine ref
 expect_rc 0
 expect_out "HPCG result is VALID"
-report_has "^Final Summary::Reference version of ComputeMG used=" "ref engine: report lacks the reference-kernel warning"
-report_has "^Implementation=tessera hpcg (engine ref)" "ref engine: Implementation line"
+report_has "^Final Summary::Reference version of ComputeMG used" "ref engine: report lacks the reference-kernel warning"
+report_has "^Final Summary::Reference version of ComputeDotProduct used=" "ref engine: report lacks the reference-DDOT warning"
+report_has "^Tessera::Implementation=tessera hpcg (engine ref)" "ref engine: Implementation line"
 if [ ${#LAUNCH[@]} -eq 0 ]; then
-    # hpcg.dat: line 3 dims, line 4 time
+    # hpcg.dat: line 3 dims, line 4 time; the summary says where the run time came from
     printf 'HPCG benchmark input file\nline 2\n16 16 16\n0\n' > hpcg.dat
     hp -q
     expect_rc 0
     expect_out "16 x 16 x 16 per rank"
-    expect_out "QuickPath|timed CG ran"
-    rm -f hpcg.dat
+    expect_out "^run time 0 s \\(hpcg.dat:4\\), the quick path: 1 CG sets x [0-9]+ iterations"
+    report_has "^Final Summary::You have selected the QuickPath option=" "hpcg.dat run time 0: QuickPath line"
+    # a run time that is not a number of seconds >= 0 is refused, naming the file and line (HPCG
+    # 3.1 would run 1800 s); --rt wins but the line is checked; a word after the number is allowed
+    for L4 in garbage 1h -5 nan 1e999 ',60'; do
+        printf 'HPCG benchmark input file\nline 2\n16 16 16\n%s\n' "$L4" > hpcg.dat
+        hp -q
+        expect_rc 2; expect_out "^tessera hpcg: hpcg.dat:4: run time '$L4' is not a number of seconds >= 0\$"
+        expect_no_out "HPCG 3.1  |CG sets" # refused before the run
+    done
+    printf 'HPCG benchmark input file\nline 2\n16 16 16\n1h\n' > my.dat
+    hp --dat my.dat --rt 0 -q
+    expect_rc 2; expect_out "^tessera hpcg: my.dat:4: run time '1h' is not a number of seconds >= 0\$"
+    printf 'HPCG benchmark input file\nline 2\n16 16 16\n0 seconds\n1 1 1\n' > hpcg.dat
+    hp -q
+    expect_rc 0; expect_out "^run time 0 s \\(hpcg.dat:4\\), the quick path"
+    printf 'HPCG benchmark input file\nline 2\n16 16 16\n60\n' > hpcg.dat
+    hp --rt 0 -q
+    expect_rc 0; expect_out "^run time 0 s \\(--rt\\), the quick path"
+    # without line 4, HPCG 3.1's 1800 s, said before the run starts (stopped here once said, or
+    # after 20 s)
+    printf 'HPCG benchmark input file\nline 2\n16 16 16\n' > hpcg.dat
+    "$TESSERA" hpcg --engine cpu > long.log 2>&1 &
+    PID=$!
+    for _ in $(seq 200); do grep -q "run time" long.log && break; sleep 0.1; done
+    kill "$PID" 2>/dev/null; wait "$PID" 2>/dev/null
+    OUT=$(cat long.log)
+    echo "\$ tessera hpcg (hpcg.dat without line 4; stopped)"
+    expect_out "hpcg: run time 1800 s \\(HPCG 3.1's value: hpcg.dat has no run time on line 4\\)"
+    rm -f hpcg.dat my.dat
     # Positional integers as HPCG 3.1 reads them (nx ny nz rt pz zl zu npx npy npz): a value below
     # 10 is ignored (with a warning here), options given by name win.
     hp 16 16 24 --rt 0 -q
@@ -227,7 +266,17 @@ if [ ${#LAUNCH[@]} -eq 0 ]; then
     export TESSERA_SIM_DEVICES=1
     hp --nx 16 --rt 0 --engine cuda
     unset TESSERA_SIM_DEVICES
-    expect_rc 2; expect_out "--engine cuda needs a CUDA GPU on every rank"
+    # errors found by the run: the command named once ("tessera hpcg: "), not the library's
+    # "hpcg: " again; failures of the run itself say it stopped
+    expect_rc 2; expect_out "^tessera hpcg: --engine cuda needs a CUDA GPU on every rank"
+    count_rows "^tessera hpcg:" 1
+    expect_no_out "^tessera hpcg: .*hpcg: |stopped"
+    export TESSERA_SIM_DEVICES=1 TESSERA_SIM_FAULTS=dev=0,kernel=3
+    hp --nx 16 --rt 0 --engine device -q
+    unset TESSERA_SIM_DEVICES TESSERA_SIM_FAULTS
+    expect_rc 3; expect_out "^tessera hpcg: stopped: sim device 0: injected failure of kernel 3"
+    count_rows "^tessera hpcg:" 1
+    expect_no_out "^tessera hpcg: .*hpcg: |HPCG stopped"
 else
     hp --nx 20 --ny 16 --nz 16 --rt 0
     expect_rc 2; expect_out "nx=20 must be a positive multiple of 8"

@@ -21,6 +21,7 @@ typedef struct {
     int nx, ny, nz, npx, npy, npz; // 0 = not given
     int pz, zl, zu;                // two nz values along z (0 = not given)
     double rt;                     // < 0: not given
+    char rt_from[560];             // where rt came from, for the summary: "--rt", "hpcg.dat:4", ...
     const char *dat, *json;
     int quiet;
     ts_hpcg_engine engine;
@@ -69,7 +70,10 @@ static void apply_positional(const int *pos, int npos, hpcg_args *a) {
             ts_log(TS_LOG_WARN, "hpcg: positional %s=%d ignored (HPCG 3.1 ignores positional values below 10; "
                    "use --%s=%d)", names[k], pos[k], names[k], pos[k]);
         } else if (k == 3) {
-            if (a->rt < 0) a->rt = pos[k];
+            if (a->rt < 0) {
+                a->rt = pos[k];
+                snprintf(a->rt_from, sizeof a->rt_from, "the positional rt");
+            }
         } else if (!*dst[k]) {
             *dst[k] = pos[k];
         }
@@ -113,6 +117,7 @@ static int parse_args(int argc, char **argv, hpcg_args *a) {
                 ts_cli_errorf(CMD, "--rt: '%s' must be a number of seconds >= 0", v);
                 return -1;
             }
+            snprintf(a->rt_from, sizeof a->rt_from, "--rt");
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--engine", NULL, &v)) != 0) {
             if (m < 0) return -1;
             int e = ts_hpcg_engine_parse(v);
@@ -144,8 +149,23 @@ static int parse_args(int argc, char **argv, hpcg_args *a) {
     return 0;
 }
 
-// hpcg.dat as the reference reads it: lines 1-2 ignored, line 3 "nx ny nz", line 4 the run
-// time (1800 when missing), optional line 5 "npx npy npz". Values below 16 become 16.
+// Line 4 of hpcg.dat: a number of seconds >= 0, then blanks or the end of the line or a word after a
+// blank ("60 seconds"); 1 with *rt set, 0 for a blank line, -1 for anything else ("1h", "abc").
+static int dat_seconds(const char *line, double *rt) {
+    const char *s = line + strspn(line, " \t\r\n");
+    if (!*s) return 0;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || (*end && !strchr(" \t\r\n", *end)) || !isfinite(v) || v < 0) return -1;
+    *rt = v;
+    return 1;
+}
+
+// hpcg.dat as the reference reads it: lines 1-2 ignored, line 3 "nx ny nz", line 4 the run time,
+// optional line 5 "npx npy npz". Values below 16 become 16. A file without line 4 (or with a blank
+// one) runs HPCG 3.1's 1800 s; a line 4 that is not a number of seconds >= 0 is refused (the
+// reference would run 1800 s there too, silently). --rt and a positional rt take precedence, but
+// the line is checked all the same.
 static int read_dat(const char *path, hpcg_args *a, char *msg, size_t len) {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -164,13 +184,19 @@ static int read_dat(const char *path, hpcg_args *a, char *msg, size_t len) {
     for (int k = 0; k < 3; k++) if (n[k] < 16) n[k] = 16;
     a->nx = n[0]; a->ny = n[1]; a->nz = n[2];
     double rt = TS_HPCG_OFFICIAL_TIME;
-    if (nl >= 4 && sscanf(line[3], "%lf", &rt) == 1) {
-        if (!(rt >= 0)) {
-            snprintf(msg, len, "%s:4: run time %g must be >= 0", path, rt);
-            return -1;
-        }
+    int have = nl >= 4 ? dat_seconds(line[3], &rt) : 0;
+    if (have < 0) {
+        line[3][strcspn(line[3], "\r\n")] = '\0';
+        snprintf(msg, len, "%s:4: run time '%.64s' is not a number of seconds >= 0", path, line[3]);
+        return -1;
     }
-    if (a->rt < 0) a->rt = rt;
+    if (a->rt < 0) {
+        a->rt = rt;
+        if (have)
+            snprintf(a->rt_from, sizeof a->rt_from, "%s:4", path);
+        else
+            snprintf(a->rt_from, sizeof a->rt_from, "HPCG 3.1's value: %s has no run time on line 4", path);
+    }
     int p[3];
     if (nl >= 5 && sscanf(line[4], "%d %d %d", &p[0], &p[1], &p[2]) == 3 && !a->npx && !a->npy && !a->npz) {
         a->npx = p[0]; a->npy = p[1]; a->npz = p[2];
@@ -216,6 +242,8 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
         ts_json_int(j, "zl", r->g.zl);
         ts_json_int(j, "zu", r->g.zu);
     }
+    ts_json_num(j, "rt", a->rt);
+    ts_json_str(j, "rt_from", a->rt_from);
     ts_json_num(j, "rating_gflops", r->rating);
     ts_json_bool(j, "valid", r->valid);
     if (!r->valid) ts_json_str(j, "reason", r->reason);
@@ -293,7 +321,22 @@ static void write_json(const hpcg_args *a, const ts_hpcg_result *r, int ranks) {
     ts_cli_json_fclose(CMD, a->json, f);
 }
 
-static void print_summary(const ts_hpcg_result *r) {
+// The library's message without its "hpcg: " prefixes (at the front and after each ": " of a wrapped
+// message): the CLI's own "tessera hpcg: " names the command once.
+static void unprefixed(const char *msg, char *out, size_t len) {
+    static const char pre[] = "hpcg: ";
+    size_t n = 0;
+    for (const char *p = msg; *p && n + 1 < len;) {
+        if (!strncmp(p, pre, sizeof pre - 1) && (p == msg || (p - msg >= 2 && !strncmp(p - 2, ": ", 2)))) {
+            p += sizeof pre - 1;
+            continue;
+        }
+        out[n++] = *p++;
+    }
+    out[n] = '\0';
+}
+
+static void print_summary(const hpcg_args *a, const ts_hpcg_result *r) {
     char zs[64];
     ts_hpcg_geom_nz_text(&r->g, zs, sizeof zs);
     printf("HPCG 3.1  %lld x %lld x %lld global, %d x %d x %s per rank, %d x %d x %d ranks, %d thread(s) each\n",
@@ -325,8 +368,9 @@ static void print_summary(const ts_hpcg_result *r) {
         printf("\n");
     }
     if (cb) printf("device-to-device copy bandwidth (measured in this run): %.1f GB/s\n", r->copy_gbs);
-    printf("%d CG sets x %d iterations (reference: %d); memory %.3f GB; report %s\n", r->cg_sets,
-           r->opt_iters, TS_HPCG_REF_ITERS, r->mem_bytes / 1e9, r->report_path);
+    printf("run time %g s (%s)%s: %d CG sets x %d iterations (reference: %d); memory %.3f GB; report %s\n",
+           a->rt, a->rt_from, a->rt > 0 ? "" : ", the quick path", r->cg_sets, r->opt_iters, TS_HPCG_REF_ITERS,
+           r->mem_bytes / 1e9, r->report_path);
     if (r->ref_given)
         printf("note: TESSERA_HPCG_REF_DROP: the reference CG did not run (its residual drop %.6e was given); "
                "not an official result\n", r->ref_tolerance);
@@ -374,7 +418,12 @@ int ts_cmd_hpcg(int argc, char **argv) {
         }
         if (!bad) {
             raise_dims(&a);
-            if (a.rt < 0) a.rt = HPCG_DEFAULT_RT;
+            if (a.rt < 0) {
+                a.rt = HPCG_DEFAULT_RT;
+                // (a file read gives a run time, HPCG 3.1's 1800 s when it has none)
+                snprintf(a.rt_from, sizeof a.rt_from, "default: no --rt%s", from_flags ? "" : ", no hpcg.dat");
+            }
+            ts_log(TS_LOG_INFO, "hpcg: run time %g s (%s)%s", a.rt, a.rt_from, a.rt > 0 ? "" : ": the quick path");
         }
     }
     int hdr[10] = {bad, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz, a.pz, a.zl, a.zu};
@@ -438,15 +487,18 @@ int ts_cmd_hpcg(int argc, char **argv) {
     ts_hpcg_result r;
     int rc = ts_hpcg_run(&comm, &o, &r);
     if (rc < 0) {
-        if (root) ts_cli_errorf(CMD, "HPCG stopped: %s", ts_error_last()->message);
         // Bad input (a malformed TESSERA_* value too), an engine this machine lacks, a problem
-        // larger than the device: usage.
-        return rc == TS_ERR_ARG || rc == TS_ERR_PARSE || rc == TS_ERR_UNSUPPORTED || rc == TS_ERR_DEVMEM
-                   ? TS_EXIT_USAGE
-                   : TS_EXIT_RUNTIME;
+        // larger than the device: usage. A failure of the run itself says that the run stopped.
+        const int usage = rc == TS_ERR_ARG || rc == TS_ERR_PARSE || rc == TS_ERR_UNSUPPORTED || rc == TS_ERR_DEVMEM;
+        if (root) {
+            char m[sizeof ts_error_last()->message];
+            unprefixed(ts_error_last()->message, m, sizeof m);
+            ts_cli_errorf(CMD, "%s%s", usage ? "" : "stopped: ", m);
+        }
+        return usage ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
     }
     if (root) {
-        print_summary(&r);
+        print_summary(&a, &r);
         if (a.json) write_json(&a, &r, comm.size);
     }
     return r.valid ? TS_EXIT_OK : TS_EXIT_CHECK;
