@@ -262,7 +262,7 @@ static void test_ranges(void **state) {
     expect_line_error(21, "0 1 7        RFACTs", "RFACTs value 7 is out of range");
     expect_line_error(23, "6            BCASTs", "BCASTs value 6 is out of range");
     expect_line_error(25, "-1           DEPTHs", "DEPTHs value -1 is out of range");
-    expect_line_error(25, "0 2          DEPTHs", "DEPTHs value 2 is out of range: look-ahead depth 0 or 1");
+    expect_line_error(25, "2            DEPTHs", "DEPTHs value 2 is out of range: look-ahead depth 0 or 1");
     expect_line_error(26, "3            SWAP", "SWAP value 3 is out of range");
     expect_line_error(27, "-5           swapping threshold", "swapping threshold value -5");
     expect_line_error(28, "2            L1", "L1 value 2 is out of range");
