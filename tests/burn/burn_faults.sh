@@ -6,14 +6,14 @@ source "$(dirname "$0")/../cli/lib.sh"
 run TESSERA_SIM_DEVICES=2 "TESSERA_SIM_FAULTS=dev=1,flip=1,bit=$((677 * 64 + 56))" -- burn --time 1 --size 96
 expect_rc 1
 expect_out '^burn: FAIL'
-expect_out '^  ERROR device 1 iteration 1 .*: row 5 \(94 columns wrong: a corrupted row of A\), magnitude -?[0-9.]+e\+0[3-9]'
+expect_out '^  ERROR device 1 iteration 1 .*: row 5 \(94 columns wrong: a corrupted row of A; worst element \(5, [0-9]+\)\), magnitude -?[0-9.]+e\+0[3-9]'
 expect_no_out 'ERROR device 0'
 count_rows '^  errors 0,' 1
 
 # Copy 2 is B (k = 96 rows): bit 52 of element (3, 11) (index 3 + 11*96 = 1059): column 11 wrong in all rows.
 run TESSERA_SIM_DEVICES=1 "TESSERA_SIM_FAULTS=flip=2,bit=$((1059 * 64 + 52))" -- burn --time 1 --size 96
 expect_rc 1
-expect_out '^  ERROR device 0 iteration 1 .*: column 11 \(94 rows wrong: a corrupted column of B\)'
+expect_out '^  ERROR device 0 iteration 1 .*: column 11 \(94 rows wrong: a corrupted column of B; worst element \([0-9]+, 11\)\)'
 
 # A device lost after 300 operations: reported with its id, the other device finishes, exit 3,
 # and the run ends on time (2 s + setup), not waiting for the lost device.
@@ -30,4 +30,5 @@ awk -v s="$start" -v e="$end" 'BEGIN { exit !(e - s < 15) }' || fail "the lost-d
 run TESSERA_SIM_DEVICES=1 TESSERA_SIM_FAULTS=kernel=20 -- burn --time 1 --size 64
 expect_rc 3
 expect_out '^  FAILED device 0: .*injected failure of kernel 20'
+expect_out '^GPU 0: FAILED$'
 finish

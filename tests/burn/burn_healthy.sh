@@ -7,6 +7,7 @@ expect_rc 0
 count_rows '^device [01] .* TFLOP/s sustained' 2
 count_rows '^  errors 0, max checksum error' 2
 expect_out '^burn: PASS'
+count_rows '^GPU [01]: OK$' 2
 expect_no_out 'ERROR|LOST'
 python3 - "$TMP/b.json" <<'PY' || fail "results document"
 import json, sys
@@ -18,12 +19,13 @@ for r in d["results"]:
     # The normalized checksum error of correct products: rounding is there (> 0) but far below the bound.
     assert 0 < r["error"] < 0.1 and r["bound"] == 1.0, r["error"]
     x = r["extra"]
-    assert x["errors"] == 0 and x["status"] == "ok"
+    assert x["errors"] == 0 and x["status"] == "ok" and x["verdict"] == "OK" and x["passed"] is True
     assert 1.5 < x["seconds"] < 4, x["seconds"]
     assert x["plain_tflops"] > 0 and x["iterations"] > 10
     assert len(x["samples"]) >= 1 and all(s["tflops"] >= 0 for s in x["samples"])
     t = r["tflops"]
     assert 0 < t["min"] <= t["median"] <= t["max"], t
+assert d["burn"] == {"verdict": "PASS", "passed": True, "exit_code": 0, "devices": 2, "devices_ok": 2}, d["burn"]
 PY
 grep -q '<polyline' "$TMP/b.svg" || fail "plot has no curve"
 

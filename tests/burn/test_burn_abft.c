@@ -90,6 +90,12 @@ static void test_bound_never_flags_correct_products(void **state) {
         assert_int_equal(loc.bad_rows, 0);
         assert_int_equal(loc.bad_cols, 0);
         assert_true(fabs(loc.ratio - p.res.max_ratio) <= 1e-12 * p.res.max_ratio);
+        // The largest deviation of rounding alone is a line, never a named element.
+        const ts_burn_check_args *a = &p.args;
+        ts_burn_locate_worst(m, n, a->rd, a->rwd, a->cd, a->cwd, a->rb, a->rwb, a->cb, a->cwb, &loc);
+        if (loc.row >= 0 && loc.col >= 0)
+            fail_msg("rounding named element (%lld, %lld) of %lldx%lldx%lld", (long long)loc.row, (long long)loc.col,
+                     (long long)m, (long long)n, (long long)k);
         if (p.res.max_ratio > worst) worst = p.res.max_ratio;
         prob_free(&p);
     }
@@ -256,6 +262,152 @@ static void test_check_on_sim_device(void **state) {
     prob_free(&p);
 }
 
+// The element threshold: an error in element (i, j) is seen once it exceeds the smallest of its four
+// bounds over their weights (T_ij), by the rounding already on those lines (rho x bound) at most;
+// every element off by more than the largest T_ij (times 1 + rho) is caught.
+static void test_element_threshold(void **state) {
+    (void)state;
+    prob p;
+    prob_init(&p, 94, 94, 96, 21, 0.0, 5.0);
+    prob_gemm(&p, 1);
+    ts_burn_location loc;
+    prob_check(&p, &loc);
+    double rho = p.res.max_ratio, lo, hi;
+    assert_true(rho > 0 && rho < 0.01);
+    const ts_burn_check_args *a = &p.args;
+    hi = ts_burn_element_threshold(p.m, p.n, a->rb, a->rwb, a->cb, a->cwb, &lo);
+    assert_true(lo > 0 && lo <= hi);
+    printf("# N=96, variance 25: element thresholds %.3g to %.3g, rounding %.3g of the bound\n", lo, hi, rho);
+    int64_t hi_i = -1, hi_j = -1;
+    for (int64_t j = 0; j < p.n; j++)
+        for (int64_t i = 0; i < p.m; i++) {
+            double t = fmin(fmin(a->rb[i], a->rwb[i] / (double)(j + 1)), fmin(a->cb[j], a->cwb[j] / (double)(i + 1)));
+            if (t == hi) hi_i = i, hi_j = j;
+        }
+    assert_true(hi_i >= 0);
+    for (int c = 0; c < 40; c++) {
+        uint64_t h = ts_mix64(500 + (uint64_t)c);
+        int64_t i = c ? (int64_t)(h % (uint64_t)p.m) : hi_i, j = c ? (int64_t)((h >> 20) % (uint64_t)p.n) : hi_j;
+        double t = fmin(fmin(a->rb[i], a->rwb[i] / (double)(j + 1)), fmin(a->cb[j], a->cwb[j] / (double)(i + 1)));
+        assert_true(t >= lo && t <= hi);
+        double *x = &p.C[i + j * p.ldc], saved = *x, sign = (h >> 40) & 1 ? 1.0 : -1.0;
+        *x = saved + sign * 1.02 * (1 + rho) * t; // just above: caught, at (i, j)
+        prob_check(&p, &loc);
+        if (p.res.bad_rows + p.res.bad_cols == 0)
+            fail_msg("(%lld, %lld) off by %.3g (threshold %.3g) was not caught", (long long)i, (long long)j,
+                     1.02 * (1 + rho) * t, t);
+        assert_true(loc.row == i || loc.col == j);
+        *x = saved + sign * 0.98 * (1 - rho) * t; // just below: within rounding
+        prob_check(&p, &loc);
+        assert_int_equal(p.res.bad_rows + p.res.bad_cols, 0);
+        assert_true(p.res.max_ratio <= 1.0);
+        *x = saved + sign * 1.02 * (1 + rho) * hi; // above the largest threshold: caught anywhere
+        prob_check(&p, &loc);
+        assert_true(p.res.bad_rows + p.res.bad_cols >= 1);
+        *x = saved;
+    }
+    prob_free(&p);
+}
+
+// The largest deviation of a passing check is located: a wrong element below its threshold shows on
+// its row or column, and the weighted difference names the other coordinate.
+static void test_locate_worst(void **state) {
+    (void)state;
+    prob p;
+    prob_init(&p, 70, 50, 90, 31, 0.0, 5.0);
+    prob_gemm(&p, 1);
+    ts_burn_location loc;
+    prob_check(&p, &loc);
+    const ts_burn_check_args *a = &p.args;
+    ts_burn_locate_worst(p.m, p.n, a->rd, a->rwd, a->cd, a->cwd, a->rb, a->rwb, a->cb, a->cwb, &loc);
+    assert_true(fabs(loc.ratio - p.res.max_ratio) <= 1e-12 * p.res.max_ratio);
+    assert_true(loc.row >= 0 || loc.col >= 0);
+    assert_int_equal(loc.bad_rows + loc.bad_cols, 0);
+    const int64_t cases[][2] = {{12, 33}, {0, 0}, {69, 49}, {40, 7}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        int64_t i = cases[c][0], j = cases[c][1];
+        double t = fmin(fmin(a->rb[i], a->rwb[i] / (double)(j + 1)), fmin(a->cb[j], a->cwb[j] / (double)(i + 1)));
+        double *x = &p.C[i + j * p.ldc], saved = *x;
+        *x = saved - 0.5 * t;
+        prob_check(&p, &loc);
+        assert_int_equal(p.res.bad_rows + p.res.bad_cols, 0);
+        ts_burn_locate_worst(p.m, p.n, a->rd, a->rwd, a->cd, a->cwd, a->rb, a->rwb, a->cb, a->cwb, &loc);
+        assert_int_equal(loc.row, i);
+        assert_int_equal(loc.col, j);
+        assert_true(loc.ratio > 0.45 && loc.ratio <= 0.55);
+        assert_true(fabs(loc.magnitude + 0.5 * t) <= 0.05 * t);
+        *x = saved;
+    }
+    prob_free(&p);
+}
+
+// Flips a bit of a double as the simulated devices do (bit 0-51 mantissa, 52-62 exponent, 63 sign).
+static double flipped(double x, int bit) {
+    uint64_t u;
+    memcpy(&u, &x, sizeof u);
+    u ^= 1ull << bit;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+// Every bit of elements of A and B (burn's sizes at N=96) flipped after encoding, as a flipped copy
+// of an operand is: the check must catch the flip when, by its bounds, some line's difference exceeds
+// the bound by more than the rounding on it (an element (i, l) of A off by e changes column j of C by
+// e B_lj, weighted (i+1) e B_lj; an element (l, j) of B row i by e A_il, weighted (j+1) e A_il), and
+// must stay silent when every line stays below the bound by as much. Nothing falls in between here.
+static void test_operand_flips_against_the_bound(void **state) {
+    (void)state;
+    prob p;
+    prob_init(&p, 94, 94, 96, 41, 0.0, 5.0);
+    prob_gemm(&p, 1);
+    ts_burn_location loc;
+    prob_check(&p, &loc);
+    double rho = p.res.max_ratio;
+    const ts_burn_check_args *a = &p.args;
+    int lowest_caught[2] = {64, 64}, highest_missed[2] = {-1, -1};
+    for (int op = 0; op < 2; op++)
+        for (int c = 0; c < 4; c++) {
+            uint64_t h = ts_mix64(900 + (uint64_t)(10 * op + c));
+            int64_t r = (int64_t)(h % 94), q = (int64_t)((h >> 20) % 96); // A(r, q) or B(q, r)
+            double *x = op == 0 ? &p.Aa[r + q * p.lda] : &p.Ba[q + r * p.ldb], saved = *x;
+            for (int bit = 0; bit < 64; bit++) {
+                *x = flipped(saved, bit);
+                double e = *x - saved;
+                int must = !isfinite(e), never = isfinite(e);
+                for (int64_t t = 0; t < 94 && isfinite(e); t++) {
+                    // op 0: column t sees e B(q, t), weight r + 1; op 1: row t sees e A(t, q), weight r + 1.
+                    double v = fabs(e * (op == 0 ? p.Ba[q + t * p.ldb] : p.Aa[t + q * p.lda]));
+                    double b = op == 0 ? a->cb[t] : a->rb[t], bw = op == 0 ? a->cwb[t] : a->rwb[t];
+                    double w = (double)(r + 1);
+                    if (v > (1 + rho) * b || w * v > (1 + rho) * bw) must = 1;
+                    if (!(v < (1 - rho) * b && w * v < (1 - rho) * bw)) never = 0;
+                }
+                assert_true(must || never);
+                prob_gemm(&p, 1);
+                prob_check(&p, &loc);
+                int flagged = p.res.bad_rows + p.res.bad_cols > 0;
+                if (must && !flagged)
+                    fail_msg("%c(%lld, %lld) bit %d (off by %.3g) not caught", op ? 'B' : 'A', (long long)(op ? q : r),
+                             (long long)(op ? r : q), bit, e);
+                if (never && flagged)
+                    fail_msg("%c bit %d (off by %.3g) flagged below the bound", op ? 'B' : 'A', bit, e);
+                if (flagged && isfinite(e)) { // located: the row of A, the column of B
+                    if (op == 0) assert_int_equal(loc.row, r);
+                    else assert_int_equal(loc.col, r);
+                }
+                if (flagged && bit < lowest_caught[op]) lowest_caught[op] = bit;
+                if (!flagged && bit > highest_missed[op]) highest_missed[op] = bit;
+            }
+            *x = saved;
+        }
+    printf("# N=96: lowest caught mantissa bit A %d, B %d; highest missed A %d, B %d\n", lowest_caught[0],
+           lowest_caught[1], highest_missed[0], highest_missed[1]);
+    // The exponent and sign bits are always caught; the lowest mantissa bits never.
+    assert_true(highest_missed[0] < 52 && highest_missed[1] < 52);
+    assert_true(lowest_caught[0] > 8 && lowest_caught[1] > 8);
+    prob_free(&p);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bound_never_flags_correct_products),
@@ -263,6 +415,9 @@ int main(void) {
         cmocka_unit_test(test_corrupted_operands),
         cmocka_unit_test(test_tau),
         cmocka_unit_test(test_check_on_sim_device),
+        cmocka_unit_test(test_element_threshold),
+        cmocka_unit_test(test_locate_worst),
+        cmocka_unit_test(test_operand_flips_against_the_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,15 +50,31 @@ typedef struct {
     double ratio;                  // |magnitude| / its bound
     int64_t bad_rows, bad_cols;
 } ts_burn_location;
+// Lines whose check failed (ratio > 1) are the error; with none, loc->ratio is still the largest
+// ratio and row/col stay -1.
 void ts_burn_locate(int64_t m, int64_t n, const double *rd, const double *rwd, const double *cd,
                     const double *cwd, const double *rb, const double *rwb, const double *cb,
                     const double *cwb, ts_burn_location *loc);
+// The line (row or column) with the largest ratio, whether or not it failed: for a row i, row = i
+// and col the column its weighted difference names (-1 when it names none, as rounding alone does);
+// a column likewise. magnitude is the line's plain difference, bad_rows/bad_cols count failed lines.
+void ts_burn_locate_worst(int64_t m, int64_t n, const double *rd, const double *rwd, const double *cd,
+                          const double *cwd, const double *rb, const double *rwb, const double *cb,
+                          const double *cwb, ts_burn_location *loc);
+// The error one element (i, j) of C must exceed for the check to see it, ignoring rounding:
+// min(rb_i, rwb_i / (j+1), cb_j, cwb_j / (i+1)) (its row and column, plain and weighted); returns
+// the largest over all elements (above it every element is caught) and the smallest in *lowest.
+double ts_burn_element_threshold(int64_t m, int64_t n, const double *rb, const double *rwb, const double *cb,
+                                 const double *cwb, double *lowest);
 
 // ---- the run ----
 
 typedef struct {
-    double t;        // seconds since the checked phase began
-    double tflops;   // useful TFLOP/s over the interval (0 when no iteration completed in it)
+    double t;        // seconds since the checked phase began (when the telemetry was read)
+    double tflops;   // useful TFLOP/s over [t_from, t_to] (0 when no checked product completed)
+    double t_from, t_to; // the rate's window: from the last completion before the interval (the start of
+                         // the checked phase for the first) to the last completion in it
+    int64_t errors;  // checked products that failed in this interval
     double temp_c, sm_mhz, mem_mhz, power_w; // NaN when unavailable
     unsigned long long throttle;             // NVML clock throttle reasons (0 when unavailable)
     unsigned long long ecc_corrected, ecc_uncorrected;
@@ -91,6 +107,10 @@ typedef struct {
     int nreported;
     ts_burn_error reported[TS_BURN_MAX_REPORTED];
     double max_ratio;           // max normalized checksum error over all checks (<= 1 healthy)
+    ts_burn_location worst;     // the largest deviation of a passing check and where it was
+    int64_t worst_iter;         // its iteration (0: none located)
+    double element_threshold;   // ts_burn_element_threshold of the run's bounds (see docs/burn.md)
+    double element_threshold_lo;
     int telemetry;              // 1 if NVML answered for this device
     double max_temp_c, throttled_s;
     unsigned long long ecc_corrected0, ecc_uncorrected0, ecc_corrected, ecc_uncorrected;
@@ -118,6 +138,19 @@ typedef struct {
 
 void ts_burn_opts_default(ts_burn_opts *o, ts_backend backend);
 
+// Whether every device of the set runs `engine` (checked before a run starts): TS_ERR_UNSUPPORTED
+// naming the engine and the device type, TS_ERR_PARSE for a malformed TESSERA_SIM_GEMM_REF_FLOPS
+// (engine auto on simulated devices). Simulated devices are judged without running anything, so
+// their fault counters (TESSERA_SIM_FAULTS) count burn's own operations only.
+int ts_burn_engine_check(ts_devset *set, const int *devices, int ndev, ts_engine engine);
+
+// The verdict on one device, as gpu-burn words it: FAULTY when any checked product failed (even if
+// the device was lost later: corrupted data is the worse finding), else LOST or FAILED for a
+// runtime failure, UNTESTED when no checked product completed (an interrupted run), else OK.
+typedef enum { TS_BURN_OK, TS_BURN_FAULTY, TS_BURN_LOST, TS_BURN_FAILED, TS_BURN_UNTESTED } ts_burn_verdict;
+ts_burn_verdict ts_burn_verdict_of(const ts_burn_dev_report *r);
+const char *ts_burn_verdict_name(ts_burn_verdict v); // "OK", "FAULTY", "LOST", "FAILED", "UNTESTED"
+
 // Runs burn on the given devices (ndev of them) and fills reports[0..ndev) (samples are owned by the
 // reports: ts_burn_reports_free). Returns 0 when it ran (errors and lost devices are in the
 // reports), a negative status when it could not start. *abandoned is set when a device thread had to
@@ -137,8 +170,9 @@ int ts_burn_nvml_sample(ts_burn_nvml *t, const char *bus_id, ts_burn_sample *s);
 #define TS_BURN_THROTTLE_MASK 0xECull
 
 // ---- plot (ts_burn_plot.c) ----
-// SVG of the rate (left axis) and temperature (right axis) of every device over time.
-int ts_burn_plot_svg(FILE *f, const ts_burn_dev_report *devs, int ndev, const char *title);
+// SVG of the rate (left axis) and temperature (right axis) of every device over the run's `seconds`,
+// intervals with failed checks marked, one legend line per device with its verdict.
+int ts_burn_plot_svg(FILE *f, const ts_burn_dev_report *devs, int ndev, double seconds, const char *title);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,8 @@
 #define RING 64          // recent iteration times kept for the watchdog's median
 #define POLL_US 100      // event polling period of the device threads
 #define MONITOR_US 20000 // monitoring loop period
+#define WORST_GROWTH 1.5 // a passing check is located again when its deviation grew by this factor
+#define MIN_WINDOW 0.5   // a last rate window shorter than this many intervals joins the one before
 
 typedef struct burn_dev burn_dev;
 
@@ -43,10 +45,15 @@ struct burn_dev {
     double checked_t0;      // ts_now() when the checked phase began
     double last_progress;   // ts_now() of the last completion
     double iter_median;     // seconds per iteration (0 = not known yet)
+    double done_t;          // ts_now() of the last checked completion (its flops are in rep.useful_flops)
     int abandon;            // set by the watchdog: the thread must leave without touching the device
     int exited;
-    // the monitor's own
-    double last_flops, last_t;
+    // the monitor's own: the rate's window ends at completions ([win_t, ...) from win_flops on; the
+    // sample before it began at prev_t/prev_flops), the next telemetry tick, errors already sampled
+    double win_t, win_flops, prev_t, prev_flops, next_tick;
+    int64_t sampled_errors;
+    ts_burn_sample end_tele; // telemetry read as the checked phase ended (not later: an idle GPU cools fast)
+    int end_read, end_have;
     // the thread's own
     slot slots[MAX_STREAMS];
     int nslots;
@@ -199,6 +206,11 @@ static int setup(burn_dev *d) {
     ts_fill_gaussian_d(key + 1, hB, k * N, o->mean, sd);
     double *hrb = d->hb, *hrwb = hrb + m, *hcb = hrwb + m, *hcwb = hcb + n;
     ts_burn_encode(m, n, k, hA, N, hB, k, hrb, hrwb, hcb, hcwb);
+    double lo, hi = ts_burn_element_threshold(m, n, hrb, hrwb, hcb, hcwb, &lo);
+    pthread_mutex_lock(&d->mu);
+    d->rep.element_threshold = hi;
+    d->rep.element_threshold_lo = lo;
+    pthread_mutex_unlock(&d->mu);
     // Copies 1 and 2 of the device are A and B (fault-injection tests count on it).
     int rc = ts_copy_async(st, TS_COPY_H2D, d->dA, hA, (size_t)N * k * sizeof(double));
     if (!rc) rc = ts_copy_async(st, TS_COPY_H2D, d->dB, hB, (size_t)k * N * sizeof(double));
@@ -275,8 +287,9 @@ static void add_error(burn_dev *d, int64_t iter, int recompute, const ts_burn_lo
              (long long)loc->col, loc->magnitude, loc->ratio);
 }
 
-// A failed check: fetch the differences and locate the error.
-static int locate_failure(burn_dev *d, slot *sl, int64_t iter) {
+// Fetches a slot's differences (rd, rwd, cd, cwd: m, m, n, n) and locates what they show: the
+// error of a failed check, or the largest deviation of a passing one (`failed` 0).
+static int locate_check(burn_dev *d, slot *sl, int64_t iter, int failed) {
     int64_t m = d->m, n = d->n;
     double *h = malloc((size_t)(2 * m + 2 * n) * sizeof(double));
     if (!h) TS_RAISE(TS_ERR_NOMEM, "burn: no host memory");
@@ -290,9 +303,19 @@ static int locate_failure(burn_dev *d, slot *sl, int64_t iter) {
     if (!rc) {
         const double *hb = d->hb;
         ts_burn_location loc;
-        ts_burn_locate(m, n, rd, rwd, cd, cwd, hb, hb + m, hb + 2 * m, hb + 2 * m + n, &loc);
-        loc.ratio = fmax(loc.ratio, sl->hres->max_ratio);
-        add_error(d, iter, 0, &loc);
+        if (failed) {
+            ts_burn_locate(m, n, rd, rwd, cd, cwd, hb, hb + m, hb + 2 * m, hb + 2 * m + n, &loc);
+            loc.ratio = fmax(loc.ratio, sl->hres->max_ratio);
+            add_error(d, iter, 0, &loc);
+        } else {
+            ts_burn_locate_worst(m, n, rd, rwd, cd, cwd, hb, hb + m, hb + 2 * m, hb + 2 * m + n, &loc);
+            pthread_mutex_lock(&d->mu);
+            if (!(loc.ratio <= d->rep.worst.ratio) || !d->rep.worst_iter) {
+                d->rep.worst = loc;
+                d->rep.worst_iter = iter;
+            }
+            pthread_mutex_unlock(&d->mu);
+        }
     }
     free(h);
     return rc;
@@ -356,9 +379,14 @@ static int complete(burn_dev *d, slot *sl) {
     pthread_mutex_lock(&d->mu);
     d->rep.iters++;
     d->rep.useful_flops += flops;
+    d->done_t = ts_now();
     if (!(r->max_ratio <= d->rep.max_ratio)) d->rep.max_ratio = r->max_ratio;
+    // A passing check is located when it deviates clearly more than any before (the first one, and
+    // then a device whose deviations grow: with the same operands a correct engine repeats itself).
+    int locate_worst = !d->rep.worst_iter || r->max_ratio > WORST_GROWTH * d->rep.worst.ratio;
     pthread_mutex_unlock(&d->mu);
-    if (r->bad_rows || r->bad_cols || !(r->max_ratio <= 1.0)) TS_CHECK(locate_failure(d, sl, sl->iter));
+    if (r->bad_rows || r->bad_cols || !(r->max_ratio <= 1.0)) TS_CHECK(locate_check(d, sl, sl->iter, 1));
+    else if (locate_worst) TS_CHECK(locate_check(d, sl, sl->iter, 0));
     const ts_burn_opts *o = d->run->o;
     if (o->recompute_every > 0 && sl->iter % o->recompute_every == 0) {
         TS_CHECK(recompute(d, sl, sl->iter));
@@ -417,7 +445,8 @@ static int checked_phase(burn_dev *d) {
     for (int64_t it = 0;; it++) {
         slot *sl = &d->slots[it % d->nslots];
         if (sl->busy) TS_CHECK(complete(d, sl));
-        if (ts_now() - t0 >= o->seconds || stopping(d)) break;
+        // At least one checked product, however short the time: a verdict needs one.
+        if ((iter > 0 && ts_now() - t0 >= o->seconds) || stopping(d)) break;
         TS_CHECK(enqueue_checked(d, sl));
         sl->busy = 1;
         sl->checked = 1;
@@ -461,14 +490,31 @@ static void *device_thread(void *arg) {
 
 // ---------------------------------------------------------------- monitoring
 
-static void add_sample(burn_dev *d, ts_burn_nvml *nv, double now, double dt) {
-    ts_burn_sample s = {.temp_c = NAN, .sm_mhz = NAN, .mem_mhz = NAN, .power_w = NAN};
-    int have = nv && ts_burn_nvml_sample(nv, d->rep.bus_id, &s);
-    pthread_mutex_lock(&d->mu);
+static void grow_samples(ts_burn_dev_report *r) {
+    if (r->nsamples == r->capsamples && r->capsamples < TS_BURN_MAX_SAMPLES) {
+        int cap = r->capsamples ? 2 * r->capsamples : 64;
+        ts_burn_sample *p = realloc(r->samples, (size_t)cap * sizeof *p);
+        if (p) r->samples = p, r->capsamples = cap;
+    }
+}
+
+// One sample of a device in its checked phase (mu held): telemetry now, the rate over whole checked
+// products completed since the last window ended (so no partial product is ever counted: the first
+// window starts with the checked phase, each later one where the one before ended), the errors found
+// since the last sample. `dt` is the telemetry interval (throttled seconds).
+static void add_sample(burn_dev *d, const ts_burn_sample *tele, int have, double now, double dt) {
     ts_burn_dev_report *r = &d->rep;
+    ts_burn_sample s = *tele;
     s.t = now - d->checked_t0;
-    s.tflops = dt > 0 ? (r->useful_flops - d->last_flops) / dt / 1e12 : 0;
-    d->last_flops = r->useful_flops;
+    s.t_from = s.t_to = d->win_t - d->checked_t0;
+    d->prev_t = d->win_t, d->prev_flops = d->win_flops;
+    if (r->useful_flops > d->win_flops && d->done_t > d->win_t) {
+        s.t_to = d->done_t - d->checked_t0;
+        s.tflops = (r->useful_flops - d->win_flops) / (d->done_t - d->win_t) / 1e12;
+        d->win_t = d->done_t, d->win_flops = r->useful_flops;
+    }
+    s.errors = r->errors - d->sampled_errors;
+    d->sampled_errors = r->errors;
     if (have) {
         if (!r->telemetry) {
             r->ecc_corrected0 = s.ecc_corrected;
@@ -480,12 +526,78 @@ static void add_sample(burn_dev *d, ts_burn_nvml *nv, double now, double dt) {
         if (!(s.temp_c <= r->max_temp_c)) r->max_temp_c = s.temp_c;
         if (s.throttle & TS_BURN_THROTTLE_MASK) r->throttled_s += dt;
     }
-    if (r->nsamples == r->capsamples && r->capsamples < TS_BURN_MAX_SAMPLES) {
-        int cap = r->capsamples ? 2 * r->capsamples : 64;
-        ts_burn_sample *p = realloc(r->samples, (size_t)cap * sizeof *p);
-        if (p) r->samples = p, r->capsamples = cap;
-    }
+    grow_samples(r);
     if (r->nsamples < r->capsamples) r->samples[r->nsamples++] = s;
+}
+
+// The device's telemetry tick: every interval from the start of its own checked phase, and once
+// more when the phase has ended (for the last sample).
+static void tick(burn_dev *d, ts_burn_nvml *nv, double now, double interval) {
+    pthread_mutex_lock(&d->mu);
+    int ended = d->phase == 3 && d->checked_t0 > 0 && !d->abandon && !d->end_read;
+    d->end_read |= ended;
+    int in_checked = d->phase == 2 && !d->abandon;
+    if (in_checked && d->next_tick == 0) {
+        d->win_t = d->prev_t = d->checked_t0;
+        d->next_tick = d->checked_t0 + interval;
+    }
+    int due = in_checked && now >= d->next_tick;
+    pthread_mutex_unlock(&d->mu);
+    if (!due && !ended) return;
+    // NVML is read without the lock (it may take a while); the report is updated under it.
+    ts_burn_sample tele = {.temp_c = NAN, .sm_mhz = NAN, .mem_mhz = NAN, .power_w = NAN};
+    int have = nv && ts_burn_nvml_sample(nv, d->rep.bus_id, &tele);
+    pthread_mutex_lock(&d->mu);
+    if (ended) {
+        d->end_tele = tele;
+        d->end_have = have;
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
+    add_sample(d, &tele, have, now, interval);
+    d->next_tick += interval;
+    if (d->next_tick < now) d->next_tick = now + interval;
+    pthread_mutex_unlock(&d->mu);
+}
+
+// After the run: the products completed since the last sample. A window shorter than MIN_WINDOW
+// intervals is joined to the last sample's (its rate over both), so no short window at the end
+// shows a spike or a drop.
+static void last_sample(burn_dev *d, double interval) {
+    pthread_mutex_lock(&d->mu);
+    ts_burn_dev_report *r = &d->rep;
+    if (d->checked_t0 == 0) { // never reached the checked phase
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
+    if (d->next_tick == 0) d->win_t = d->prev_t = d->checked_t0; // shorter than one interval
+    double last_tick = d->next_tick > 0 ? d->next_tick - interval : d->checked_t0;
+    int more = r->useful_flops > d->win_flops && d->done_t > d->win_t;
+    if (!more && r->errors == d->sampled_errors) {
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
+    if (r->nsamples > 0 && (!more || d->done_t - d->win_t < MIN_WINDOW * interval)) {
+        ts_burn_sample *s = &r->samples[r->nsamples - 1];
+        if (more) {
+            s->t_from = d->prev_t - d->checked_t0;
+            s->t_to = d->done_t - d->checked_t0;
+            s->tflops = (r->useful_flops - d->prev_flops) / (d->done_t - d->prev_t) / 1e12;
+            d->win_t = d->done_t, d->win_flops = r->useful_flops;
+        }
+        s->errors += r->errors - d->sampled_errors;
+        d->sampled_errors = r->errors;
+        pthread_mutex_unlock(&d->mu);
+        return;
+    }
+    // The checked phase's end (the last completion for a device left behind before it ended), with
+    // the telemetry read then (none for a device left behind).
+    double end = r->seconds > 0 ? d->checked_t0 + r->seconds : d->done_t;
+    ts_burn_sample tele = {.temp_c = NAN, .sm_mhz = NAN, .mem_mhz = NAN, .power_w = NAN};
+    int have = d->end_read && d->end_have;
+    if (have) tele = d->end_tele;
+    double now = ts_now(), at = end < now ? end : now;
+    add_sample(d, &tele, have, at, at > last_tick ? at - last_tick : 0);
     pthread_mutex_unlock(&d->mu);
 }
 
@@ -514,6 +626,7 @@ int ts_burn(ts_devset *set, const int *devices, int ndev, const ts_burn_opts *o,
     if (ndev < 1) TS_RAISE(TS_ERR_ARG, "burn: no devices");
     if (o->size < 3) TS_RAISE(TS_ERR_ARG, "burn: size %lld is too small (at least 3)", (long long)o->size);
     if (!(o->seconds > 0)) TS_RAISE(TS_ERR_ARG, "burn: time must be positive");
+    TS_CHECK(ts_burn_engine_check(set, devices, ndev, o->engine));
     ts_burn_run run = {.o = o, .set = set};
     burn_dev *devs = calloc((size_t)ndev, sizeof *devs);
     if (!devs) TS_RAISE(TS_ERR_NOMEM, "burn: no host memory");
@@ -531,7 +644,6 @@ int ts_burn(ts_devset *set, const int *devices, int ndev, const ts_burn_opts *o,
         snprintf(d->rep.bus_id, sizeof d->rep.bus_id, "%s", p->bus_id);
         d->rep.max_temp_c = NAN;
         d->last_progress = start;
-        d->last_t = start;
         if (pthread_create(&d->th, NULL, device_thread, d) != 0) {
             rc = TS_ERROR(TS_ERR_INTERNAL, "burn: cannot start the thread of device %d", p->ordinal);
             __atomic_store_n(&run.stop, 1, __ATOMIC_RELEASE);
@@ -548,20 +660,13 @@ int ts_burn(ts_devset *set, const int *devices, int ndev, const ts_burn_opts *o,
             burn_dev *d = &devs[i];
             if (!d->started) continue;
             watchdog(d, now);
+            tick(d, nv, now, o->interval);
             pthread_mutex_lock(&d->mu);
             live += d->phase < 3 && !d->abandon;
             pthread_mutex_unlock(&d->mu);
         }
         if (!live) break;
         if (now >= next_sample) {
-            for (int i = 0; i < ndev; i++) {
-                burn_dev *d = &devs[i];
-                pthread_mutex_lock(&d->mu);
-                int in_checked = d->phase == 2 && !d->abandon;
-                pthread_mutex_unlock(&d->mu);
-                if (in_checked) add_sample(d, nv, now, now - d->last_t);
-                d->last_t = now;
-            }
             if (o->on_sample) {
                 ts_burn_dev_report *snap = calloc((size_t)ndev, sizeof *snap);
                 if (snap) {
@@ -579,17 +684,14 @@ int ts_burn(ts_devset *set, const int *devices, int ndev, const ts_burn_opts *o,
         }
         sleep_us(MONITOR_US);
     }
-    // The last partial interval of each device still counts as a sample when it has iterations.
-    double now = ts_now();
-    for (int i = 0; i < ndev; i++) {
-        burn_dev *d = &devs[i];
-        if (!d->started || abandoned(d)) continue;
-        pthread_mutex_lock(&d->mu);
-        int more = d->rep.useful_flops > d->last_flops && d->checked_t0 > 0;
-        double end = d->checked_t0 + d->rep.seconds;
-        pthread_mutex_unlock(&d->mu);
-        if (more) add_sample(d, nv, end < now ? end : now, (end < now ? end : now) - d->last_t);
-    }
+    // What each device did since its last sample (an abandoned device's thread may still write its
+    // report: only what it completed before is used, under the lock). A device that ended as the loop
+    // left has its end telemetry read now.
+    for (int i = 0; i < ndev; i++)
+        if (devs[i].started) {
+            tick(&devs[i], nv, ts_now(), o->interval);
+            last_sample(&devs[i], o->interval);
+        }
     int left_behind = 0;
     for (int i = 0; i < ndev; i++) {
         burn_dev *d = &devs[i];
@@ -641,4 +743,68 @@ void ts_burn_reports_free(ts_burn_dev_report *reports, int ndev) {
         reports[i].samples = NULL;
         reports[i].nsamples = reports[i].capsamples = 0;
     }
+}
+
+ts_burn_verdict ts_burn_verdict_of(const ts_burn_dev_report *r) {
+    if (r->errors > 0) return TS_BURN_FAULTY;
+    if (r->status == TS_ERR_DEVICE_LOST) return TS_BURN_LOST;
+    if (r->status) return TS_BURN_FAILED;
+    if (r->iters == 0) return TS_BURN_UNTESTED;
+    return TS_BURN_OK;
+}
+
+const char *ts_burn_verdict_name(ts_burn_verdict v) {
+    switch (v) {
+    case TS_BURN_OK: return "OK";
+    case TS_BURN_FAULTY: return "FAULTY";
+    case TS_BURN_LOST: return "LOST";
+    case TS_BURN_FAILED: return "FAILED";
+    case TS_BURN_UNTESTED: return "UNTESTED";
+    }
+    return "?";
+}
+
+// A 1x1x1 product of the engine on a scratch stream of a CUDA device: whether this build and this
+// device run it (the own kernels need FP64 tensor cores).
+static int probe_cuda_engine(ts_device *dev, ts_engine e) {
+    ts_stream *st = NULL;
+    void *buf = NULL;
+    const double one = 1.0;
+    int rc = ts_stream_create(dev, &st);
+    if (rc >= 0) rc = ts_dmalloc(dev, 3 * 256, &buf);
+    if (rc >= 0) rc = ts_memset_async(st, buf, 0, 3 * 256);
+    if (rc >= 0) rc = ts_dev_gemm(st, e, 'd', 'N', 'N', 1, 1, 1, &one, buf, 1, (char *)buf + 256, 1, &one,
+                                  (char *)buf + 512, 1);
+    if (rc >= 0) rc = ts_stream_sync(st);
+    ts_error_info saved = *ts_error_last();
+    if (st) ts_stream_destroy(st);
+    if (buf) ts_dfree(dev, buf);
+    if (rc < 0) {
+        const ts_device_props *p = ts_device_props_of(dev);
+        TS_RAISE(TS_ERR_UNSUPPORTED, "--engine %s: not available on device %d (%s): %s", ts_engine_name(e),
+                 p->ordinal, p->name, saved.message);
+    }
+    return 0;
+}
+
+int ts_burn_engine_check(ts_devset *set, const int *devices, int ndev, ts_engine engine) {
+    if (engine == TS_ENGINE_TILES)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "--engine tiles: burn runs on device-resident operands");
+    if (ts_devset_backend(set) == TS_BACKEND_SIM) {
+        if (engine != TS_ENGINE_AUTO && engine != TS_ENGINE_REF && engine != TS_ENGINE_CPU)
+            TS_RAISE(TS_ERR_UNSUPPORTED, "--engine %s: not available on simulated devices (ref, cpu or auto)",
+                     ts_engine_name(engine));
+        if (engine == TS_ENGINE_AUTO) { // auto picks ref or cpu by this variable
+            double v = 0;
+            TS_CHECK(ts_env_double("TESSERA_SIM_GEMM_REF_FLOPS", &v));
+            if (!(v >= 0)) TS_RAISE(TS_ERR_PARSE, "TESSERA_SIM_GEMM_REF_FLOPS=%g must not be negative", v);
+        }
+        return 0;
+    }
+    if (engine == TS_ENGINE_REF || engine == TS_ENGINE_CPU)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "--engine %s: not available on CUDA devices (cublas, tessera or auto)",
+                 ts_engine_name(engine));
+    if (engine == TS_ENGINE_TESSERA)
+        for (int i = 0; i < ndev; i++) TS_CHECK(probe_cuda_engine(ts_devset_device(set, devices[i]), engine));
+    return 0;
 }

@@ -1,9 +1,14 @@
 // cmd_burn.c: `tessera burn`: GPU torture and health test: continuous ABFT-checked DGEMM with telemetry, summary, JSON and plot.
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "algorithms/burn/ts_burn.h"
 #include "core/ts_env.h"
@@ -50,7 +55,10 @@ static void usage(FILE *f) {
         "  --plot FILE.svg      rate and temperature over time\n"
         "  -q / -v              quieter / more verbose\n"
         "Ctrl-C stops early and prints the summary.\n"
-        "exit: 0 no error on any device, 1 errors detected, 2 bad usage, 3 runtime failure (device lost)\n",
+        "Prints a verdict per device (GPU i: OK, FAULTY (n errors), LOST, FAILED).\n"
+        "exit: 0 every device OK, 1 a device FAULTY (a checked product was wrong), 2 bad input (options,\n"
+        "      output paths, TESSERA_* values, an engine the devices do not run), 3 runtime failure\n"
+        "      (a device lost or failing, no device)\n",
         TS_BURN_DEFAULT_SIZE_CUDA, TS_BURN_DEFAULT_SIZE_SIM, TS_BURN_STREAMS);
 }
 
@@ -161,17 +169,36 @@ static void on_sample(void *ctx, const ts_burn_dev_report *devs, int ndev, doubl
 }
 
 static const char *loc_kind(const ts_burn_location *l, char *buf, size_t len) {
-    if (l->bad_rows <= 1 && l->bad_cols <= 1)
+    if (l->bad_rows == 0 && l->bad_cols == 0)
+        snprintf(buf, len, "no line of C disagrees when its differences are read again (the check's result "
+                           "was corrupted on its way)");
+    else if (l->bad_rows <= 1 && l->bad_cols <= 1)
         snprintf(buf, len, "element (%lld, %lld)", (long long)l->row, (long long)l->col);
     else if (l->bad_rows == 0)
-        snprintf(buf, len, "row %lld (%lld columns wrong: a corrupted row of A)", (long long)l->row,
-                 (long long)l->bad_cols);
+        snprintf(buf, len, "row %lld (%lld columns wrong: a corrupted row of A; worst element (%lld, %lld))",
+                 (long long)l->row, (long long)l->bad_cols, (long long)l->row, (long long)l->col);
     else if (l->bad_cols == 0)
-        snprintf(buf, len, "column %lld (%lld rows wrong: a corrupted column of B)", (long long)l->col,
-                 (long long)l->bad_rows);
+        snprintf(buf, len, "column %lld (%lld rows wrong: a corrupted column of B; worst element (%lld, %lld))",
+                 (long long)l->col, (long long)l->bad_rows, (long long)l->row, (long long)l->col);
     else
         snprintf(buf, len, "%lld rows x %lld columns wrong, worst element (%lld, %lld)", (long long)l->bad_rows,
                  (long long)l->bad_cols, (long long)l->row, (long long)l->col);
+    return buf;
+}
+
+// "row 5, column 33", "column 33" (the other index unknown), for the largest deviation of a passing check.
+static const char *where_text(const ts_burn_location *l, char *buf, size_t len) {
+    if (l->row >= 0 && l->col >= 0) snprintf(buf, len, "row %lld, column %lld", (long long)l->row, (long long)l->col);
+    else if (l->row >= 0) snprintf(buf, len, "row %lld", (long long)l->row);
+    else if (l->col >= 0) snprintf(buf, len, "column %lld", (long long)l->col);
+    else snprintf(buf, len, "nowhere");
+    return buf;
+}
+
+static const char *verdict_text(const ts_burn_dev_report *r, char *buf, size_t len) {
+    ts_burn_verdict v = ts_burn_verdict_of(r);
+    if (v == TS_BURN_FAULTY) snprintf(buf, len, "FAULTY (%lld errors)", (long long)r->errors);
+    else snprintf(buf, len, "%s", ts_burn_verdict_name(v));
     return buf;
 }
 
@@ -200,11 +227,30 @@ static void print_summary(FILE *out, const ts_burn_dev_report *r, int64_t size) 
     }
     if (r->errors > r->nreported)
         fprintf(out, "  ... %lld more failed iterations\n", (long long)(r->errors - r->nreported));
+    if (r->errors == 0 && r->worst_iter > 0) {
+        // Nothing above the bound: say what the largest deviation was, and that it is within rounding.
+        char w[96];
+        fprintf(out, "  within rounding: largest deviation %.3g of the bound at %s, magnitude %.3g (iteration %lld); "
+                     "not an error: one element off by more than %.3g is always caught\n",
+                r->worst.ratio, where_text(&r->worst, w, sizeof w), r->worst.magnitude, (long long)r->worst_iter,
+                r->element_threshold * (1 + fmin(r->max_ratio, 1.0)));
+    }
     if (r->status == TS_ERR_DEVICE_LOST) fprintf(out, "  LOST device %d: %s\n", r->ordinal, r->message);
     else if (r->status) fprintf(out, "  FAILED device %d: %s\n", r->ordinal, r->message);
 }
 
-static void write_json(ts_json *j, ts_devset *set, const burn_cli *c, const ts_burn_dev_report *reps, int n) {
+static void write_location(ts_json *j, const char *key, const ts_burn_location *l, int64_t iter) {
+    ts_json_begin_object(j, key);
+    ts_json_int(j, "iteration", iter);
+    ts_json_int(j, "row", l->row);
+    ts_json_int(j, "col", l->col);
+    ts_json_num(j, "magnitude", l->magnitude);
+    ts_json_num(j, "ratio", l->ratio);
+    ts_json_end_object(j);
+}
+
+static void write_json(ts_json *j, ts_devset *set, const burn_cli *c, const ts_burn_dev_report *reps, int n,
+                       const char *overall, int exit_code) {
     ts_results_begin(j, "tessera burn", 1, ts_devset_json, set);
     for (int i = 0; i < n; i++) {
         const ts_burn_dev_report *r = &reps[i];
@@ -234,7 +280,15 @@ static void write_json(ts_json *j, ts_devset *set, const burn_cli *c, const ts_b
         ts_json_end_object(j);
         ts_json_begin_object(j, "extra");
         ts_json_int(j, "device", r->ordinal);
-        ts_json_str(j, "status", r->status == 0 ? "ok" : r->status == TS_ERR_DEVICE_LOST ? "lost" : "failed");
+        ts_burn_verdict v = ts_burn_verdict_of(r);
+        char lower[16];
+        const char *vn = ts_burn_verdict_name(v);
+        size_t l = 0;
+        for (; vn[l] && l < sizeof lower - 1; l++) lower[l] = (char)tolower((unsigned char)vn[l]);
+        lower[l] = 0;
+        ts_json_str(j, "verdict", vn);
+        ts_json_bool(j, "passed", v == TS_BURN_OK);
+        ts_json_str(j, "status", lower);
         if (r->status) ts_json_str(j, "message", r->message);
         ts_json_num(j, "seconds", r->seconds);
         ts_json_int(j, "iterations", r->iters);
@@ -252,6 +306,11 @@ static void write_json(ts_json *j, ts_devset *set, const burn_cli *c, const ts_b
         ts_json_num(j, "variance", c->b.variance);
         ts_json_num(j, "mean", c->b.mean);
         ts_json_int(j, "recomputations", r->recomputes);
+        // Any one element of C off by more than this is caught (the bound's threshold, docs/burn.md).
+        ts_json_num(j, "element_threshold", r->element_threshold);
+        ts_json_num(j, "element_threshold_min", r->element_threshold_lo);
+        if (r->worst_iter > 0 && r->errors == 0) write_location(j, "max_deviation", &r->worst, r->worst_iter);
+        else ts_json_null(j, "max_deviation");
         ts_json_begin_array(j, "error_list");
         for (int e = 0; e < r->nreported; e++) {
             const ts_burn_error *x = &r->reported[e];
@@ -274,6 +333,9 @@ static void write_json(ts_json *j, ts_devset *set, const burn_cli *c, const ts_b
             ts_json_begin_object(j, NULL);
             ts_json_num(j, "t", x->t);
             ts_json_num(j, "tflops", x->tflops);
+            ts_json_num(j, "t_from", x->t_from);
+            ts_json_num(j, "t_to", x->t_to);
+            ts_json_int(j, "errors", x->errors);
             ts_json_num(j, "temp_c", x->temp_c);
             ts_json_num(j, "sm_mhz", x->sm_mhz);
             ts_json_num(j, "mem_mhz", x->mem_mhz);
@@ -285,33 +347,111 @@ static void write_json(ts_json *j, ts_devset *set, const burn_cli *c, const ts_b
         ts_json_end_object(j);
         ts_results_entry_end(j);
     }
-    ts_results_end(j);
+    // ts_results_end, with the run's overall verdict beside "results".
+    ts_json_end_array(j);
+    int ok = 0;
+    for (int i = 0; i < n; i++) ok += ts_burn_verdict_of(&reps[i]) == TS_BURN_OK;
+    ts_json_begin_object(j, "burn");
+    ts_json_str(j, "verdict", overall);
+    ts_json_bool(j, "passed", exit_code == TS_EXIT_OK);
+    ts_json_int(j, "exit_code", exit_code);
+    ts_json_int(j, "devices", n);
+    ts_json_int(j, "devices_ok", ok);
+    ts_json_end_object(j);
+    ts_json_end_object(j);
 }
 
-static int write_outputs(const burn_cli *c, ts_devset *set, const ts_burn_dev_report *reps, int n) {
+static int write_outputs(const burn_cli *c, ts_devset *set, const ts_burn_dev_report *reps, int n,
+                         const char *overall, int exit_code) {
     int rc = 0;
     if (c->json) {
         FILE *f = ts_cli_json_fopen(CMD, c->json);
         if (!f) return -1;
         ts_json *j = ts_json_open_file(f);
         if (!j) rc = -1;
-        else write_json(j, set, c, reps, n);
+        else write_json(j, set, c, reps, n, overall, exit_code);
         if ((j && ts_json_close(j) < 0) || ts_cli_json_fclose(CMD, c->json, f) < 0) rc = -1;
     }
     if (c->plot) {
         FILE *f = fopen(c->plot, "w");
         if (!f) {
-            ts_cli_errorf(CMD, "cannot write %s", c->plot);
+            ts_cli_errorf(CMD, "--plot: cannot write '%s': %s", c->plot, strerror(errno));
             return -1;
         }
-        char title[128];
-        snprintf(title, sizeof title, "tessera burn, N=%lld, %s", (long long)c->b.size,
-                 n ? ts_engine_name(reps[0].engine) : "");
-        if (ts_burn_plot_svg(f, reps, n, title) < 0) rc = -1;
-        if (fclose(f) != 0) rc = -1;
-        if (rc) ts_cli_errorf(CMD, "cannot write %s", c->plot);
+        double seconds = 0;
+        for (int i = 0; i < n; i++) seconds = fmax(seconds, reps[i].seconds);
+        char title[160];
+        snprintf(title, sizeof title, "tessera burn, N=%lld, %s, %.4g s checked: %s", (long long)c->b.size,
+                 n ? ts_engine_name(reps[0].engine) : "", seconds, overall);
+        int prc = ts_burn_plot_svg(f, reps, n, seconds, title);
+        if (fclose(f) != 0 || prc < 0) {
+            ts_cli_errorf(CMD, "--plot: error writing '%s'", c->plot);
+            rc = -1;
+        }
     }
     return rc;
+}
+
+// Whether an output can be written, before the run (a run of hours must not end in "cannot write").
+// Opens the file without truncating it; a file created for the test is removed again.
+static int check_output(const char *opt, const char *path) {
+    if (!strcmp(opt, "--json") && !strcmp(path, "-")) return 0;
+    struct stat st;
+    int existed = stat(path, &st) == 0;
+    if (existed && S_ISDIR(st.st_mode)) return ts_cli_usage_error(CMD, "%s: cannot write '%s': it is a directory", opt, path);
+    int fd = open(path, O_WRONLY | O_CREAT, 0666);
+    if (fd < 0) return ts_cli_usage_error(CMD, "%s: cannot write '%s': %s", opt, path, strerror(errno));
+    close(fd);
+    if (!existed) unlink(path);
+    return 0;
+}
+
+static int check_inputs(const burn_cli *c) {
+    if (c->json && check_output("--json", c->json)) return TS_EXIT_USAGE;
+    if (c->plot && check_output("--plot", c->plot)) return TS_EXIT_USAGE;
+    if (c->json && c->plot && !strcmp(c->json, c->plot))
+        return ts_cli_usage_error(CMD, "--json and --plot name the same file '%s'", c->json);
+    return 0;
+}
+
+// The overall word and exit code: FAIL (1) when a device is FAULTY, ERROR (3) when one was lost, failed
+// or left untested, PASS (0) when every device is OK.
+static int overall_of(const ts_burn_dev_report *reps, int n, const char **word) {
+    int faulty = 0, broken = 0;
+    for (int i = 0; i < n; i++) {
+        ts_burn_verdict v = ts_burn_verdict_of(&reps[i]);
+        faulty |= v == TS_BURN_FAULTY;
+        broken |= v != TS_BURN_FAULTY && v != TS_BURN_OK;
+    }
+    *word = faulty ? "FAIL" : broken ? "ERROR" : "PASS";
+    return faulty ? TS_EXIT_CHECK : broken ? TS_EXIT_RUNTIME : TS_EXIT_OK;
+}
+
+// "GPU i: VERDICT" per device, then "burn: WORD: ..." naming every device that is not OK.
+static void print_verdicts(FILE *out, const ts_burn_dev_report *reps, int n, const char *word) {
+    int ok = 0;
+    int64_t errors = 0;
+    char v[64];
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "GPU %d: %s\n", reps[i].ordinal, verdict_text(&reps[i], v, sizeof v));
+        ok += ts_burn_verdict_of(&reps[i]) == TS_BURN_OK;
+        errors += reps[i].errors;
+    }
+    fprintf(out, "burn: %s: %d of %d device(s) OK", word, ok, n);
+    const char *sep = ", ";
+    for (int i = 0; i < n; i++)
+        if (ts_burn_verdict_of(&reps[i]) != TS_BURN_OK) {
+            fprintf(out, "%sGPU %d %s", sep, reps[i].ordinal, verdict_text(&reps[i], v, sizeof v));
+            sep = ", ";
+        }
+    fprintf(out, "; %lld error(s)\n", (long long)errors);
+}
+
+// Opens the devices; a malformed TESSERA_* value (TS_ERR_PARSE, TS_ERR_ARG) is bad input.
+static int open_devices(ts_devset **set) {
+    int rc = ts_cli_open_devices(CMD, set);
+    if (rc < 0) return rc == TS_ERR_PARSE || rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+    return 0;
 }
 
 int ts_cmd_burn(int argc, char **argv) {
@@ -319,9 +459,15 @@ int ts_cmd_burn(int argc, char **argv) {
     int rc = parse_args(argc, argv, &c);
     if (rc == -1) return TS_EXIT_OK;
     if (rc) return rc;
+    if ((rc = check_inputs(&c))) return rc;
+    int env_streams, erc = ts_env_int("TESSERA_BURN_STREAMS", &env_streams);
+    if (erc < 0) return ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
+    if (erc == 1 && (env_streams < 1 || env_streams > 8))
+        return ts_cli_usage_error(CMD, "TESSERA_BURN_STREAMS=%d: must be 1 to 8", env_streams);
+    if (erc == 1) c.b.streams = env_streams;
     ts_cli_set_verbosity(c.verbosity);
     ts_devset *set = NULL;
-    if (ts_cli_open_devices(CMD, &set) < 0) return TS_EXIT_RUNTIME;
+    if ((rc = open_devices(&set))) return rc;
     int count = ts_devset_count(set);
     if (count == 0) {
         ts_cli_errorf(CMD, "no device to burn (no GPU visible; TESSERA_SIM_DEVICES=N gives simulated ones)");
@@ -335,12 +481,14 @@ int ts_cmd_burn(int argc, char **argv) {
     ts_backend be = ts_devset_backend(set);
     if (c.b.size == 0)
         c.b.size = be == TS_BACKEND_CUDA ? TS_BURN_DEFAULT_SIZE_CUDA : TS_BURN_DEFAULT_SIZE_SIM;
-    int env_streams;
-    if (ts_env_int("TESSERA_BURN_STREAMS", &env_streams) == 1 && env_streams >= 1 && env_streams <= 8)
-        c.b.streams = env_streams;
     int devices[TS_MAX_DEVICES], ndev = 0;
     for (int i = 0; i < count; i++)
         if (c.all_devices || i == c.device) devices[ndev++] = i;
+    if (ts_burn_engine_check(set, devices, ndev, c.b.engine) < 0) {
+        ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        ts_devset_close(set);
+        return TS_EXIT_USAGE;
+    }
 
     FILE *out = stdout;
     live_ctx live = {.total = c.b.seconds};
@@ -357,7 +505,7 @@ int ts_cmd_burn(int argc, char **argv) {
     sigaction(SIGINT, &sa, &old);
 
     if (c.verbosity >= 0)
-        fprintf(out, "burn: %d %s device(s), N=%lld, %.0f s, gaussian mean %g variance %g, %d streams, engine %s%s\n",
+        fprintf(out, "burn: %d %s device(s), N=%lld, %g s, gaussian mean %g variance %g, %d streams, engine %s%s\n",
                 ndev, ts_backend_name(be), (long long)c.b.size, c.b.seconds, c.b.mean, c.b.variance, c.b.streams,
                 ts_engine_name(c.b.engine), c.b.recompute_every ? ", with recomputation" : "");
     fflush(out);
@@ -366,26 +514,25 @@ int ts_cmd_burn(int argc, char **argv) {
     if (!reps) rc = TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     else rc = ts_burn(set, devices, ndev, &c.b, reps, &abandoned);
     sigaction(SIGINT, &old, NULL);
-    if (live.on) ts_progress_finish(&live.prog, NULL);
+    const char *word = "ERROR";
+    int exit_code = rc < 0 ? TS_EXIT_RUNTIME : overall_of(reps, ndev, &word);
+    // The final progress line says 100% only for a run that went its whole time on every device;
+    // otherwise a live line on the terminal is just cleared.
+    if (live.on) {
+        if (exit_code != TS_EXIT_RUNTIME && !burn_interrupted) ts_progress_finish(&live.prog, NULL);
+        else if (live.prog.tty && live.prog.drawn) fprintf(live.prog.out, "\r\033[K"), fflush(live.prog.out);
+    }
     if (rc < 0) {
-        ts_cli_errorf(CMD, "%s", ts_error_string());
+        ts_cli_errorf(CMD, "%s", ts_error_last()->message);
         free(reps);
         if (!abandoned) ts_devset_close(set);
         return TS_EXIT_RUNTIME;
     }
     if (burn_interrupted) fprintf(out, "burn: interrupted, summary of the time run\n");
-    int64_t errors = 0;
-    int failed = 0;
-    for (int i = 0; i < ndev; i++) {
-        print_summary(out, &reps[i], c.b.size);
-        errors += reps[i].errors;
-        failed |= reps[i].status != 0;
-    }
-    int exit_code = errors ? TS_EXIT_CHECK : failed ? TS_EXIT_RUNTIME : TS_EXIT_OK;
-    fprintf(out, "burn: %s (%lld error(s) on %d device(s)%s)\n",
-            errors ? "FAIL" : failed ? "ERROR" : "PASS", (long long)errors, ndev, failed ? ", device failure" : "");
+    for (int i = 0; i < ndev; i++) print_summary(out, &reps[i], c.b.size);
+    print_verdicts(out, reps, ndev, word);
     fflush(out);
-    if (write_outputs(&c, set, reps, ndev) < 0 && exit_code == TS_EXIT_OK) exit_code = TS_EXIT_RUNTIME;
+    if (write_outputs(&c, set, reps, ndev, word, exit_code) < 0 && exit_code == TS_EXIT_OK) exit_code = TS_EXIT_RUNTIME;
     ts_burn_reports_free(reps, ndev);
     free(reps);
     // A device the watchdog gave up on may never drain its queues: closing it could hang.
