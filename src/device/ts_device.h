@@ -64,7 +64,7 @@ typedef struct {
     int sim_peer;               // 1: every pair of sim devices has a peer link (default 1)
     int sim_unmapped;           // 1: sim kernels may not address host memory (props.host_mapped 0), so
                                 // the paths that fall back to copies on such a device run (TESSERA_SIM_UNMAPPED)
-    ts_sim_faults faults;       // TESSERA_SIM_FAULTS="dev=1,copy=3,kernel=5,flip=2,bit=7,lose=10,tear=4"
+    ts_sim_faults faults;       // TESSERA_SIM_FAULTS="dev=1,copy=3,kernel=5,flip=2,bit=62,lose=10,tear=4"
     // CUDA
     double arena_fraction;      // share of free device memory the arena takes (TESSERA_ARENA_FRACTION, 0.90)
     size_t arena_bytes;         // explicit arena size per device (TESSERA_ARENA_BYTES); 0 = fraction
