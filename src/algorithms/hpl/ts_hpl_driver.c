@@ -30,12 +30,20 @@ static void progress_begin(ts_hpl_progress *p, const ts_hpl_case *c) {
     p->active = 1;
 }
 
+// A rate for people: TFLOP/s from 1 up, GFLOP/s below (CPU and simulated runs).
+static void rate_text(double tflops, char *buf, size_t len) {
+    if (tflops >= 1.0) snprintf(buf, len, "%.3f TFLOP/s", tflops);
+    else snprintf(buf, len, "%.3g GFLOP/s", tflops * 1e3);
+}
+
 void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done) {
     ts_hpl_progress *p = ctx;
     if (!p || !p->active || !p->bar || cols_done <= 0) return;
     char detail[96];
-    double tf = elapsed_s > 0 ? flops_done / elapsed_s / 1e12 : 0.0;
-    snprintf(detail, sizeof detail, "column %" PRId64 "/%" PRId64 ", %.3f TFLOP/s", cols_done, N, tf);
+    const double tf = elapsed_s > 0 ? flops_done / elapsed_s / 1e12 : 0.0;
+    char rate[32];
+    rate_text(tf, rate, sizeof rate);
+    snprintf(detail, sizeof detail, "column %" PRId64 "/%" PRId64 ", %s", cols_done, N, rate);
     // The time left from the factorization's own clock: the bar's began before the matrix was
     // generated, which would stretch every early estimate.
     ts_progress_update_at(p->bar, flops_done, elapsed_s, detail);
@@ -44,7 +52,7 @@ void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_
 static void progress_end(ts_hpl_progress *p, const ts_hpl_result *r) {
     if (!p || !p->active || !p->bar) return;
     char detail[96];
-    if (r && r->time > 0) snprintf(detail, sizeof detail, "%.3f TFLOP/s", r->gflops / 1e3);
+    if (r && r->time > 0) rate_text(r->gflops / 1e3, detail, sizeof detail);
     else detail[0] = 0;
     ts_progress_finish(p->bar, detail[0] ? detail : NULL);
     p->active = 0;

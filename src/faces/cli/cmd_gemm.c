@@ -167,10 +167,10 @@ static void usage(FILE *f) {
         "  --layout col|row    storage order (row: computed as the transposed column-major problem)\n"
         "  --lda/--ldb/--ldc N leading dimensions (default: tight)\n"
         "  --engine E[,E...]   cpu|cublas|tessera|tiles|cublasxt|ref|auto, run side by side on the same data\n"
-        "                      (tiles, cublasxt: operands in host memory, every device of the set)\n"
+        "                      (tiles, cublasxt: operands in host memory, every device of the set;\n"
+        "                      default: cublas on a GPU machine, cpu otherwise)\n"
         "  --xt-block N[,N...] cuBLASXt block dimension, one row each (default 4096)\n"
         "  --trace FILE.json   engine tiles: timeline of its last timed run (Chrome trace format)\n"
-        "                      (default: cublas on a GPU machine, cpu otherwise)\n"
         "  --where device|host operands resident on the device, or in host memory with the transfers\n"
         "                      timed in (device engines)\n"
         "  --warmup N          untimed runs first (default 2)\n"
@@ -1292,6 +1292,10 @@ int ts_cmd_gemm(int argc, char **argv) {
         c.dev = ts_devset_device(c.devs, o.device);
     } else if (o.device_given && o.device > 0 && any_device_engine(&o)) {
         rc = ts_cli_usage_error(CMD, "--device %d: no devices (no GPU found; CPU only)", o.device);
+        goto out;
+    } else if (o.device_given && !any_device_engine(&o)) {
+        rc = ts_cli_usage_error(CMD, "--device %d: the engines asked for run on the host (--device picks the "
+                                "device of the device engines)", o.device);
         goto out;
     }
     if (resolve_engines(&c, resolved)) {

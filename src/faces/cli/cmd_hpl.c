@@ -439,7 +439,13 @@ int ts_cmd_hpl(int argc, char **argv) {
     // HPL 2.3 refuses grids larger than the process count.
     int grid_rc = ts_hpl_check_grids(&dat, size);
     if (grid_rc < 0) {
-        if (root) report_input_error(ts_error_last()->message);
+        if (root && dat_path) {
+            report_input_error(ts_error_last()->message);
+        } else if (root) { // the grid came from -P/-Q: no HPL.dat to blame
+            ts_cli_errorf(CMD, "-P %d -Q %d needs at least %d processes; %d %s running (start it with mpiexec -n %d)",
+                          dat.P[0], dat.Q[0], dat.P[0] * dat.Q[0], size, size == 1 ? "is" : "are",
+                          dat.P[0] * dat.Q[0]);
+        }
         code = TS_EXIT_USAGE;
         goto done;
     }

@@ -33,6 +33,10 @@ int main(int argc, char **argv) {
         return argc < 2 ? TS_EXIT_USAGE : TS_EXIT_OK;
     }
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        if (argc > 2) {
+            fprintf(stderr, "tessera version: unexpected argument '%s' (it takes none)\n", argv[2]);
+            return TS_EXIT_USAGE;
+        }
         printf("tessera %s (commit %s)\n", ts_version(), ts_commit());
         return TS_EXIT_OK;
     }
