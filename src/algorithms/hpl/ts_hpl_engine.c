@@ -71,6 +71,8 @@ int ts_hpl_env_panel_sms(int *sms) {
 
 int ts_hpl_env_check(void) {
     int inv = 0, sms = 0, v = 0;
+    ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
+    TS_CHECK(ts_devset_opts_init(&dev));
     TS_CHECK(ts_hpl_env_trsm(&inv));
     TS_CHECK(ts_hpl_env_panel_sms(&sms));
     TS_CHECK(ts_hpl_env_swap(&inv));

@@ -1445,13 +1445,15 @@ int ts_cmd_blas3(int argc, char **argv) {
     if (rc == -1) return TS_EXIT_OK; // --help
     if (rc) return rc;
     ts_cli_set_verbosity(o.verbosity);
+    if (o.json && ts_cli_check_output(CMD, "--json", o.json)) return TS_EXIT_USAGE;
 
     ctx_t c;
     memset(&c, 0, sizeof c);
     c.o = &o;
     c.out = (o.json && !strcmp(o.json, "-")) ? stderr : stdout;
     int worst = TS_EXIT_OK;
-    if (ts_cli_open_devices(CMD, &c.devs) < 0) return TS_EXIT_RUNTIME;
+    const int open_rc = ts_cli_open_devices(CMD, &c.devs);
+    if (open_rc < 0) return ts_cli_exit_of(open_rc);
     if (o.nengines == 0) {
         o.engines[o.nengines++] = ts_devset_count(c.devs) > 0 ? ENG_TILES : ENG_CPU;
         o.xt_block[0] = 0;

@@ -392,23 +392,9 @@ static int write_outputs(const burn_cli *c, ts_devset *set, const ts_burn_dev_re
     return rc;
 }
 
-// Whether an output can be written, before the run (a run of hours must not end in "cannot write").
-// Opens the file without truncating it; a file created for the test is removed again.
-static int check_output(const char *opt, const char *path) {
-    if (!strcmp(opt, "--json") && !strcmp(path, "-")) return 0;
-    struct stat st;
-    int existed = stat(path, &st) == 0;
-    if (existed && S_ISDIR(st.st_mode)) return ts_cli_usage_error(CMD, "%s: cannot write '%s': it is a directory", opt, path);
-    int fd = open(path, O_WRONLY | O_CREAT, 0666);
-    if (fd < 0) return ts_cli_usage_error(CMD, "%s: cannot write '%s': %s", opt, path, strerror(errno));
-    close(fd);
-    if (!existed) unlink(path);
-    return 0;
-}
-
 static int check_inputs(const burn_cli *c) {
-    if (c->json && check_output("--json", c->json)) return TS_EXIT_USAGE;
-    if (c->plot && check_output("--plot", c->plot)) return TS_EXIT_USAGE;
+    if (c->json && ts_cli_check_output(CMD, "--json", c->json)) return TS_EXIT_USAGE;
+    if (c->plot && ts_cli_check_output(CMD, "--plot", c->plot)) return TS_EXIT_USAGE;
     if (c->json && c->plot && !strcmp(c->json, c->plot))
         return ts_cli_usage_error(CMD, "--json and --plot name the same file '%s'", c->json);
     return 0;
@@ -450,7 +436,7 @@ static void print_verdicts(FILE *out, const ts_burn_dev_report *reps, int n, con
 // Opens the devices; a malformed TESSERA_* value (TS_ERR_PARSE, TS_ERR_ARG) is bad input.
 static int open_devices(ts_devset **set) {
     int rc = ts_cli_open_devices(CMD, set);
-    if (rc < 0) return rc == TS_ERR_PARSE || rc == TS_ERR_ARG ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+    if (rc < 0) return ts_cli_exit_of(rc);
     return 0;
 }
 

@@ -1270,6 +1270,8 @@ int ts_cmd_gemm(int argc, char **argv) {
     if (rc == -1) return TS_EXIT_OK; // --help
     if (rc) return rc;
     ts_cli_set_verbosity(o.verbosity);
+    if (o.json && ts_cli_check_output(CMD, "--json", o.json)) return TS_EXIT_USAGE;
+    if (o.trace && ts_cli_check_output(CMD, "--trace", o.trace)) return TS_EXIT_USAGE;
 
     gemm_ctx c;
     memset(&c, 0, sizeof c);
@@ -1278,7 +1280,8 @@ int ts_cmd_gemm(int argc, char **argv) {
     int worst = TS_EXIT_OK;
     ts_engine resolved[MAX_ENGINES];
 
-    if (ts_cli_open_devices(CMD, &c.devs) < 0) return TS_EXIT_RUNTIME;
+    const int open_rc = ts_cli_open_devices(CMD, &c.devs);
+    if (open_rc < 0) return ts_cli_exit_of(open_rc);
     int ndev = ts_devset_count(c.devs);
     if (o.nengines == 0)
         o.engines[o.nengines++] = ndev > 0 && ts_devset_backend(c.devs) == TS_BACKEND_CUDA ? TS_ENGINE_CUBLAS

@@ -416,6 +416,11 @@ int ts_cmd_hpcg(int argc, char **argv) {
             a.nx = a.ny = a.nz = HPCG_DEFAULT_N;
             ts_log(TS_LOG_INFO, "hpcg: no hpcg.dat and no --nx/--ny/--nz: %d^3 per rank", HPCG_DEFAULT_N);
         }
+        ts_devset_opts dev; // the device layer's TESSERA_* settings: input, whatever the engine
+        if (!bad && ts_devset_opts_init(&dev) < 0) {
+            snprintf(msg, sizeof msg, "%s", ts_error_last()->message);
+            bad = 1;
+        }
         if (!bad) {
             raise_dims(&a);
             if (a.rt < 0) {

@@ -493,7 +493,9 @@ int ts_cmd_info(int argc, char **argv) {
     }
     ts_cli_set_verbosity(verbosity);
     ts_devset *s = NULL;
-    if (ts_cli_open_devices(CMD, &s) < 0) return TS_EXIT_RUNTIME;
+    if (json && ts_cli_check_output(CMD, "--json", json)) return TS_EXIT_USAGE;
+    const int open_rc = ts_cli_open_devices(CMD, &s);
+    if (open_rc < 0) return ts_cli_exit_of(open_rc);
     // With the results document on stdout, the human report goes nowhere (it would corrupt it).
     int human = !(json && !strcmp(json, "-"));
     if (human) print_system(s);

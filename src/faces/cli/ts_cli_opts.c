@@ -2,9 +2,11 @@
 #include "faces/cli/ts_cli_opts.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/ts_env.h"
@@ -112,6 +114,24 @@ int ts_cli_open_devices(const char *cmd, ts_devset **out) {
         *out = NULL;
         return rc;
     }
+    return 0;
+}
+
+int ts_cli_exit_of(int rc) {
+    if (rc >= 0) return TS_EXIT_OK;
+    return rc == TS_ERR_PARSE || rc == TS_ERR_ARG || rc == TS_ERR_UNSUPPORTED ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+}
+
+int ts_cli_check_output(const char *cmd, const char *opt, const char *path) {
+    if (!strcmp(opt, "--json") && !strcmp(path, "-")) return 0;
+    struct stat st;
+    const int existed = stat(path, &st) == 0;
+    if (existed && S_ISDIR(st.st_mode))
+        return ts_cli_usage_error(cmd, "%s: cannot write '%s': it is a directory", opt, path);
+    const int fd = open(path, O_WRONLY | O_CREAT, 0666);
+    if (fd < 0) return ts_cli_usage_error(cmd, "%s: cannot write '%s': %s", opt, path, strerror(errno));
+    close(fd);
+    if (!existed) unlink(path);
     return 0;
 }
 

@@ -34,6 +34,14 @@ void ts_cli_set_verbosity(int verbosity);
 // Opens the devices as configured by the TESSERA_* variables (backend AUTO). On failure prints the
 // reason and returns a negative status; an empty set (no GPU, no sim devices) is a success.
 int ts_cli_open_devices(const char *cmd, ts_devset **out);
+// The exit code of a failure (README "Exit codes"): bad input, a malformed TESSERA_* value or an
+// engine this device cannot run (TS_ERR_PARSE, TS_ERR_ARG, TS_ERR_UNSUPPORTED) is 2; anything that
+// failed while running is 3.
+int ts_cli_exit_of(int rc);
+// Whether an output file (option opt, e.g. "--json") can be written, checked before a run so that
+// a long run never ends in "cannot write": opens it without truncating, removes a file it created;
+// "-" (stdout) passes for --json. Prints the reason and returns TS_EXIT_USAGE, else 0.
+int ts_cli_check_output(const char *cmd, const char *opt, const char *path);
 
 
 // Host memory the process can still use, in bytes (MemAvailable, else sysconf free pages).
