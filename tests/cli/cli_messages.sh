@@ -30,6 +30,16 @@ grep -A3 -- "--engine E" <<<"$OUT" | grep -q "default: cublas on a GPU machine, 
   fail "the engine default is not under --engine"
 grep -A1 -- "--trace FILE" <<<"$OUT" | grep -q "default: cublas" && fail "the engine default is under --trace"
 
+# hpl's -v gives debug lines; --N and -N= are the documented spellings of -N
+run -- hpl -N 300 -NB 32 -v
+expect_rc 0
+expect_out "debug"
+run -- hpl --help
+expect_out "as --N n or -N=n"
+run -- hpl -N=300 --NB 32
+expect_rc 0
+expect_out "^WR11C2R4 +300 +32 "
+
 # A CPU Linpack runs at GFLOP/s: its progress says so (no "0.0xx TFLOP/s").
 run TESSERA_PROGRESS=1 -- hpl -N 1500 -NB 128
 expect_rc 0

@@ -37,6 +37,7 @@ typedef struct {
     int64_t N;        // -1: not given
     int NB, P, Q;     // 0: not given
     int depth;        // -1: not given
+    int verbose;      // -v: debug log lines
     ts_hpl_exec exec;
     int panel;        // -1 auto, 0 cpu, 1 device (ours), 2 cusolver
     int baseline;     // 1: --baseline cusolver
@@ -52,10 +53,11 @@ static void usage(FILE *f) {
         "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|cusolver|auto]\n"
         "                   [--baseline cusolver]\n"
         "                   [--json FILE] [--plot FILE.svg] [--mem-fraction f]\n"
-        "                   [--time-budget SECONDS] [-q]\n\n"
+        "                   [--time-budget SECONDS] [-q] [-v]\n\n"
         "High Performance Linpack with HPL 2.3's input (HPL.dat) and output.\n"
         "  --dat FILE        read HPL.dat (every combination runs, as xhpl does)\n"
-        "  -N/-NB/-P/-Q      one test without a file (WR11C2R4 settings, threshold 16)\n"
+        "  -N/-NB/-P/-Q      one test without a file (WR11C2R4 settings, threshold 16); each also\n"
+        "                    as --N n or -N=n\n"
         "                    with neither: ./HPL.dat if it exists, else sized for the machine\n"
         "  --depth d         look-ahead depth, 0 or 1 (replaces the DEPTH list of HPL.dat)\n"
         "  --exec MODE       auto (device when present), cpu, device, ooc (out-of-core)\n"
@@ -69,7 +71,8 @@ static void usage(FILE *f) {
         "  --plot FILE       SVG of per-iteration TFLOP/s and time split (FILE-k.svg per test)\n"
         "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.85)\n"
         "  --time-budget S   CPU runs: size N to take about S seconds\n"
-        "  -q                no progress line\n\n"
+        "  -q                no progress line\n"
+        "  -v, --verbose     debug log lines (TESSERA_LOG=debug)\n\n"
         "exit: 0 all tests passed, 1 a residual FAILED, 2 bad input, 3 runtime failure/skipped test\n");
 }
 
@@ -87,6 +90,7 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
             return 1;
         }
         if (ts_cli_flag(argv[i], "-q", "--quiet")) { a->quiet = 1; continue; }
+        if (ts_cli_flag(argv[i], "-v", "--verbose")) { a->verbose = 1; continue; }
         if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--dat", NULL, &v)) != 0) {
             if (m < 0) return -1;
             a->dat = v;
@@ -319,6 +323,7 @@ int ts_cmd_hpl(int argc, char **argv) {
     if (prc > 0) return TS_EXIT_OK;
     if (prc < 0) return TS_EXIT_USAGE;
     if (a.quiet) ts_cli_set_verbosity(-1);
+    else if (a.verbose) ts_cli_set_verbosity(1);
 
     // Which input: --dat, flags, ./HPL.dat (as xhpl), or the machine.
     int from_flags = a.N >= 0 || a.NB || a.P || a.Q || a.time_budget > 0;
