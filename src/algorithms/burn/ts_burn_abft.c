@@ -112,18 +112,26 @@ static double line_ratio(double d, double dw, double b, double bw) {
     return fmax(q, qw);
 }
 
+// The other coordinate an element error gives its line: dw / d = index + 1 up to rounding (also
+// below the bound, when one element dominates the line); -1 when the ratio is no such index.
+static int64_t weighted_index(double d, double dw, int64_t p) {
+    double est = dw / d;
+    if (!isfinite(est)) return -1;
+    double r = nearbyint(est);
+    if (fabs(est - r) > 0.25 || r < 1 || r > (double)p) return -1;
+    return (int64_t)r - 1;
+}
+
 // The other coordinate of an error on one bad line, from its weighted difference: dw / d = w = index
 // + 1 for one wrong element. A wrong plain checksum element gives dw = 0 (index p), a wrong
 // weighted one d ~ 0 (index p + 1). -1 when the ratio is not an index (several errors on the line).
 // The ratio is tried first: near the threshold only the weighted check may fail (its weight
 // amplifies the error) while d is still the element's error, not rounding.
 static int64_t other_index(double d, double dw, double b, int64_t p) {
-    double est = dw / d;
-    if (isfinite(est)) {
-        double r = nearbyint(est);
-        if (fabs(est - r) <= 0.25 && r == 0) return p;
-        if (fabs(est - r) <= 0.25 && r >= 1 && r <= (double)p) return (int64_t)r - 1;
-    }
+    const int64_t k = weighted_index(d, dw, p);
+    if (k >= 0) return k;
+    const double est = dw / d;
+    if (isfinite(est) && fabs(est) <= 0.25) return p; // dw ~ 0: a wrong plain checksum element
     if (fabs(d) <= b) return p + 1;
     return -1;
 }
@@ -163,16 +171,6 @@ void ts_burn_locate(int64_t m, int64_t n, const double *rd, const double *rwd, c
         if (wj < 0) loc->col = other_index(rd[wi], rwd[wi], rb[wi], n);
         loc->magnitude = fabs(rd[wi]) <= rb[wi] ? rwd[wi] : rd[wi];
     }
-}
-
-// Below the bound the weighted difference still names the other coordinate when one element
-// dominates the line (dw / d = index + 1 up to rounding); rounding alone names none.
-static int64_t weighted_index(double d, double dw, int64_t p) {
-    double est = dw / d;
-    if (!isfinite(est)) return -1;
-    double r = nearbyint(est);
-    if (fabs(est - r) > 0.25 || r < 1 || r > (double)p) return -1;
-    return (int64_t)r - 1;
 }
 
 static int cmp_double(const void *a, const void *b) {

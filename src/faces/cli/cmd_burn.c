@@ -1,14 +1,11 @@
 // cmd_burn.c: `tessera burn`: GPU torture and health test: continuous ABFT-checked DGEMM with telemetry, summary, JSON and plot.
 #include <ctype.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "algorithms/burn/ts_burn.h"
 #include "core/ts_env.h"
@@ -433,13 +430,6 @@ static void print_verdicts(FILE *out, const ts_burn_dev_report *reps, int n, con
     fprintf(out, "; %lld error(s)\n", (long long)errors);
 }
 
-// Opens the devices; a malformed TESSERA_* value (TS_ERR_PARSE, TS_ERR_ARG) is bad input.
-static int open_devices(ts_devset **set) {
-    int rc = ts_cli_open_devices(CMD, set);
-    if (rc < 0) return ts_cli_exit_of(rc);
-    return 0;
-}
-
 int ts_cmd_burn(int argc, char **argv) {
     burn_cli c;
     int rc = parse_args(argc, argv, &c);
@@ -453,7 +443,7 @@ int ts_cmd_burn(int argc, char **argv) {
     if (erc == 1) c.b.streams = env_streams;
     ts_cli_set_verbosity(c.verbosity);
     ts_devset *set = NULL;
-    if ((rc = open_devices(&set))) return rc;
+    if ((rc = ts_cli_open_devices(CMD, &set)) < 0) return ts_cli_exit_of(rc);
     int count = ts_devset_count(set);
     if (count == 0) {
         ts_cli_errorf(CMD, "no device to burn (no GPU visible; TESSERA_SIM_DEVICES=N gives simulated ones)");
