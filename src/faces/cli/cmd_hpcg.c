@@ -494,7 +494,7 @@ int ts_cmd_hpcg(int argc, char **argv) {
     if (rc < 0) {
         // Bad input (a malformed TESSERA_* value too), an engine this machine lacks, a problem
         // larger than the device: usage. A failure of the run itself says that the run stopped.
-        const int usage = rc == TS_ERR_ARG || rc == TS_ERR_PARSE || rc == TS_ERR_UNSUPPORTED || rc == TS_ERR_DEVMEM;
+        const int usage = ts_cli_exit_of(rc) == TS_EXIT_USAGE || rc == TS_ERR_DEVMEM;
         if (root) {
             char m[sizeof ts_error_last()->message];
             unprefixed(ts_error_last()->message, m, sizeof m);
