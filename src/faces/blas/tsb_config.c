@@ -11,24 +11,32 @@
 #include "tsb_internal.h"
 
 // The keys a config file may set, one per line ("KEY = VALUE" or "KEY VALUE", '#' starts a
-// comment); the environment variable of the same name wins over the file.
-static const char *const keys[] = {
-    "TESSERA_CPU_BLAS",          "TESSERA_BLAS_THRESHOLD",     "TESSERA_BLAS_DEVICES",
-    "TESSERA_BLAS_TILE",         "TESSERA_BLAS_CPU_RATIO",     "TESSERA_BLAS_TRACE",
-    "TESSERA_BLAS_DISABLE_SGEMM", "TESSERA_BLAS_DISABLE_DGEMM", "TESSERA_BLAS_DISABLE_CGEMM",
-    "TESSERA_BLAS_DISABLE_ZGEMM",
-    "TESSERA_BLAS_DISABLE_SSYMM", "TESSERA_BLAS_DISABLE_DSYMM", "TESSERA_BLAS_DISABLE_CSYMM",
-    "TESSERA_BLAS_DISABLE_ZSYMM", "TESSERA_BLAS_DISABLE_CHEMM", "TESSERA_BLAS_DISABLE_ZHEMM",
-    "TESSERA_BLAS_DISABLE_SSYRK", "TESSERA_BLAS_DISABLE_DSYRK", "TESSERA_BLAS_DISABLE_CSYRK",
-    "TESSERA_BLAS_DISABLE_ZSYRK", "TESSERA_BLAS_DISABLE_CHERK", "TESSERA_BLAS_DISABLE_ZHERK",
-    "TESSERA_BLAS_DISABLE_SSYR2K", "TESSERA_BLAS_DISABLE_DSYR2K", "TESSERA_BLAS_DISABLE_CSYR2K",
-    "TESSERA_BLAS_DISABLE_ZSYR2K", "TESSERA_BLAS_DISABLE_CHER2K", "TESSERA_BLAS_DISABLE_ZHER2K",
-    "TESSERA_BLAS_DISABLE_STRMM", "TESSERA_BLAS_DISABLE_DTRMM", "TESSERA_BLAS_DISABLE_CTRMM",
-    "TESSERA_BLAS_DISABLE_ZTRMM", "TESSERA_BLAS_DISABLE_STRSM", "TESSERA_BLAS_DISABLE_DTRSM",
-    "TESSERA_BLAS_DISABLE_CTRSM", "TESSERA_BLAS_DISABLE_ZTRSM",
+// comment); the environment variable of the same name wins over the file. The fixed keys, then
+// TESSERA_BLAS_DISABLE_<R> and TESSERA_BLAS_THRESHOLD_<R> for every routine R in the order of the
+// routine enum (key names made once in config_init).
+static const char *const fixed_keys[] = {
+    "TESSERA_CPU_BLAS",       "TESSERA_BLAS_THRESHOLD", "TESSERA_BLAS_DEVICES", "TESSERA_BLAS_TILE",
+    "TESSERA_BLAS_CPU_RATIO", "TESSERA_BLAS_TRACE",
     "TESSERA_CPU_BLAS_LP64", // ILP64 build only: the 32-bit CPU BLAS of the runtime's own CPU work
 };
-enum { NKEYS = sizeof keys / sizeof keys[0] };
+enum { NFIXED = sizeof fixed_keys / sizeof fixed_keys[0], KEY_DISABLE = NFIXED, KEY_THRESHOLD = NFIXED + TSB_NROUTINES };
+enum { NKEYS = NFIXED + 2 * TSB_NROUTINES, KEY_GLOBAL_THRESHOLD = 1 };
+static const char *const routine_names[TSB_NROUTINES] = {
+    "SGEMM",  "DGEMM",  "CGEMM",  "ZGEMM",  "SSYMM",  "DSYMM",  "CSYMM",  "ZSYMM",  "CHEMM",  "ZHEMM",
+    "SSYRK",  "DSYRK",  "CSYRK",  "ZSYRK",  "CHERK",  "ZHERK",  "SSYR2K", "DSYR2K", "CSYR2K", "ZSYR2K",
+    "CHER2K", "ZHER2K", "STRMM",  "DTRMM",  "CTRMM",  "ZTRMM",  "STRSM",  "DTRSM",  "CTRSM",  "ZTRSM",
+};
+static char keys[NKEYS][40];
+
+// Default offload thresholds per routine: the equivalent m*n*k (tsb_internal.h) from which the
+// library is faster than the CPU BLAS with operands in host memory, as `blas_crossover` measured
+// it (docs/blas.md, "Where offload pays"). TSB_NEVER: the CPU BLAS won at every measured size.
+static const int64_t default_thresholds[TSB_NROUTINES] = {
+#define T27 TSB_THRESHOLD_DEFAULT
+    T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27,
+    T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27, T27,
+#undef T27
+};
 
 // The lazily created configuration: part of the library's one documented global context.
 static tsb_config cfg;
@@ -91,6 +99,13 @@ static int parse_bool(const char *key, const char *v) {
     config_fail("%s='%s' is not a boolean (1/0, yes/no, true/false, on/off)", key, v);
 }
 
+// An offload threshold: an integer >= 0 or "none" (never offload).
+static int64_t parse_threshold(const char *key, const char *v) {
+    if (!strcasecmp(v, "none")) return TSB_NEVER;
+    return parse_int(key, v, 0);
+}
+
+// Applies the value of a key other than the thresholds (resolved in config_init).
 static void apply(int i, const char *v) {
     const char *key = keys[i];
     if (!strcmp(key, "TESSERA_CPU_BLAS")) {
@@ -99,8 +114,6 @@ static void apply(int i, const char *v) {
     } else if (!strcmp(key, "TESSERA_CPU_BLAS_LP64")) {
         if (!*v || strlen(v) >= sizeof cfg.cpu_blas_core) config_fail("%s: empty or too long", key);
         snprintf(cfg.cpu_blas_core, sizeof cfg.cpu_blas_core, "%s", v);
-    } else if (!strcmp(key, "TESSERA_BLAS_THRESHOLD")) {
-        cfg.threshold = parse_int(key, v, 0);
     } else if (!strcmp(key, "TESSERA_BLAS_DEVICES")) {
         cfg.max_devices = strcasecmp(v, "all") == 0 ? 0 : (int)parse_int(key, v, 1);
         if (cfg.max_devices > TS_MAX_DEVICES) config_fail("%s=%s: at most %d devices", key, v, TS_MAX_DEVICES);
@@ -122,26 +135,40 @@ static void apply(int i, const char *v) {
         else if (!strcmp(v, "stdout")) cfg.trace = stdout;
         else if (!(cfg.trace = fopen(v, "a"))) config_fail("%s=%s: %s", key, v, strerror(errno));
         if (cfg.trace != stderr && cfg.trace != stdout) setvbuf(cfg.trace, NULL, _IOLBF, 0);
-    } else { // TESSERA_BLAS_DISABLE_<ROUTINE>, in the order of the routine enum
-        cfg.disabled[i - 6] = parse_bool(key, v);
+    } else if (i >= KEY_DISABLE && i < KEY_DISABLE + TSB_NROUTINES) {
+        cfg.disabled[i - KEY_DISABLE] = parse_bool(key, v);
     }
 }
 
 static void config_init(void) {
+    for (int i = 0; i < NFIXED; i++) snprintf(keys[i], sizeof keys[i], "%s", fixed_keys[i]);
+    for (int r = 0; r < TSB_NROUTINES; r++) {
+        snprintf(keys[KEY_DISABLE + r], sizeof keys[0], "TESSERA_BLAS_DISABLE_%s", routine_names[r]);
+        snprintf(keys[KEY_THRESHOLD + r], sizeof keys[0], "TESSERA_BLAS_THRESHOLD_%s", routine_names[r]);
+    }
 #ifdef TSB_ILP64
     snprintf(cfg.cpu_blas, sizeof cfg.cpu_blas, "libopenblas64.so.0"); // Debian's ILP64 OpenBLAS
 #else
     snprintf(cfg.cpu_blas, sizeof cfg.cpu_blas, "libopenblas.so.0");
 #endif
     snprintf(cfg.cpu_blas_core, sizeof cfg.cpu_blas_core, "libopenblas.so.0");
-    cfg.threshold = TSB_THRESHOLD_DEFAULT;
     static char vals[NKEYS][1024]; // only used during this one-time initialisation
     const char *path = getenv("TESSERA_BLAS_CONF");
     if (path && *path) read_file(path, vals);
+    const char *env[NKEYS];
     for (int i = 0; i < NKEYS; i++) {
-        const char *v = getenv(keys[i]);
-        if (!v) v = vals[i][0] ? vals[i] : NULL;
-        if (v) apply(i, v);
+        env[i] = getenv(keys[i]);
+        const char *v = env[i] ? env[i] : vals[i][0] ? vals[i] : NULL;
+        if (v && i != KEY_GLOBAL_THRESHOLD && (i < KEY_THRESHOLD || i >= KEY_THRESHOLD + TSB_NROUTINES)) apply(i, v);
+    }
+    // A routine's threshold: the environment before the file; in each, the routine's own key
+    // before TESSERA_BLAS_THRESHOLD; then the measured default.
+    const int g = KEY_GLOBAL_THRESHOLD;
+    for (int r = 0; r < TSB_NROUTINES; r++) {
+        const int k = KEY_THRESHOLD + r;
+        const char *v = env[k] ? env[k] : env[g] ? env[g] : vals[k][0] ? vals[k] : vals[g][0] ? vals[g] : NULL;
+        int key = env[k] || (!env[g] && vals[k][0]) ? k : g;
+        cfg.threshold[r] = v ? parse_threshold(keys[key], v) : default_thresholds[r];
     }
 }
 

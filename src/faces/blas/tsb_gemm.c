@@ -50,7 +50,7 @@ static void gemm_run(int r, char ta, char tb, tsb_int m, tsb_int n, tsb_int k, c
     ts_tiles *rt = NULL;
     if (cfg->disabled[r]) why = "disabled";
     else if (k == 0 || scalar_is(r, alpha, 0.0)) why = "C = beta C only"; // no product to offload
-    else if ((double)m * n * k < (double)cfg->threshold) why = "below threshold";
+    else if ((double)m * n * k < (double)cfg->threshold[r]) why = "below threshold";
     else if (!(rt = tsb_runtime_get())) why = "no runtime";
     if (why) {
         tsb_trace("%s ta=%c tb=%c m=%lld n=%lld k=%lld where=cpu-blas (%s)", api, ta, tb, (long long)m, (long long)n, (long long)k, why);

@@ -32,6 +32,8 @@ enum { TSB_NO_TRANS = 111, TSB_TRANS = 112, TSB_CONJ_TRANS = 113 };
 // (24 n^2 bytes at ~25 GB/s: 0.25 ms at n = 512) already takes as long as a ~1 TFLOP/s CPU BLAS
 // needs for the whole product (2 n^3 flops: 0.27 ms), so offloading cannot win.
 #define TSB_THRESHOLD_DEFAULT (INT64_C(1) << 27)
+// A threshold no call reaches ("none": always the CPU BLAS).
+#define TSB_NEVER INT64_MAX
 
 // Index of a routed routine (per-routine disable keys: TESSERA_BLAS_DISABLE_<NAME>).
 enum {
@@ -50,7 +52,8 @@ typedef struct {
     char cpu_blas[1024];         // TESSERA_CPU_BLAS (default libopenblas.so.0; ILP64: libopenblas64.so.0)
     char cpu_blas_core[1024];    // ILP64 build: TESSERA_CPU_BLAS_LP64, the 32-bit CPU BLAS the runtime's
                                  // own CPU work calls (default libopenblas.so.0); the LP64 build uses cpu_blas
-    int64_t threshold;           // TESSERA_BLAS_THRESHOLD: offload when m*n*k >= threshold
+    int64_t threshold[TSB_NROUTINES]; // offload routine r when its equivalent m*n*k >= threshold[r]
+                                 // (TESSERA_BLAS_THRESHOLD_<R>, TESSERA_BLAS_THRESHOLD, measured defaults)
     int max_devices;             // TESSERA_BLAS_DEVICES: all (0) or the first N devices
     int64_t tile;                // TESSERA_BLAS_TILE (0: the runtime's default)
     double cpu_share;            // TESSERA_BLAS_CPU_RATIO: auto, 0 or a fraction (ts_tiles_opts.cpu_share)

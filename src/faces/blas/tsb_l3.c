@@ -159,7 +159,7 @@ static void route(int r, const l3_args *a, const char *api) {
     ts_tiles *rt = NULL;
     if (cfg->disabled[r]) why = "disabled";
     else if (alpha0 || (rank && a->k == 0)) why = tri ? "B = 0 only" : "C = beta C only"; // no product to offload
-    else if (size < (double)cfg->threshold) why = "below threshold";
+    else if (size < (double)cfg->threshold[r]) why = "below threshold";
     else if (!(rt = tsb_runtime_get())) why = "no runtime";
     if (why) {
         tsb_trace("%s %s where=cpu-blas (%s)", api, where, why);
