@@ -3,12 +3,13 @@
 // For every routine and precision the drop-in library offloads, times the same call (square
 // operands in host memory, as a BLAS caller holds them) through the library with every call
 // offloaded (TESSERA_BLAS_THRESHOLD=0) and through the CPU BLAS directly, over growing n, and
-// reports the crossover: the smallest measured n from which the library is faster at every larger
+// reports the crossover: the smallest measured n from which the library is faster by at least the
+// margin (default 1.2: a clear win, not the noise of a CPU BLAS's thread choices) at every larger
 // measured n. Each size also checks the two results against each other (max |diff| / (max |ref|
 // * k * eps), bound 4), so a wrong offload cannot pass for a fast one.
 //
 // Usage: blas_crossover LIBTESSERA_BLAS [--cpu-blas SONAME] [--routines dgemm,ztrsm,...|all]
-//                       [--sizes 16,32,...] [--min-time SECONDS] [--json FILE] [--conf FILE]
+//                       [--sizes 16,32,...] [--min-time SECONDS] [--margin M] [--json FILE] [--conf FILE]
 // --conf writes a TESSERA_BLAS_CONF file: TESSERA_BLAS_THRESHOLD_<R> = the equivalent size
 // (m*n*k of the equivalent GEMM, the number the library compares) at each measured crossover.
 // Exit status: 0 done, 1 a result check failed, 2 bad usage or a library that cannot be opened.
@@ -164,25 +165,26 @@ static int parse_routine(const char *s, routine *r) {
 
 static void usage(void) {
     fprintf(stderr, "usage: blas_crossover LIBTESSERA_BLAS [--cpu-blas SONAME] [--routines LIST|all] [--sizes N,N,...]\n"
-                    "                      [--min-time SECONDS] [--json FILE] [--conf FILE]\n");
+                    "                      [--min-time SECONDS] [--margin M] [--json FILE] [--conf FILE]\n");
     exit(2);
 }
 
 int main(int argc, char **argv) {
     const char *lib = NULL, *cpu = "libopenblas.so.0", *routines = "all", *sizes_s = NULL, *json = NULL, *conf = NULL;
-    double min_time = 0.05;
+    double min_time = 0.05, margin = 1.2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--cpu-blas") && i + 1 < argc) cpu = argv[++i];
         else if (!strcmp(a, "--routines") && i + 1 < argc) routines = argv[++i];
         else if (!strcmp(a, "--sizes") && i + 1 < argc) sizes_s = argv[++i];
         else if (!strcmp(a, "--min-time") && i + 1 < argc) min_time = atof(argv[++i]);
+        else if (!strcmp(a, "--margin") && i + 1 < argc) margin = atof(argv[++i]);
         else if (!strcmp(a, "--json") && i + 1 < argc) json = argv[++i];
         else if (!strcmp(a, "--conf") && i + 1 < argc) conf = argv[++i];
         else if (a[0] != '-' && !lib) lib = a;
         else usage();
     }
-    if (!lib || !(min_time >= 0)) usage();
+    if (!lib || !(min_time >= 0) || !(margin > 0)) usage();
     int sizes[64], nsizes = 0;
     if (sizes_s) {
         for (const char *p = sizes_s; *p && nsizes < 64;) {
@@ -236,7 +238,12 @@ int main(int argc, char **argv) {
         fprintf(stderr, "blas_crossover: cannot write %s\n", json && !js ? json : conf);
         return 2;
     }
-    if (js) fprintf(js, "{\"bench\": \"blas-crossover\", \"library\": \"%s\", \"cpu_blas\": \"%s\", \"min_time\": %g, \"routines\": [", lib, cpu, min_time);
+    char date[32];
+    time_t t = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
+    const char *commit = getenv("TESSERA_COMMIT");
+    if (js) fprintf(js, "{\"bench\": \"blas-crossover\", \"commit\": \"%s\", \"date\": \"%s\", \"library\": \"%s\", \"cpu_blas\": \"%s\", \"min_time\": %g, \"margin\": %g, \"routines\": [", commit ? commit : "", date, lib, cpu,
+                    min_time, margin);
     if (cf) fprintf(cf, "# TESSERA_BLAS_CONF written by blas_crossover: offload each routine from its measured crossover on\n"
                         "# (the equivalent m*n*k); 'none' where the CPU BLAS won at every measured size.\n");
     printf("%-7s %6s %12s %12s %8s %10s %s\n", "routine", "n", "cpu_ms", "tessera_ms", "speedup", "check", "");
@@ -286,7 +293,7 @@ int main(int argc, char **argv) {
             double tl = time_calls(hl, r, &w, min_time, &calls_l);
             last_cpu = tc;
             measured++;
-            int win = tl < tc;
+            int win = tc >= margin * tl;
             if (win) {
                 if (crossover < 0) crossover = n;
                 wins_in_row++;

@@ -22,7 +22,7 @@ run "routine threshold one above it" cpu-blas TESSERA_BLAS_THRESHOLD_DGEMM=21840
 run "routine 'none'" cpu-blas TESSERA_BLAS_THRESHOLD=0 TESSERA_BLAS_THRESHOLD_DGEMM=none
 run "routine key over the global one" runtime TESSERA_BLAS_THRESHOLD=none TESSERA_BLAS_THRESHOLD_DGEMM=0
 run "another routine's key does not apply" cpu-blas TESSERA_BLAS_THRESHOLD=none TESSERA_BLAS_THRESHOLD_ZGEMM=0
-run "the default (512^3) is above the call" cpu-blas
+run "the default DGEMM threshold (384^3) is above the call" cpu-blas
 printf 'TESSERA_BLAS_THRESHOLD_DGEMM = 0\n' >"$work/conf"
 run "routine key from the file" runtime TESSERA_BLAS_CONF="$work/conf"
 run "the environment over the file" cpu-blas TESSERA_BLAS_CONF="$work/conf" TESSERA_BLAS_THRESHOLD=none
@@ -55,7 +55,7 @@ PY
 [ "$(grep -c '^TESSERA_BLAS_THRESHOLD_[A-Z0-9]* = ' "$work/x.conf")" = 10 ] || { cat "$work/x.conf"; fail "the conf file lacks routines"; }
 run "the crossover tool's conf file is accepted" cpu-blas TESSERA_BLAS_CONF="$work/x.conf" TESSERA_BLAS_THRESHOLD_DGEMM=none
 # a corrupted offload fails the tool's check (exit 1), not the timing
-env TESSERA_SIM_DEVICES=1 TESSERA_BLAS_CPU_RATIO=0 TESSERA_SIM_FAULTS=dev=0,flip=3,bit=62 "$crossover" "$lib" --routines dgemm --sizes 32 --min-time 0 >"$work/out" 2>&1
+env TESSERA_SIM_DEVICES=1 TESSERA_BLAS_CPU_RATIO=0 TESSERA_SIM_FAULTS=dev=0,flip=1,bit=62 "$crossover" "$lib" --routines dgemm --sizes 32 --min-time 0 >"$work/out" 2>&1
 rc=$?
 [ $rc -eq 1 ] && grep -q "CHECK FAILED" "$work/out" || { cat "$work/out"; fail "a flipped exponent bit passed the check (exit $rc)"; }
 echo "ok: a corrupted offloaded result fails the check"

@@ -28,10 +28,9 @@ typedef int tsb_int;
 enum { TSB_ROW_MAJOR = 101, TSB_COL_MAJOR = 102 };
 enum { TSB_NO_TRANS = 111, TSB_TRANS = 112, TSB_CONJ_TRANS = 113 };
 
-// Default offload threshold on m*n*k: 2^27 = 512^3. Below it, moving A, B and C over PCIe
-// (24 n^2 bytes at ~25 GB/s: 0.25 ms at n = 512) already takes as long as a ~1 TFLOP/s CPU BLAS
-// needs for the whole product (2 n^3 flops: 0.27 ms), so offloading cannot win.
-#define TSB_THRESHOLD_DEFAULT (INT64_C(1) << 27)
+// The size a call is compared with its routine's offload threshold: m*n*k of the equivalent GEMM
+// (SYMM/HEMM, TRMM/TRSM: m*n*m side L, m*n*n side R; the rank-k updates: n*n*k). Defaults per
+// routine in tsb_config.c, measured by bench/blas_crossover.
 // A threshold no call reaches ("none": always the CPU BLAS).
 #define TSB_NEVER INT64_MAX
 
