@@ -297,3 +297,14 @@ ENV_LOOKUP(ts_env_i64, int64_t, ts_parse_i64)
 ENV_LOOKUP(ts_env_double, double, ts_parse_double)
 ENV_LOOKUP(ts_env_size, size_t, ts_parse_size)
 ENV_LOOKUP(ts_env_bool, int, ts_parse_bool)
+
+int ts_env_launch_size(void) {
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS"};
+    int size = 1;
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        int n = v ? atoi(v) : 0;
+        if (n > size) size = n;
+    }
+    return size;
+}

@@ -34,6 +34,9 @@ int ts_env_double(const char *name, double *out);
 int ts_env_size(const char *name, size_t *out);
 int ts_env_bool(const char *name, int *out);
 const char *ts_env_str(const char *name); // NULL when unset or empty
+// How many processes the launcher started (mpirun/mpiexec, Slurm): the largest of
+// OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_SIZE, MPI_LOCALNRANKS and SLURM_NTASKS; 1 when none is set.
+int ts_env_launch_size(void);
 
 #ifdef __cplusplus
 }

@@ -49,7 +49,9 @@ void ts_progress_init(ts_progress *p, FILE *out, const char *label, double total
         p->enabled = 0;
     } else if (rc == 1 && mode == 1) {
         p->tty = 0;
+        p->forced = 1;
     }
+    if (!p->tty && !p->forced && ts_env_launch_size() > 1) p->enabled = 0;
 }
 
 // "label: 42.0%, detail, elapsed 3m20s, ETA 4m36s" (no line ending).
@@ -89,7 +91,9 @@ void ts_progress_update_at(ts_progress *p, double done, double work_s, const cha
         (void)fprintf(p->out, "\r%s\033[K", line);
         p->drawn = 1;
     } else {
-        (void)fprintf(p->out, "%s\n", line);
+        size_t n = strlen(line);
+        if (n + 1 < sizeof line) line[n++] = '\n';
+        (void)fwrite(line, 1, n, p->out); // one write: the line stays whole beside other output
     }
     (void)fflush(p->out);
 }

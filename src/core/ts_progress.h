@@ -16,10 +16,15 @@ typedef struct {
     double total;       // total work units (e.g. flops or iterations)
     char label[64];
     int enabled;
+    int forced;         // TESSERA_PROGRESS=1: plain lines asked for
     int drawn;          // a live line is on screen
 } ts_progress;
 
 // tty is detected from `out` (isatty); TESSERA_PROGRESS=0 disables, =1 forces plain lines.
+// Not a terminal and one of several launched processes (ts_env_launch_size > 1): off unless
+// TESSERA_PROGRESS=1, since mpirun forwards each rank's stdout and stderr separately and a plain
+// line could land anywhere in a log that merges them (e.g. between a result and its residual).
+// Every line is written whole with one call.
 void ts_progress_init(ts_progress *p, FILE *out, const char *label, double total);
 // done in [0, total]; `detail` is appended (e.g. "41.2 TFLOP/s"); may be NULL.
 // Prints at most every 0.2 s on a terminal, every `period` seconds otherwise.

@@ -213,14 +213,10 @@ static void bcast_bytes(void *p, int n) {
 // before the collective context is created can be reported at once.
 static int started_alone(void) {
 #if TS_HAVE_MPI
-    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS",
-                                 "SLURM_NTASKS"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && atoi(v) > 1) return 0;
-    }
-#endif
+    return ts_env_launch_size() <= 1;
+#else
     return 1;
+#endif
 }
 
 static void report_input_error(const char *msg) {

@@ -27,6 +27,9 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    // Whole lines on stdout even when it is a file or a pipe: the results of HPL and HPCG then
+    // never break mid-line where stderr (progress, warnings) or other ranks' output joins them.
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (ts_log_init_from_env() < 0) fprintf(stderr, "tessera: warning: ignoring TESSERA_LOG\n");
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
