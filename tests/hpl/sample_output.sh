@@ -4,10 +4,11 @@
 # exit 0, every result line whole and followed by its residual line, 864 of each, the summary.
 # usage: sample_output.sh TESSERA HPL.DAT MPIEXEC [MPIEXEC ARGS...]      (one run; the CTest test)
 #        TS_SAMPLE_RUNS=50 TS_SAMPLE_HOG=6 TS_SAMPLE_KEEP=DIR sample_output.sh ...   (a stress run:
-#        N runs beside HOG busy processes, every failing log kept in DIR)
+#        N runs beside HOG busy processes, every failing log kept in DIR; TS_SAMPLE_SECONDS=S starts
+#        no run after S seconds). bench/hpl_sample_stress.sh runs several such streams at once.
 set -u
 tessera=$(realpath "$1") dat=$2; shift 2
-runs=${TS_SAMPLE_RUNS:-1} hog=${TS_SAMPLE_HOG:-0} keep=${TS_SAMPLE_KEEP:-}
+runs=${TS_SAMPLE_RUNS:-1} hog=${TS_SAMPLE_HOG:-0} keep=${TS_SAMPLE_KEEP:-} seconds=${TS_SAMPLE_SECONDS:-0}
 work=$(mktemp -d)
 hogs=()
 cleanup() { [ ${#hogs[@]} -gt 0 ] && kill "${hogs[@]}" 2>/dev/null; rm -rf "$work"; }
@@ -48,8 +49,10 @@ if not any("864 tests completed and passed residual checks" in l for l in lines)
 for b in bad[:20]: print(b)
 PY
 }
-fails=0
+fails=0 t0=$SECONDS done_runs=0
 for ((r = 1; r <= runs; r++)); do
+  [ "$seconds" -gt 0 ] && [ $((SECONDS - t0)) -ge "$seconds" ] && break
+  done_runs=$r
   (cd "$work" && "$@" "$tessera" hpl --dat HPL.dat >out.log 2>&1)
   rc=$?
   problems=$(check "$work/out.log" "$rc")
@@ -61,5 +64,5 @@ for ((r = 1; r <= runs; r++)); do
     echo "run $r: ok ($(uptime | sed 's/.*load average: //'))"
   fi
 done
-[ $fails -eq 0 ] && { echo "PASSED: $runs run(s), 864 results each, every line whole"; exit 0; }
-echo "FAILED: $fails of $runs run(s)"; exit 1
+[ $fails -eq 0 ] && { echo "PASSED: $done_runs run(s), 864 results each, every line whole"; exit 0; }
+echo "FAILED: $fails of $done_runs run(s)"; exit 1
