@@ -312,6 +312,17 @@ static void test_plot(void **state) {
     assert_non_null(strstr(buf, "</svg>"));
     assert_non_null(strstr(buf, "<polyline"));
     assert_non_null(strstr(buf, "update"));
+    // ~21 GFLOP/s per iteration: the axis in GFLOP/s (below 1 TFLOP/s)
+    assert_non_null(strstr(buf, "GFLOP/s per iteration"));
+    for (int i = 0; i < 8; i++) it[i].total *= 1e-4; // ~0.2 PFLOP/s: TFLOP/s
+    assert_int_equal(ts_hpl_plot_svg(path, &c, &r), 0);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    unlink(path);
+    assert_non_null(strstr(buf, "TFLOP/s per iteration"));
     r.n_iters = 0;
     assert_int_equal(ts_hpl_plot_svg(path, &c, &r), TS_ERR_ARG);
     r.n_iters = 8;

@@ -1,4 +1,4 @@
-// ts_hpl_plot.c: hand-written SVG of one HPL run: per-iteration TFLOP/s and the stacked time split.
+// ts_hpl_plot.c: hand-written SVG of one HPL run: per-iteration rate and the stacked time split.
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -65,6 +65,10 @@ int ts_hpl_plot_svg(const char *path, const ts_hpl_case *c, const ts_hpl_result 
         if (s < it->total) s = it->total;
         if (s > t_max) t_max = s;
     }
+    // GFLOP/s below 1 TFLOP/s (CPU and simulated runs), as the result lines print rates
+    const int giga = tf_max < 1.0;
+    const double unit = giga ? 1e9 : 1e12;
+    if (giga) tf_max *= 1e3;
     tf_max = nice_max(tf_max);
     t_max = nice_max(t_max);
 
@@ -75,18 +79,18 @@ int ts_hpl_plot_svg(const char *path, const ts_hpl_case *c, const ts_hpl_result 
             "font-family='sans-serif'>\n", W, H, W, H);
     fprintf(f, "<rect width='%d' height='%d' fill='white'/>\n", W, H);
     fprintf(f, "<text x='%d' y='22' font-size='15'>tessera hpl %s N=%" PRId64 " NB=%d P=%d Q=%d: "
-            "%.2f s, %.4g TFLOP/s (%s)</text>\n", ML, tv, c->N, c->NB, c->P, c->Q, r->time,
-            r->gflops / 1e3, r->exec_used[0] ? r->exec_used : "?");
+            "%.2f s, %.4g %s (%s)</text>\n", ML, tv, c->N, c->NB, c->P, c->Q, r->time,
+            giga ? r->gflops : r->gflops / 1e3, giga ? "GFLOP/s" : "TFLOP/s", r->exec_used[0] ? r->exec_used : "?");
 
-    // Top: TFLOP/s of each iteration against its first column.
+    // Top: the rate of each iteration against its first column.
     int y0 = MT;
-    axis(f, y0, PANEL_H, tf_max, "TFLOP/s per iteration", N);
+    axis(f, y0, PANEL_H, tf_max, giga ? "GFLOP/s per iteration" : "TFLOP/s per iteration", N);
     fprintf(f, "<polyline fill='none' stroke='#1f77b4' stroke-width='1.5' points='");
     for (int i = 0; i < n; i++) {
         const ts_hpl_iter *it = &r->iters[i];
         int64_t b = (i + 1 < n ? r->iters[i + 1].col : N) - it->col;
         if (b <= 0) b = c->NB;
-        double tf = it->total > 0 ? step_flops(N, it->col, b) / it->total / 1e12 : 0;
+        double tf = it->total > 0 ? step_flops(N, it->col, b) / it->total / unit : 0;
         double x = ML + pw * (double)it->col / N;
         double y = y0 + PANEL_H - PANEL_H * tf / tf_max;
         fprintf(f, "%.1f,%.1f ", x, y);
