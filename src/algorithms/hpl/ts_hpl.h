@@ -221,6 +221,25 @@ typedef struct {
 } ts_hpl_progress;
 void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done);
 
+// The DGEMM ceiling (ts_hpl_ceiling.c): each rank's GEMM engines held on HPL's update shape.
+#define TS_HPL_CEIL_ENGINES 2
+typedef struct {
+    int measured;             // 1 when every rank had a device and measured
+    int64_t m, n, k;          // the shape held: C (m x n) -= A (m x k) B (k x n)
+    double seconds;           // per engine
+    int nengines;
+    struct {
+        char name[16];        // "cublas", "tessera" (simulated devices: their one engine)
+        double tflops;        // sustained (second half of the hold), the slowest rank's
+    } eng[TS_HPL_CEIL_ENGINES];
+    char best[16];            // the engine of the ceiling
+    double tflops_gpu;        // the best engine's sustained rate per GPU
+    double tflops;            // tflops_gpu x ranks: the run's ceiling
+} ts_hpl_ceiling;
+// Collective over the ranks of ctx. Holds each engine for `seconds` on (m, n, k); a rank without a
+// device leaves out->measured 0 (returns 0). Call before the matrix takes the device memory.
+int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, double seconds, ts_hpl_ceiling *out);
+
 typedef struct {
     FILE *out;                // HPL's report (used on rank 0 only); NULL: no report
     const char *json_path;    // results-schema JSON (rank 0), or NULL
@@ -229,6 +248,9 @@ typedef struct {
     int print_params;         // print the banner and parameter echo first (1 as xhpl does)
     int baseline_cusolver;    // after each test that ran: ts_hpl_baseline_cusolver, one line
                               // "cuSOLVER dgetrf N=..." and a JSON entry (bench "lu")
+    const ts_hpl_ceiling *ceiling; // measured: each result's JSON has extra.ceiling_tflops and
+                              // extra.hpl_over_ceiling, the report a line "DGEMM ceiling <T/V>
+                              // N=<N>: <ratio>x (...)" after the result; or NULL
 } ts_hpl_drive_opts;
 // Runs every test of `d` (collective over all ranks of ctx), printing HPL 2.3's report on rank 0.
 // Returns 0 when the loop ran (the tally says passed/failed/skipped), TS_ERR_IO when the JSON or

@@ -95,7 +95,7 @@ static void json_entry_begin(ts_json *j, const char *bench, const char *engine, 
     ts_json_end_object(j);
 }
 
-static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r) {
+static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r, const ts_hpl_ceiling *ceil) {
     json_entry_begin(j, "hpl", r->engine_used[0] ? r->engine_used : "tessera",
                      !strncmp(r->exec_used, "device", 6) ? "device" : "host", c, r);
     char tv[64];
@@ -126,6 +126,25 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r)
     ts_json_num(j, "gflops", r->gflops);
     if (r->time > 0 && exec_is_device(r->exec_used))
         ts_json_num(j, "gflops_per_gpu", r->gflops / ((double)c->P * c->Q));
+    if (ceil && ceil->measured && r->time > 0) {
+        // the run's ceiling: the best engine's sustained rate per GPU times this test's P x Q
+        double tf = ceil->tflops_gpu * c->P * c->Q;
+        ts_json_num(j, "ceiling_tflops", tf);
+        ts_json_num(j, "hpl_over_ceiling", tf > 0 ? r->gflops / 1e3 / tf : 0);
+        ts_json_begin_object(j, "ceiling");
+        ts_json_str(j, "engine", ceil->best);
+        ts_json_num(j, "tflops_per_gpu", ceil->tflops_gpu);
+        ts_json_int(j, "m", ceil->m);
+        ts_json_int(j, "n", ceil->n);
+        ts_json_int(j, "k", ceil->k);
+        ts_json_num(j, "seconds_per_engine", ceil->seconds);
+        for (int e = 0; e < ceil->nengines; e++) {
+            char key[48];
+            snprintf(key, sizeof key, "%s_tflops_per_gpu", ceil->eng[e].name);
+            ts_json_num(j, key, ceil->eng[e].tflops);
+        }
+        ts_json_end_object(j);
+    }
     ts_json_begin_object(j, "phases");
     ts_json_num(j, "fact", r->t_fact);
     ts_json_num(j, "bcast", r->t_bcast);
@@ -275,8 +294,20 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
             else t->kfail++;
         }
         if (out) fflush(out);
+        // (HPL's output stream, as the cuSOLVER baseline's line: stderr could land inside the
+        // result block of a merged mpirun log)
+        if (out && o->ceiling && o->ceiling->measured && r.time > 0 && !r.skipped) {
+            double tf = o->ceiling->tflops_gpu * c.P * c.Q;
+            char tv[64];
+            ts_hpl_tv_format(&c, tv, sizeof tv);
+            char rate[32];
+            rate_text(o->ceiling->tflops_gpu, rate, sizeof rate);
+            fprintf(out, "DGEMM ceiling %s N=%" PRId64 ": %.3fx (%s, %s per GPU x %d)\n", tv, c.N,
+                    tf > 0 ? r.gflops / 1e3 / tf : 0, o->ceiling->best, rate, c.P * c.Q);
+            fflush(out);
+        }
         if (j) {
-            json_entry(j, &c, &r);
+            json_entry(j, &c, &r, o->ceiling);
             fflush(jf);
         }
         if (o->baseline_cusolver && !r.skipped) {

@@ -41,6 +41,7 @@ typedef struct {
     ts_hpl_exec exec;
     int panel;        // -1 auto, 0 cpu, 1 device (ours), 2 cusolver
     int baseline;     // 1: --baseline cusolver
+    double ceiling;   // --ceiling S: seconds per GEMM engine for the DGEMM ceiling (0: none)
     const char *json, *plot;
     double mem_fraction; // 0: not given
     double time_budget;  // 0: not given
@@ -51,7 +52,7 @@ static void usage(FILE *f) {
     fprintf(f,
         "usage: tessera hpl [--dat FILE | -N n [-NB nb] [-P p -Q q]] [--depth d]\n"
         "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|cusolver|auto]\n"
-        "                   [--baseline cusolver]\n"
+        "                   [--baseline cusolver] [--ceiling SECONDS]\n"
         "                   [--json FILE] [--plot FILE.svg] [--mem-fraction f]\n"
         "                   [--time-budget SECONDS] [-q] [-v]\n\n"
         "High Performance Linpack with HPL 2.3's input (HPL.dat) and output.\n"
@@ -67,6 +68,10 @@ static void usage(FILE *f) {
         "                    CUDA and the host elsewhere); device panels need P = 1\n"
         "  --baseline cusolver  after each 1x1 test: cusolverDnDgetrf on the same matrix,\n"
         "                    timed and verified, with the tessera LU/cuSOLVER time ratio\n"
+        "  --ceiling S       first hold each GEMM engine S seconds on HPL's update shape (m = n =\n"
+        "                    min(N/Q, 16384), k = NB of the first test) on every device: the\n"
+        "                    power-capped DGEMM ceiling; each result gets its ratio to it\n"
+        "                    (a line after it, JSON extra.ceiling_tflops, hpl_over_ceiling)\n"
         "  --json FILE       results-schema JSON (bench \"hpl\")\n"
         "  --plot FILE       SVG of per-iteration TFLOP/s and time split (FILE-k.svg per test)\n"
         "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.85)\n"
@@ -136,6 +141,11 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
                 return -1;
             }
             a->baseline = 1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--ceiling", NULL, &v)) != 0) {
+            if (m < 0 || ts_parse_duration(v, "--ceiling", &a->ceiling) < 0 || !(a->ceiling > 0)) {
+                ts_cli_errorf(CMD, "--ceiling: '%s' is not a positive duration (e.g. 20, 20s, 1m)", v);
+                return -1;
+            }
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--json", NULL, &v)) != 0) {
             if (m < 0) return -1;
             a->json = v;
@@ -165,6 +175,10 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
     }
     if (a->baseline && a->exec == TS_HPL_EXEC_CPU) {
         ts_cli_errorf(CMD, "--baseline cusolver runs on the GPU: it cannot go with --exec cpu");
+        return -1;
+    }
+    if (a->ceiling > 0 && a->exec == TS_HPL_EXEC_CPU) {
+        ts_cli_errorf(CMD, "--ceiling measures the devices' DGEMM: it cannot go with --exec cpu");
         return -1;
     }
     if (a->dat && a->time_budget > 0) {
@@ -493,6 +507,40 @@ int ts_cmd_hpl(int argc, char **argv) {
         goto done;
     }
 
+    ts_hpl_ceiling ceil;
+    memset(&ceil, 0, sizeof ceil);
+    if (a.ceiling > 0) {
+        // HPL's first update: C (N/P x N/Q local) -= A (x NB) B; the rate is flat beyond 16384
+        ts_hpl_case c0;
+        ts_hpl_case_at(&dat, 0, &c0);
+        int64_t mn = c0.N / (c0.Q > c0.P ? c0.Q : c0.P);
+        if (mn > 16384) mn = 16384;
+        if (mn < c0.NB) mn = c0.NB;
+        if (root) fprintf(stderr, "hpl: DGEMM ceiling: each engine %.0f s on %lldx%lldx%d ...\n", a.ceiling, (long long)mn, (long long)mn, c0.NB);
+        rc = ts_hpl_ceiling_measure(ctx, mn, mn, c0.NB, a.ceiling, &ceil);
+        if (rc < 0) {
+            if (root) ts_cli_errorf(CMD, "DGEMM ceiling: %s", ts_error_last()->message);
+            code = TS_EXIT_RUNTIME;
+            goto done;
+        }
+        if (root && !ceil.measured) ts_cli_errorf(CMD, "--ceiling: a rank has no device; no ceiling");
+        if (root && ceil.measured) {
+            // GFLOP/s below 1 TFLOP/s, as every rate the command prints
+            const int giga = ceil.tflops_gpu < 1.0;
+            const double sc = giga ? 1e3 : 1.0;
+            const char *unit = giga ? "GFLOP/s" : "TFLOP/s";
+            char line[256];
+            int at = snprintf(line, sizeof line, "hpl: DGEMM ceiling %.4g %s per GPU (%s); sustained:", ceil.tflops_gpu * sc, unit, ceil.best);
+            for (int e = 0; e < ceil.nengines && at < (int)sizeof line; e++)
+                at += snprintf(line + at, sizeof line - at, " %s %.4g", ceil.eng[e].name, ceil.eng[e].tflops * sc);
+            fprintf(stderr, "%s\n", line);
+        }
+        if (!ceil.measured) {
+            code = TS_EXIT_USAGE;
+            goto done;
+        }
+    }
+
     ts_hpl_drive_opts dopt = {
         .out = out,
         .json_path = a.json,
@@ -500,6 +548,7 @@ int ts_cmd_hpl(int argc, char **argv) {
         .progress = &g_progress,
         .print_params = 1,
         .baseline_cusolver = a.baseline,
+        .ceiling = a.ceiling > 0 ? &ceil : NULL,
     };
     ts_hpl_tally t;
     rc = ts_hpl_drive(ctx, &dat, &dopt, &t);

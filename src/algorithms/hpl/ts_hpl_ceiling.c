@@ -1,0 +1,128 @@
+// ts_hpl_ceiling.c: the DGEMM ceiling an HPL rate is measured against. Every rank's device holds
+// each of its GEMM engines on HPL's update shape (C -= A B, C m x n, the inner dimension NB) for a
+// set time, long enough for the clock to settle where the power cap holds it; the rate over the
+// second half of that time is the engine's sustained rate. The ceiling is the best engine's rate,
+// the slowest rank's per GPU, and that times the ranks for the whole run.
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl_internal.h"
+#include "core/ts_error.h"
+#include "core/ts_timer.h"
+#include "kernels/ts_kernels.h"
+
+// Values in [-0.5, 0.5) (data of real magnitude: zeros would draw less power and clock higher).
+static void fill(double *h, int64_t n, uint64_t seed) {
+    for (int64_t i = 0; i < n; i++) {
+        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        h[i] = (double)(seed >> 11) * (1.0 / 9007199254740992.0) - 0.5;
+    }
+}
+
+// Fills `count` doubles of device memory from one random host block, copied again and again.
+static int fill_device(ts_stream *st, double *d, int64_t count, const double *h, int64_t hn) {
+    for (int64_t at = 0; at < count; at += hn) {
+        int64_t n = count - at < hn ? count - at : hn;
+        TS_CHECK(ts_copy_async(st, TS_COPY_H2D, d + at, h, (size_t)n * sizeof(double)));
+    }
+    return ts_stream_sync(st);
+}
+
+// One engine held for `seconds`: the sustained TFLOP/s over the second half, 0 when it cannot run.
+static int hold(ts_stream *st, ts_engine e, int64_t m, int64_t n, int64_t k, const double *A, const double *B, double *C,
+                double seconds, double *tflops) {
+    const double minus1 = -1.0, one = 1.0, flops = 2.0 * (double)m * n * k;
+    *tflops = 0;
+    // one call first: an engine the device does not run fails here, and its set-up is not timed
+    int rc = ts_dev_gemm(st, e, 'd', 'N', 'N', m, n, k, &minus1, A, m, B, k, &one, C, m);
+    if (rc == TS_ERR_UNSUPPORTED) {
+        ts_error_clear();
+        return 0;
+    }
+    TS_CHECK(rc);
+    TS_CHECK(ts_stream_sync(st));
+    // calls in batches of about 0.1 s, so the host checks the clock without starving the device
+    double t0 = ts_now(), t_call = 0;
+    {
+        double a = ts_now();
+        TS_CHECK(ts_dev_gemm(st, e, 'd', 'N', 'N', m, n, k, &minus1, A, m, B, k, &one, C, m));
+        TS_CHECK(ts_stream_sync(st));
+        t_call = ts_now() - a;
+    }
+    int batch = t_call > 0 ? (int)(0.1 / t_call) : 1;
+    if (batch < 1) batch = 1;
+    if (batch > 1000) batch = 1000;
+    double half_start = -1, half_calls = 0, now = ts_now();
+    while (now - t0 < seconds) {
+        for (int i = 0; i < batch; i++)
+            TS_CHECK(ts_dev_gemm(st, e, 'd', 'N', 'N', m, n, k, &minus1, A, m, B, k, &one, C, m));
+        TS_CHECK(ts_stream_sync(st));
+        now = ts_now();
+        if (half_start >= 0) half_calls += batch;
+        else if (now - t0 >= seconds / 2) half_start = now;
+    }
+    if (half_start >= 0 && now > half_start && half_calls > 0) *tflops = half_calls * flops / (now - half_start) / 1e12;
+    else *tflops = batch * flops / fmax(now - t0, 1e-9) / 1e12; // too short for halves: the whole window
+    return 0;
+}
+
+int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, double seconds, ts_hpl_ceiling *out) {
+    memset(out, 0, sizeof *out);
+    if (m < 1 || n < 1 || k < 1 || !(seconds > 0)) TS_RAISE(TS_ERR_ARG, "hpl ceiling: shape %lldx%lldx%lld, %g s", (long long)m, (long long)n, (long long)k, seconds);
+    out->m = m, out->n = n, out->k = k, out->seconds = seconds;
+    static const ts_engine engines[TS_HPL_CEIL_ENGINES] = {TS_ENGINE_CUBLAS, TS_ENGINE_TESSERA};
+    double rate[TS_HPL_CEIL_ENGINES] = {0};
+    int rc = 0, have = ctx->dev != NULL;
+    ts_stream *st = NULL;
+    double *A = NULL, *B = NULL, *C = NULL, *h = NULL;
+    const int64_t hn = 1 << 20;
+    if (have) {
+        rc = ts_stream_create(ctx->dev, &st);
+        if (!rc) rc = ts_dmalloc(ctx->dev, (size_t)(m * k) * sizeof(double), (void **)&A);
+        if (!rc) rc = ts_dmalloc(ctx->dev, (size_t)(k * n) * sizeof(double), (void **)&B);
+        if (!rc) rc = ts_dmalloc(ctx->dev, (size_t)(m * n) * sizeof(double), (void **)&C);
+        if (!rc && !(h = malloc((size_t)hn * sizeof(double)))) rc = TS_ERR_NOMEM;
+        if (!rc) {
+            fill(h, hn, 12345 + (uint64_t)ctx->world.rank);
+            rc = fill_device(st, A, m * k, h, hn);
+            if (!rc) rc = fill_device(st, B, k * n, h, hn);
+            if (!rc) rc = fill_device(st, C, m * n, h, hn);
+        }
+        if (!rc && ts_devset_backend(ctx->devs) != TS_BACKEND_CUDA) {
+            // simulated devices: their one engine (auto's choice), reported under its own name
+            ts_engine e = ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', m, n, k);
+            rc = hold(st, e, m, n, k, A, B, C, seconds, &rate[0]);
+            snprintf(out->eng[0].name, sizeof out->eng[0].name, "%s", ts_engine_name(e));
+            out->nengines = 1;
+        } else {
+            for (int i = 0; !rc && i < TS_HPL_CEIL_ENGINES; i++) {
+                rc = hold(st, engines[i], m, n, k, A, B, C, seconds, &rate[i]);
+                snprintf(out->eng[i].name, sizeof out->eng[i].name, "%s", ts_engine_name(engines[i]));
+            }
+            out->nengines = TS_HPL_CEIL_ENGINES;
+        }
+    }
+    free(h);
+    if (C) ts_dfree(ctx->dev, C);
+    if (B) ts_dfree(ctx->dev, B);
+    if (A) ts_dfree(ctx->dev, A);
+    if (st) ts_stream_destroy(st);
+    // every rank the same answer: the slowest rank's rate per engine, and whether all measured
+    int ok[2] = {rc == 0 && have, rc == 0 ? 0 : 1};
+    int nr = out->nengines;
+    TS_CHECK(ts_hc_allreduce_i(&ctx->world, ok, 2, TS_HC_MIN));
+    TS_CHECK(ts_hc_allreduce_d(&ctx->world, rate, TS_HPL_CEIL_ENGINES, TS_HC_MIN));
+    if (rc < 0) return rc;
+    if (!ok[0]) return 0; // a rank without a device: no ceiling (out->measured 0)
+    out->measured = 1;
+    for (int i = 0; i < nr; i++) {
+        out->eng[i].tflops = rate[i];
+        if (rate[i] > out->tflops_gpu) {
+            out->tflops_gpu = rate[i];
+            snprintf(out->best, sizeof out->best, "%s", out->eng[i].name);
+        }
+    }
+    out->tflops = out->tflops_gpu * ctx->world.size;
+    return 0;
+}
