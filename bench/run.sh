@@ -30,15 +30,10 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
        --reps 10 --json "$out/gemm-square.json"
   step rankk "$tessera" gemm 16384x16384x256 16384x16384x384 16384x16384x512 16384x16384x1024 \
        --engine "$engines" --reps 10 --json "$out/gemm-rankk.json"
-  # Own FP32 SGEMM (TESSERA_SGEMM_TILE=wide|async|async16|large|large16|small forces a variant)
+  # Own FP32 SGEMM (TESSERA_SGEMM_TILE=large|small forces a variant)
   # and ZGEMM by 4M on the own DGEMM, each against cuBLAS in the same run.
   step sgemm "$tessera" gemm 8192 --prec s --ops NN,NT,TN,TT --engine "$engines" --reps 10 \
        --json "$out/gemm-sgemm.json"
-  # The SGEMM variants side by side at n = 8192, each against cuBLAS in its own run (one JSON each).
-  for v in large async async16 wide; do
-    step sgemm-var env TESSERA_SGEMM_TILE=$v "$tessera" gemm 8192 --prec s --ops NN,NT,TN,TT \
-         --engine "$engines" --reps 10 --json "$out/gemm-sgemm-$v.json"
-  done
   step zgemm "$tessera" gemm 8192 --prec z --engine "$engines" --reps 5 --json "$out/gemm-zgemm.json"
   # The own DGEMM's bars (issue: own GEMM kernels) with its default variants, side by side with
   # cuBLAS: squares in all four ops, and HPL's rank-k update.

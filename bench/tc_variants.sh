@@ -4,21 +4,19 @@
 #   writes OUTDIR/tc-<variant>.json (results schema, all shapes of the variant in one file).
 #   TC_VARIANTS="large large32 ..." picks variants; TC_ALL_SHAPES=1 runs every shape for every variant.
 # Shapes (alpha = beta = 1, HPL's update; every run verified by Freivalds):
-#   large, large32 (baseline and BK 32): 8192 NN,NT, 16384 NN, 16384^2 x {256,512,1024} NN;
-#   large32pf: 8192 NN,NT and 16384 NN; largepf: 8192 NN,NT (fragment prefetch: square shapes);
-#   rankk, rankkc, large32c: the rank-k shapes only (the *c variants differ from rankk and large32
-#   only for k <= 1024 with beta != 0); rankkl (8-byte fragment loads where 16-byte ones need
-#   register moves; the default): 8192 and 16384 in all four ops, and the rank-k shapes; rankklpf
-#   (rankkl with the next k-step's B fragments loaded across the barrier): the same in NN, NT, TT.
+#   large32 (BK 32): 8192 NN,NT, 16384 NN, 16384^2 x {256,512,1024} NN; large32pf: 8192 NN,NT and
+#   16384 NN; small: 8192 NN,NT; rankk (8-byte copies' shape): the rank-k shapes; rankklpf (the
+#   default): 8192 and 16384 in NN, NT, TT, and the rank-k shapes. (The variants that lost, large,
+#   largepf, rankkc, large32c and rankkl, were removed; 06827ee has them.)
 # Estimated time on an H200 (host data generation and verification dominate): 8192 NN+NT ~3 s,
 # 16384^3 NN ~9.5 s with reps 5, each 16384^2 rank-k shape ~5.5 s, ~1 s start per call:
-# large 31 + large32 31 + large32pf 14 + largepf 4 + 3 x 17.5 (rankk, rankkc, large32c) ~ 132 s.
-# TC_ALL_SHAPES=1 runs every shape for every variant (~250 s).
+# large32 31 + large32pf 14 + small 4 + rankk 17.5 + rankklpf ~45 ~ 110 s.
+# TC_ALL_SHAPES=1 runs every shape for every variant (~150 s).
 set -uo pipefail
 tessera=${1:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 out=${2:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 mkdir -p "$out"
-variants=${TC_VARIANTS:-large large32 large32pf largepf rankk rankkc large32c rankkl rankklpf}
+variants=${TC_VARIANTS:-large32 large32pf small rankk rankklpf}
 rankk_shapes="16384x16384x256 16384x16384x512 16384x16384x1024"
 status=0
 t0=$(date +%s)
@@ -36,15 +34,14 @@ for v in $variants; do
   }
   sq8192=0 sq16384=0 rk=0
   case $v in
-    large|large32) sq8192=1 sq16384=1 rk=1 ;;
+    large32) sq8192=1 sq16384=1 rk=1 ;;
     large32pf) sq8192=1 sq16384=1 ;;
-    largepf|small) sq8192=1 ;;
-    rankkl|rankklpf) sq8192=1 sq16384=1 rk=1 ;; # rankkl: the default; rankklpf: its B-fragment prefetch
+    small) sq8192=1 ;;
+    rankklpf) sq8192=1 sq16384=1 rk=1 ;; # the default
     *) rk=1 ;;
   esac
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
   sqops=NN,NT sq16ops=NN
-  [ "$v" = rankkl ] && sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT
   [ "$v" = rankklpf ] && sqops=NN,NT,TT sq16ops=NN,NT,TT # (the prefetch needs an MN-major A; TT runs as NN)
   [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
   [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops

@@ -241,24 +241,16 @@ static void test_tc_odd_sizes(void **state) {
 // Each tile variant on each op, edges in every direction, aligned and misaligned operands.
 static void test_tc_variants(void **state) {
     if (!g_set) skip();
-    // Every TESSERA_TC_TILE name (large32*: BK = 32; *c: C prefetched into L2; *pf: fragments
-    // across the barrier, for ops with A 'N').
-    // rankkl: 8-byte fragment loads for the operand that 16-byte loads deliver out of order.
-    static const char *const tiles[] = {"large",    "rankk",  "small",   "large32",  "large32c",
-                                        "rankkc", "largepf", "large32pf", "rankkl", "rankklpf"};
+    // Every TESSERA_TC_TILE name (large32*: BK = 32; rankklpf: C prefetched into L2, 8-byte
+    // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
+    // the barrier, for ops with A 'N'). TT runs as transposed NN (its only path).
+    static const char *const tiles[] = {"rankk", "small", "large32", "large32pf", "rankklpf"};
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
         for (int o = 0; o < 4; o++) {
             tc_case c = {ops[o][0], ops[o][1], 301, 259, 83, 2, 4, 6, 1.0, (o & 1) ? 0.0 : -0.5, 0, tiles[v]};
             run_case(&c, key += 10);
         }
-    // TT runs as transposed NN by default; the TT kernel itself with TESSERA_TC_TT=direct.
-    setenv("TESSERA_TC_TT", "direct", 1);
-    for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
-        tc_case c = {'T', 'T', 301, 259, 83, 2, 4, 6, 1.0, (v & 1) ? 0.0 : -0.5, 0, tiles[v]};
-        run_case(&c, key += 10);
-    }
-    unsetenv("TESSERA_TC_TT");
     for (int o = 0; o < 4; o++) {
         tc_case c = {ops[o][0], ops[o][1], 250, 190, 140, 2, 2, 1, 0.75, 0.25, 1, NULL};
         run_case(&c, key += 10);

@@ -270,28 +270,12 @@ static void test_sgemm_edges(void **state) {
     run_case(&cc, key += 10);
 }
 
-// The multistage variants on the edge sizes (fewer k-steps than stages, single rows and columns),
-// every op, odd leading dimensions (4-byte copies) and beta == 0 with NaN C.
-static void test_sgemm_async_edges(void **state) {
-    if (!g_set) skip();
-    static const char *const tiles[] = {"async", "async16", "wide"};
-    uint64_t key = 1500;
-    for (int v = 0; v < 3; v++)
-        for (size_t s = 0; s < sizeof edge_dims / sizeof edge_dims[0]; s++)
-            for (int o = 0; o < 4; o++) {
-                int64_t pad = (int64_t)((s + o + v) % 4); // ld % 4 == 0 in some cases, odd ld in others
-                sg_case c = {'s', rops[o][0], rops[o][1], edge_dims[s][0], edge_dims[s][1], edge_dims[s][2],
-                             pad, pad, pad + 1, {0.75, 0}, {o & 1 ? 0.0 : 1.5, 0}, 0, tiles[v], NULL};
-                run_case(&c, key += 10);
-            }
-}
-
 // Each TESSERA_SGEMM_TILE variant on each op with edges in every direction; aligned operands with
-// ld % 4 == 0 (float4 loads / 16-byte copies) and misaligned ones (scalar loads / 4-byte copies).
-// 301 x 259 leaves ragged 128 x 256 tiles for wide; k = 83 ends every variant on a partial k-step.
+// ld % 4 == 0 (float4 loads) and misaligned ones (scalar loads). 301 x 259 leaves ragged tiles;
+// k = 83 ends every variant on a partial k-step.
 static void test_sgemm_variants(void **state) {
     if (!g_set) skip();
-    static const char *const tiles[] = {"large", "large16", "small", "async", "async16", "wide"};
+    static const char *const tiles[] = {"large", "small"};
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
         for (int o = 0; o < 4; o++)
@@ -314,13 +298,11 @@ static void test_sgemm_medium(void **state) {
     run_case(&big, key += 10);
     sg_case bigt = {'s', 'T', 'N', 2048, 1536, 1024, 0, 0, 0, {-1, 0}, {1, 0}, 0, NULL, NULL};
     run_case(&bigt, key += 10);
-    static const char *const tiles[] = {"large", "async", "async16", "wide"};
-    for (int v = 0; v < 4; v++)
-        for (int o = 0; o < 4; o++) { // many k-steps through the whole ring, interior tiles full
-            sg_case c = {'s', rops[o][0], rops[o][1], 1024, 768, 1000, 0, 4, 0, {1, 0}, {o & 1 ? 0.0 : 0.5, 0}, 0,
-                         tiles[v], NULL};
-            run_case(&c, key += 10);
-        }
+    for (int o = 0; o < 4; o++) { // many k-steps, interior tiles full
+        sg_case c = {'s', rops[o][0], rops[o][1], 1024, 768, 1000, 0, 4, 0, {1, 0}, {o & 1 ? 0.0 : 0.5, 0}, 0,
+                     "large", NULL};
+        run_case(&c, key += 10);
+    }
 }
 
 // CGEMM and ZGEMM: every op pair including 'C', complex alpha and beta, beta == 0 with NaN C.
@@ -433,7 +415,7 @@ static void test_quick_returns(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sgemm_edges),   cmocka_unit_test(test_sgemm_async_edges),
+        cmocka_unit_test(test_sgemm_edges),
         cmocka_unit_test(test_sgemm_variants),
         cmocka_unit_test(test_sgemm_medium),  cmocka_unit_test(test_cz_ops),
         cmocka_unit_test(test_cz_edges_and_blocks), cmocka_unit_test(test_cz_workspace_too_small),

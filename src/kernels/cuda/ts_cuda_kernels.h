@@ -24,7 +24,7 @@ int ts_cuda_dgetrf(ts_stream *st, int64_t n, double *A, int64_t lda, int *ipiv_d
 
 // Our own DGEMM on the FP64 tensor cores (ts_dgemm_tc.cu): C = alpha op(A) op(B) + beta C on the
 // stream, column-major device pointers, any op ('N', 'T', 'C'), sizes and leading dimensions; beta == 0
-// never reads C. Tile variant by shape (TESSERA_TC_TILE=large|rankk|small forces one). Returns 0 or
+// never reads C. Tile variant by shape (TESSERA_TC_TILE=rankk|small|large32|large32pf|rankklpf forces one). Returns 0 or
 // a negative ts_status (launch errors; faults inside the kernel show up at the next sync).
 int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
                           double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
@@ -35,12 +35,12 @@ int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n,
 const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m, int64_t n, int64_t k, int sms);
 
 // Our own SGEMM on the FP32 FMA path (ts_sgemm.cu; no tensor cores, no reduced precision): the
-// same contract as ts_cuda_dgemm_tessera. Tile variant by shape (TESSERA_SGEMM_TILE=large|large16|
-// small forces one); operands not 16-byte aligned or with ld % 4 != 0 take scalar loads.
+// same contract as ts_cuda_dgemm_tessera. Tile variant by shape (TESSERA_SGEMM_TILE=large|small
+// forces one); operands not 16-byte aligned or with ld % 4 != 0 take scalar loads.
 int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
                           float alpha, const float *A, int64_t lda, const float *B, int64_t ldb,
                           float beta, float *C, int64_t ldc);
-// The tile variant ts_cuda_sgemm_tessera picks for this shape ("large", "large16", "small";
+// The tile variant ts_cuda_sgemm_tessera picks for this shape ("large", "small";
 // "invalid" for a malformed TESSERA_SGEMM_TILE).
 const char *ts_cuda_sgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms);
 // CGEMM / ZGEMM by the 4M scheme on our real kernels (ts_cgemm_4m.cu): op(A), op(B) split into

@@ -52,14 +52,14 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 
 // Run-time variant choice (TESSERA_TC_TILE=<name of tc_variant_names> overrides it):
 //   small (64x64) when 128x64 tiles would not give every multiprocessor one block,
-//   rankkl (128x64, 2 blocks per SM; C prefetched into L2 when k <= TC_CPF_MAX_K; 8-byte fragment
-//   loads for NT's B and TN's A) otherwise: one block's epilogue overlaps the other's main loop,
-//   and with the bounds-free copies it measured ahead of the 128x128 shapes on squares too; the
-//   8-byte loads measured +4-7% on NT and TN at 4096 and 8192 (bench/NOTES.md). For NN (and TT,
-//   which runs as NN) it is the same code as rankkc; rankklpf (its B-fragment prefetch) where A is
-//   MN-major;
+//   rankklpf (128x64, 2 blocks per SM; C prefetched into L2 when k <= TC_CPF_MAX_K; 8-byte fragment
+//   loads for NT's B and TN's A; B fragments across the barrier where A is MN-major) otherwise: one
+//   block's epilogue overlaps the other's main loop, and with the bounds-free copies it measured
+//   ahead of the 128x128 shapes on squares too; the 8-byte loads measured +4-7% on NT and TN at
+//   4096 and 8192 (bench/notes/gemm-kernels.md);
 //   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192), and the 128x128 shapes for
-//   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant).
+//   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
+//   rankk for operands without 16-byte alignment.
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -87,28 +87,29 @@ struct TcShape {
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tile shape");
     static_assert(SMEM <= 227 * 1024 && (KS == 1 || KS == 2), "stage shape");
 };
-using ShapeLarge = TcShape<128, 128, 64, 32, 4, 1>; // 8 warps, 128 KB shared
-using ShapeRankK = TcShape<128, 64, 64, 32, 4, 2>;  // 4 warps, 96 KB shared, 2 blocks/SM
-using ShapeSmall = TcShape<64, 64, 32, 32, 4, 2>;   // 4 warps, 64 KB shared, 2-3 blocks/SM
-// Candidates measured side by side with the above (bench/tc_variants.sh; predictions in bench/NOTES.md):
-using ShapeLarge32 = TcShape<128, 128, 64, 32, 3, 1, 2>;        // BK 32: half the barriers, 192 KB
-using ShapeLarge32C = TcShape<128, 128, 64, 32, 3, 1, 2, true>; // large32 + C prefetch into L2
-using ShapeRankKC = TcShape<128, 64, 64, 32, 4, 2, 1, true>;    // rankk + C prefetch into L2
-// rankkc whose K-major A (TN) and MN-major B (NT) fragments are loaded 8 bytes at a time straight
-// into the mma's register order: a 16-byte load gives (a0, a2) or (b0 of two tiles), which the
-// compiler splits with register moves (TN 590, NT 486 SASS instructions per k-step against NN's
-// 426); these loads are 2-way bank-conflicted by construction (16-byte chunks hold k 2t, 2t+1).
-using ShapeRankKL = TcShape<128, 64, 64, 32, 4, 2, 1, true, 0, true>;
-// rankkl whose next k-step's B fragments load across the barrier while its last half multiplies
-// (as largepf; A MN-major only, so NN, NT and TT-as-NN): the DMMA pipe waits for the first
-// fragments after every barrier otherwise (short-scoreboard stalls 0.58 per issue against
-// cuBLAS's 0.08 at 8192 NN).
-using ShapeRankKLPf = TcShape<128, 64, 64, 32, 4, 2, 1, true, 1, true>;
-// The next k-step's first fragments load across the barrier, while the last half multiplies (a
-// whole second fragment set spilled 24-524 bytes). Only where A is MN-major (op 'N'): with
-// K-major A (TN, TT) even 24 more registers spill, so those run the plain loop of the same shape.
-using ShapeLargePf = TcShape<128, 128, 64, 32, 4, 1, 1, false, 1>;   // B fragments (16 registers)
-using ShapeLarge32Pf = TcShape<128, 128, 64, 32, 3, 1, 2, false, 2>; // B + A tile 0 (24 registers)
+// The kept shapes, parameters named (the variants only an environment variable reached were
+// removed: large, large32c, rankkc, largepf, rankkl; git keeps them, 06827ee):
+// rankk: 4 warps, 96 KB shared, 2 blocks/SM; only for operands without 16-byte alignment (8-byte copies)
+using ShapeRankK = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2>;
+// small: 4 warps, 64 KB shared, 2-3 blocks/SM: grids too small for 128x64 tiles, HPL's rank-k shapes
+using ShapeSmall = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2>;
+// large32: 128x128, BK 32 (half the barriers), 192 KB: large TN
+using ShapeLarge32 = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 3, /*MINB*/ 1, /*KS*/ 2>;
+// rankklpf, the default: 128x64, C prefetched into L2 for short k, the K-major A (TN) and MN-major B
+// (NT) fragments loaded 8 bytes at a time straight into the mma's register order (a 16-byte load
+// gives (a0, a2) or b0 of two tiles, which the compiler splits with register moves: TN 590, NT 486
+// SASS instructions per k-step against NN's 426; these loads are 2-way bank-conflicted by
+// construction), and the next k-step's B fragments loaded across the barrier while the last half
+// multiplies (A MN-major only, so NN, NT and TT-as-NN; TN runs the same shape's plain loop): the
+// DMMA pipe waits for the first fragments after every barrier otherwise (short-scoreboard stalls
+// 0.58 per issue against cuBLAS's 0.08 at 8192 NN).
+using ShapeRankKLPf = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                              /*CPF*/ true, /*PF*/ 1, /*L64*/ true>;
+// large32pf: large32 whose next k-step's B fragments and A tile 0 load across the barrier (24
+// registers; only where A is MN-major: with a K-major A even 24 more registers spill, so TN runs
+// the plain loop of the same shape): large NT
+using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 3, /*MINB*/ 1, /*KS*/ 2,
+                               /*CPF*/ false, /*PF*/ 2>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -546,14 +547,12 @@ int launch(const TcParams &p0, cudaStream_t s, const char *variant) {
 template <class S, int VEC>
 int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
     if (ct) return launch<S, false, true, VEC, true>(p, s, variant); // TT as C^T = B A (NN)
-    if (a_kmajor) return b_kmajor ? launch<S, true, true, VEC>(p, s, variant) : launch<S, true, false, VEC>(p, s, variant);
+    if (a_kmajor) return launch<S, true, true, VEC>(p, s, variant);   // TN (TT never comes here)
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum TcVariant { TC_LARGE, TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32C, TC_RANKKC, TC_LARGEPF, TC_LARGE32PF,
-                 TC_RANKKL, TC_RANKKLPF, TC_NVARIANTS };
-const char *const tc_variant_names[] = {"large",    "rankk",  "small",   "large32",  "large32c",
-                                        "rankkc", "largepf", "large32pf", "rankkl", "rankklpf"};
+enum TcVariant { TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_NVARIANTS };
+const char *const tc_variant_names[] = {"rankk", "small", "large32", "large32pf", "rankklpf"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -563,15 +562,15 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, bool a_kmajor, bool
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected large, rankk, small, large32, large32c, rankkc, largepf, large32pf, rankkl or rankklpf",
+                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf or rankklpf",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
-    *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKLPF; // (TN: PF needs an MN-major A, so rankkl's loop)
+    *v = tiles_rankk < sms ? TC_SMALL : TC_RANKKLPF; // (TN: PF needs an MN-major A: the plain loop)
     // Measured on an H200 with the engines interleaved (bench/NOTES.md, 2026-11-25): at 16384^2 the
     // 64x64 tiles beat rankklpf for k = 256 and 512 (0.85/0.87 of cuBLAS against 0.78/0.84); at
     // 16384^3 the 128x128 shapes beat it for NT (large32pf 0.84 against 0.79) and TN (large32 0.89
-    // against 0.83), while at 8192 rankkl stays ahead (NT 0.96, TN 0.89).
+    // against 0.83), while at 8192 rankkl (rankklpf's TN loop) stays ahead (NT 0.96, TN 0.89).
     if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
@@ -583,10 +582,9 @@ bool aligned16(const void *p, int64_t ld) { return ((uintptr_t)p % 16) == 0 && l
 } // namespace
 
 extern "C" const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m, int64_t n, int64_t k, int sms) {
-    TcVariant v = TC_RANKKL;
+    TcVariant v = TC_RANKKLPF;
     bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
-    const char *tt = getenv("TESSERA_TC_TT");
-    if (a_kmajor && !b_kmajor && !(tt && !strcmp(tt, "direct"))) { // TT runs as NN on (n, m)
+    if (a_kmajor && !b_kmajor) { // TT runs as NN on (n, m)
         int64_t x = m;
         m = n, n = x, a_kmajor = false, b_kmajor = true;
     }
@@ -618,13 +616,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
     // TT runs as C^T = B A, an NN product whose result is stored transposed: a K-major A operand
     // costs register moves for every fragment (its LDS.128 pairs are (a0, a2) and (a1, a3), the
-    // mma wants a0..a3 in order), and so does an MN-major B. TESSERA_TC_TT=direct keeps the TT
-    // kernel (for comparisons).
-    bool ct = a_kmajor && !b_kmajor;
-    if (ct) {
-        const char *tt = getenv("TESSERA_TC_TT");
-        ct = !(tt && !strcmp(tt, "direct"));
-    }
+    // mma wants a0..a3 in order), and so does an MN-major B (the TT kernel itself lost, removed).
+    const bool ct = a_kmajor && !b_kmajor;
     if (ct) {
         const double *T = A;
         A = B, B = T;
@@ -639,17 +632,12 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     // 16-byte copies need 16-byte aligned chunks: both operands aligned with even leading dimensions.
     if (!aligned16(A, lda) || !aligned16(B, ldb))
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
-    TcVariant v = TC_RANKKL;
+    TcVariant v = TC_RANKKLPF;
     TS_CHECK(choose_variant(m, n, k, dp->sms, a_kmajor, b_kmajor, &v));
     switch (v) {
-    case TC_LARGE: return launch_ops<ShapeLarge, 2>(p, a_kmajor, b_kmajor, ct, s, "large");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
-    case TC_LARGE32C: return launch_ops<ShapeLarge32C, 2>(p, a_kmajor, b_kmajor, ct, s, "large32c");
-    case TC_LARGEPF: return launch_ops<ShapeLargePf, 2>(p, a_kmajor, b_kmajor, ct, s, "largepf");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
-    case TC_RANKKC: return launch_ops<ShapeRankKC, 2>(p, a_kmajor, b_kmajor, ct, s, "rankkc");
-    case TC_RANKKL: return launch_ops<ShapeRankKL, 2>(p, a_kmajor, b_kmajor, ct, s, "rankkl");
     case TC_RANKKLPF: return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }

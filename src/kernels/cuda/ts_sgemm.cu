@@ -22,12 +22,8 @@
 //     element by element and zero-fill what lies outside;
 //   - block order is grouped (GROUP_M tile rows at a time) so that concurrently running blocks
 //     share their A and B panels in L2.
-// Multistage variants (async, async16, wide): global -> shared by cp.async into a ring of STAGES
-// k-steps (no registers held by loads in flight, one barrier per k-step); each operand stays in its
-// memory layout. MN-major operands are read as above; K-major ones (A 'T', B 'N') as lines of
-// BK + 4 floats with k contiguous, a thread owning rows lm + 8i (columns ln + 4j) and reading one
-// float2 (2 k values) per row, conflict-free thanks to the padding. wide is 128 x 256 with 8 x 16
-// per thread (warp tile 64 x 64): 21 FFMA per shared load instead of 16.
+// The cp.async multistage variants (async, async16, wide: 0.72-0.87x cuBLAS at 8192 on an H200,
+// none ahead of large) and large16 were removed; git keeps them (06827ee).
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -56,7 +52,6 @@ struct SgParams {
 template <int BM_, int BN_, int BK_, int MINB_>
 struct SgShape {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_;
-    static constexpr bool ASYNC = false;
     static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32; // warp tile 64 x 32
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
@@ -65,7 +60,6 @@ struct SgShape {
     static_assert(SMEM <= 48 * 1024, "static shared memory");
 };
 using SgLarge = SgShape<128, 128, 8, 2>;   // 256 threads, 17 KB shared, 2 blocks/SM (128 registers)
-using SgLarge16 = SgShape<128, 128, 16, 1>; // half the barriers per flop; 16 prefetch registers, 1 block/SM
 using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small and skinny shapes
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
@@ -150,231 +144,6 @@ __device__ __forceinline__ void tile_of_block(const SgParams &p, int &bm, int &b
 
 __device__ __forceinline__ float combine(float acc, float alpha, float beta, const float *c) {
     return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is never read
-}
-
-// ---- cp.async (sm_80+): global -> shared without passing through registers ----
-// src_bytes < the copy size zero-fills the rest of the destination (0: nothing is read from src).
-__device__ __forceinline__ void cp_async16(float *dst, const float *src, int src_bytes) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, int src_bytes) {
-    const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(src_bytes) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-// ---- multistage variants: cp.async ring of STAGES k-steps, operands kept in their memory layout ----
-// BM x BN block tile, BK per k-step, STAGES shared buffers, QN 4 x 4 quadrants of columns per thread
-// (thread tile 8 x 4QN, warp tile 64 x 16QN), MINB blocks per SM. Shared memory is dynamic.
-template <int BM_, int BN_, int BK_, int STAGES_, int QN_, int MINB_>
-struct SgAsyncShape {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, QN = QN_, MINB = MINB_;
-    static constexpr bool ASYNC = true;
-    static constexpr int TN = 4 * QN, WN = 16 * QN; // columns per thread, per warp
-    static constexpr int WARPS_M = BM / 64, WARPS_N = BN / WN;
-    static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
-    static_assert(BM % 64 == 0 && BN % WN == 0 && BK % 4 == 0 && STAGES >= 2, "tile shape");
-};
-using SgAsync = SgAsyncShape<128, 128, 8, 4, 2, 2>;   // 256 threads, 41-49 KB, 2 blocks/SM (128 registers)
-using SgAsync16 = SgAsyncShape<128, 128, 16, 3, 2, 2>; // half the barriers; 50-61 KB, 2 blocks/SM
-using SgWide = SgAsyncShape<128, 256, 8, 3, 4, 1>;    // 8 x 16 per thread, 1 block/SM (up to 255 registers)
-
-// One operand's shared slice per stage, in the layout of its memory: MN-major (A 'N', B 'T') as BK
-// lines of R + 4 floats (x contiguous), K-major (A 'T', B 'N') as R lines of BK + 4 floats (k
-// contiguous). The K-major padding (12 or 20 floats per line) puts 8 consecutive lines' float2 at
-// distinct banks, so the fragment loads below are conflict-free without a transpose.
-__host__ __device__ constexpr int sg_line(int R, bool kmajor, int BK) { return kmajor ? BK + SG_PAD : R + SG_PAD; }
-__host__ __device__ constexpr int sg_slice(int R, bool kmajor, int BK) {
-    return (kmajor ? R : BK) * sg_line(R, kmajor, BK);
-}
-
-// Issues one operand's BK slice of R lines as cp.async chunks of 4 elements along the contiguous
-// dimension (chunk numbering as in SgLoader); elements past an edge are zero-filled, never read.
-template <int R, bool KMAJOR, int VEC, int THREADS, int BK>
-struct SgAsyncLoader {
-    static constexpr int CHUNKS = R * BK / 4;
-    static constexpr int PER = CHUNKS / THREADS;
-    static constexpr int LD = sg_line(R, KMAJOR, BK);
-    static constexpr int DX = KMAJOR ? THREADS / (BK / 4) : 0, DK = KMAJOR ? 0 : THREADS / (R / 4);
-    static constexpr int DS = KMAJOR ? DX * LD : DK * LD; // shared offset between chunks j and j + 1
-    static_assert(CHUNKS % THREADS == 0 && PER >= 1, "loader shape");
-    static_assert(THREADS % (KMAJOR ? BK / 4 : R / 4) == 0, "chunks of a thread share x or kk");
-
-    const float *ptr; // chunk 0 at the next k-step to issue
-    int xrem, kk, soff;
-
-    __device__ __forceinline__ SgAsyncLoader(const float *M, int64_t ld, int64_t x0, int64_t rows, int tid) {
-        int x;
-        if (KMAJOR) x = tid / (BK / 4), kk = 4 * (tid % (BK / 4));
-        else x = 4 * (tid % (R / 4)), kk = tid / (R / 4);
-        const int64_t left = rows - x0 - x;
-        xrem = (int)(left < ((int64_t)1 << 30) ? left : ((int64_t)1 << 30));
-        ptr = KMAJOR ? M + kk + (x0 + x) * ld : M + (x0 + x) + (int64_t)kk * ld;
-        soff = KMAJOR ? x * LD + kk : kk * LD + x;
-    }
-
-    // Issues the k-step with krem = min(K - k0, BK) valid k values into the slice s, then advances.
-    // M and ld are the kernel parameters again (constant bank, no registers held across the loop);
-    // M doubles as a valid address for copies that read nothing.
-    __device__ __forceinline__ void issue(float *s, int krem, const float *M, int64_t ld) {
-#pragma unroll
-        for (int j = 0; j < PER; j++) {
-            const float *src = ptr + j * (int64_t)(KMAJOR ? DX : DK) * ld;
-            float *dst = s + soff + j * DS;
-            const int xr = xrem - j * DX, kr = krem - kk - j * DK;
-            int lim = KMAJOR ? (xr > 0 ? kr : 0) : (kr > 0 ? xr : 0);
-            lim = lim < 0 ? 0 : (lim > 4 ? 4 : lim);
-            if (VEC == 4) {
-                cp_async16(dst, lim > 0 ? src : M, 4 * lim);
-            } else {
-#pragma unroll
-                for (int e = 0; e < 4; e++) cp_async4(dst + e, e < lim ? src + e : M, e < lim ? 4 : 0);
-            }
-        }
-        ptr += KMAJOR ? (int64_t)BK : BK * ld;
-    }
-};
-
-template <class S, bool AK, bool BKM, int VEC>
-__global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_async_kernel(const SgParams p) {
-    constexpr int LDA = sg_line(S::BM, AK, S::BK), LDB = sg_line(S::BN, BKM, S::BK);
-    constexpr int SA = sg_slice(S::BM, AK, S::BK), ST = SA + sg_slice(S::BN, BKM, S::BK);
-    constexpr int TN = S::TN;
-    extern __shared__ float4 sg_dyn[];
-    float *const smem = reinterpret_cast<float *>(sg_dyn);
-
-    int bm, bn;
-    tile_of_block(p, bm, bn);
-    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
-    const int lm = lane & 7, ln = lane >> 3;
-    // Thread rows: MN-major A  wm 64 + lm 4 + 32 (i / 4) + i % 4 (two float4 per k),
-    //              K-major A   wm 64 + lm + 8 i               (one float2 = 2 k per row);
-    // thread columns likewise with ln and 16 (j / 4) (MN-major B) or 4 j (K-major B).
-    const int arow = wm * 64 + (AK ? lm : lm * 4), bcol = wn * S::WN + (BKM ? ln : ln * 4);
-
-    SgAsyncLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
-    SgAsyncLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
-    const int64_t ktiles = (p.k + S::BK - 1) / S::BK;
-
-    // Prologue: k-steps 0 .. STAGES-2 in flight, one commit group each (empty groups keep the count).
-#pragma unroll
-    for (int s = 0; s < S::STAGES - 1; s++) {
-        if (s < ktiles) {
-            const int64_t left = p.k - (int64_t)s * S::BK;
-            const int krem = left < S::BK ? (int)left : S::BK;
-            la.issue(smem + s * ST, krem, p.A, p.lda);
-            lb.issue(smem + s * ST + SA, krem, p.B, p.ldb);
-        }
-        cp_async_commit();
-    }
-
-    float acc[8][TN];
-#pragma unroll
-    for (int i = 0; i < 8; i++)
-#pragma unroll
-        for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
-
-    int rd = 0, wr = S::STAGES - 1; // stage read in this k-step, stage filled in this k-step
-    for (int64_t kt = 0; kt < ktiles; kt++) {
-        cp_async_wait<S::STAGES - 2>(); // this thread's copies of k-step kt have landed
-        __syncthreads(); // everyone's have; and stage wr (read in k-step kt - 1) is free again
-        const int64_t nt = kt + S::STAGES - 1;
-        if (nt < ktiles) {
-            const int64_t left = p.k - nt * S::BK;
-            const int krem = left < S::BK ? (int)left : S::BK;
-            la.issue(smem + wr * ST, krem, p.A, p.lda);
-            lb.issue(smem + wr * ST + SA, krem, p.B, p.ldb);
-        }
-        cp_async_commit();
-
-        const float *cA = smem + rd * ST, *cB = cA + SA;
-#pragma unroll
-        for (int kk = 0; kk < S::BK; kk += 2) {
-            float a[2][8], b[2][TN];
-            if (AK) {
-#pragma unroll
-                for (int i = 0; i < 8; i++) {
-                    const float2 v = *reinterpret_cast<const float2 *>(cA + (arow + 8 * i) * LDA + kk);
-                    a[0][i] = v.x, a[1][i] = v.y;
-                }
-            } else {
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    *reinterpret_cast<float4 *>(a[h]) = *reinterpret_cast<const float4 *>(cA + (kk + h) * LDA + arow);
-                    *reinterpret_cast<float4 *>(a[h] + 4) =
-                        *reinterpret_cast<const float4 *>(cA + (kk + h) * LDA + arow + 32);
-                }
-            }
-            if (BKM) {
-#pragma unroll
-                for (int j = 0; j < TN; j++) {
-                    const float2 v = *reinterpret_cast<const float2 *>(cB + (bcol + 4 * j) * LDB + kk);
-                    b[0][j] = v.x, b[1][j] = v.y;
-                }
-            } else {
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-#pragma unroll
-                    for (int q = 0; q < S::QN; q++)
-                        *reinterpret_cast<float4 *>(b[h] + 4 * q) =
-                            *reinterpret_cast<const float4 *>(cB + (kk + h) * LDB + bcol + 16 * q);
-            }
-#pragma unroll
-            for (int h = 0; h < 2; h++)
-#pragma unroll
-                for (int i = 0; i < 8; i++)
-#pragma unroll
-                    for (int j = 0; j < TN; j++) acc[i][j] = fmaf(a[h][i], b[h][j], acc[i][j]);
-        }
-        rd = rd + 1 == S::STAGES ? 0 : rd + 1;
-        wr = wr + 1 == S::STAGES ? 0 : wr + 1;
-    }
-
-    // Epilogue: acc[i][j] is C(m0 + row(i), n0 + col(j)) with the maps above.
-#pragma unroll
-    for (int j = 0; j < TN; j++) {
-        const int64_t col = n0 + bcol + (BKM ? 4 * j : 16 * (j / 4) + j % 4);
-        if (col >= p.n) continue;
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            if (AK) { // rows 8 apart: scalar stores (a quarter-warp writes 8 consecutive rows)
-#pragma unroll
-                for (int i = 4 * h; i < 4 * h + 4; i++) {
-                    const int64_t row = m0 + arow + 8 * i;
-                    if (row >= p.m) continue;
-                    float *c = p.C + row + col * p.ldc;
-                    *c = combine(acc[i][j], p.alpha, p.beta, c);
-                }
-                continue;
-            }
-            const int64_t row = m0 + arow + 32 * h;
-            if (row >= p.m) continue;
-            float *c = p.C + row + col * p.ldc;
-            const float v0 = acc[4 * h][j], v1 = acc[4 * h + 1][j], v2 = acc[4 * h + 2][j], v3 = acc[4 * h + 3][j];
-            if (p.c_vec && row + 3 < p.m) {
-                float4 old = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (p.beta != 0.0f) old = *reinterpret_cast<const float4 *>(c);
-                float4 out;
-                out.x = combine(v0, p.alpha, p.beta, &old.x);
-                out.y = combine(v1, p.alpha, p.beta, &old.y);
-                out.z = combine(v2, p.alpha, p.beta, &old.z);
-                out.w = combine(v3, p.alpha, p.beta, &old.w);
-                *reinterpret_cast<float4 *>(c) = out;
-            } else {
-                c[0] = combine(v0, p.alpha, p.beta, c);
-                if (row + 1 < p.m) c[1] = combine(v1, p.alpha, p.beta, c + 1);
-                if (row + 2 < p.m) c[2] = combine(v2, p.alpha, p.beta, c + 2);
-                if (row + 3 < p.m) c[3] = combine(v3, p.alpha, p.beta, c + 3);
-            }
-        }
-    }
 }
 
 // ---- double-buffered variants: register prefetch, both operands stored MN-major ----
@@ -491,16 +260,7 @@ int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
                             "ts_cuda_sgemm_tessera: %lld x %lld is more than 2^31-1 tiles of %dx%d",
                             (long long)p.m, (long long)p.n, S::BM, S::BN);
     p.grid_m = (int)gm, p.grid_n = (int)gn;
-    if constexpr (S::ASYNC) {
-        const size_t smem =
-            (size_t)S::STAGES * (sg_slice(S::BM, AK, S::BK) + sg_slice(S::BN, BKM, S::BK)) * sizeof(float);
-        cudaError_t e = cudaFuncSetAttribute(sgemm_async_kernel<S, AK, BKM, VEC>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "shared memory attribute", variant);
-        sgemm_async_kernel<S, AK, BKM, VEC><<<(unsigned)(gm * gn), S::THREADS, smem, s>>>(p);
-    } else {
-        sgemm_kernel<S, AK, BKM, VEC><<<(unsigned)(gm * gn), S::THREADS, 0, s>>>(p);
-    }
+    sgemm_kernel<S, AK, BKM, VEC><<<(unsigned)(gm * gn), S::THREADS, 0, s>>>(p);
     cudaError_t e = cudaGetLastError();
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
     return 0;
@@ -512,22 +272,21 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_LARGE16, SG_SMALL, SG_ASYNC, SG_ASYNC16, SG_WIDE, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "large16", "small", "async", "async16", "wide"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
-// Run-time variant choice (TESSERA_SGEMM_TILE=large|large16|small|async|async16|wide overrides it):
-// small (64x64) when 128x128 tiles would not give every multiprocessor two blocks, else large
-// (128x128, register prefetch). Measured on H200 at n = 8192 against cuBLAS in the same runs
-// (bench/NOTES.md, 2026-11-23): large 0.78-0.84x over NN/NT/TN/TT, async 0.75-0.84x, async16
-// 0.72-0.87x, wide 0.72-0.80x; the cp.async variants stay selectable.
+// Run-time variant choice (TESSERA_SGEMM_TILE=large|small overrides it): small (64x64) when
+// 128x128 tiles would not give every multiprocessor two blocks, else large (128x128, register
+// prefetch). Measured on H200 at n = 8192 against cuBLAS in the same runs (bench/notes, 2026-11-23):
+// large 0.78-0.84x over NN/NT/TN/TT, ahead of the cp.async variants since removed.
 int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
     const char *force = getenv("TESSERA_SGEMM_TILE");
     if (force && *force) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, large16, small, async, async16 or wide", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large or small", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
     *v = tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -570,25 +329,12 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     const bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
     SgVariant v = SG_LARGE;
     TS_CHECK(choose_variant(m, n, dp->sms, &v));
-    // float4 loads need both operands 16-byte aligned with ld % 4 == 0; otherwise scalar loads
-    // (4-byte copies for the cp.async variants).
+    // float4 loads need both operands 16-byte aligned with ld % 4 == 0; otherwise scalar loads.
     const bool vec = aligned16(A, lda) && aligned16(B, ldb);
     switch (v) {
     case SG_LARGE:
         return vec ? launch_ops<SgLarge, 4>(p, a_kmajor, b_kmajor, s, "large")
                    : launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
-    case SG_LARGE16: // scalar loads fall back to large
-        return vec ? launch_ops<SgLarge16, 4>(p, a_kmajor, b_kmajor, s, "large16")
-                   : launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
-    case SG_ASYNC:
-        return vec ? launch_ops<SgAsync, 4>(p, a_kmajor, b_kmajor, s, "async")
-                   : launch_ops<SgAsync, 1>(p, a_kmajor, b_kmajor, s, "async/4-byte copies");
-    case SG_ASYNC16: // 4-byte copies run async's shape
-        return vec ? launch_ops<SgAsync16, 4>(p, a_kmajor, b_kmajor, s, "async16")
-                   : launch_ops<SgAsync, 1>(p, a_kmajor, b_kmajor, s, "async/4-byte copies");
-    case SG_WIDE:
-        return vec ? launch_ops<SgWide, 4>(p, a_kmajor, b_kmajor, s, "wide")
-                   : launch_ops<SgWide, 1>(p, a_kmajor, b_kmajor, s, "wide/4-byte copies");
     default:
         return vec ? launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small")
                    : launch_ops<SgSmall, 1>(p, a_kmajor, b_kmajor, s, "small/scalar loads");
