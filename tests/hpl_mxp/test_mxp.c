@@ -229,13 +229,34 @@ static void test_run_sim(void **state) {
     setenv("TESSERA_SIM_MEM", "128M", 1);
     c = ctx_for(TS_HPL_EXEC_DEVICE);
     ts_mxp_result rs;
-    assert_int_equal(ts_mxp_run(c, &o, &mc, &rs), 0);
-    assert_string_equal(rs.exec_used, "device:sim");
-    assert_string_equal(rs.engine_used, "sim");
-    check_valid(&mc, &rs);
-    assert_int_equal(rs.iterations, rc.iterations);
-    for (int i = 0; i < rs.n_history; i++)
-        assert_true(fabs(rs.history[i] - rc.history[i]) <= 1e-6 * rc.history[i]);
+    ts_mxp_result r1;
+    for (int depth = 0; depth <= 1; depth++) { // one stream, then the look-ahead's two
+        o.depth = depth;
+        assert_int_equal(ts_mxp_run(c, &o, &mc, &rs), 0);
+        assert_string_equal(rs.exec_used, "device:sim");
+        assert_string_equal(rs.engine_used, "sim");
+        assert_int_equal(rs.depth, depth);
+        check_valid(&mc, &rs);
+        assert_int_equal(rs.iterations, rc.iterations);
+        // depth 0 runs the host's operations in the host's order: the same numbers; the look-ahead
+        // splits each update into three GEMMs (another rounding of the FP32 sums): close to them
+        const double tol = depth == 0 ? 1e-12 : 1e-3;
+        assert_true(fabs(rs.history[0] - rc.history[0]) <= tol * rc.history[0]);
+    }
+    // the look-ahead's two streams are ordered by events, not by luck: a second run is bit for bit the same
+    assert_int_equal(ts_mxp_run(c, &o, &mc, &r1), 0);
+    assert_int_equal(r1.n_history, rs.n_history);
+    for (int i = 0; i < rs.n_history; i++) assert_true(r1.history[i] == rs.history[i]);
+    // N not a multiple of NB, a last block narrower than the one before, with look-ahead
+    ts_mxp_case odd = {333, 64, 1, 1, 0, 16.0, TS_MXP_BF16};
+    assert_int_equal(ts_mxp_run(c, &o, &odd, &rs), 0);
+    check_valid(&odd, &rs);
+    // an unstable matrix fails through the look-ahead's second stream too
+    o.gen = TS_MXP_GEN_PLAIN;
+    ts_mxp_case bad = {384, 64, 1, 1, 0, 16.0, TS_MXP_FP16};
+    assert_int_equal(ts_mxp_run(c, &o, &bad, &rs), 0);
+    assert_false(rs.passed);
+    o.gen = TS_MXP_GEN_DOMINANT;
     // too large for the simulated device's memory: skipped with the largest N that fits
     ts_mxp_case big = {8000, 64, 1, 1, 0, 16.0, TS_MXP_FP16};
     assert_int_equal(ts_mxp_run(c, &o, &big, &rs), 0);

@@ -40,6 +40,7 @@ typedef enum {
 typedef struct {
     ts_mxp_gen_kind gen;
     int max_iter;            // 0: TS_MXP_MAX_ITER
+    int depth;               // look-ahead: -1 auto (1 on devices), 0 none, 1 (devices; the host runs 0)
     // progress on rank 0 after each block column of the LU (may be NULL), as ts_hpl_opts'
     void (*progress)(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done);
     void *progress_ctx;
@@ -60,6 +61,7 @@ typedef struct {
     int64_t breakdown;       // 1-based column where the LU without pivoting met a zero or non-finite pivot
     int stop;                // how the refinement ended: 0 converged, 1 the iteration cap, 2 diverged or
                              // not finite, 3 not run (breakdown)
+    int depth;               // the look-ahead depth that ran
     int skipped;
     char why[256];
     char exec_used[32];      // "cpu", "device:cuda", "device:sim"
@@ -104,6 +106,7 @@ typedef struct {
     const char *json_path;
     ts_hpl_progress *progress;
     ts_mxp_gen_kind gen;
+    int depth;               // as ts_mxp_opts
 } ts_mxp_drive_opts;
 // Every combination of the file (grids x N x NB x precision) on all ranks; the report on rank 0.
 // Tally as HPL's: passed, failed (residual, or the LU broke down), skipped.

@@ -61,9 +61,14 @@ typedef struct {
     ts_mxp_result *r;
     mx_exec ex;
     ts_mxp_kern *k;
+    ts_mxp_kern *k1;              // look-ahead: stream 1's kernel context (NULL: no look-ahead)
+    ts_stream *st1;
+    ts_event *ev_upd, *ev_pan;    // stream 0's next block column and row done; stream 1's panel done
+    uint16_t *L16b, *U16b;        // look-ahead: the second pair of 16-bit panels
     int64_t N, NB, lda, ldl, nblk;
+    int depth;                    // look-ahead depth (0 or 1; 1 only on devices)
     float *A, *Linv, *Uinv;       // Linv, Uinv: nblk blocks of NB x NB (ld NB)
-    uint16_t *L16, *U16, *I16;    // L16: N x NB (ld ldl), U16: NB x N (ld NB), I16: 2 blocks NB x NB
+    uint16_t *L16, *U16, *I16;    // L16: N x NB (ld ldl), U16: NB x N (ld NB), I16: 4 blocks NB x NB (2 a stream)
     double *d, *b, *x, *rv;       // execution memory (FP64 vectors)
     float *y, *z, *w;             // execution memory (FP32 vectors of the preconditioner)
     double *hd, *hb, *hx, *hr;    // host
@@ -80,7 +85,9 @@ double ts_mxp_bytes(int64_t N, int NB, int device) {
                + 2.0 * 2.0 * (double)round_up(N, 8) * nb // L and U panels in 16 bits
                + 2.0 * 2.0 * nb * nb               // the inverses in 16 bits
                + 8.0 * 4.0 * n + 4.0 * 3.0 * n;    // vectors
-    if (device) b += 8.0 * TS_MXP_CHUNKS * n + 4.0 * nb * nb + (double)(64 << 20); // scratch, cuSOLVER
+    if (device) // scratch, cuSOLVER, look-ahead's second pair of panels and inverses
+        b += 8.0 * TS_MXP_CHUNKS * n + 4.0 * nb * nb + (double)(64 << 20) + 2.0 * 2.0 * (double)round_up(N, 8) * nb +
+             2.0 * 2.0 * nb * nb;
     return b;
 }
 
@@ -90,13 +97,18 @@ float ts_mxp_scale(int64_t N) {
 }
 
 static void run_free(mx_run *s) {
-    void *xs[] = {s->A, s->Linv, s->Uinv, s->L16, s->U16, s->I16, s->d, s->b, s->x, s->rv, s->y, s->z, s->w};
+    void *xs[] = {s->A,    s->Linv, s->Uinv, s->L16, s->U16, s->I16, s->d, s->b,
+                  s->x,    s->rv,   s->y,    s->z,   s->w,   s->L16b, s->U16b};
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) ex_free(&s->ex, xs[i]);
     free(s->hd);
     free(s->hb);
     free(s->hx);
     free(s->hr);
     ts_mxp_kern_destroy(s->k);
+    ts_mxp_kern_destroy(s->k1);
+    if (s->ev_upd) ts_event_destroy(s->ev_upd);
+    if (s->ev_pan) ts_event_destroy(s->ev_pan);
+    if (s->st1) ts_stream_destroy(s->st1);
 }
 
 static int run_alloc(mx_run *s) {
@@ -107,7 +119,7 @@ static int run_alloc(mx_run *s) {
     TS_CHECK(ex_alloc(e, sizeof(float) * (size_t)(s->nblk * NB * NB), (void **)&s->Uinv));
     TS_CHECK(ex_alloc(e, 2 * (size_t)(s->ldl * NB), (void **)&s->L16));
     TS_CHECK(ex_alloc(e, 2 * (size_t)(NB * N), (void **)&s->U16));
-    TS_CHECK(ex_alloc(e, 2 * (size_t)(2 * NB * NB), (void **)&s->I16));
+    TS_CHECK(ex_alloc(e, 2 * (size_t)(4 * NB * NB), (void **)&s->I16));
     double **dv[] = {&s->d, &s->b, &s->x, &s->rv};
     for (int i = 0; i < 4; i++) TS_CHECK(ex_alloc(e, sizeof(double) * (size_t)N, (void **)dv[i]));
     float **fv[] = {&s->y, &s->z, &s->w};
@@ -117,7 +129,16 @@ static int run_alloc(mx_run *s) {
     s->hx = malloc(sizeof(double) * (size_t)N);
     s->hr = malloc(sizeof(double) * (size_t)N);
     if (!s->hd || !s->hb || !s->hx || !s->hr) TS_RAISE(TS_ERR_NOMEM, "hpl-mxp: host vectors of %lld", (long long)N);
-    return ts_mxp_kern_create(e->st, s->mc->fmt, NB, N, &s->k);
+    TS_CHECK(ts_mxp_kern_create(e->st, s->mc->fmt, NB, N, &s->k));
+    if (s->depth > 0) {
+        TS_CHECK(ex_alloc(e, 2 * (size_t)(s->ldl * NB), (void **)&s->L16b));
+        TS_CHECK(ex_alloc(e, 2 * (size_t)(NB * N), (void **)&s->U16b));
+        TS_CHECK(ts_stream_create(e->dev, &s->st1));
+        TS_CHECK(ts_event_create(e->dev, &s->ev_upd));
+        TS_CHECK(ts_event_create(e->dev, &s->ev_pan));
+        TS_CHECK(ts_mxp_kern_create(s->st1, s->mc->fmt, NB, 1, &s->k1));
+    }
+    return 0;
 }
 
 // [A|b] with the diagonal set as the generator kind says; ||A||_oo and ||b||_oo.
@@ -153,51 +174,107 @@ static int generate(mx_run *s) {
 // Flops of the LU steps that eliminate columns [0, c) with HPL's count (the progress's measure).
 static double flops_through(int64_t N, int64_t c) { return ts_hpl_flops(N) - ts_hpl_flops(N - c); }
 
-// One block column: the diagonal block, the panels L21 and U12 by GEMMs with the inverses, the update.
-static int lu_step(mx_run *s, int64_t kb) {
-    const int64_t N = s->N, NB = s->NB, j = kb * NB, jb = N - j < NB ? N - j : NB, m2 = N - j - jb;
-    const int64_t lda = s->lda;
+static int64_t block_width(const mx_run *s, int64_t kb) {
+    const int64_t j = kb * s->NB;
+    return s->N - j < s->NB ? s->N - j : s->NB;
+}
+
+// The panel of block column kb on kernel context k: the diagonal block factored and inverted,
+// L21 = A21 inv(U11) and U12 = inv(L11) A12 by GEMMs with the inverses, then L21 (scaled) and U12
+// in 16 bits into L16 and U16 for the update.
+static int panel(mx_run *s, ts_mxp_kern *k, int64_t kb, uint16_t *L16, uint16_t *U16) {
+    const int64_t NB = s->NB, j = kb * NB, jb = block_width(s, kb), m2 = s->N - j - jb, lda = s->lda;
     float *A11 = s->A + j + j * lda;
     float *Li = s->Linv + kb * NB * NB, *Ui = s->Uinv + kb * NB * NB;
-    ts_mxp_kern *k = s->k;
     TS_CHECK(ts_mxp_getrf_inv(k, jb, A11, lda, Li, Ui, NB, j));
     if (m2 <= 0) return 0;
-    float *A21 = A11 + jb, *A12 = A11 + jb * lda, *A22 = A12 + jb;
-    const float sc = ts_mxp_scale(N);
-    uint16_t *Ui16 = s->I16, *Li16 = s->I16 + NB * NB;
+    float *A21 = A11 + jb, *A12 = A11 + jb * lda;
+    const float sc = ts_mxp_scale(s->N);
+    uint16_t *Ui16 = k == s->k ? s->I16 : s->I16 + 2 * NB * NB, *Li16 = Ui16 + NB * NB;
     // L21 = A21 inv(U11): inv(U11) scaled by sc into 16 bits, the product scaled back by alpha
     TS_CHECK(ts_mxp_cvt(k, jb, jb, Ui, NB, sc, Ui16, NB));
-    TS_CHECK(ts_mxp_cvt(k, m2, jb, A21, lda, 1.0f, s->L16, s->ldl));
-    TS_CHECK(ts_mxp_gemm(k, m2, jb, jb, 1.0f / sc, s->L16, s->ldl, Ui16, NB, 0.0f, A21, lda));
+    TS_CHECK(ts_mxp_cvt(k, m2, jb, A21, lda, 1.0f, L16, s->ldl));
+    TS_CHECK(ts_mxp_gemm(k, m2, jb, jb, 1.0f / sc, L16, s->ldl, Ui16, NB, 0.0f, A21, lda));
     // U12 = inv(L11) A12
     TS_CHECK(ts_mxp_cvt(k, jb, jb, Li, NB, 1.0f, Li16, NB));
-    TS_CHECK(ts_mxp_cvt(k, jb, m2, A12, lda, 1.0f, s->U16, NB));
-    TS_CHECK(ts_mxp_gemm(k, jb, m2, jb, 1.0f, Li16, NB, s->U16, NB, 0.0f, A12, lda));
-    // A22 -= L21 U12 with 16-bit operands, FP32 accumulation (L21 scaled by sc, alpha -1/sc)
-    TS_CHECK(ts_mxp_cvt(k, m2, jb, A21, lda, sc, s->L16, s->ldl));
-    TS_CHECK(ts_mxp_cvt(k, jb, m2, A12, lda, 1.0f, s->U16, NB));
-    return ts_mxp_gemm(k, m2, m2, jb, -1.0f / sc, s->L16, s->ldl, s->U16, NB, 1.0f, A22, lda);
+    TS_CHECK(ts_mxp_cvt(k, jb, m2, A12, lda, 1.0f, U16, NB));
+    TS_CHECK(ts_mxp_gemm(k, jb, m2, jb, 1.0f, Li16, NB, U16, NB, 0.0f, A12, lda));
+    // the operands of A22 -= L21 U12 (L21 scaled by sc, alpha -1/sc)
+    TS_CHECK(ts_mxp_cvt(k, m2, jb, A21, lda, sc, L16, s->ldl));
+    return ts_mxp_cvt(k, jb, m2, A12, lda, 1.0f, U16, NB);
+}
+
+// Part of block column kb's update A22 -= L21 U12 (16-bit operands, FP32 accumulation): the rows
+// [r0, r1) and columns [c0, c1) of A22 (relative to its corner).
+static int update(mx_run *s, int64_t kb, const uint16_t *L16, const uint16_t *U16, int64_t r0, int64_t r1,
+                  int64_t c0, int64_t c1) {
+    const int64_t NB = s->NB, j = kb * NB, jb = block_width(s, kb), lda = s->lda;
+    if (r0 >= r1 || c0 >= c1) return 0;
+    float *A22 = s->A + (j + jb) + (j + jb) * lda;
+    return ts_mxp_gemm(s->k, r1 - r0, c1 - c0, jb, -1.0f / ts_mxp_scale(s->N), L16 + r0, s->ldl, U16 + c0 * NB, NB,
+                       1.0f, A22 + r0 + c0 * lda, lda);
+}
+
+// Progress after block column `done` (1-based count) finished.
+static void report(mx_run *s, int64_t done, double t0) {
+    if (!s->o->progress || done <= 0) return;
+    const int64_t c = done * s->NB < s->N ? done * s->NB : s->N;
+    s->o->progress(s->o->progress_ctx, c, s->N, ts_now() - t0, flops_through(s->N, c));
+}
+
+// Without look-ahead: each block column's panel, then its whole update, on one stream (or the host).
+static int factor_plain(mx_run *s, double t0, ts_event **ev) {
+    for (int64_t kb = 0; kb < s->nblk; kb++) {
+        const int64_t m2 = s->N - kb * s->NB - block_width(s, kb);
+        TS_CHECK(panel(s, s->k, kb, s->L16, s->U16));
+        TS_CHECK(update(s, kb, s->L16, s->U16, 0, m2, 0, m2));
+        if (!ev[0]) {
+            report(s, kb + 1, t0);
+            continue;
+        }
+        // the host stays one block column ahead of the device: the progress of the one before is real
+        TS_CHECK(ts_event_record(ev[kb % 2], s->ex.st));
+        if (kb > 0) TS_CHECK(ts_event_sync(ev[(kb - 1) % 2]));
+        report(s, kb, t0);
+    }
+    return 0;
+}
+
+// Look-ahead of depth 1 (devices): the update of block column kb first brings the next block column
+// and block row up to date (stream 0), then stream 1 factors the next panel into the other pair of
+// 16-bit buffers while stream 0 runs the rest of the update.
+static int factor_ahead(mx_run *s, double t0, ts_event **ev) {
+    uint16_t *L[2] = {s->L16, s->L16b}, *U[2] = {s->U16, s->U16b};
+    TS_CHECK(panel(s, s->k, 0, L[0], U[0]));
+    for (int64_t kb = 0; kb < s->nblk; kb++) {
+        const int cur = (int)(kb % 2);
+        const int64_t m2 = s->N - kb * s->NB - block_width(s, kb);
+        if (kb > 0) TS_CHECK(ts_stream_wait_event(s->ex.st, s->ev_pan)); // panel kb, from stream 1
+        if (m2 > 0) {
+            const int64_t jb2 = m2 < s->NB ? m2 : s->NB; // the next block column's width
+            TS_CHECK(update(s, kb, L[cur], U[cur], 0, m2, 0, jb2));   // the next block column
+            TS_CHECK(update(s, kb, L[cur], U[cur], 0, jb2, jb2, m2)); // the next block row
+            TS_CHECK(ts_event_record(s->ev_upd, s->ex.st));
+            TS_CHECK(ts_stream_wait_event(s->st1, s->ev_upd));
+            TS_CHECK(panel(s, s->k1, kb + 1, L[1 - cur], U[1 - cur]));
+            TS_CHECK(ts_event_record(s->ev_pan, s->st1));
+            TS_CHECK(update(s, kb, L[cur], U[cur], jb2, m2, jb2, m2)); // the rest, beside the panel
+        }
+        TS_CHECK(ts_event_record(ev[cur], s->ex.st));
+        if (kb > 0) TS_CHECK(ts_event_sync(ev[1 - cur]));
+        report(s, kb, t0);
+    }
+    return 0;
 }
 
 static int factor(mx_run *s, double t0) {
-    const int64_t N = s->N, NB = s->NB;
     ts_event *ev[2] = {NULL, NULL};
     int rc = 0;
     if (s->ex.dev)
         for (int i = 0; i < 2 && rc == 0; i++) rc = ts_event_create(s->ex.dev, &ev[i]);
-    for (int64_t kb = 0; kb < s->nblk && rc == 0; kb++) {
-        rc = lu_step(s, kb);
-        if (rc == 0 && ev[0]) rc = ts_event_record(ev[kb % 2], s->ex.st);
-        // The host stays one block column ahead of the device: the progress of the one before is real.
-        int64_t done = kb; // block columns finished
-        if (rc == 0 && ev[0] && kb > 0) rc = ts_event_sync(ev[(kb - 1) % 2]);
-        else if (!ev[0]) done = kb + 1;
-        if (rc == 0 && s->o->progress && done > 0) {
-            int64_t c = done * NB < N ? done * NB : N;
-            s->o->progress(s->o->progress_ctx, c, N, ts_now() - t0, flops_through(N, c));
-        }
-    }
+    if (rc == 0) rc = s->k1 ? factor_ahead(s, t0, ev) : factor_plain(s, t0, ev);
     if (rc == 0) rc = ts_mxp_kern_sync(s->k);
+    if (rc == 0 && s->k1) rc = ts_mxp_kern_sync(s->k1);
     for (int i = 0; i < 2; i++)
         if (ev[i]) ts_event_destroy(ev[i]);
     return rc;
@@ -370,6 +447,8 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
     s.lda = round_up(mc->N, 32);
     s.ldl = round_up(mc->N, 8);
     s.nblk = (mc->N + mc->NB - 1) / mc->NB;
+    s.depth = dev && o->depth != 0 ? 1 : 0; // look-ahead needs a second stream
+    r->depth = s.depth;
     double avail, largest;
     available(c, dev, &avail, &largest);
     const double need = ts_mxp_bytes(s.N, mc->NB, dev);
@@ -411,6 +490,11 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
     TS_CHECK_GOTO(factor(&s, t0), rc, out);
     const double t1 = ts_now();
     TS_CHECK_GOTO(ts_mxp_kern_breakdown(s.k, &r->breakdown), rc, out);
+    if (s.k1) { // the panels after the first were factored on stream 1
+        int64_t b1 = 0;
+        TS_CHECK_GOTO(ts_mxp_kern_breakdown(s.k1, &b1), rc, out);
+        if (b1 > 0 && (r->breakdown == 0 || b1 < r->breakdown)) r->breakdown = b1;
+    }
     if (r->breakdown == 0) {
         TS_CHECK_GOTO(refine(&s), rc, out);
     } else {

@@ -198,6 +198,7 @@ static void json_entry(ts_json *j, const ts_mxp_case *c, const ts_mxp_result *r,
     if (r->time > 0 && !strncmp(r->exec_used, "device", 6))
         ts_json_num(j, "gflops_per_gpu", r->gflops / ((double)c->P * c->Q));
     ts_json_str(j, "exec", r->exec_used);
+    ts_json_int(j, "depth", r->depth);
     ts_json_num(j, "norm_r", r->norm_r);
     ts_json_num(j, "norm_A", r->norm_A);
     ts_json_num(j, "norm_x", r->norm_x);
@@ -227,6 +228,7 @@ int ts_mxp_drive(ts_hpl_ctx *ctx, const ts_mxp_dat *d, const ts_mxp_drive_opts *
     ts_mxp_opts mo;
     memset(&mo, 0, sizeof mo);
     mo.gen = o->gen;
+    mo.depth = o->depth;
     if (o->progress && o->progress->enabled) {
         mo.progress = ts_hpl_progress_cb;
         mo.progress_ctx = o->progress;

@@ -32,12 +32,14 @@ typedef struct {
     double mem_fraction;
     int quiet, verbose;
     int plain;              // --test-matrix plain: not diagonally dominant (tests only)
+    int depth;              // -1 auto
 } mxp_args;
 
 static void usage(FILE *f) {
     fprintf(f,
         "usage: tessera hpl-mxp [--dat FILE | -N n [-NB nb] [-P p -Q q] [--prec fp16|bf16]]\n"
-        "                       [--exec auto|cpu|device] [--json FILE] [--mem-fraction f] [-q] [-v]\n\n"
+        "                       [--exec auto|cpu|device] [--depth 0|1] [--json FILE] [--mem-fraction f]\n"
+        "                       [-q] [-v]\n\n"
         "HPL-MxP: the mixed-precision Linpack. LU without pivoting of HPL-MxP's diagonally dominant\n"
         "matrix in FP32 with 16-bit GEMMs (FP32 accumulation), then iterative refinement in FP64 until\n"
         "HPL's scaled residual is below 16 (at most 50 iterations). Rate: (2/3 N^3 + 3/2 N^2) / (LU +\n"
@@ -48,6 +50,8 @@ static void usage(FILE *f) {
         "                    ./HPL-MxP.dat if it exists, else sized for the machine\n"
         "  --prec P          precision of the GEMM operands: fp16 (default) or bf16\n"
         "  --exec MODE       auto (the device when present), cpu, device\n"
+        "  --depth d         look-ahead on devices: 1 (default; the next panel on a second stream\n"
+        "                    beside the update) or 0\n"
         "  --json FILE       results-schema JSON (bench \"hpl-mxp\")\n"
         "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.90)\n"
         "  --test-matrix plain  tests only: keep the generated diagonal (not diagonally dominant; the\n"
@@ -62,6 +66,7 @@ static void usage(FILE *f) {
 static int parse_args(int argc, char **argv, mxp_args *a) {
     memset(a, 0, sizeof *a);
     a->N = -1;
+    a->depth = -1;
     a->exec = TS_HPL_EXEC_AUTO;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -98,6 +103,12 @@ static int parse_args(int argc, char **argv, mxp_args *a) {
                 return -1;
             }
             a->nprec = 1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--depth", NULL, &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "--depth", v, 0, &a->depth) < 0) return -1;
+            if (a->depth > 1) {
+                ts_cli_errorf(CMD, "--depth %d: look-ahead depth 0 or 1", a->depth);
+                return -1;
+            }
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--exec", NULL, &v)) != 0) {
             if (m < 0) return -1;
             if (!strcmp(v, "auto")) a->exec = TS_HPL_EXEC_AUTO;
@@ -246,7 +257,7 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         goto done;
     }
 
-    ts_mxp_drive_opts dopt = {out, a.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT};
+    ts_mxp_drive_opts dopt = {out, a.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT, a.depth};
     ts_hpl_tally t;
     int rc = ts_mxp_drive(ctx, &dat, &dopt, &t);
     if (t.runtime_error < 0 || rc < 0) {
