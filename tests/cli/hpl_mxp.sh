@@ -101,6 +101,7 @@ expect_rc 2
 expect_out "fp8: not implemented"
 run -- hpl-mxp -N 100 -P 2 -Q 1
 expect_rc 2
+expect_no_out "PASSED"
 expect_out "Need at least 2 processes"
 run -- hpl-mxp --dat HPL-MxP.dat -N 100
 expect_rc 2

@@ -183,8 +183,11 @@ static void json_entry(ts_json *j, const ts_mxp_case *c, const ts_mxp_result *r,
     ts_json_int(j, "iterations", r->iterations);
     ts_json_int(j, "max_iterations", TS_MXP_MAX_ITER);
     ts_json_str(j, "refinement", "classic IR, FP64 residual, FP32 factors");
-    ts_json_str(j, "stop", r->stop == 0 ? "converged" : r->stop == 1 ? "iteration-cap" : r->stop == 2 ? "diverged"
-                                                                                                   : "breakdown");
+    ts_json_str(j, "stop", r->skipped      ? "skipped"
+                           : r->stop == 0  ? "converged"
+                           : r->stop == 1  ? "iteration-cap"
+                           : r->stop == 2  ? "diverged"
+                                           : "breakdown");
     ts_json_int(j, "breakdown_col", r->breakdown);
     ts_json_begin_array(j, "residual_history");
     for (int i = 0; i < r->n_history; i++) ts_json_num(j, NULL, r->history[i]);
