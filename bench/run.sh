@@ -120,6 +120,11 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
   step ooc-update env TESSERA_ARENA_FRACTION=0.5 "$tessera" gemm "${ooc_n}x${ooc_n}x1024" --where host --engine tiles \
        --reps 3 --trace "$out/ooc-update-trace.json" --json "$out/gemm-ooc-update.json"
   step hpl-ooc-dev timeout 300 "$tessera" hpl -N "$ooc_n" -NB "${TESSERA_BENCH_OOC_NB:-1024}" --exec device --json "$out/hpl-ooc-dev.json"
+  # HPL-MxP (FP16 GEMMs, FP64 refinement) at TESSERA_BENCH_MXP_N (default: sized to the device's memory,
+  # N ~ 170000 on an H200), NB TESSERA_BENCH_MXP_NB (2048); TESSERA_BENCH_MXP_ARGS adds flags
+  # (--prec bf16); the report gives the LU-only rate beside the credited one.
+  step hpl-mxp timeout ${TESSERA_BENCH_MXP_TIMEOUT:-600} "$tessera" hpl-mxp ${TESSERA_BENCH_MXP_N:+-N $TESSERA_BENCH_MXP_N} \
+       -NB ${TESSERA_BENCH_MXP_NB:-2048} --json "$out/hpl-mxp.json" ${TESSERA_BENCH_MXP_ARGS:-}
   # cuBLAS DGEMM held for about 10 s on HPL's update shape (k = 1024): the rate a long Linpack can
   # sustain once the card sits at its power cap, next to the short bursts of the square step.
   step sustained "$tessera" gemm 49152x49152x1024 --engine cublas --reps 100 --json "$out/gemm-sustained.json"
@@ -134,5 +139,6 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
 else
   step gemm-cpu "$tessera" gemm 1024 2048 --engine cpu --json "$out/gemm-cpu.json"
   step hpl "$tessera" hpl -N 4000 -NB 192 --json "$out/hpl.json"
+  step hpl-mxp "$tessera" hpl-mxp -N 4000 -NB 256 --json "$out/hpl-mxp.json"
 fi
 exit $status

@@ -139,3 +139,30 @@ void ts_fill_uniform_s(uint64_t key, float *x, int64_t n) {
 void ts_fill_gaussian_d(uint64_t key, double *x, int64_t n, double mean, double stddev) {
     for (int64_t i = 0; i < n; i++) x[i] = ts_gaussian_at(key, (uint64_t)i, mean, stddev);
 }
+
+// ---- HPL-MxP's 64-bit LCG ----
+
+static ts_lcg64_jump compose64(ts_lcg64_jump g, ts_lcg64_jump f) {
+    ts_lcg64_jump r = {g.a * f.a, g.a * f.c + g.c}; // mod 2^64 by unsigned wrap-around
+    return r;
+}
+
+ts_lcg64_jump ts_lcg64_jump_n(uint64_t n) {
+    ts_lcg64_jump result = {1u, 0u};
+    ts_lcg64_jump base = {TS_MXP_LCG_A, TS_MXP_LCG_C};
+    while (n) {
+        if (n & 1u) result = compose64(base, result);
+        base = compose64(base, base);
+        n >>= 1;
+    }
+    return result;
+}
+
+double ts_mxp_element(int64_t N, int64_t i, int64_t j) {
+    uint64_t n = 1u + (uint64_t)i + (uint64_t)j * (uint64_t)N;
+    return ts_mxp_value(ts_lcg64_apply(ts_lcg64_jump_n(n), TS_MXP_SEED_A));
+}
+
+double ts_mxp_rhs(int64_t i) {
+    return ts_mxp_value(ts_lcg64_apply(ts_lcg64_jump_n(1u + (uint64_t)i), TS_MXP_SEED_B));
+}

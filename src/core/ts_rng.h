@@ -48,6 +48,24 @@ double ts_hpl_rng_next(ts_hpl_rng *r);
 void ts_hpl_fill(uint32_t seed, int64_t M, int64_t row0, int64_t col0, int64_t rows, int64_t cols,
                  double *A, int64_t lda);
 
+// HPL-MxP's generator (the reference hpl-ai code, matgen.c / hpl-ai.c): the 64-bit linear
+// congruential sequence X(n+1) = a X(n) + c mod 2^64 with a = 6364136223846793005, c = 1, value
+// (double)X * 2^-64 - 0.5 in [-0.5, 0.5). Element (i, j) of the N x N matrix is X(1 + i + j N) from
+// seed 1 (column-major draws), b(i) is X(1 + i) from seed 2. Jump-ahead in O(log n), as above.
+#define TS_MXP_LCG_A 6364136223846793005ull
+#define TS_MXP_LCG_C 1ull
+#define TS_MXP_SEED_A 1ull
+#define TS_MXP_SEED_B 2ull
+typedef struct {
+    uint64_t a, c; // X -> a X + c mod 2^64
+} ts_lcg64_jump;
+ts_lcg64_jump ts_lcg64_jump_n(uint64_t n);
+static inline uint64_t ts_lcg64_apply(ts_lcg64_jump j, uint64_t x) { return j.a * x + j.c; }
+static inline double ts_mxp_value(uint64_t x) { return (double)x * 0x1p-64 - 0.5; }
+// Element (i, j) of the N x N HPL-MxP matrix before its diagonal is set, and b(i).
+double ts_mxp_element(int64_t N, int64_t i, int64_t j);
+double ts_mxp_rhs(int64_t i);
+
 // A counter-based generator for test and benchmark data (independent streams by key, any
 // element reachable directly; splitmix64-style). Uniform in [-0.5, 0.5) and gaussian.
 uint64_t ts_mix64(uint64_t x);

@@ -3,7 +3,7 @@
 # variable or the path, before any run; a failure while running is 3.
 source "$(dirname "$0")/lib.sh"
 
-cmds=("gemm 64 --reps 1 --engine cpu" "blas3 64 --reps 1 --engine cpu" "info" "hpl -N 300 -NB 32"
+cmds=("gemm 64 --reps 1 --engine cpu" "blas3 64 --reps 1 --engine cpu" "info" "hpl -N 300 -NB 32" "hpl-mxp -N 300 -NB 32"
       "hpcg --nx 16 --ny 16 --nz 16 --rt 0 --engine cpu" "burn --time 1")
 cd "$TMP" || exit 1 # hpcg writes its report into the current directory
 for c in "${cmds[@]}"; do

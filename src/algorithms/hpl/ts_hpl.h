@@ -129,6 +129,19 @@ typedef struct {
 // value" recorded in ts_error.
 int ts_hpl_dat_read(const char *path, ts_hpl_dat *d);
 void ts_hpl_dat_default(ts_hpl_dat *d);        // HPL 2.3's default HPL.dat values
+// Files in HPL.dat's shape for other benchmarks (HPL-MxP.dat): their lines 1-13 are HPL.dat's
+// (titles, output file, device out, Ns, NBs, PMAP, grids, threshold), read into d (the rest of d
+// keeps HPL's defaults) with the same checks and messages; `shape` says in an end-of-file message
+// how long the format is ("HPL-MxP.dat has 15 lines"). `tail` (may be NULL) then reads the lines
+// after 13 with ts_hpl_datfile_count / _words. Errors as ts_hpl_dat_read.
+typedef struct ts_hpl_datfile ts_hpl_datfile;
+int ts_hpl_dat_read_head(const char *path, const char *shape, ts_hpl_dat *d,
+                         int (*tail)(ts_hpl_datfile *f, void *arg), void *arg);
+int ts_hpl_datfile_count(ts_hpl_datfile *f, const char *name, int *n); // a count line, 1..20
+// The next line's first n words (each at most 31 characters) into words.
+int ts_hpl_datfile_words(ts_hpl_datfile *f, const char *name, int n, char (*words)[32]);
+const char *ts_hpl_datfile_path(const ts_hpl_datfile *f);
+int ts_hpl_datfile_line(const ts_hpl_datfile *f);    // the number of the line last read
 // Prints the parameter echo exactly as HPL 2.3 does (banner, N, NB, PMAP, P, Q, PFACT, ...).
 void ts_hpl_print_params(FILE *f, const ts_hpl_dat *d);
 // The T/V string of HPL's result line ("WR11C2R4").
@@ -189,8 +202,14 @@ void ts_hpl_tv_format(const ts_hpl_case *c, char *out, size_t len);
 //   NVIDIA HPL's per-GPU rate after it: " ( %.4e)"; the other columns stay where HPL has them.
 int ts_hpl_format_result(char *buf, size_t len, const ts_hpl_case *c, double seconds, double gflops,
                          int ngpus);
+// The same line with a T/V string of the caller's (HPL-MxP's).
+int ts_hpl_format_result_tv(char *buf, size_t len, const char *tv, int64_t N, int NB, int P, int Q,
+                            double seconds, double gflops, int ngpus);
 //   "||Ax-b||_oo/(eps*(||A||_oo*||x||_oo+||b||_oo)*N)= %16.8e ...... PASSED|FAILED"
 int ts_hpl_format_residual(char *buf, size_t len, double resid, double threshold);
+// HPL's rules between the blocks of its report.
+#define TS_HPL_RULE_EQ "================================================================================"
+#define TS_HPL_RULE_DASH "--------------------------------------------------------------------------------"
 // The column header block ("====", "T/V  N  NB ...", "----").
 void ts_hpl_print_header(FILE *f);
 // One test as HPL_pdtest prints it after the header: result line, start/end time lines, then the
@@ -220,6 +239,12 @@ typedef struct {
     void *bar;                // ts_progress, owned by the driver
 } ts_hpl_progress;
 void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done);
+// The driver's steps around one test, for other drivers of the same progress (HPL-MxP): start a
+// bar labelled `label` for total_flops (no-op unless enabled), stop it with the final rate (GFLOP/s,
+// <= 0: none), release its memory at the end.
+void ts_hpl_progress_start(ts_hpl_progress *p, const char *label, int64_t N, double total_flops);
+void ts_hpl_progress_stop(ts_hpl_progress *p, double gflops);
+void ts_hpl_progress_release(ts_hpl_progress *p);
 
 // The DGEMM ceiling (ts_hpl_ceiling.c): each rank's GEMM engines held on HPL's update shape.
 #define TS_HPL_CEIL_ENGINES 2

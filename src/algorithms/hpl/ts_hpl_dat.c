@@ -18,21 +18,24 @@
 // replaced (PFACT 7 -> right-looking). Tessera reads the same lines with the same meanings but
 // rejects what HPL would misread, naming the file, the line and the value.
 
-typedef struct {
+struct ts_hpl_datfile {
     FILE *f;
     const char *path;
+    const char *shape;  // "HPL.dat has 31 lines" (NULL) or another format's note
     int lineno;     // number of the line in buf (1-based)
     char *buf;
     size_t cap;
     const char *pos; // tokenizer position in buf
-} dat_reader;
+};
+typedef struct ts_hpl_datfile dat_reader;
 
 static int next_line(dat_reader *r, const char *what) {
     ssize_t n = getline(&r->buf, &r->cap, r->f);
     if (n < 0) {
         int line = r->lineno + 1;
-        TS_RAISE(TS_ERR_PARSE, "%s:%d: unexpected end of file: expected %s (HPL.dat has 31 lines, "
-                 "this file ends after line %d)", r->path, line, what, r->lineno);
+        TS_RAISE(TS_ERR_PARSE, "%s:%d: unexpected end of file: expected %s (%s, "
+                 "this file ends after line %d)", r->path, line, what, r->shape ? r->shape : "HPL.dat has 31 lines",
+                 r->lineno);
     }
     r->lineno++;
     r->pos = r->buf;
@@ -133,7 +136,8 @@ static int check_range(dat_reader *r, const char *name, int v, int lo, int hi, c
     return 0;
 }
 
-static int read_lines(dat_reader *r, ts_hpl_dat *d) {
+// Lines 1-13: titles, output, device out, Ns, NBs, PMAP, grids, threshold.
+static int read_head(dat_reader *r, ts_hpl_dat *d) {
     char tok[512];
     // 1-2: free text
     TS_CHECK(next_line(r, "the title line"));
@@ -177,6 +181,11 @@ static int read_lines(dat_reader *r, ts_hpl_dat *d) {
     if (end == tok || *end || errno || !isfinite(d->threshold))
         TS_RAISE(TS_ERR_PARSE, "%s:%d: expected the threshold (a number), found '%s'", r->path,
                  r->lineno, tok);
+    return 0;
+}
+
+static int read_lines(dat_reader *r, ts_hpl_dat *d) {
+    TS_CHECK(read_head(r, d));
     // 14-25: the algorithm lists
     TS_CHECK(read_count(r, "panel factorizations (PFACT)", &d->npfact));
     TS_CHECK(read_int_list(r, "PFACTs", d->npfact, 0, 2, "0 = left, 1 = Crout, 2 = right "
@@ -234,6 +243,39 @@ int ts_hpl_dat_read(const char *path, ts_hpl_dat *d) {
     return 0;
 }
 
+int ts_hpl_dat_read_head(const char *path, const char *shape, ts_hpl_dat *d,
+                         int (*tail)(ts_hpl_datfile *f, void *arg), void *arg) {
+    if (!path || !d) TS_RAISE(TS_ERR_ARG, "ts_hpl_dat_read_head: NULL argument");
+    FILE *f = fopen(path, "r");
+    if (!f) TS_RAISE(TS_ERR_IO, "cannot open input file '%s': %s", path, strerror(errno));
+    ts_hpl_dat tmp;
+    ts_hpl_dat_default(&tmp);
+    dat_reader r = {.f = f, .path = path, .shape = shape};
+    int rc = read_head(&r, &tmp);
+    if (rc == 0 && tail) rc = tail(&r, arg);
+    free(r.buf);
+    fclose(f);
+    if (rc < 0) return rc;
+    *d = tmp;
+    return 0;
+}
+
+int ts_hpl_datfile_count(ts_hpl_datfile *f, const char *name, int *n) { return read_count(f, name, n); }
+
+int ts_hpl_datfile_words(ts_hpl_datfile *f, const char *name, int n, char (*words)[32]) {
+    char what[96];
+    snprintf(what, sizeof what, "%d value%s for %s", n, n == 1 ? "" : "s", name);
+    TS_CHECK(next_line(f, what));
+    for (int i = 0; i < n; i++)
+        if (!next_token(f, words[i], 32))
+            TS_RAISE(TS_ERR_PARSE, "%s:%d: expected %d value%s for %s, found %s%d", f->path, f->lineno, n,
+                     n == 1 ? "" : "s", name, i ? "only " : "", i);
+    return 0;
+}
+
+const char *ts_hpl_datfile_path(const ts_hpl_datfile *f) { return f->path; }
+int ts_hpl_datfile_line(const ts_hpl_datfile *f) { return f->lineno; }
+
 // HPL 2.3's testing/ptest/HPL.dat as shipped.
 void ts_hpl_dat_default(ts_hpl_dat *d) {
     memset(d, 0, sizeof *d);
@@ -270,8 +312,6 @@ void ts_hpl_dat_default(ts_hpl_dat *d) {
 
 // ---- the parameter echo (HPL_pdinfo) -------------------------------------------------------
 
-#define TS_HPL_RULE_EQ "================================================================================"
-#define TS_HPL_RULE_DASH "--------------------------------------------------------------------------------"
 
 static const char *fact_word(int f) {
     return f == 0 ? "    Left " : f == 1 ? "   Crout " : "   Right ";
@@ -448,8 +488,13 @@ int ts_hpl_format_result(char *buf, size_t len, const ts_hpl_case *c, double sec
                          int ngpus) {
     char tv[64];
     ts_hpl_tv_format(c, tv, sizeof tv);
-    int n = snprintf(buf, len, "%s%12" PRId64 " %5d %5d %5d %18.2f    %19.4e", tv, c->N, c->NB, c->P,
-                     c->Q, seconds, gflops);
+    return ts_hpl_format_result_tv(buf, len, tv, c->N, c->NB, c->P, c->Q, seconds, gflops, ngpus);
+}
+
+int ts_hpl_format_result_tv(char *buf, size_t len, const char *tv, int64_t N, int NB, int P, int Q,
+                            double seconds, double gflops, int ngpus) {
+    int n = snprintf(buf, len, "%s%12" PRId64 " %5d %5d %5d %18.2f    %19.4e", tv, N, NB, P, Q, seconds,
+                     gflops);
     if (ngpus > 0 && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " ( %.4e)", gflops / ngpus);
     return n;

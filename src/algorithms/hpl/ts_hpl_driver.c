@@ -12,7 +12,7 @@
 
 // ---- progress --------------------------------------------------------------------------------
 
-static void progress_begin(ts_hpl_progress *p, const ts_hpl_case *c) {
+void ts_hpl_progress_start(ts_hpl_progress *p, const char *label, int64_t N, double total_flops) {
     if (!p || !p->enabled) return;
     ts_progress *bar = p->bar;
     if (!bar) {
@@ -20,16 +20,20 @@ static void progress_begin(ts_hpl_progress *p, const ts_hpl_case *c) {
         if (!bar) return;
         p->bar = bar;
     }
-    char label[128], tv[64];
-    ts_hpl_tv_format(c, tv, sizeof tv);
-    snprintf(label, sizeof label, "hpl %s N=%" PRId64, tv, c->N);
-    p->N = c->N;
-    p->total_flops = ts_hpl_flops(c->N);
+    p->N = N;
+    p->total_flops = total_flops;
     ts_progress_init(bar, stderr, label, p->total_flops > 0 ? p->total_flops : 1.0);
     // plain lines (not a terminal): at most one a second (HPL.dat's small cases run hundreds of
     // iterations a second); every iteration with TESSERA_PROGRESS=1
     bar->period = bar->forced ? 0.0 : 1.0;
     p->active = 1;
+}
+
+static void progress_begin(ts_hpl_progress *p, const ts_hpl_case *c) {
+    char label[128], tv[64];
+    ts_hpl_tv_format(c, tv, sizeof tv);
+    snprintf(label, sizeof label, "hpl %s N=%" PRId64, tv, c->N);
+    ts_hpl_progress_start(p, label, c->N, ts_hpl_flops(c->N));
 }
 
 // A rate for people: TFLOP/s from 1 up, GFLOP/s below (CPU and simulated runs).
@@ -51,20 +55,26 @@ void ts_hpl_progress_cb(void *ctx, int64_t cols_done, int64_t N, double elapsed_
     ts_progress_update_at(p->bar, flops_done, elapsed_s, detail);
 }
 
-static void progress_end(ts_hpl_progress *p, const ts_hpl_result *r) {
+void ts_hpl_progress_stop(ts_hpl_progress *p, double gflops) {
     if (!p || !p->active || !p->bar) return;
     char detail[96];
-    if (r && r->time > 0) rate_text(r->gflops / 1e3, detail, sizeof detail);
+    if (gflops > 0) rate_text(gflops / 1e3, detail, sizeof detail);
     else detail[0] = 0;
     ts_progress_finish(p->bar, detail[0] ? detail : NULL);
     p->active = 0;
 }
 
-static void progress_free(ts_hpl_progress *p) {
+void ts_hpl_progress_release(ts_hpl_progress *p) {
     if (!p) return;
     free(p->bar);
     p->bar = NULL;
 }
+
+static void progress_end(ts_hpl_progress *p, const ts_hpl_result *r) {
+    ts_hpl_progress_stop(p, r && r->time > 0 ? r->gflops : 0.0);
+}
+
+static void progress_free(ts_hpl_progress *p) { ts_hpl_progress_release(p); }
 
 // ---- JSON ------------------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ static const struct {
     {"info", ts_cmd_info, "devices, CPU, BLAS and MPI of this machine; --bench measures them"},
     {"gemm", ts_cmd_gemm, "GEMM benchmark and verification across engines"},
     {"hpl", ts_cmd_hpl, "High Performance Linpack (HPL.dat compatible)"},
+    {"hpl-mxp", ts_cmd_hpl_mxp, "HPL-MxP mixed-precision Linpack (FP16/BF16 LU, FP64 refinement)"},
     {"hpcg", ts_cmd_hpcg, "HPCG 3.1 conjugate gradient benchmark (hpcg.dat compatible)"},
     {"burn", ts_cmd_burn, "GPU torture and health test: ABFT-checked DGEMM with telemetry"},
     {"blas3", ts_cmd_blas3, "SYMM, SYRK, SYR2K, TRMM, TRSM benchmark and verification across engines"},

@@ -8,6 +8,7 @@
 int ts_cmd_info(int argc, char **argv);
 int ts_cmd_gemm(int argc, char **argv);
 int ts_cmd_hpl(int argc, char **argv);
+int ts_cmd_hpl_mxp(int argc, char **argv);
 int ts_cmd_hpcg(int argc, char **argv);
 int ts_cmd_burn(int argc, char **argv);
 int ts_cmd_blas3(int argc, char **argv);

@@ -1,0 +1,115 @@
+// ts_mxp.h: HPL-MxP: mixed-precision LU without pivoting and FP64 iterative refinement, under HPL-MxP's rules.
+//
+// Shares HPL's context (MPI world, this rank's device: ts_hpl_ctx), its progress line, its result,
+// residual and summary lines and its HPL.dat reader (ts_hpl.h); the engine here is its own:
+//  - the matrix: HPL-MxP's reference generator (ts_rng.h: 64-bit LCG, A from seed 1, b from seed
+//    2), diagonal set to the sum of |off-diagonal| of its row (row diagonal dominance);
+//  - the LU: right-looking, blocks of NB, no pivoting; the matrix in FP32; the diagonal block
+//    factored in FP32 and inverted, L21 = A21 inv(U11) and U12 = inv(L11) A12 as GEMMs and the
+//    trailing update A22 -= L21 U12, every GEMM with 16-bit operands (FP16 or BF16) and FP32
+//    accumulation (ts_mxp_kernels.h);
+//  - the refinement: classic iterative refinement, r = b - A x in FP64 with A regenerated from the
+//    generator, x += U^-1 L^-1 r with the FP32 factors, until HPL's scaled residual is below the
+//    threshold (16), at most 50 corrections;
+//  - credit: (2/3 N^3 + 3/2 N^2) / (LU + refinement seconds); generation is outside the time.
+#ifndef TS_MXP_H
+#define TS_MXP_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "algorithms/hpl/ts_hpl.h"
+#include "kernels/ts_mxp_kernels.h"
+
+#define TS_MXP_MAX_ITER 50       // the rules' cap on refinement iterations
+#define TS_MXP_THRESHOLD 16.0    // the rules' bound on the scaled residual
+#define TS_MXP_DIVERGED 1e6      // the refinement stops when the residual grows this much over its best
+
+typedef struct {
+    int64_t N;
+    int NB, P, Q, pmap;
+    double threshold;
+    ts_mxp_fmt fmt;
+} ts_mxp_case;
+
+typedef enum {
+    TS_MXP_GEN_DOMINANT = 0, // the rules' generator: a_ii = sum_{j != i} |a_ij|
+    TS_MXP_GEN_PLAIN,        // tests only: the generated diagonal kept (not diagonally dominant)
+} ts_mxp_gen_kind;
+
+typedef struct {
+    ts_mxp_gen_kind gen;
+    int max_iter;            // 0: TS_MXP_MAX_ITER
+    int depth;               // look-ahead: -1 auto (1 on devices), 0 none, 1 (devices; the host runs 0)
+    // progress on rank 0 after each block column of the LU (may be NULL), as ts_hpl_opts'
+    void (*progress)(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done);
+    void *progress_ctx;
+} ts_mxp_opts;
+
+typedef struct {
+    double time;             // LU + refinement seconds (the credited time)
+    double gflops;           // (2/3 N^3 + 3/2 N^2) / time / 1e9
+    double t_lu, t_ir, t_gen;// the LU, the refinement (with the first solve), the generation (not credited)
+    double gflops_lu;        // the same flops over the LU seconds only
+    double resid;            // ||Ax-b||_oo / (eps (||A||_oo ||x||_oo + ||b||_oo) N), eps = 2^-53
+    double norm_r, norm_A, norm_x, norm_b, eps;
+    int checked;             // a residual was computed
+    int passed;              // resid < threshold within the iteration cap
+    int iterations;          // corrections after the first solve (<= max_iter)
+    double history[TS_MXP_MAX_ITER + 1]; // scaled residual before each correction and at the end
+    int n_history;
+    int64_t breakdown;       // 1-based column where the LU without pivoting met a zero or non-finite pivot
+    int stop;                // how the refinement ended: 0 converged, 1 the iteration cap, 2 diverged or
+                             // not finite, 3 not run (breakdown)
+    int depth;               // the look-ahead depth that ran
+    int skipped;
+    char why[256];
+    char exec_used[32];      // "cpu", "device:cuda", "device:sim"
+    char engine_used[32];    // "cublas", "cpu", "sim"
+    char start_time[32], end_time[32];
+} ts_mxp_result;
+
+// Runs one case (collective over the context's ranks; the 1 x 1 grid on rank 0, the others idle).
+// Returns 0 (the result says passed, failed, broke down or skipped) or a negative ts_status for a
+// runtime failure, agreed by all ranks.
+int ts_mxp_run(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mxp_result *r);
+// Largest N (a multiple of NB) whose run fits this rank's memory at `fraction` of it (device memory
+// on the device path), -1 when unknown.
+int64_t ts_mxp_max_n(ts_hpl_ctx *c, int NB, double fraction);
+// Bytes one run of order N needs on its device (or host, CPU path).
+double ts_mxp_bytes(int64_t N, int NB, int device);
+// The power-of-two scale of L21 and inv(U11) in 16 bits: 2^ceil(log2(N/4)), 1 for N <= 4 (their
+// entries are about 4/N with this generator's diagonal of about N/4).
+float ts_mxp_scale(int64_t N);
+
+// ---- front: HPL-MxP.dat, the report, JSON ----
+#define TS_MXP_MAX_PREC 4
+typedef struct {
+    ts_hpl_dat head;         // lines 1-13 as HPL.dat's
+    int nprec;
+    ts_mxp_fmt prec[TS_MXP_MAX_PREC];
+} ts_mxp_dat;
+// Reads HPL-MxP.dat: HPL.dat's lines 1-13, then line 14 the number of precisions and line 15 the
+// precisions (fp16, bf16). Errors as ts_hpl_dat_read (file:line: message naming the value).
+int ts_mxp_dat_read(const char *path, ts_mxp_dat *d);
+int ts_mxp_fmt_parse(const char *s, ts_mxp_fmt *f); // "fp16" | "bf16"; TS_ERR_ARG otherwise
+// The T/V code of the result line: W, R or C (process mapping), "MX", FP16 or BF16: "WRMXFP16".
+void ts_mxp_tv(const ts_mxp_case *c, char out[16]);
+// Banner and parameter echo, as HPL's (N, NB, PMAP, P, Q, precision, threshold, iteration cap).
+void ts_mxp_print_params(FILE *f, const ts_mxp_dat *d, ts_mxp_gen_kind gen);
+// One test: the result line (HPL's columns), start/end times, the residual line (PASSED/FAILED)
+// with the refinement's and the LU's figures, or the breakdown / skip message.
+void ts_mxp_print_test(FILE *f, const ts_mxp_case *c, const ts_mxp_result *r, int ngpus);
+
+typedef struct {
+    FILE *out;
+    const char *json_path;
+    ts_hpl_progress *progress;
+    ts_mxp_gen_kind gen;
+    int depth;               // as ts_mxp_opts
+} ts_mxp_drive_opts;
+// Every combination of the file (grids x N x NB x precision) on all ranks; the report on rank 0.
+// Tally as HPL's: passed, failed (residual, or the LU broke down), skipped.
+int ts_mxp_drive(ts_hpl_ctx *ctx, const ts_mxp_dat *d, const ts_mxp_drive_opts *o, ts_hpl_tally *t);
+
+#endif

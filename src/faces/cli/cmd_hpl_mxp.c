@@ -1,0 +1,276 @@
+// cmd_hpl_mxp.c: `tessera hpl-mxp`: the mixed-precision Linpack (HPL-MxP's rules) with HPL's face: input file or flags, progress, report, JSON.
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "algorithms/hpl_mxp/ts_mxp.h"
+#include "core/ts_env.h"
+#include "core/ts_error.h"
+#include "core/ts_log.h"
+#include "device/ts_device.h"
+#include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_cli_opts.h"
+
+#define CMD "hpl-mxp"
+
+// Sizing defaults (docs/hpl-mxp.md).
+#define MXP_NB_DEVICE 2048         // NB on GPUs: the trailing GEMM's k (FP16 tensor cores near peak)
+#define MXP_NB_CPU 256             // NB on CPUs
+#define MXP_N_CPU 8192             // N of a CPU run without -N (a few seconds on a few cores)
+#define MXP_MEM_FRACTION_AUTO 0.90 // share of free device memory for the auto-sized matrix
+#define MXP_MEM_FRACTION_CHECK 0.98 // an explicit N must fit this share
+
+typedef struct {
+    const char *dat;
+    int64_t N;
+    int NB, P, Q;
+    int nprec;
+    ts_mxp_fmt prec;
+    ts_hpl_exec exec;
+    const char *json;
+    double mem_fraction;
+    int quiet, verbose;
+    int plain;              // --test-matrix plain: not diagonally dominant (tests only)
+    int depth;              // -1 auto
+} mxp_args;
+
+static void usage(FILE *f) {
+    fprintf(f,
+        "usage: tessera hpl-mxp [--dat FILE | -N n [-NB nb] [-P p -Q q] [--prec fp16|bf16]]\n"
+        "                       [--exec auto|cpu|device] [--depth 0|1] [--json FILE] [--mem-fraction f]\n"
+        "                       [-q] [-v]\n\n"
+        "HPL-MxP: the mixed-precision Linpack. LU without pivoting of HPL-MxP's diagonally dominant\n"
+        "matrix in FP32 with 16-bit GEMMs (FP32 accumulation), then iterative refinement in FP64 until\n"
+        "HPL's scaled residual is below 16 (at most 50 iterations). Rate: (2/3 N^3 + 3/2 N^2) / (LU +\n"
+        "refinement seconds).\n"
+        "  --dat FILE        read HPL-MxP.dat (HPL.dat's lines 1-13, then the number of precisions and\n"
+        "                    the precisions); every combination runs\n"
+        "  -N/-NB/-P/-Q      one test without a file (each also as --N n or -N=n); with neither:\n"
+        "                    ./HPL-MxP.dat if it exists, else sized for the machine\n"
+        "  --prec P          precision of the GEMM operands: fp16 (default) or bf16\n"
+        "  --exec MODE       auto (the device when present), cpu, device\n"
+        "  --depth d         look-ahead on devices: 1 (default; the next panel on a second stream\n"
+        "                    beside the update) or 0\n"
+        "  --json FILE       results-schema JSON (bench \"hpl-mxp\")\n"
+        "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.90)\n"
+        "  --test-matrix plain  tests only: keep the generated diagonal (not diagonally dominant; the\n"
+        "                    LU without pivoting is then unstable and the run must fail)\n"
+        "  -q                no progress line\n"
+        "  -v, --verbose     debug log lines (the residual of every refinement step)\n\n"
+        "P x Q grids other than 1 x 1 are not implemented yet (skipped).\n"
+        "exit: 0 all tests passed, 1 a test failed (residual, iteration cap, breakdown), 2 bad input,\n"
+        "3 runtime failure/skipped test\n");
+}
+
+static int parse_args(int argc, char **argv, mxp_args *a) {
+    memset(a, 0, sizeof *a);
+    a->N = -1;
+    a->depth = -1;
+    a->exec = TS_HPL_EXEC_AUTO;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m;
+        if (ts_cli_flag(argv[i], "--help", "-h")) {
+            usage(stdout);
+            return 1;
+        }
+        if (ts_cli_flag(argv[i], "-q", "--quiet")) { a->quiet = 1; continue; }
+        if (ts_cli_flag(argv[i], "-v", "--verbose")) { a->verbose = 1; continue; }
+        if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--dat", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            a->dat = v;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-N", "--N", &v)) != 0) {
+            if (m < 0 || ts_cli_i64(CMD, "-N", v, 1, &a->N) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-NB", "--NB", &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "-NB (block size)", v, 1, &a->NB) < 0) return -1;
+            if (a->NB > 8192) {
+                ts_cli_errorf(CMD, "-NB %d: at most 8192", a->NB);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-P", "--P", &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "-P (process rows)", v, 1, &a->P) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-Q", "--Q", &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "-Q (process columns)", v, 1, &a->Q) < 0) return -1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--prec", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            if (!strcmp(v, "fp8")) {
+                ts_cli_errorf(CMD, "--prec fp8: not implemented (FP8 is not list-eligible since June 2025; fp16, bf16)");
+                return -1;
+            }
+            if (ts_mxp_fmt_parse(v, &a->prec) < 0) {
+                ts_cli_errorf(CMD, "--prec: '%s' is not one of fp16, bf16", v);
+                return -1;
+            }
+            a->nprec = 1;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--depth", NULL, &v)) != 0) {
+            if (m < 0 || ts_cli_int(CMD, "--depth", v, 0, &a->depth) < 0) return -1;
+            if (a->depth > 1) {
+                ts_cli_errorf(CMD, "--depth %d: look-ahead depth 0 or 1", a->depth);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--exec", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            if (!strcmp(v, "auto")) a->exec = TS_HPL_EXEC_AUTO;
+            else if (!strcmp(v, "cpu")) a->exec = TS_HPL_EXEC_CPU;
+            else if (!strcmp(v, "device")) a->exec = TS_HPL_EXEC_DEVICE;
+            else {
+                ts_cli_errorf(CMD, "--exec: '%s' is not one of auto, cpu, device", v);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--json", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            a->json = v;
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--mem-fraction", NULL, &v)) != 0) {
+            if (m < 0 || ts_cli_double(CMD, "--mem-fraction", v, &a->mem_fraction) < 0) return -1;
+            if (!(a->mem_fraction > 0.0 && a->mem_fraction <= 1.0)) {
+                ts_cli_errorf(CMD, "--mem-fraction: '%s' must be in (0, 1]", v);
+                return -1;
+            }
+        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--test-matrix", NULL, &v)) != 0) {
+            if (m < 0) return -1;
+            if (!strcmp(v, "plain")) a->plain = 1;
+            else if (!strcmp(v, "dominant")) a->plain = 0;
+            else {
+                ts_cli_errorf(CMD, "--test-matrix: '%s' is not one of dominant, plain", v);
+                return -1;
+            }
+        } else {
+            ts_cli_errorf(CMD, "unknown option '%s' (tessera hpl-mxp --help)", argv[i]);
+            return -1;
+        }
+    }
+    if (a->dat && (a->N >= 0 || a->NB || a->P || a->Q || a->nprec)) {
+        ts_cli_errorf(CMD, "--dat and -N/-NB/-P/-Q/--prec exclude each other (the file gives them)");
+        return -1;
+    }
+    return 0;
+}
+
+static int device_expected(ts_hpl_exec exec) {
+    if (exec == TS_HPL_EXEC_CPU) return 0;
+    if (exec == TS_HPL_EXEC_DEVICE) return 1;
+    int sim = 0;
+    if (ts_env_int("TESSERA_SIM_DEVICES", &sim) < 0) sim = 0;
+    return ts_cuda_device_count() > 0 || sim > 0;
+}
+
+static ts_hpl_progress g_progress;
+
+int ts_cmd_hpl_mxp(int argc, char **argv) {
+    mxp_args a;
+    int prc = parse_args(argc, argv, &a);
+    if (prc > 0) return TS_EXIT_OK;
+    if (prc < 0) return TS_EXIT_USAGE;
+    if (a.quiet) ts_cli_set_verbosity(-1);
+    else if (a.verbose) ts_cli_set_verbosity(1);
+
+    const int from_flags = a.N >= 0 || a.NB || a.P || a.Q || a.nprec;
+    const char *dat_path = a.dat;
+    if (!dat_path && !from_flags && access("HPL-MxP.dat", F_OK) == 0) dat_path = "HPL-MxP.dat";
+    ts_mxp_dat dat;
+    memset(&dat, 0, sizeof dat);
+    if (dat_path && ts_mxp_dat_read(dat_path, &dat) < 0) {
+        ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        return TS_EXIT_USAGE;
+    }
+    if (a.json && ts_cli_check_output(CMD, "--json", a.json) != 0) return TS_EXIT_USAGE;
+    ts_devset_opts dopts; // a malformed TESSERA_* device setting is bad input
+    if (ts_devset_opts_init(&dopts) < 0) {
+        ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        return TS_EXIT_USAGE;
+    }
+
+    ts_hpl_opts o;
+    memset(&o, 0, sizeof o);
+    o.exec = a.exec;
+    o.panel_on_device = -1;
+    o.engine = "auto";
+    g_progress.enabled = !a.quiet;
+    ts_hpl_ctx *ctx = NULL;
+    if (ts_hpl_ctx_create(&o, &ctx) < 0) {
+        ts_cli_errorf(CMD, "cannot set up: %s", ts_error_last()->message);
+        return TS_EXIT_RUNTIME;
+    }
+    const int rank = ts_hpl_ctx_rank(ctx), size = ts_hpl_ctx_size(ctx);
+    const int root = rank == 0;
+    ts_log_set_rank(size > 1 ? rank : -1);
+    int code = TS_EXIT_OK;
+    FILE *out = NULL;
+
+    if (!dat_path) {
+        const int dev = device_expected(a.exec);
+        const int NB = a.NB ? a.NB : dev ? MXP_NB_DEVICE : MXP_NB_CPU;
+        int P = a.P ? a.P : 1, Q = a.Q ? a.Q : 1;
+        int64_t N = a.N;
+        if (N < 0) {
+            const double frac = a.mem_fraction > 0 ? a.mem_fraction : MXP_MEM_FRACTION_AUTO;
+            const int64_t fit = ts_mxp_max_n(ctx, NB, frac);
+            N = dev ? fit : (fit > 0 && fit < MXP_N_CPU ? fit : MXP_N_CPU);
+            if (N <= 0) {
+                if (root) ts_cli_errorf(CMD, "cannot size the problem for this machine; give -N");
+                code = TS_EXIT_RUNTIME;
+                goto done;
+            }
+            if (root && !a.quiet)
+                ts_log(TS_LOG_INFO, "hpl-mxp: sized N=%lld NB=%d for this machine (%s)", (long long)N, NB,
+                       dev ? "device memory" : "CPU default");
+        }
+        ts_hpl_dat_default(&dat.head);
+        strcpy(dat.head.outfile, "HPL-MxP.out");
+        dat.head.device_out = 6;
+        dat.head.nN = 1;
+        dat.head.N[0] = N;
+        dat.head.nNB = 1;
+        dat.head.NB[0] = NB;
+        dat.head.pmap = 0;
+        dat.head.ngrid = 1;
+        dat.head.P[0] = P;
+        dat.head.Q[0] = Q;
+        dat.head.threshold = TS_MXP_THRESHOLD;
+        dat.nprec = 1;
+        dat.prec[0] = a.nprec ? a.prec : TS_MXP_FP16;
+    }
+    if (ts_hpl_check_grids(&dat.head, size) < 0) {
+        if (root) ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        code = TS_EXIT_USAGE;
+        goto done;
+    }
+    if (dat_path || a.N >= 0) { // explicit sizes must fit
+        const double frac = a.mem_fraction > 0 ? a.mem_fraction : MXP_MEM_FRACTION_CHECK;
+        for (int b = 0; b < dat.head.nNB; b++) {
+            const int64_t fit = ts_mxp_max_n(ctx, dat.head.NB[b], frac);
+            for (int i = 0; i < dat.head.nN; i++)
+                if (fit > 0 && dat.head.N[i] > fit) {
+                    if (root)
+                        ts_cli_errorf(CMD, "N=%lld does not fit in memory: the largest N that fits with NB=%d is %lld "
+                                      "(at %.0f%% of the memory; --mem-fraction changes the share)",
+                                      (long long)dat.head.N[i], dat.head.NB[b], (long long)fit, frac * 100.0);
+                    code = TS_EXIT_USAGE;
+                    goto done;
+                }
+        }
+    }
+    if (root && ts_hpl_open_output(&dat.head, &out) < 0) {
+        ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        code = TS_EXIT_USAGE;
+        goto done;
+    }
+
+    ts_mxp_drive_opts dopt = {out, a.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT, a.depth};
+    ts_hpl_tally t;
+    int rc = ts_mxp_drive(ctx, &dat, &dopt, &t);
+    if (t.runtime_error < 0 || rc < 0) {
+        if (root) ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        code = ts_cli_exit_of(rc < 0 ? rc : t.runtime_error) == TS_EXIT_USAGE ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+    } else if (t.kfail > 0) {
+        code = TS_EXIT_CHECK;
+    } else if (t.kskip > 0) {
+        code = TS_EXIT_RUNTIME;
+    }
+
+done:
+    if (root && out) ts_hpl_close_output(out);
+    ts_hpl_ctx_destroy(ctx);
+    return code;
+}

@@ -1,0 +1,138 @@
+// ts_mxp_kernels.h: the kernels of HPL-MxP (mixed-precision LU without pivoting, FP64 refinement) on the host or a device stream.
+//
+// One contract, three executions: a kernel context bound to no stream runs every operation on the
+// host at once (the CPU path), one bound to a stream of a simulated device enqueues the same CPU
+// code on the stream's worker, one bound to a CUDA stream enqueues CUDA kernels, cuBLAS and
+// cuSOLVER calls (kernels/cuda/ts_mxp_cuda.cu). All matrices are column-major. 16-bit operands are
+// stored as uint16_t bit patterns of IEEE binary16 (FP16) or bfloat16 (BF16); products of them
+// accumulate in FP32 (CUDA: cublasGemmEx with CUBLAS_COMPUTE_32F on the tensor cores; host: the
+// operands widened exactly to FP32 and the CPU BLAS's SGEMM).
+#ifndef TS_MXP_KERNELS_H
+#define TS_MXP_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device/ts_device.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { TS_MXP_FP16 = 0, TS_MXP_BF16 = 1 } ts_mxp_fmt;
+const char *ts_mxp_fmt_name(ts_mxp_fmt f); // "fp16", "bf16"
+
+// Round to nearest even, subnormals kept, overflow to infinity (bit for bit what CUDA's
+// __float2half_rn / __float2bfloat16_rn give), and the exact widening back to FP32.
+uint16_t ts_mxp_to16(float v, ts_mxp_fmt f);
+float ts_mxp_from16(uint16_t h, ts_mxp_fmt f);
+
+typedef struct ts_mxp_kern ts_mxp_kern;
+// st NULL: the host. nb: the widest diagonal block; max_m: the most rows ts_mxp_gen/ts_mxp_resid
+// get (their scratch on devices). CUDA streams get their cuBLAS and cuSOLVER handles here.
+int ts_mxp_kern_create(ts_stream *st, ts_mxp_fmt fmt, int64_t nb, int64_t max_m, ts_mxp_kern **out);
+void ts_mxp_kern_destroy(ts_mxp_kern *k);
+// What runs the operations: "cublas" (CUDA), "sim" (CPU code on a simulated device), "cpu".
+const char *ts_mxp_kern_engine(const ts_mxp_kern *k);
+// Waits for the context's stream (no-op on the host); 0 or the stream's sticky error.
+int ts_mxp_kern_sync(ts_mxp_kern *k);
+// The breakdown flag of ts_mxp_getrf_inv (waits for the stream): 0, or the first global column
+// (1-based) whose pivot was zero or not finite.
+int ts_mxp_kern_breakdown(ts_mxp_kern *k, int64_t *col);
+
+// Every operation below is asynchronous on the context's stream, or done when it returns on the host.
+
+// The block [row0, row0+m) x [col0, col0+n) of the N x N HPL-MxP matrix (ts_mxp_element: before
+// its diagonal is set) into FP32 A (lda), and rowsum[i] = sum of |a(row0+i, j)| over the block's
+// columns j other than the diagonal one (FP64, overwritten); adiag[i] (when not NULL) gets the
+// generated diagonal value where the block holds row0+i's diagonal element.
+int ts_mxp_gen(ts_mxp_kern *k, int64_t N, int64_t row0, int64_t col0, int64_t m, int64_t n, float *A,
+               int64_t lda, double *rowsum, double *adiag);
+// A(i, i) = (float)d[i] for i < n (the diagonal of a block that starts on it).
+int ts_mxp_set_diag(ts_mxp_kern *k, int64_t n, const double *d, float *A, int64_t lda);
+// r = b - A x in FP64 with the block [row0, row0+m) x [col0, col0+n) of the matrix regenerated from
+// the generator (its diagonal elements replaced by d[global row - row0]); x has n entries (the
+// block's columns), b and r m (b NULL: r = -A x).
+int ts_mxp_resid(ts_mxp_kern *k, int64_t N, int64_t row0, int64_t col0, int64_t m, int64_t n,
+                 const double *d, const double *x, const double *b, double *r);
+
+// LU without pivoting of the jb x jb block A11 (FP32, in place: unit L below, U on and above the
+// diagonal), then Linv = inv(L) and Uinv = inv(U) (jb x jb, ld ldi, zero outside their triangle).
+// A zero or non-finite pivot sets the breakdown flag to col0 + its index + 1 (the first one wins).
+int ts_mxp_getrf_inv(ts_mxp_kern *k, int64_t jb, float *A11, int64_t lda, float *Linv, float *Uinv,
+                     int64_t ldi, int64_t col0);
+// dst (16-bit, ldd) = round16(scale * src) for an m x n FP32 block (scale a power of two: exact).
+int ts_mxp_cvt(ts_mxp_kern *k, int64_t m, int64_t n, const float *src, int64_t lds, float scale,
+               uint16_t *dst, int64_t ldd);
+// C = alpha A B + beta C: A m x kk, B kk x n (16-bit), C FP32, FP32 accumulation.
+int ts_mxp_gemm(ts_mxp_kern *k, int64_t m, int64_t n, int64_t kk, float alpha, const uint16_t *A,
+                int64_t lda, const uint16_t *B, int64_t ldb, float beta, float *C, int64_t ldc);
+// y = alpha A x + beta y in FP32 (A m x n, not transposed).
+int ts_mxp_sgemv(ts_mxp_kern *k, int64_t m, int64_t n, float alpha, const float *A, int64_t lda,
+                 const float *x, float beta, float *y);
+// y = (float)(s r) and x += alpha (double)c, n entries.
+int ts_mxp_d2s(ts_mxp_kern *k, int64_t n, const double *r, double s, float *y);
+int ts_mxp_axpy(ts_mxp_kern *k, int64_t n, double alpha, const float *c, double *x);
+
+// ---- shared by the host and CUDA versions ----
+struct ts_mxp_kern {
+    ts_stream *st;          // NULL: the host
+    int cuda;               // 1: st is a CUDA stream
+    ts_mxp_fmt fmt;
+    int64_t nb, max_m;
+    void *blas, *solver;    // CUDA: cublasHandle_t, cusolverDnHandle_t
+    float *work;            // CUDA: cuSOLVER workspace (device arena)
+    int64_t lwork;          // floats in work
+    int *dflag;             // CUDA: [0] breakdown column (INT32_MAX: none), [1] getrf info
+    double *scratch;        // CUDA: partial row sums of gen/resid (TS_MXP_CHUNKS x max_m)
+    int64_t flag;           // host / sim: breakdown column, 0 none
+};
+#define TS_MXP_CHUNKS 64        // column chunks of ts_mxp_gen / ts_mxp_resid on CUDA
+#define TS_MXP_CHUNK_MIN 2048   // the narrowest chunk (columns)
+
+typedef struct {
+    ts_mxp_kern *k;
+    int64_t N, row0, col0, m, n, lda;
+    float *A;
+    double *rowsum, *adiag;
+} ts_mxp_gen_args;
+typedef struct {
+    ts_mxp_kern *k;
+    int64_t N, row0, col0, m, n;
+    const double *d, *x, *b;
+    double *r;
+} ts_mxp_resid_args;
+typedef struct {
+    ts_mxp_kern *k;
+    int64_t jb, lda, ldi, col0;
+    float *A, *Linv, *Uinv;
+} ts_mxp_getrf_args;
+typedef struct {
+    ts_mxp_kern *k;
+    int op;                 // 0 cvt, 1 gemm, 2 sgemv, 3 d2s, 4 axpy, 5 set_diag
+    int64_t m, n, kk, lda, ldb, ldc;
+    double s;               // scale / alpha (FP64 ops)
+    float alpha, beta;
+    const void *A, *B;
+    void *C;
+} ts_mxp_op_args;
+
+int ts_mxp_gen_cpu(void *args);
+int ts_mxp_resid_cpu(void *args);
+int ts_mxp_getrf_cpu(void *args);
+int ts_mxp_op_cpu(void *args);
+#if defined(TS_MXP_WITH_CUDA) || defined(__CUDACC__)
+int ts_mxp_gen_cuda(void *native_stream, void *args);
+int ts_mxp_resid_cuda(void *native_stream, void *args);
+int ts_mxp_getrf_cuda(void *native_stream, void *args);
+int ts_mxp_op_cuda(void *native_stream, void *args);
+int ts_mxp_cuda_init(ts_mxp_kern *k);   // handles bound to the stream, workspace, flags
+void ts_mxp_cuda_fini(ts_mxp_kern *k);
+int ts_mxp_cuda_breakdown(ts_mxp_kern *k, int64_t *col);
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
