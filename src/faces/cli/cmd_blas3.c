@@ -1192,23 +1192,6 @@ static void print_row(ctx_t *c, const row_t *r) {
     }
 }
 
-static void write_tiles_json(ts_json *j, const ts_tiles_stats *t) {
-    ts_json_int(j, "tile", t->tile);
-    ts_json_int(j, "tiles", t->tiles);
-    ts_json_int(j, "tiles_cpu", t->tiles_cpu);
-    ts_json_begin_array(j, "tiles_per_device");
-    for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, t->tiles_dev[d]);
-    ts_json_end_array(j);
-    ts_json_num(j, "cpu_share", t->cpu_share);
-    ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
-    ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
-    ts_json_int(j, "bytes_save", (int64_t)t->bytes_save);
-    ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
-    ts_json_int(j, "cache_hits", t->cache_hits);
-    ts_json_int(j, "cache_misses", t->cache_misses);
-    ts_json_int(j, "steals", t->steals);
-}
-
 static void write_json(ctx_t *c, ts_json *j) {
     b3_opts *o = c->o;
     ts_results_begin(j, "tessera blas3", 1, ts_devset_json, ts_devset_count(c->devs) ? c->devs : NULL);
@@ -1246,7 +1229,7 @@ static void write_json(ctx_t *c, ts_json *j) {
         ts_json_int(j, "warmup", o->warmup);
         if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
         if (r->vs_gemm > 0) ts_json_num(j, "vs_gemm", r->vs_gemm);
-        if (r->has_tiles) write_tiles_json(j, &r->tiles);
+        if (r->has_tiles) ts_tiles_stats_json(j, &r->tiles);
         if (r->verified) ts_json_bool(j, "passed", r->passed);
         ts_json_end_object(j);
         ts_results_entry_end(j);

@@ -1111,33 +1111,7 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         ts_json_int(j, "warmup", c->o->warmup);
         if (c->o->interleave && r->interleaved) ts_json_bool(j, "interleaved", 1);
         if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
-        if (r->has_tiles) {
-            const ts_tiles_stats *t = &r->tiles;
-            ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
-            ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
-            ts_json_int(j, "bytes_save", (int64_t)t->bytes_save);
-            ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
-            ts_json_int(j, "bytes_h2d_noreuse", (int64_t)t->bytes_h2d_noreuse);
-            ts_json_int(j, "cache_hits", t->cache_hits);
-            ts_json_int(j, "cache_misses", t->cache_misses);
-            ts_json_int(j, "peer_fetches", t->peer_fetches);
-            ts_json_num(j, "cpu_share", t->cpu_share);
-            ts_json_int(j, "tile", t->tile);
-            ts_json_int(j, "tiles", t->tiles);
-            ts_json_int(j, "tiles_cpu", t->tiles_cpu);
-            ts_json_begin_array(j, "tiles_per_device");
-            for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, t->tiles_dev[d]);
-            ts_json_end_array(j);
-            ts_json_int(j, "steals", t->steals);
-            ts_json_str(j, "cpu_mode", t->cpu_mode ? t->cpu_mode : "off");
-            if (t->cpu_share_planned >= 0) ts_json_num(j, "cpu_share_planned", t->cpu_share_planned);
-            else ts_json_null(j, "cpu_share_planned");
-            ts_json_int(j, "cpu_steals", t->cpu_steals);
-            ts_json_num(j, "dev_gflops", t->dev_gflops);
-            ts_json_num(j, "cpu_gflops", t->cpu_gflops);
-            ts_json_int(j, "devices_failed", t->devices_failed);
-            ts_json_int(j, "reruns", t->reruns);
-        }
+        if (r->has_tiles) ts_tiles_stats_json(j, &r->tiles);
         if (r->verified) {
             ts_json_num(j, "freivalds_error", r->fv_err);
             ts_json_num(j, "freivalds_bound", FREIVALDS_BOUND);
