@@ -24,6 +24,14 @@ size_t ts_prec_size(char prec) {
 
 int ts_prec_is_complex(char prec) { return prec == 'c' || prec == 'z'; }
 
+ts_scalar ts_scalar_of(char prec, double re, double im) {
+    ts_scalar x;
+    memset(&x, 0, sizeof x);
+    if (prec == 's' || prec == 'c') x.f[0] = (float)re, x.f[1] = (float)im;
+    else x.d[0] = re, x.d[1] = im;
+    return x;
+}
+
 // ---- engines ----
 static const char *const engine_names[] = {"auto", "cublas", "tessera", "ref", "cpu", "tiles"};
 #define TS_ENGINE_COUNT ((int)(sizeof engine_names / sizeof engine_names[0]))

@@ -17,6 +17,13 @@ extern "C" {
 // the precision (float, double, float complex as 2 floats, double complex as 2 doubles).
 size_t ts_prec_size(char prec);    // 4, 8, 8, 16; 0 for an unknown letter
 int ts_prec_is_complex(char prec);
+// One scalar of any precision (f for s and c, d for d and z; [1] the imaginary part, which real
+// precisions do not read), as alpha and beta are passed.
+typedef union {
+    float f[2];
+    double d[2];
+} ts_scalar;
+ts_scalar ts_scalar_of(char prec, double re, double im);
 // Op letters: 'N', 'T', 'C' (conjugate transpose; same as 'T' for real precisions).
 
 // Device GEMM engines. The report of every tool names the engine that ran.

@@ -5,8 +5,6 @@
 // each engine is untimed and verified against the original operands by a randomized check with a
 // stated bound (docs/cli-blas3.md), the timed runs follow. With --gemm-ref the tile runtime's own
 // GEMM at n x n x n is measured too and every routine reports its rate against it (vs_gemm).
-#include <cblas.h>
-#include <complex.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -25,6 +23,7 @@
 #include "faces/cli/ts_cli_opts.h"
 #include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
+#include "kernels/ts_l3.h"
 #include "runtime/ts_tiles.h"
 #include "runtime/ts_tiles_l3.h"
 #include "ts_config.h"
@@ -36,23 +35,14 @@
 #define MAX_XT_BLOCKS 4
 #define XT_BLOCK_DEFAULT 4096
 #define MAX_DIM 2147483647LL // CBLAS and cuBLAS take int dimensions
-// Random vectors of the check, and the bound of its scaled error (derivation at check_scale).
+// Random vectors of the check, and the bound of its scaled error (derivation in kernels/cpu/ts_l3_verify.c).
 #define CHECK_NVEC 2
-#define CHECK_BOUND 1.0
-// Rows of one block of the parallel matrix-vector products of the check.
-#define MV_BLOCK 256
-
-typedef double complex zd;
+#define CHECK_BOUND TS_L3_VERIFY_BOUND
 
 // ---------------------------------------------------------------- routines and engines
 
-enum { R_SYMM, R_HEMM, R_SYRK, R_HERK, R_SYR2K, R_HER2K, R_TRMM, R_TRSM, NROUT };
-static const char *const rname[NROUT] = {"symm", "hemm", "syrk", "herk", "syr2k", "her2k", "trmm", "trsm"};
-static int is_herm(int r) { return r == R_HEMM || r == R_HERK || r == R_HER2K; }
-static int is_mm(int r) { return r == R_SYMM || r == R_HEMM; }
-static int is_rk(int r) { return r == R_SYRK || r == R_HERK; }
-static int is_r2k(int r) { return r == R_SYR2K || r == R_HER2K; }
-static int is_tri(int r) { return r == R_TRMM || r == R_TRSM; }
+#define NROUT TS_L3_COUNT
+#define rname(r) ts_l3_name(r)
 
 typedef enum { ENG_TILES, ENG_XT, ENG_CPU } engine_t;
 static const char *const ename[] = {"tiles", "cublasxt", "cpu"};
@@ -173,7 +163,7 @@ static int routine_tok(b3_opts *o, const char *opt, const char *t) {
         return 0;
     }
     for (int r = 0; r < NROUT; r++)
-        if (!strcasecmp(t, rname[r])) {
+        if (!strcasecmp(t, rname(r))) {
             o->routines[r] = 1;
             return 0;
         }
@@ -243,15 +233,15 @@ static int expand_xt(b3_opts *o) {
 
 // trans letters of syrk/syr2k: real N/T/C, complex symmetric N/T, Hermitian N/C.
 static int trans_ok(int r, char prec, char trans) {
-    if (!is_rk(r) && !is_r2k(r)) return 1;
-    if (is_herm(r)) return trans != 'T';
+    if (!ts_l3_is_rk(r) && !ts_l3_is_r2k(r)) return 1;
+    if (ts_l3_is_herm(r)) return trans != 'T';
     return !ts_prec_is_complex(prec) || trans != 'C';
 }
 
 // The (routine, precision) pairs that run: those asked for; `all` leaves out the Hermitian
 // routines in real precisions and the routines that do not take --trans.
 static int routine_runs(const b3_opts *o, int r, char prec) {
-    if (!o->routines[r] || (is_herm(r) && !ts_prec_is_complex(prec))) return 0;
+    if (!o->routines[r] || (ts_l3_is_herm(r) && !ts_prec_is_complex(prec))) return 0;
     return o->routines[r] == 1 || trans_ok(r, prec, o->trans);
 }
 
@@ -262,12 +252,12 @@ static int check_combinations(b3_opts *o) {
             char pr = o->precs[p];
             any |= routine_runs(o, r, pr);
             if (o->routines[r] != 1) continue;
-            if (is_herm(r) && !ts_prec_is_complex(pr))
-                return ts_cli_usage_error(CMD, "--routine %s needs --prec c or z (got %c)", rname[r], pr);
+            if (ts_l3_is_herm(r) && !ts_prec_is_complex(pr))
+                return ts_cli_usage_error(CMD, "--routine %s needs --prec c or z (got %c)", rname(r), pr);
             if (!trans_ok(r, pr, o->trans))
                 return ts_cli_usage_error(CMD, "--trans %c: %s%s takes %s", o->trans,
-                                          ts_prec_is_complex(pr) && !is_herm(r) ? "complex " : "", rname[r],
-                                          is_herm(r) ? "N or C" : "N or T (herk/her2k take C)");
+                                          ts_prec_is_complex(pr) && !ts_l3_is_herm(r) ? "complex " : "", rname(r),
+                                          ts_l3_is_herm(r) ? "N or C" : "N or T (herk/her2k take C)");
         }
     if (!any) return ts_cli_usage_error(CMD, "no routine runs with these options");
     return 0;
@@ -355,74 +345,10 @@ static int parse_args(int argc, char **argv, b3_opts *o) {
 
 // ---------------------------------------------------------------- one problem
 
-typedef union {
-    float f[2];
-    double d[2];
-} scalar;
-
-static scalar make_scalar(char prec, double re, double im) {
-    scalar x;
-    memset(&x, 0, sizeof x);
-    if (prec == 's' || prec == 'c') x.f[0] = (float)re, x.f[1] = (float)im;
-    else x.d[0] = re, x.d[1] = im;
-    return x;
-}
-
-// One routine on one size and precision, with the effective scalars (the real ones of herk and
-// the real beta of her2k, the imaginary part dropped for real precisions) and the operand sizes.
-typedef struct {
-    int r;
-    char prec, side, uplo, trans, diag;
-    int64_t m, n, k;      // symm/trmm/trsm: m x n result; syrk/syr2k: n x n result, inner k
-    int64_t ka;           // order of the symmetric or triangular A (0 for syrk/syr2k)
-    int64_t ra, ca;       // A: rows and columns stored (lda = ra)
-    int64_t rb, cb;       // B (symm, syr2k, trmm/trsm): rows, columns (ldb = rb); 0 x 0 for syrk
-    int64_t rc;           // the result (C, or B of trmm/trsm): rc x n, ldc = rc
-    scalar alpha, beta;   // as passed
-    zd za, zb;            // as used
-    double flops;
-} prob;
+typedef ts_l3_prob prob;
 
 static prob make_prob(const b3_opts *o, int r, char prec, shape_t s) {
-    prob p;
-    memset(&p, 0, sizeof p);
-    int cplx = ts_prec_is_complex(prec);
-    p.r = r, p.prec = prec, p.side = o->side, p.uplo = o->uplo, p.trans = o->trans, p.diag = o->diag;
-    double are = o->alpha[0], aim = cplx && r != R_HERK ? o->alpha[1] : 0;
-    double bre = o->beta[0], bim = cplx && r != R_HERK && r != R_HER2K ? o->beta[1] : 0;
-    p.alpha = make_scalar(prec, are, aim), p.beta = make_scalar(prec, bre, bim);
-    p.za = CMPLX(are, aim), p.zb = CMPLX(bre, bim);
-    if (is_mm(r) || is_tri(r)) {
-        p.m = s.a, p.n = s.b;
-        p.ka = p.side == 'L' ? p.m : p.n;
-        p.ra = p.ca = p.ka;
-        p.rb = p.m, p.cb = p.n;
-        p.rc = p.m;
-        // standard counts: symm 2 m^2 n (side L) / 2 m n^2; trmm and trsm m^2 n / m n^2
-        p.flops = (is_mm(r) ? 2.0 : 1.0) * (double)p.ka * (double)p.m * (double)p.n;
-    } else {
-        p.n = s.a, p.k = s.b;
-        p.ra = p.trans == 'N' ? p.n : p.k;
-        p.ca = p.trans == 'N' ? p.k : p.n;
-        if (is_r2k(r)) p.rb = p.ra, p.cb = p.ca;
-        p.rc = p.n;
-        p.flops = (is_r2k(r) ? 2.0 : 1.0) * (double)p.n * (double)p.n * (double)p.k; // syrk n^2 k, syr2k 2 n^2 k
-    }
-    if (cplx) p.flops *= 4;
-    return p;
-}
-
-static size_t elems_a(const prob *p) { return (size_t)p->ra * (size_t)p->ca; }
-static size_t elems_b(const prob *p) { return (size_t)p->rb * (size_t)p->cb; }
-static size_t elems_c(const prob *p) { return (size_t)p->rc * (size_t)p->n; }
-
-// side, uplo, trans, diag as they apply ('-' where not).
-static void flags_str(const prob *p, char buf[5]) {
-    buf[0] = is_rk(p->r) || is_r2k(p->r) ? '-' : p->side;
-    buf[1] = p->uplo;
-    buf[2] = is_mm(p->r) ? '-' : p->trans;
-    buf[3] = is_tri(p->r) ? p->diag : '-';
-    buf[4] = 0;
+    return ts_l3_prob_make(r, prec, o->side, o->uplo, o->trans, o->diag, s.a, s.b, o->alpha, o->beta);
 }
 
 // ---------------------------------------------------------------- data
@@ -466,7 +392,7 @@ static void copy_bytes(void *dst, const void *src, size_t bytes) {
 // diagonally dominant: well conditioned at any order, and TRSM's solution stays of the size of B.
 static void make_triangular_data(const prob *p, void *A) {
     int cplx = ts_prec_is_complex(p->prec), single = p->prec == 's' || p->prec == 'c';
-    int64_t n = (int64_t)elems_a(p) * (cplx ? 2 : 1);
+    int64_t n = (int64_t)ts_l3_elems_a(p) * (cplx ? 2 : 1);
     double s = 1.0 / (double)p->ka;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
@@ -481,372 +407,10 @@ static void make_triangular_data(const prob *p, void *A) {
 }
 
 static void setup_data(const b3_opts *o, const prob *p, buffers *b) {
-    fill(p->prec, data_key(o->seed, p, 1), b->A, elems_a(p));
-    if (is_tri(p->r)) make_triangular_data(p, b->A);
-    if (elems_b(p)) fill(p->prec, data_key(o->seed, p, 2), b->B, elems_b(p));
-    if (!is_tri(p->r)) fill(p->prec, data_key(o->seed, p, 3), b->C0, elems_c(p));
-}
-
-// ---------------------------------------------------------------- the check's linear algebra
-//
-// Products of one stored matrix (or one triangle of it) with a vector, in double complex
-// arithmetic whatever the precision; with `absval` the moduli of both, which with x = 1 gives the
-// row sums of |op(M)|, i.e. ||op(M)||_inf.
-
-typedef struct {
-    char prec;
-    const void *p;
-    int64_t rows, cols, ld;
-    char region; // 'F' full, 'L' lower triangle, 'U' upper triangle (diagonal included)
-    char dmode;  // diagonal of a triangle: 'S' stored, 'R' real part of it, '1' unit, 'X' left out
-} mat;
-
-static inline zd ld_elem(char prec, const void *p, int64_t i) {
-    switch (prec) {
-    case 's': return ((const float *)p)[i];
-    case 'd': return ((const double *)p)[i];
-    case 'c': { const float *f = (const float *)p + 2 * i; return CMPLX(f[0], f[1]); }
-    default: { const double *d = (const double *)p + 2 * i; return CMPLX(d[0], d[1]); }
-    }
-}
-
-static inline zd mat_elem(const mat *M, int64_t i, int64_t j, int cj, int absval) {
-    zd a;
-    if (i == j && M->region != 'F') {
-        switch (M->dmode) {
-        case '1': a = 1; break;
-        case 'X': a = 0; break;
-        case 'R': a = creal(ld_elem(M->prec, M->p, i + j * M->ld)); break;
-        default: a = ld_elem(M->prec, M->p, i + j * M->ld); break;
-        }
-    } else {
-        a = ld_elem(M->prec, M->p, i + j * M->ld);
-    }
-    if (absval) return cabs(a);
-    return cj ? conj(a) : a;
-}
-
-// ar/ai[0..n) += a[off..off+n) * xj (moduli with absval), one column segment of the matrix.
-static void seg_axpy(char prec, const void *p, int64_t off, int64_t n, zd xj, double *ar, double *ai, int absval) {
-    double xr = absval ? cabs(xj) : creal(xj), xi = absval ? 0 : cimag(xj);
-    switch (prec) {
-    case 's': {
-        const float *a = (const float *)p + off;
-        for (int64_t i = 0; i < n; i++) {
-            double v = absval ? fabs((double)a[i]) : a[i];
-            ar[i] += v * xr, ai[i] += v * xi;
-        }
-        break;
-    }
-    case 'd': {
-        const double *a = (const double *)p + off;
-        for (int64_t i = 0; i < n; i++) {
-            double v = absval ? fabs(a[i]) : a[i];
-            ar[i] += v * xr, ai[i] += v * xi;
-        }
-        break;
-    }
-    default: {
-        const float *af = (const float *)p + 2 * off;
-        const double *ad = (const double *)p + 2 * off;
-        for (int64_t i = 0; i < n; i++) {
-            double re = prec == 'c' ? af[2 * i] : ad[2 * i], im = prec == 'c' ? af[2 * i + 1] : ad[2 * i + 1];
-            if (absval) re = sqrt(re * re + im * im), im = 0;
-            ar[i] += re * xr - im * xi, ai[i] += re * xi + im * xr;
-        }
-        break;
-    }
-    }
-}
-
-// sum over i of a[off+i] (conjugated with cj, moduli with absval) * x[i].
-static zd seg_dot(char prec, const void *p, int64_t off, int64_t n, const zd *x, int cj, int absval) {
-    double sr = 0, si = 0;
-    const double *xd = (const double *)x; // a double complex is two doubles (C11 6.2.5)
-    if (prec == 's' || prec == 'd') {
-        const float *af = (const float *)p + off;
-        const double *ad = (const double *)p + off;
-        for (int64_t i = 0; i < n; i++) {
-            double v = prec == 's' ? af[i] : ad[i];
-            if (absval) sr += fabs(v) * cabs(x[i]);
-            else sr += v * xd[2 * i], si += v * xd[2 * i + 1];
-        }
-        return CMPLX(sr, si);
-    }
-    const float *af = (const float *)p + 2 * off;
-    const double *ad = (const double *)p + 2 * off;
-    double sg = cj ? -1 : 1;
-    for (int64_t i = 0; i < n; i++) {
-        double re = prec == 'c' ? af[2 * i] : ad[2 * i], im = sg * (prec == 'c' ? af[2 * i + 1] : ad[2 * i + 1]);
-        double xr = xd[2 * i], xi = xd[2 * i + 1];
-        if (absval) sr += sqrt(re * re + im * im) * sqrt(xr * xr + xi * xi);
-        else sr += re * xr - im * xi, si += re * xi + im * xr;
-    }
-    return CMPLX(sr, si);
-}
-
-// The rows [lo, hi) of column j of the region, the diagonal apart when the region is a triangle.
-static void col_range(const mat *M, int64_t j, int64_t *lo, int64_t *hi) {
-    if (M->region == 'L' && *lo < j) *lo = j;
-    if (M->region == 'U' && *hi > j + 1) *hi = j + 1;
-}
-
-// y = op(M) x; op 'N' (y: rows, x: cols), 'T' or 'C' (y: cols, x: rows).
-static void mv(const mat *M, char op, const zd *x, zd *y, int absval) {
-    int tri = M->region != 'F';
-    if (op == 'N') {
-#pragma omp parallel for schedule(dynamic)
-        for (int64_t i0 = 0; i0 < M->rows; i0 += MV_BLOCK) {
-            int64_t i1 = i0 + MV_BLOCK < M->rows ? i0 + MV_BLOCK : M->rows;
-            double ar[MV_BLOCK] = {0}, ai[MV_BLOCK] = {0};
-            for (int64_t j = 0; j < M->cols; j++) {
-                int64_t lo = i0, hi = i1;
-                col_range(M, j, &lo, &hi);
-                if (lo >= hi) continue;
-                int64_t base = j * M->ld;
-                if (tri && j >= lo && j < hi) { // the diagonal element by its mode
-                    zd d = mat_elem(M, j, j, 0, absval) * (absval ? cabs(x[j]) : x[j]);
-                    ar[j - i0] += creal(d), ai[j - i0] += cimag(d);
-                    seg_axpy(M->prec, M->p, base + lo, j - lo, x[j], ar + (lo - i0), ai + (lo - i0), absval);
-                    seg_axpy(M->prec, M->p, base + j + 1, hi - j - 1, x[j], ar + (j + 1 - i0), ai + (j + 1 - i0),
-                             absval);
-                } else {
-                    seg_axpy(M->prec, M->p, base + lo, hi - lo, x[j], ar + (lo - i0), ai + (lo - i0), absval);
-                }
-            }
-            for (int64_t i = i0; i < i1; i++) y[i] = CMPLX(ar[i - i0], ai[i - i0]);
-        }
-        return;
-    }
-    int cj = op == 'C';
-#pragma omp parallel for schedule(dynamic, 16)
-    for (int64_t j = 0; j < M->cols; j++) {
-        int64_t lo = 0, hi = M->rows;
-        col_range(M, j, &lo, &hi);
-        int64_t base = j * M->ld;
-        zd s = 0;
-        if (tri && j >= lo && j < hi) {
-            s = mat_elem(M, j, j, cj, absval) * (absval ? cabs(x[j]) : x[j]);
-            s += seg_dot(M->prec, M->p, base + lo, j - lo, x + lo, cj, absval);
-            s += seg_dot(M->prec, M->p, base + j + 1, hi - j - 1, x + j + 1, cj, absval);
-        } else if (hi > lo) {
-            s = seg_dot(M->prec, M->p, base + lo, hi - lo, x + lo, cj, absval);
-        }
-        y[j] = s;
-    }
-}
-
-// y = S x, S the symmetric (herm: Hermitian) matrix whose `uplo` triangle is stored in M.
-static void sym_mv(const mat *M, int herm, const zd *x, zd *y, zd *tmp, int absval) {
-    mat T = *M, O = *M;
-    T.dmode = herm ? 'R' : 'S';
-    O.dmode = 'X';
-    mv(&T, 'N', x, y, absval);
-    mv(&O, herm ? 'C' : 'T', x, tmp, absval);
-    for (int64_t i = 0; i < M->rows; i++) y[i] += tmp[i];
-}
-
-static mat full_mat(char prec, const void *p, int64_t rows, int64_t cols) {
-    return (mat){.prec = prec, .p = p, .rows = rows, .cols = cols, .ld = rows, .region = 'F', .dmode = 'S'};
-}
-
-static mat tri_mat(char prec, const void *p, int64_t n, char uplo, char dmode) {
-    return (mat){.prec = prec, .p = p, .rows = n, .cols = n, .ld = n, .region = uplo, .dmode = dmode};
-}
-
-static double vmax_abs(const zd *v, int64_t n) {
-    double m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = cabs(v[i]);
-        if (!(a <= m)) m = a; // NaN propagates
-    }
-    return m;
-}
-
-// ||op(M)||_inf (op 'N': rows of M; 'T'/'C': its columns).
-static double norm_inf(const mat *M, char op, zd *ones, zd *y) {
-    int64_t len = op == 'N' ? M->cols : M->rows;
-    for (int64_t i = 0; i < len; i++) ones[i] = 1;
-    mv(M, op, ones, y, 1);
-    return vmax_abs(y, op == 'N' ? M->rows : M->cols);
-}
-
-static double sym_norm_inf(const mat *M, int herm, zd *ones, zd *y, zd *tmp) {
-    for (int64_t i = 0; i < M->rows; i++) ones[i] = 1;
-    sym_mv(M, herm, ones, y, tmp, 1);
-    return vmax_abs(y, M->rows);
-}
-
-// op letters of op(A) and of its (conjugate) transpose in syrk/syr2k.
-static void rk_ops(const prob *p, char *first, char *second) {
-    if (p->trans == 'N') *first = 'N', *second = is_herm(p->r) ? 'C' : 'T';
-    else *first = is_herm(p->r) ? 'C' : 'T', *second = 'N';
-}
-
-// Random x with |x_j| in [1/2, 1) (real and imaginary parts so for complex), random signs.
-static void random_vec(uint64_t key, zd *x, int64_t n, int cplx) {
-    for (int64_t i = 0; i < n; i++) {
-        double u = ts_uniform_at(key, (uint64_t)(2 * i)), w = ts_uniform_at(key, (uint64_t)(2 * i + 1));
-        double re = (u < 0 ? -1 : 1) * (0.5 + fabs(u)), im = (w < 0 ? -1 : 1) * (0.5 + fabs(w));
-        x[i] = cplx ? CMPLX(re, im) : re;
-    }
-}
-
-static double unit_roundoff(char prec) { return (prec == 's' || prec == 'c') ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
-
-// ---------------------------------------------------------------- verification
-//
-// For each of CHECK_NVEC random vectors x (length n, the columns of the result) the check computes
-// in double (double complex) arithmetic y from the engine's result and z from the original
-// operands, both O(n^2 + n k):
-//   symm   y = C x,      z = alpha S (B x) + beta C0 x       (side R: alpha B (S x) + beta C0 x)
-//   syrk   y = Csym x,   z = alpha op(A) (op(A)^T x) + beta C0sym x      (herk: ^H)
-//   syr2k  y = Csym x,   z = alpha op(A) (op(B)^T x) + alpha' op(B) (op(A)^T x) + beta C0sym x
-//   trmm   y = B x,      z = alpha op(T) (B0 x)              (side R: alpha B0 (op(T) x))
-//   trsm   y = op(T) (X x),  z = alpha B0 x                  (side R: X (op(T) x))
-// where S, Csym, C0sym are built from the stored `uplo` triangle only (Hermitian: the real part of
-// the diagonal) and T is the `uplo` triangle (unit diagonal with diag U). The scaled error is
-//   err = ||y - z||_inf / (N ||x||_inf ((kk + 2) eps + (2 n + 2 kk + 4) u)),
-// N = |alpha| ||op-operands||_inf products + |beta| ||C0||_inf, and for trsm N = ||op(T)||_inf ||X||_inf
-// (the residual of the computed solution, ||op(T) X - alpha B0|| relative to ||T|| ||X||), kk the
-// length of the inner sums (ka, k, or 2k for syr2k), eps the unit roundoff of the precision and u
-// that of double. As for GEMM (ts_gemm_verify.c), a correct result cannot exceed 1 even with
-// every rounding error of one sign (backward stability of the routines: |E| <= kk eps |op||op|
-// elementwise; TRSM: (T + dT) x = b with |dT| <= ka eps |T|), and random data gives far less. In
-// syrk/syr2k the strict other triangle of C must come back unchanged (compared exactly).
-
-typedef struct {
-    zd *x[CHECK_NVEC], *z[CHECK_NVEC]; // the vectors and the expected products (trsm: alpha B0 x)
-    double scale;                      // N without ||X|| for trsm: ||op(T)||_inf
-    double kk;
-    zd *t1, *t2, *t3;                  // work vectors (length max(m, n, k, ka))
-    int ready;
-} check_ref;
-
-static void check_free(check_ref *cr) {
-    for (int v = 0; v < CHECK_NVEC; v++) free(cr->x[v]), free(cr->z[v]);
-    free(cr->t1), free(cr->t2), free(cr->t3);
-    memset(cr, 0, sizeof *cr);
-}
-
-static int check_alloc(check_ref *cr, const prob *p) {
-    memset(cr, 0, sizeof *cr);
-    int64_t len = p->m > p->n ? p->m : p->n;
-    if (p->k > len) len = p->k;
-    if (p->ka > len) len = p->ka;
-    size_t b = sizeof(zd) * (size_t)len;
-    for (int v = 0; v < CHECK_NVEC; v++) cr->x[v] = malloc(b), cr->z[v] = malloc(b);
-    cr->t1 = malloc(b), cr->t2 = malloc(b), cr->t3 = malloc(b);
-    for (int v = 0; v < CHECK_NVEC; v++)
-        if (!cr->x[v] || !cr->z[v]) goto nomem;
-    if (!cr->t1 || !cr->t2 || !cr->t3) goto nomem;
-    return 0;
-nomem:
-    check_free(cr);
-    return TS_ERROR(TS_ERR_NOMEM, "out of host memory for the check");
-}
-
-static void axpy_to(zd *z, zd a, const zd *u, int64_t n) {
-    for (int64_t i = 0; i < n; i++) z[i] += a * u[i];
-}
-
-// Expected products and the normalization, once per routine, size and precision.
-static int check_prepare(check_ref *cr, const b3_opts *o, const prob *p, const buffers *b) {
-    TS_CHECK(check_alloc(cr, p));
-    char pr = p->prec;
-    int herm = is_herm(p->r), cplx = ts_prec_is_complex(pr);
-    zd *t1 = cr->t1, *t2 = cr->t2, *t3 = cr->t3;
-    for (int v = 0; v < CHECK_NVEC; v++)
-        random_vec(ts_mix64(o->seed ^ 0xc4ec3ULL ^ (uint64_t)v * 7919), cr->x[v], p->n, cplx);
-    double aa = cabs(p->za), ab = cabs(p->zb);
-    if (is_mm(p->r)) {
-        mat S = tri_mat(pr, b->A, p->ka, p->uplo, 'S'), B = full_mat(pr, b->B, p->m, p->n),
-            C0 = full_mat(pr, b->C0, p->m, p->n);
-        for (int v = 0; v < CHECK_NVEC; v++) {
-            zd *z = cr->z[v];
-            if (p->side == 'L') mv(&B, 'N', cr->x[v], t1, 0), sym_mv(&S, herm, t1, t2, t3, 0);
-            else sym_mv(&S, herm, cr->x[v], t1, t3, 0), mv(&B, 'N', t1, t2, 0);
-            mv(&C0, 'N', cr->x[v], z, 0);
-            for (int64_t i = 0; i < p->m; i++) z[i] = p->za * t2[i] + p->zb * z[i];
-        }
-        cr->scale = aa * sym_norm_inf(&S, herm, t1, t2, t3) * norm_inf(&B, 'N', t1, t2) + ab * norm_inf(&C0, 'N', t1, t2);
-        cr->kk = (double)p->ka;
-    } else if (is_rk(p->r) || is_r2k(p->r)) {
-        char f, s;
-        rk_ops(p, &f, &s);
-        mat A = full_mat(pr, b->A, p->ra, p->ca), C0 = tri_mat(pr, b->C0, p->n, p->uplo, 'S');
-        mat B = is_r2k(p->r) ? full_mat(pr, b->B, p->rb, p->cb) : A;
-        zd a2 = herm ? conj(p->za) : p->za;
-        for (int v = 0; v < CHECK_NVEC; v++) {
-            zd *z = cr->z[v];
-            sym_mv(&C0, herm, cr->x[v], z, t3, 0);
-            for (int64_t i = 0; i < p->n; i++) z[i] *= p->zb;
-            mv(&B, s, cr->x[v], t1, 0), mv(&A, f, t1, t2, 0);
-            axpy_to(z, p->za, t2, p->n);
-            if (is_r2k(p->r)) mv(&A, s, cr->x[v], t1, 0), mv(&B, f, t1, t2, 0), axpy_to(z, a2, t2, p->n);
-        }
-        double nA = norm_inf(&A, f, t1, t2), nAt = norm_inf(&A, s, t1, t2);
-        double nB = norm_inf(&B, f, t1, t2), nBt = norm_inf(&B, s, t1, t2);
-        cr->scale = aa * (is_r2k(p->r) ? nA * nBt + nB * nAt : nA * nAt) + ab * sym_norm_inf(&C0, herm, t1, t2, t3);
-        cr->kk = (double)p->k * (is_r2k(p->r) ? 2 : 1);
-    } else {
-        mat T = tri_mat(pr, b->A, p->ka, p->uplo, p->diag == 'U' ? '1' : 'S'), B0 = full_mat(pr, b->B, p->m, p->n);
-        for (int v = 0; v < CHECK_NVEC; v++) {
-            zd *z = cr->z[v];
-            if (p->r == R_TRSM) mv(&B0, 'N', cr->x[v], z, 0);
-            else if (p->side == 'L') mv(&B0, 'N', cr->x[v], t1, 0), mv(&T, p->trans, t1, z, 0);
-            else mv(&T, p->trans, cr->x[v], t1, 0), mv(&B0, 'N', t1, z, 0);
-            for (int64_t i = 0; i < p->m; i++) z[i] *= p->za;
-        }
-        double nT = norm_inf(&T, p->trans, t1, t2);
-        cr->scale = p->r == R_TRSM ? nT : aa * nT * norm_inf(&B0, 'N', t1, t2);
-        cr->kk = (double)p->ka;
-    }
-    cr->ready = 1;
-    return 0;
-}
-
-// 1 if the strict triangle opposite to uplo of the n x n W equals that of C0 bit for bit.
-static int other_triangle_kept(const prob *p, const void *W, const void *C0) {
-    size_t es = ts_prec_size(p->prec);
-    for (int64_t j = 0; j < p->n; j++) {
-        int64_t lo = p->uplo == 'L' ? 0 : j + 1, hi = p->uplo == 'L' ? j : p->n;
-        if (hi > lo && memcmp((const char *)W + (size_t)(lo + j * p->n) * es,
-                              (const char *)C0 + (size_t)(lo + j * p->n) * es, (size_t)(hi - lo) * es))
-            return 0;
-    }
-    return 1;
-}
-
-// The scaled error of the engine's result W (NaN/Inf on non-finite results; Inf when syrk/syr2k
-// wrote outside their triangle).
-static double check_result(const check_ref *cr, const prob *p, const buffers *b, int *outside) {
-    char pr = p->prec;
-    zd *t1 = cr->t1, *t2 = cr->t2, *t3 = cr->t3;
-    double worst = 0, nX = 0;
-    mat W = is_rk(p->r) || is_r2k(p->r) ? tri_mat(pr, b->W, p->n, p->uplo, 'S') : full_mat(pr, b->W, p->m, p->n);
-    mat T = tri_mat(pr, b->A, p->ka, p->uplo, p->diag == 'U' ? '1' : 'S');
-    *outside = 0;
-    if ((is_rk(p->r) || is_r2k(p->r)) && !other_triangle_kept(p, b->W, b->C0)) *outside = 1;
-    if (p->r == R_TRSM) nX = norm_inf(&W, 'N', t1, t2);
-    int64_t rows = p->rc;
-    for (int v = 0; v < CHECK_NVEC; v++) {
-        if (is_rk(p->r) || is_r2k(p->r)) sym_mv(&W, is_herm(p->r), cr->x[v], t2, t3, 0);
-        else if (p->r != R_TRSM) mv(&W, 'N', cr->x[v], t2, 0);
-        else if (p->side == 'L') mv(&W, 'N', cr->x[v], t1, 0), mv(&T, p->trans, t1, t2, 0);
-        else mv(&T, p->trans, cr->x[v], t1, 0), mv(&W, 'N', t1, t2, 0);
-        double d = 0;
-        for (int64_t i = 0; i < rows; i++) {
-            double e = cabs(t2[i] - cr->z[v][i]);
-            if (!(e <= d)) d = e;
-        }
-        double N = p->r == R_TRSM ? cr->scale * nX : cr->scale;
-        double den = N * vmax_abs(cr->x[v], p->n) *
-                     ((cr->kk + 2) * unit_roundoff(pr) + (2.0 * (double)p->n + 2 * cr->kk + 4) * (DBL_EPSILON / 2));
-        double err = den > 0 ? d / den : (d == 0 ? 0 : INFINITY);
-        if (!(err <= worst)) worst = err;
-    }
-    return *outside ? INFINITY : worst;
+    fill(p->prec, data_key(o->seed, p, 1), b->A, ts_l3_elems_a(p));
+    if (ts_l3_is_tri(p->r)) make_triangular_data(p, b->A);
+    if (ts_l3_elems_b(p)) fill(p->prec, data_key(o->seed, p, 2), b->B, ts_l3_elems_b(p));
+    if (!ts_l3_is_tri(p->r)) fill(p->prec, data_key(o->seed, p, 3), b->C0, ts_l3_elems_c(p));
 }
 
 // Test hook: TESSERA_TEST_CORRUPT_BLAS3=1 adds 1e6 to one element of the checked result inside
@@ -856,7 +420,7 @@ static void maybe_corrupt(const prob *p, void *W) {
     if (!v) return;
     int64_t i, j;
     if (!strcmp(v, "1")) i = p->rc / 2, j = p->n / 2;
-    else if (!strcmp(v, "outside") && (is_rk(p->r) || is_r2k(p->r)) && p->n > 1)
+    else if (!strcmp(v, "outside") && (ts_l3_is_rk(p->r) || ts_l3_is_r2k(p->r)) && p->n > 1)
         i = p->uplo == 'L' ? 0 : p->n - 1, j = p->uplo == 'L' ? p->n - 1 : 0;
     else return;
     int64_t idx = (i + j * p->rc) * (ts_prec_is_complex(p->prec) ? 2 : 1);
@@ -898,78 +462,29 @@ typedef struct {
     double done;
 } ctx_t;
 
-static enum CBLAS_SIDE cb_side(char s) { return s == 'L' ? CblasLeft : CblasRight; }
-static enum CBLAS_UPLO cb_uplo(char u) { return u == 'L' ? CblasLower : CblasUpper; }
-static enum CBLAS_TRANSPOSE cb_op(char t) { return t == 'N' ? CblasNoTrans : t == 'T' ? CblasTrans : CblasConjTrans; }
-static enum CBLAS_DIAG cb_diag(char d) { return d == 'U' ? CblasUnit : CblasNonUnit; }
-
-// The CPU BLAS (CBLAS, column-major) on the host operands.
-static int run_cpu(const prob *p, buffers *b) {
-    const void *al = &p->alpha, *be = &p->beta;
-    float fa = p->alpha.f[0], fb = p->beta.f[0];
-    double da = p->alpha.d[0], db = p->beta.d[0];
-    int M = (int)p->m, N = (int)p->n, K = (int)p->k, LA = (int)p->ra, LB = (int)(p->rb ? p->rb : 1), LC = (int)p->rc;
-    enum CBLAS_SIDE sd = cb_side(p->side);
-    enum CBLAS_UPLO ul = cb_uplo(p->uplo);
-    enum CBLAS_TRANSPOSE tr = cb_op(p->trans);
-    enum CBLAS_DIAG dg = cb_diag(p->diag);
-    const enum CBLAS_ORDER L = CblasColMajor;
-    void *A = b->A, *B = b->B, *W = b->W;
-    switch (p->r * 4 + (int)(strchr("sdcz", p->prec) - "sdcz")) {
-    case R_SYMM * 4 + 0: cblas_ssymm(L, sd, ul, M, N, fa, A, LA, B, LB, fb, W, LC); break;
-    case R_SYMM * 4 + 1: cblas_dsymm(L, sd, ul, M, N, da, A, LA, B, LB, db, W, LC); break;
-    case R_SYMM * 4 + 2: cblas_csymm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_SYMM * 4 + 3: cblas_zsymm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_HEMM * 4 + 2: cblas_chemm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_HEMM * 4 + 3: cblas_zhemm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_SYRK * 4 + 0: cblas_ssyrk(L, ul, tr, N, K, fa, A, LA, fb, W, LC); break;
-    case R_SYRK * 4 + 1: cblas_dsyrk(L, ul, tr, N, K, da, A, LA, db, W, LC); break;
-    case R_SYRK * 4 + 2: cblas_csyrk(L, ul, tr, N, K, al, A, LA, be, W, LC); break;
-    case R_SYRK * 4 + 3: cblas_zsyrk(L, ul, tr, N, K, al, A, LA, be, W, LC); break;
-    case R_HERK * 4 + 2: cblas_cherk(L, ul, tr, N, K, fa, A, LA, fb, W, LC); break;
-    case R_HERK * 4 + 3: cblas_zherk(L, ul, tr, N, K, da, A, LA, db, W, LC); break;
-    case R_SYR2K * 4 + 0: cblas_ssyr2k(L, ul, tr, N, K, fa, A, LA, B, LB, fb, W, LC); break;
-    case R_SYR2K * 4 + 1: cblas_dsyr2k(L, ul, tr, N, K, da, A, LA, B, LB, db, W, LC); break;
-    case R_SYR2K * 4 + 2: cblas_csyr2k(L, ul, tr, N, K, al, A, LA, B, LB, be, W, LC); break;
-    case R_SYR2K * 4 + 3: cblas_zsyr2k(L, ul, tr, N, K, al, A, LA, B, LB, be, W, LC); break;
-    case R_HER2K * 4 + 2: cblas_cher2k(L, ul, tr, N, K, al, A, LA, B, LB, fb, W, LC); break;
-    case R_HER2K * 4 + 3: cblas_zher2k(L, ul, tr, N, K, al, A, LA, B, LB, db, W, LC); break;
-    case R_TRMM * 4 + 0: cblas_strmm(L, sd, ul, tr, dg, M, N, fa, A, LA, W, LC); break;
-    case R_TRMM * 4 + 1: cblas_dtrmm(L, sd, ul, tr, dg, M, N, da, A, LA, W, LC); break;
-    case R_TRMM * 4 + 2: cblas_ctrmm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    case R_TRMM * 4 + 3: cblas_ztrmm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    case R_TRSM * 4 + 0: cblas_strsm(L, sd, ul, tr, dg, M, N, fa, A, LA, W, LC); break;
-    case R_TRSM * 4 + 1: cblas_dtrsm(L, sd, ul, tr, dg, M, N, da, A, LA, W, LC); break;
-    case R_TRSM * 4 + 2: cblas_ctrsm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    case R_TRSM * 4 + 3: cblas_ztrsm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    default: TS_RAISE(TS_ERR_ARG, "%s: no %c routine", rname[p->r], p->prec);
-    }
-    return 0;
-}
-
 static int run_tiles(ctx_t *c, const prob *p, buffers *b) {
     const void *al = &p->alpha, *be = &p->beta;
     int64_t lb = p->rb ? p->rb : 1;
     switch (p->r) {
-    case R_SYMM:
+    case TS_L3_SYMM:
         return ts_tiles_symm(c->tiles, p->prec, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be, b->W,
                              p->rc, &c->last);
-    case R_HEMM:
+    case TS_L3_HEMM:
         return ts_tiles_hemm(c->tiles, p->prec, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be, b->W,
                              p->rc, &c->last);
-    case R_SYRK:
+    case TS_L3_SYRK:
         return ts_tiles_syrk(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc,
                              &c->last);
-    case R_HERK:
+    case TS_L3_HERK:
         return ts_tiles_herk(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc,
                              &c->last);
-    case R_SYR2K:
+    case TS_L3_SYR2K:
         return ts_tiles_syr2k(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be, b->W,
                               p->rc, &c->last);
-    case R_HER2K:
+    case TS_L3_HER2K:
         return ts_tiles_her2k(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be, b->W,
                               p->rc, &c->last);
-    case R_TRMM:
+    case TS_L3_TRMM:
         return ts_tiles_trmm(c->tiles, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
                              b->W, p->rc, &c->last);
     default:
@@ -983,16 +498,16 @@ static int run_tiles(ctx_t *c, const prob *p, buffers *b) {
 static int run_xt(ctx_t *c, const prob *p, buffers *b) {
     const void *al = &p->alpha, *be = &p->beta;
     int64_t lb = p->rb ? p->rb : 1;
-    int herm = is_herm(p->r);
-    if (is_mm(p->r))
+    int herm = ts_l3_is_herm(p->r);
+    if (ts_l3_is_mm(p->r))
         return ts_cublasxt_symm(c->xt, p->prec, herm, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be,
                                 b->W, p->rc);
-    if (is_rk(p->r))
+    if (ts_l3_is_rk(p->r))
         return ts_cublasxt_syrk(c->xt, p->prec, herm, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc);
-    if (is_r2k(p->r))
+    if (ts_l3_is_r2k(p->r))
         return ts_cublasxt_syr2k(c->xt, p->prec, herm, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be,
                                  b->W, p->rc);
-    if (p->r == R_TRMM)
+    if (p->r == TS_L3_TRMM)
         return ts_cublasxt_trmm(c->xt, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
                                 b->B, lb, b->W, p->rc);
     return ts_cublasxt_trsm(c->xt, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra, b->W,
@@ -1006,15 +521,15 @@ static int run_xt(ctx_t *c, const prob *p, buffers *b) {
 #endif
 
 static int run_once(ctx_t *c, engine_t e, const prob *p) {
-    if (e == ENG_CPU) return run_cpu(p, &c->buf);
+    if (e == ENG_CPU) return ts_l3_cpu(p, c->buf.A, c->buf.B, c->buf.W);
     if (e == ENG_TILES) return run_tiles(c, p, &c->buf);
     return run_xt(c, p, &c->buf);
 }
 
 // The result buffer back to the inputs: C0 for symm/syrk/syr2k, B0 for trmm/trsm (in place).
 static void reset_result(ctx_t *c, const prob *p) {
-    if (is_tri(p->r)) copy_bytes(c->buf.W, c->buf.B, elems_c(p) * ts_prec_size(p->prec));
-    else copy_bytes(c->buf.W, c->buf.C0, elems_c(p) * ts_prec_size(p->prec));
+    if (ts_l3_is_tri(p->r)) copy_bytes(c->buf.W, c->buf.B, ts_l3_elems_c(p) * ts_prec_size(p->prec));
+    else copy_bytes(c->buf.W, c->buf.C0, ts_l3_elems_c(p) * ts_prec_size(p->prec));
 }
 
 // ---------------------------------------------------------------- rows
@@ -1053,7 +568,7 @@ static void set_rates(row_t *row, double *sec) {
 
 // One engine on one routine: the checked run (untimed, from the original operands), then the
 // warmup and the timed runs on the result of the previous one (as ts_gemm's reps: no reset in between).
-static int run_row(ctx_t *c, const prob *p, const check_ref *cr, row_t *row) {
+static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) {
     b3_opts *o = c->o;
     int pins[3] = {-1, -1, -1};
     if (row->engine == ENG_XT) { // host memory as it is (ts_host_alloc: already page-locked, nothing to do)
@@ -1070,13 +585,13 @@ static int run_row(ctx_t *c, const prob *p, const check_ref *cr, row_t *row) {
         goto out;
     }
     char what[96];
-    snprintf(what, sizeof what, "%s %c %s", rname[p->r], p->prec, ename[row->engine]);
+    snprintf(what, sizeof what, "%s %c %s", rname(p->r), p->prec, ename[row->engine]);
     reset_result(c, p);
     TS_CHECK_GOTO(run_once(c, row->engine, p), rc, out);
     progress(c, p->flops, what);
     if (o->verify) {
         maybe_corrupt(p, c->buf.W);
-        row->error = check_result(cr, p, &c->buf, &row->outside);
+        row->error = ts_l3_verify_error(cr, c->buf.W, &row->outside);
         row->verified = 1;
         row->passed = row->error <= CHECK_BOUND;
     }
@@ -1094,7 +609,7 @@ static int run_row(ctx_t *c, const prob *p, const check_ref *cr, row_t *row) {
     if (row->engine == ENG_TILES) row->has_tiles = 1, row->tiles = c->last;
     if (row->engine == ENG_TILES && o->trace) {
         char path[1024];
-        snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->trace, rname[p->r], p->prec, (long long)p->rc,
+        snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->trace, rname(p->r), p->prec, (long long)p->rc,
                  (long long)p->n);
         if (ts_tiles_trace_write(c->tiles, path) < 0) {
             rc = ts_error_last()->code;
@@ -1112,9 +627,9 @@ out:
 // Freivalds (ts_gemm_verify, bound TS_GEMM_VERIFY_BOUND).
 static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row) {
     b3_opts *o = c->o;
-    scalar al = make_scalar(prec, o->alpha[0], ts_prec_is_complex(prec) ? o->alpha[1] : 0);
-    scalar be = make_scalar(prec, o->beta[0], ts_prec_is_complex(prec) ? o->beta[1] : 0);
-    prob p = {.r = R_SYMM, .prec = prec, .m = n, .n = n, .k = n};
+    ts_scalar al = ts_scalar_of(prec, o->alpha[0], ts_prec_is_complex(prec) ? o->alpha[1] : 0);
+    ts_scalar be = ts_scalar_of(prec, o->beta[0], ts_prec_is_complex(prec) ? o->beta[1] : 0);
+    prob p = {.r = TS_L3_SYMM, .prec = prec, .m = n, .n = n, .k = n};
     size_t es = ts_prec_size(prec), bytes = (size_t)n * (size_t)n * es;
     uint64_t key = data_key(o->seed ^ 0x6e33ULL, &p, 0);
     fill(prec, key + 1, c->buf.A, (size_t)n * (size_t)n);
@@ -1173,7 +688,7 @@ static void print_row(ctx_t *c, const row_t *r) {
         snprintf(err, sizeof err, "%.2e", r->error);
         snprintf(bnd, sizeof bnd, "%.0f", r->r < 0 ? TS_GEMM_VERIFY_BOUND : CHECK_BOUND);
     }
-    const char *rn = r->r < 0 ? "gemm" : rname[r->r];
+    const char *rn = r->r < 0 ? "gemm" : rname(r->r);
     if (r->failed) {
         fprintf(c->out, "%-6s %-2c %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", rn, r->prec, size, r->flags,
                 eng, "-", "-", "-", "-", "-", "-", "-", check);
@@ -1212,8 +727,8 @@ static void write_json(ctx_t *c, ts_json *j) {
             ts_json_str(j, "transa", "N"), ts_json_str(j, "transb", "N");
         } else {
             char s1[2] = {r->flags[0], 0}, s2[2] = {r->flags[1], 0}, s3[2] = {r->flags[2], 0}, s4[2] = {r->flags[3], 0};
-            ts_json_str(j, "routine", rname[r->r]);
-            if (is_rk(r->r) || is_r2k(r->r)) ts_json_int(j, "n", r->shape.a), ts_json_int(j, "k", r->shape.b);
+            ts_json_str(j, "routine", rname(r->r));
+            if (ts_l3_is_rk(r->r) || ts_l3_is_r2k(r->r)) ts_json_int(j, "n", r->shape.a), ts_json_int(j, "k", r->shape.b);
             else ts_json_int(j, "m", r->shape.a), ts_json_int(j, "n", r->shape.b);
             if (s1[0] != '-') ts_json_str(j, "side", s1);
             ts_json_str(j, "uplo", s2);
@@ -1222,7 +737,7 @@ static void write_json(ctx_t *c, ts_json *j) {
         }
         ts_json_end_object(j);
         ts_json_begin_object(j, "extra");
-        ts_json_str(j, "routine", r->r < 0 ? "gemm" : rname[r->r]);
+        ts_json_str(j, "routine", r->r < 0 ? "gemm" : rname(r->r));
         ts_json_num(j, "flops", r->flops);
         if (r->r < 0) ts_json_bool(j, "gemm_ref", 1);
         if (r->engine == ENG_XT) ts_json_int(j, "xt_block", r->xt_block);
@@ -1257,7 +772,7 @@ static void buffer_bytes(const b3_opts *o, shape_t s, char prec, size_t bytes[4]
     for (int r = 0; r < NROUT; r++) {
         if (!routine_runs(o, r, prec)) continue;
         prob p = make_prob(o, r, prec, s);
-        size_t e[4] = {elems_a(&p), elems_b(&p), is_tri(r) ? 0 : elems_c(&p), elems_c(&p)};
+        size_t e[4] = {ts_l3_elems_a(&p), ts_l3_elems_b(&p), ts_l3_is_tri(r) ? 0 : ts_l3_elems_c(&p), ts_l3_elems_c(&p)};
         for (int q = 0; q < 4; q++)
             if (e[q] * es > bytes[q]) bytes[q] = e[q] * es;
     }
@@ -1364,28 +879,28 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
         if (!routine_runs(o, r, prec)) continue;
         prob p = make_prob(o, r, prec, s);
         setup_data(o, &p, &c->buf);
-        check_ref cr;
-        memset(&cr, 0, sizeof cr);
-        if (o->verify && check_prepare(&cr, o, &p, &c->buf) < 0) return ts_error_last()->code;
+        ts_l3_verify *cr = NULL;
+        if (o->verify && ts_l3_verify_prepare(&p, c->buf.A, c->buf.B, c->buf.C0, CHECK_NVEC, o->seed, &cr) < 0)
+            return ts_error_last()->code;
         int first = c->nrows;
         for (int e = 0; e < o->nengines; e++) {
             row_t *row = new_row(c);
             if (!row) {
-                check_free(&cr);
+                ts_l3_verify_free(cr);
                 return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
             }
             row->r = r, row->prec = prec, row->shape = s, row->engine = o->engines[e];
             row->xt_block = o->xt_block[e], row->reps = o->reps, row->flops = p.flops;
-            flags_str(&p, row->flags);
-            if (run_row(c, &p, &cr, row) < 0) {
+            ts_l3_flags(&p, row->flags);
+            if (run_row(c, &p, cr, row) < 0) {
                 char what[64];
-                snprintf(what, sizeof what, "%s %c %s", rname[r], prec, ename[row->engine]);
+                snprintf(what, sizeof what, "%s %c %s", rname(r), prec, ename[row->engine]);
                 row_failed(c, row, what, worst);
             } else if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) {
                 *worst = TS_EXIT_CHECK;
             }
         }
-        check_free(&cr);
+        ts_l3_verify_free(cr);
         row_t *base = &c->rows[first];
         for (int i = first; i < c->nrows; i++) {
             row_t *q = &c->rows[i];
