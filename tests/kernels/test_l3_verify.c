@@ -1,5 +1,5 @@
 // test_l3_verify.c: the Level-3 routines on the CPU BLAS (ts_l3_cpu) pass their randomized check (ts_l3_verify) in
-// every precision and variant, and a wrong element or a write outside syrk's triangle fails it.
+// every precision and variant, and a wrong element, a NaN, or a write outside syrk's triangle fails it.
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -91,7 +91,7 @@ static void test_every_routine_passes_and_catches_one_element(void **state) {
         }
 }
 
-static void test_outside_fails(void **state) {
+static void test_nan_and_outside_fail(void **state) {
     (void)state;
     const double one[2] = {1, 0};
     ts_l3_prob p = ts_l3_prob_make(TS_L3_SYRK, 'd', 'L', 'L', 'N', 'N', 24, 16, one, one);
@@ -106,6 +106,14 @@ static void test_outside_fails(void **state) {
     ((double *)b.W)[0 + 23 * 24] += 1e-3; // row 0, column 23: the strict upper triangle, not syrk's to write
     assert_true(isinf(ts_l3_verify_error(v, b.W, &outside)));
     assert_int_equal(outside, 1);
+    // A NaN anywhere in the defined part fails, also when finite rows follow it.
+    ((double *)b.W)[0 + 23 * 24] = ((double *)b.C0)[0 + 23 * 24];
+    for (int64_t i = 0; i < 24; i += 7) {
+        double keep = ((double *)b.W)[i + 0 * 24];
+        ((double *)b.W)[i + 0 * 24] = NAN;
+        assert_false(ts_l3_verify_error(v, b.W, &outside) <= TS_L3_VERIFY_BOUND);
+        ((double *)b.W)[i + 0 * 24] = keep;
+    }
     ts_l3_verify_free(v);
     free_data(&b);
 }
@@ -136,7 +144,7 @@ static void test_sizes_flags_and_arguments(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_routine_passes_and_catches_one_element),
-        cmocka_unit_test(test_outside_fails),
+        cmocka_unit_test(test_nan_and_outside_fail),
         cmocka_unit_test(test_sizes_flags_and_arguments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -181,11 +181,15 @@ static mat tri_mat(char prec, const void *p, int64_t n, char uplo, char dmode) {
     return (mat){.prec = prec, .p = p, .rows = n, .cols = n, .ld = n, .region = uplo, .dmode = dmode};
 }
 
+// The larger of a and b, NaN when either is: a NaN once seen stays (a plain !(x <= max) test would
+// let the next finite element replace it, and a result with a NaN could pass).
+static double worse(double a, double b) { return a != a || b != b ? NAN : a > b ? a : b; }
+
 static double vmax_abs(const zd *v, int64_t n) {
     double m = 0;
     for (int64_t i = 0; i < n; i++) {
         double a = cabs(v[i]);
-        if (!(a <= m)) m = a; // NaN propagates
+        m = worse(m, a);
     }
     return m;
 }
@@ -385,13 +389,13 @@ double ts_l3_verify_error(const ts_l3_verify *cr, const void *W0, int *outside) 
         double d = 0;
         for (int64_t i = 0; i < rows; i++) {
             double e = cabs(t2[i] - cr->z[v][i]);
-            if (!(e <= d)) d = e;
+            d = worse(d, e);
         }
         double N = p->r == TS_L3_TRSM ? cr->scale * nX : cr->scale;
         double den = N * vmax_abs(cr->x[v], p->n) *
                      ((cr->kk + 2) * unit_roundoff(pr) + (2.0 * (double)p->n + 2 * cr->kk + 4) * (DBL_EPSILON / 2));
         double err = den > 0 ? d / den : (d == 0 ? 0 : INFINITY);
-        if (!(err <= worst)) worst = err;
+        worst = worse(worst, err);
     }
     return *outside ? INFINITY : worst;
 }
