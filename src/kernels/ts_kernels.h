@@ -26,16 +26,18 @@ typedef union {
 ts_scalar ts_scalar_of(char prec, double re, double im);
 // Op letters: 'N', 'T', 'C' (conjugate transpose; same as 'T' for real precisions).
 
-// Device GEMM engines. The report of every tool names the engine that ran.
+// GEMM engines of the kernels layer: what runs on one device stream (ts_dev_gemm) or the CPU. The
+// report of every tool names the engine that ran. The runtime adds the engines over a whole device
+// set with host operands (tiles, cublasxt) after these values (runtime/ts_engines.h), with the
+// names of its own; ts_engine_name and ts_engine_parse know the ones here.
 typedef enum {
     TS_ENGINE_AUTO = 0,   // the fastest available on the stream's device
     TS_ENGINE_CUBLAS,     // cuBLAS (CUDA devices)
     TS_ENGINE_TESSERA,    // our own kernels (CUDA devices; elsewhere TS_ERR_UNSUPPORTED)
     TS_ENGINE_REF,        // CPU reference kernel (simulated devices; the sim's "device code")
     TS_ENGINE_CPU,        // the CPU BLAS on host memory (no device)
-    TS_ENGINE_TILES,      // the tile runtime (host-resident operands; ts_tiles_gemm, not one stream)
 } ts_engine;
-const char *ts_engine_name(ts_engine e);           // "auto", "cublas", "tessera", "ref", "cpu", "tiles"
+const char *ts_engine_name(ts_engine e);           // "auto", "cublas", "tessera", "ref", "cpu"; else "unknown"
 int ts_engine_parse(const char *s, ts_engine *out); // TS_ERR_ARG naming the value and the choices
 
 // ---- CPU, host memory ----

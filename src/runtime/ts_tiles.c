@@ -100,8 +100,8 @@ static int check_opts(const ts_tiles_opts *o) {
     if (o->keep_pins < 0 || o->keep_pins > TL_PINS_MAX - 3)
         TS_RAISE(TS_ERR_ARG, "ts_tiles: keep_pins %d out of range 0..%d", o->keep_pins, TL_PINS_MAX - 3);
     // (cpu is allowed: on simulated devices it is the CPU BLAS standing in as device code)
-    if (o->engine == TS_ENGINE_TILES)
-        TS_RAISE(TS_ERR_ARG, "ts_tiles: engine 'tiles' is not a device GEMM engine");
+    if (ts_engine_is_set_wide(o->engine))
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: engine '%s' is not a device GEMM engine", ts_engines_name(o->engine));
     return 0;
 }
 

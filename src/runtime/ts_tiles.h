@@ -17,6 +17,7 @@
 #include "core/ts_json.h"
 #include "device/ts_device.h"
 #include "kernels/ts_kernels.h"
+#include "runtime/ts_engines.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -62,7 +63,7 @@ typedef struct {
 int ts_tiles_opts_init(ts_tiles_opts *o);
 
 // What one call did. Bytes are what the runtime moved (packed tile bytes).
-typedef struct {
+typedef struct ts_tiles_stats {
     double seconds;                      // wall time of the call
     int64_t tile;                        // T used
     int64_t tiles;                       // C tiles (tasks) of the call

@@ -21,9 +21,9 @@
 #include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_cli_opts.h"
-#include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
 #include "kernels/ts_l3.h"
+#include "runtime/ts_engines.h"
 #include "runtime/ts_tiles.h"
 #include "runtime/ts_tiles_l3.h"
 #include "ts_config.h"
@@ -44,27 +44,6 @@
 #define NROUT TS_L3_COUNT
 #define rname(r) ts_l3_name(r)
 
-typedef enum { ENG_TILES, ENG_XT, ENG_CPU } engine_t;
-static const char *const ename[] = {"tiles", "cublasxt", "cpu"};
-
-// cuBLASXt glue: the library entry points exist only in CUDA builds.
-#if TS_HAVE_CUDA
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) { return ts_cublasxt_create(devs, xt); }
-static int xt_block(ts_cublasxt *xt, int block) { return ts_cublasxt_set_block(xt, block); }
-static void xt_close(ts_cublasxt *xt) { ts_cublasxt_destroy(xt); }
-#else
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) {
-    (void)devs;
-    *xt = NULL;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static int xt_block(ts_cublasxt *xt, int block) {
-    (void)xt, (void)block;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static void xt_close(ts_cublasxt *xt) { (void)xt; }
-#endif
-
 // ---------------------------------------------------------------- options
 
 typedef struct {
@@ -79,7 +58,7 @@ typedef struct {
     int nprecs;
     char side, uplo, trans, diag;
     double alpha[2], beta[2];
-    engine_t engines[MAX_ENGINES];
+    ts_engine engines[MAX_ENGINES];
     int xt_block[MAX_ENGINES];
     int nengines;
     int xt_blocks[MAX_XT_BLOCKS], nxt_blocks;
@@ -180,12 +159,10 @@ static int prec_tok(b3_opts *o, const char *opt, const char *t) {
     return 0;
 }
 
-static int engine_tok(b3_opts *o, const char *opt, const char *t) {
-    engine_t e;
-    if (!strcasecmp(t, "tiles")) e = ENG_TILES;
-    else if (!strcasecmp(t, "cublasxt")) e = ENG_XT;
-    else if (!strcasecmp(t, "cpu")) e = ENG_CPU;
-    else return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose tiles, cublasxt or cpu)", opt, t);
+static int ts_engineok(b3_opts *o, const char *opt, const char *t) {
+    ts_engine e;
+    if (ts_engines_parse(t, &e) < 0 || (e != TS_ENGINE_TILES && e != TS_ENGINE_CUBLASXT && e != TS_ENGINE_CPU))
+        return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose tiles, cublasxt or cpu)", opt, t);
     if (o->nengines >= MAX_ENGINES) return ts_cli_usage_error(CMD, "%s: too many engines", opt);
     o->engines[o->nengines++] = e;
     return 0;
@@ -217,12 +194,12 @@ static int parse_scalar(const char *opt, const char *s, double v[2]) {
 // One cublasxt entry per --xt-block value (each its own row).
 static int expand_xt(b3_opts *o) {
     if (o->nxt_blocks == 0) o->xt_blocks[o->nxt_blocks++] = XT_BLOCK_DEFAULT;
-    engine_t e[MAX_ENGINES];
+    ts_engine e[MAX_ENGINES];
     int blk[MAX_ENGINES], n = 0;
     for (int i = 0; i < o->nengines; i++)
-        for (int q = 0; q < (o->engines[i] == ENG_XT ? o->nxt_blocks : 1); q++) {
+        for (int q = 0; q < (o->engines[i] == TS_ENGINE_CUBLASXT ? o->nxt_blocks : 1); q++) {
             if (n == MAX_ENGINES) return ts_cli_usage_error(CMD, "--engine: too many engines (with --xt-block)");
-            e[n] = o->engines[i], blk[n] = o->engines[i] == ENG_XT ? o->xt_blocks[q] : 0;
+            e[n] = o->engines[i], blk[n] = o->engines[i] == TS_ENGINE_CUBLASXT ? o->xt_blocks[q] : 0;
             n++;
         }
     memcpy(o->engines, e, sizeof e[0] * (size_t)n);
@@ -303,7 +280,7 @@ static int parse_args(int argc, char **argv, b3_opts *o) {
         } else if (VALUE("--beta", NULL)) {
             if (r < 0 || parse_scalar("--beta", v, o->beta)) return TS_EXIT_USAGE;
         } else if (VALUE("--engine", "-e")) {
-            if (r < 0 || each_token(o, "--engine", v, engine_tok)) return TS_EXIT_USAGE;
+            if (r < 0 || each_token(o, "--engine", v, ts_engineok)) return TS_EXIT_USAGE;
         } else if (VALUE("--xt-block", NULL)) {
             int64_t b[MAX_XT_BLOCKS + 1];
             int nb = 0;
@@ -435,7 +412,7 @@ typedef struct {
     char prec;
     shape_t shape;
     char flags[5];
-    engine_t engine;
+    ts_engine engine;
     int xt_block;
     int reps;
     ts_stats sec;
@@ -450,8 +427,8 @@ typedef struct {
 typedef struct {
     b3_opts *o;
     ts_devset *devs;
+    ts_engines *eng; // tiles and cublasxt, opened over every device of the set
     ts_tiles *tiles;
-    ts_cublasxt *xt;
     ts_tiles_stats last;
     buffers buf;
     row_t *rows;
@@ -462,68 +439,8 @@ typedef struct {
     double done;
 } ctx_t;
 
-static int run_tiles(ctx_t *c, const prob *p, buffers *b) {
-    const void *al = &p->alpha, *be = &p->beta;
-    int64_t lb = p->rb ? p->rb : 1;
-    switch (p->r) {
-    case TS_L3_SYMM:
-        return ts_tiles_symm(c->tiles, p->prec, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be, b->W,
-                             p->rc, &c->last);
-    case TS_L3_HEMM:
-        return ts_tiles_hemm(c->tiles, p->prec, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be, b->W,
-                             p->rc, &c->last);
-    case TS_L3_SYRK:
-        return ts_tiles_syrk(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc,
-                             &c->last);
-    case TS_L3_HERK:
-        return ts_tiles_herk(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc,
-                             &c->last);
-    case TS_L3_SYR2K:
-        return ts_tiles_syr2k(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be, b->W,
-                              p->rc, &c->last);
-    case TS_L3_HER2K:
-        return ts_tiles_her2k(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be, b->W,
-                              p->rc, &c->last);
-    case TS_L3_TRMM:
-        return ts_tiles_trmm(c->tiles, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
-                             b->W, p->rc, &c->last);
-    default:
-        return ts_tiles_trsm(c->tiles, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
-                             b->W, p->rc, &c->last);
-    }
-}
-
-#if TS_HAVE_CUDA
-// cuBLASXt; its TRMM is out of place: W = alpha op(A) B0 from the untouched B0.
-static int run_xt(ctx_t *c, const prob *p, buffers *b) {
-    const void *al = &p->alpha, *be = &p->beta;
-    int64_t lb = p->rb ? p->rb : 1;
-    int herm = ts_l3_is_herm(p->r);
-    if (ts_l3_is_mm(p->r))
-        return ts_cublasxt_symm(c->xt, p->prec, herm, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be,
-                                b->W, p->rc);
-    if (ts_l3_is_rk(p->r))
-        return ts_cublasxt_syrk(c->xt, p->prec, herm, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc);
-    if (ts_l3_is_r2k(p->r))
-        return ts_cublasxt_syr2k(c->xt, p->prec, herm, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be,
-                                 b->W, p->rc);
-    if (p->r == TS_L3_TRMM)
-        return ts_cublasxt_trmm(c->xt, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
-                                b->B, lb, b->W, p->rc);
-    return ts_cublasxt_trsm(c->xt, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra, b->W,
-                            p->rc);
-}
-#else
-static int run_xt(ctx_t *c, const prob *p, buffers *b) {
-    (void)c, (void)p, (void)b;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-#endif
-
-static int run_once(ctx_t *c, engine_t e, const prob *p) {
-    if (e == ENG_CPU) return ts_l3_cpu(p, c->buf.A, c->buf.B, c->buf.W);
-    if (e == ENG_TILES) return run_tiles(c, p, &c->buf);
-    return run_xt(c, p, &c->buf);
+static int run_once(ctx_t *c, ts_engine e, const prob *p) {
+    return ts_engines_l3(c->eng, e, p, c->buf.A, c->buf.B, c->buf.W, &c->last);
 }
 
 // The result buffer back to the inputs: C0 for symm/syrk/syr2k, B0 for trmm/trsm (in place).
@@ -571,8 +488,8 @@ static void set_rates(row_t *row, double *sec) {
 static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) {
     b3_opts *o = c->o;
     int pins[3] = {-1, -1, -1};
-    if (row->engine == ENG_XT) { // host memory as it is (ts_host_alloc: already page-locked, nothing to do)
-        TS_CHECK(xt_block(c->xt, row->xt_block));
+    if (row->engine == TS_ENGINE_CUBLASXT) { // host memory as it is (ts_host_alloc: already page-locked, nothing to do)
+        TS_CHECK(ts_engines_set_xt_block(c->eng, row->xt_block));
         void *bufs[3] = {c->buf.A, c->buf.B, c->buf.W};
         size_t bytes[3] = {c->buf.bytes[0], c->buf.bytes[1], c->buf.bytes[3]};
         for (int q = 0; q < 3; q++)
@@ -585,7 +502,7 @@ static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) 
         goto out;
     }
     char what[96];
-    snprintf(what, sizeof what, "%s %c %s", rname(p->r), p->prec, ename[row->engine]);
+    snprintf(what, sizeof what, "%s %c %s", rname(p->r), p->prec, ts_engines_name(row->engine));
     reset_result(c, p);
     TS_CHECK_GOTO(run_once(c, row->engine, p), rc, out);
     progress(c, p->flops, what);
@@ -606,8 +523,8 @@ static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) 
         progress(c, p->flops, what);
     }
     set_rates(row, sec);
-    if (row->engine == ENG_TILES) row->has_tiles = 1, row->tiles = c->last;
-    if (row->engine == ENG_TILES && o->trace) {
+    if (row->engine == TS_ENGINE_TILES) row->has_tiles = 1, row->tiles = c->last;
+    if (row->engine == TS_ENGINE_TILES && o->trace) {
         char path[1024];
         snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->trace, rname(p->r), p->prec, (long long)p->rc,
                  (long long)p->n);
@@ -639,7 +556,9 @@ static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row) {
     double *sec = malloc(sizeof(double) * (size_t)row->reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     int rc = 0;
-#define GEMM_ONCE ts_tiles_gemm(c->tiles, prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be, c->buf.W, n, &c->last)
+#define GEMM_ONCE                                                                                                      \
+    ts_engines_gemm(c->eng, NULL, TS_ENGINE_TILES, prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be,        \
+                    c->buf.W, n, &c->last)
     TS_CHECK_GOTO(GEMM_ONCE, rc, out);
     progress(c, row->flops, "gemm reference");
     if (o->verify) {
@@ -680,8 +599,8 @@ static void print_row(ctx_t *c, const row_t *r) {
     if (r->r < 0) snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)r->shape.a, (long long)r->shape.a,
                            (long long)r->shape.a);
     else snprintf(size, sizeof size, "%lldx%lld", (long long)r->shape.a, (long long)r->shape.b);
-    if (r->engine == ENG_XT) snprintf(eng, sizeof eng, "cublasxt:%d", r->xt_block);
-    else snprintf(eng, sizeof eng, "%s", ename[r->engine]);
+    if (r->engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->xt_block);
+    else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->engine));
     if (r->ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->ratio);
     if (r->vs_gemm > 0) snprintf(vsg, sizeof vsg, "%.2fx", r->vs_gemm);
     if (r->verified) {
@@ -714,7 +633,7 @@ static void write_json(ctx_t *c, ts_json *j) {
         const row_t *r = &c->rows[i];
         if (r->failed) continue;
         ts_result_common rc = {
-            .bench = r->r < 0 ? "gemm" : "blas3", .engine = ename[r->engine], .precision = r->prec, .where = "host",
+            .bench = r->r < 0 ? "gemm" : "blas3", .engine = ts_engines_name(r->engine), .precision = r->prec, .where = "host",
             .reps = r->reps, .sec_median = r->sec.median, .sec_min = r->sec.min, .sec_max = r->sec.max,
             .tf_median = r->tf_med, .tf_min = r->tf_min, .tf_max = r->tf_max, .verified = r->verified,
             .error = r->verified ? r->error : NAN,
@@ -740,7 +659,7 @@ static void write_json(ctx_t *c, ts_json *j) {
         ts_json_str(j, "routine", r->r < 0 ? "gemm" : rname(r->r));
         ts_json_num(j, "flops", r->flops);
         if (r->r < 0) ts_json_bool(j, "gemm_ref", 1);
-        if (r->engine == ENG_XT) ts_json_int(j, "xt_block", r->xt_block);
+        if (r->engine == TS_ENGINE_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
         ts_json_int(j, "warmup", o->warmup);
         if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
         if (r->vs_gemm > 0) ts_json_num(j, "vs_gemm", r->vs_gemm);
@@ -810,31 +729,31 @@ static int check_memory(ctx_t *c) {
 
 static int open_engines(ctx_t *c) {
     b3_opts *o = c->o;
-    int ndev = ts_devset_count(c->devs), need_tiles = o->gemm_ref;
-    for (int i = 0; i < o->nengines; i++) {
-        if (o->engines[i] == ENG_TILES) need_tiles = 1;
-        if (o->engines[i] != ENG_XT || c->xt) continue;
-        if (ndev == 0 || ts_devset_backend(c->devs) != TS_BACKEND_CUDA)
-            return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s",
-                                      !TS_HAVE_CUDA ? "this build has no CUDA backend"
-                                      : ndev ? "the devices are simulated (cuBLASXt needs GPUs)" : "no GPU found");
-        if (xt_open(c->devs, &c->xt) < 0)
-            return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s", ts_error_string());
-    }
-    if (!need_tiles) return 0;
-    if (ndev == 0)
-        return ts_cli_usage_error(CMD, "%s: not available: no devices are open (%s)",
-                                  o->gemm_ref ? "--gemm-ref (the tile runtime)" : "--engine tiles",
-                                  ts_cuda_available() ? "no GPU found"
-                                                      : "this build has no CUDA backend; TESSERA_SIM_DEVICES for "
-                                                        "simulated ones");
-    ts_tiles_opts to;
-    if (ts_tiles_opts_init(&to) < 0) return ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
-    to.trace = o->trace != NULL;
-    if (ts_tiles_create(c->devs, &to, &c->tiles) < 0) {
+    int need_tiles = o->gemm_ref;
+    if (ts_engines_create(c->devs, &c->eng) < 0) {
         ts_cli_errorf(CMD, "%s", ts_error_string());
         return TS_EXIT_RUNTIME;
     }
+    for (int i = 0; i < o->nengines; i++) {
+        if (o->engines[i] == TS_ENGINE_TILES) need_tiles = 1;
+        if (o->engines[i] != TS_ENGINE_CUBLASXT) continue;
+        const char *why = ts_engines_unavailable(c->devs, o->engines[i]);
+        if (why) return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s", why);
+        if (ts_engines_open(c->eng, o->engines[i], 0) < 0)
+            return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s", ts_error_string());
+    }
+    if (!need_tiles) return 0;
+    const char *why = ts_engines_unavailable(c->devs, TS_ENGINE_TILES);
+    if (why)
+        return ts_cli_usage_error(CMD, "%s: not available: %s",
+                                  o->gemm_ref ? "--gemm-ref (the tile runtime)" : "--engine tiles", why);
+    int r = ts_engines_open(c->eng, TS_ENGINE_TILES, o->trace != NULL);
+    if (r == TS_ERR_PARSE) return ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
+    if (r < 0) {
+        ts_cli_errorf(CMD, "%s", ts_error_string());
+        return TS_EXIT_RUNTIME;
+    }
+    c->tiles = ts_engines_tiles(c->eng);
     return 0;
 }
 
@@ -866,7 +785,7 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
     if (o->gemm_ref) {
         row_t *row = new_row(c);
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-        row->r = -1, row->prec = prec, row->shape = s, row->engine = ENG_TILES, row->reps = o->reps;
+        row->r = -1, row->prec = prec, row->shape = s, row->engine = TS_ENGINE_TILES, row->reps = o->reps;
         strcpy(row->flags, "NN");
         row->flops = 2.0 * (double)s.a * (double)s.a * (double)s.a * (ts_prec_is_complex(prec) ? 4 : 1);
         if (run_gemm_ref(c, prec, s.a, row) < 0) row_failed(c, row, "gemm reference", worst);
@@ -894,7 +813,7 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
             ts_l3_flags(&p, row->flags);
             if (run_row(c, &p, cr, row) < 0) {
                 char what[64];
-                snprintf(what, sizeof what, "%s %c %s", rname(r), prec, ename[row->engine]);
+                snprintf(what, sizeof what, "%s %c %s", rname(r), prec, ts_engines_name(row->engine));
                 row_failed(c, row, what, worst);
             } else if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) {
                 *worst = TS_EXIT_CHECK;
@@ -953,7 +872,7 @@ int ts_cmd_blas3(int argc, char **argv) {
     const int open_rc = ts_cli_open_devices(CMD, &c.devs);
     if (open_rc < 0) return ts_cli_exit_of(open_rc);
     if (o.nengines == 0) {
-        o.engines[o.nengines++] = ts_devset_count(c.devs) > 0 ? ENG_TILES : ENG_CPU;
+        o.engines[o.nengines++] = ts_devset_count(c.devs) > 0 ? TS_ENGINE_TILES : TS_ENGINE_CPU;
         o.xt_block[0] = 0;
     }
     if ((rc = open_engines(&c))) goto out;
@@ -988,8 +907,7 @@ int ts_cmd_blas3(int argc, char **argv) {
     if (!rc) rc = worst;
 out:
     free_buffers(&c);
-    ts_tiles_destroy(c.tiles);
-    xt_close(c.xt);
+    ts_engines_destroy(c.eng);
     ts_devset_close(c.devs);
     free(c.rows);
     return rc;

@@ -16,8 +16,8 @@
 #include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_cli_opts.h"
-#include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
+#include "runtime/ts_engines.h"
 #include "runtime/ts_tiles.h"
 #include "ts_config.h"
 
@@ -26,39 +26,8 @@
 #define MAX_PRECS 4
 #define MAX_OPS 16
 #define MAX_ENGINES 8
-// The cuBLASXt baseline is an engine of this command only (host operands over every CUDA device);
-// it is not a ts_engine of the kernels layer, so it gets a value outside that enum.
-#define ENG_CUBLASXT ((ts_engine)64)
 #define XT_BLOCK_DEFAULT 4096
 #define MAX_XT_BLOCKS 4
-
-static const char *eng_name(ts_engine e) { return e == ENG_CUBLASXT ? "cublasxt" : ts_engine_name(e); }
-
-// cuBLASXt glue: the library entry points exist only in CUDA builds.
-#if TS_HAVE_CUDA
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) { return ts_cublasxt_create(devs, xt); }
-static int xt_gemm(ts_cublasxt *xt, int block, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
-                   const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
-                   void *C, int64_t ldc) {
-    TS_CHECK(ts_cublasxt_set_block(xt, block));
-    return ts_cublasxt_gemm(xt, prec, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-static void xt_close(ts_cublasxt *xt) { ts_cublasxt_destroy(xt); }
-#else
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) {
-    (void)devs;
-    *xt = NULL;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static int xt_gemm(ts_cublasxt *xt, int block, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
-                   const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
-                   void *C, int64_t ldc) {
-    (void)xt, (void)block, (void)prec, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A;
-    (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static void xt_close(ts_cublasxt *xt) { (void)xt; }
-#endif
 #define MAX_DIM 2147483647LL // cuBLAS takes int dimensions
 
 // Full recomputation with the reference kernel is done when m*n*k is at most this.
@@ -150,8 +119,7 @@ typedef struct {
     int header_done;
     ts_tiles *tiles;           // engine tiles: the tile runtime over every device of the set
     ts_tiles_stats tiles_last; // its last call
-    ts_cublasxt *xt;           // engine cublasxt: the cuBLASXt handle over every CUDA device
-    int xt_block;              // block dimension of the row running
+    ts_engines *eng;           // the engine entry: tiles and cublasxt opened over every device of the set
 } gemm_ctx;
 
 static void usage(FILE *f) {
@@ -279,8 +247,7 @@ static int ops_tok(gemm_opts *o, const char *opt, const char *t) {
 
 static int engine_tok(gemm_opts *o, const char *opt, const char *t) {
     ts_engine e;
-    if (!strcasecmp(t, "cublasxt")) e = ENG_CUBLASXT;
-    else if (ts_engine_parse(t, &e) < 0)
+    if (ts_engines_parse(t, &e) < 0)
         return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose cpu, cublas, tessera, tiles, cublasxt, ref or auto)", opt, t);
     if (o->nengines >= MAX_ENGINES) return ts_cli_usage_error(CMD, "%s: too many engines", opt);
     o->engines[o->nengines++] = e;
@@ -309,10 +276,10 @@ static int expand_xt(gemm_opts *o) {
     ts_engine e[MAX_ENGINES];
     int blk[MAX_ENGINES], n = 0;
     for (int i = 0; i < o->nengines; i++) {
-        int reps = o->engines[i] == ENG_CUBLASXT ? o->nxt_blocks : 1;
+        int reps = o->engines[i] == TS_ENGINE_CUBLASXT ? o->nxt_blocks : 1;
         for (int q = 0; q < reps; q++) {
             if (n == MAX_ENGINES) return ts_cli_usage_error(CMD, "--engine: too many engines (with --xt-block)");
-            e[n] = o->engines[i], blk[n] = o->engines[i] == ENG_CUBLASXT ? o->xt_blocks[q] : 0;
+            e[n] = o->engines[i], blk[n] = o->engines[i] == TS_ENGINE_CUBLASXT ? o->xt_blocks[q] : 0;
             n++;
         }
     }
@@ -479,7 +446,7 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
 
 // Engines that run on the one device chosen by --device. The tile runtime (tiles) is not one: its
 // operands stay in host memory and it runs over every device of the set plus the CPU.
-static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && e != TS_ENGINE_TILES && e != ENG_CUBLASXT; }
+static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && !ts_engine_is_set_wide(e); }
 
 static int any_engine_is(const gemm_opts *o, ts_engine e) {
     for (int i = 0; i < o->nengines; i++)
@@ -613,23 +580,11 @@ static int resolve_engines(gemm_ctx *c, ts_engine resolved[MAX_ENGINES]) {
             resolved[i] = e;
             continue;
         }
-        if (e == ENG_CUBLASXT) { // every CUDA device of the set; its handle is created once
-            if (ts_devset_count(c->devs) == 0 || ts_devset_backend(c->devs) != TS_BACKEND_CUDA)
-                return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s",
-                                          !TS_HAVE_CUDA ? "this build has no CUDA backend"
-                                          : ts_devset_count(c->devs) ? "the devices are simulated (cuBLASXt needs GPUs)"
-                                                                     : "no GPU found");
-            if (!c->xt && xt_open(c->devs, &c->xt) < 0)
+        if (ts_engine_is_set_wide(e)) { // every device of the set, not the one of --device
+            const char *why = ts_engines_unavailable(c->devs, e);
+            if (why) return ts_cli_usage_error(CMD, "--engine %s: not available: %s", ts_engines_name(e), why);
+            if (e == TS_ENGINE_CUBLASXT && ts_engines_open(c->eng, e, 0) < 0) // its handle is created once
                 return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s", ts_error_string());
-            resolved[i] = e;
-            continue;
-        }
-        if (e == TS_ENGINE_TILES) { // every device of the set, not the one of --device
-            if (ts_devset_count(c->devs) == 0)
-                return ts_cli_usage_error(CMD, "--engine tiles: not available: no devices are open (%s)",
-                                          ts_cuda_available() ? "no GPU found"
-                                                              : "this build has no CUDA backend; TESSERA_SIM_DEVICES "
-                                                                "for simulated ones");
             resolved[i] = e;
             continue;
         }
@@ -732,19 +687,8 @@ typedef struct {
 // Runs one GEMM on the host with the engine; returns 0 or a negative status.
 static int run_host_once(gemm_ctx *c, ts_engine e, const job *j, void *C) {
     const colprob *p = &j->p;
-    if (e == ENG_CUBLASXT)
-        return xt_gemm(c->xt, c->xt_block, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
-                       p->ldb, &j->beta, C, p->ldc);
-    if (e == TS_ENGINE_TILES)
-        return ts_tiles_gemm(c->tiles, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
-                             p->ldb, &j->beta, C, p->ldc, &c->tiles_last);
-    if (e == TS_ENGINE_REF) {
-        ts_gemm_ref(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta, C,
-                    p->ldc);
-        return 0;
-    }
-    return ts_gemm_cpu(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta,
-                       C, p->ldc);
+    return ts_engines_gemm(c->eng, NULL, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
+                           p->ldb, &j->beta, C, p->ldc, e == TS_ENGINE_TILES ? &c->tiles_last : NULL);
 }
 
 // Enqueues one device GEMM; with operands in host memory the copies in and out are part of it.
@@ -755,8 +699,8 @@ static int enqueue_device_once(gemm_ctx *c, ts_engine e, const job *j, int host)
         TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
         TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC, c->bytesC));
     }
-    TS_CHECK(ts_dev_gemm(c->st, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->dA, p->lda, c->dB, p->ldb,
-                         &j->beta, c->dC, p->ldc));
+    TS_CHECK(ts_engines_gemm(c->eng, c->st, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->dA, p->lda,
+                             c->dB, p->ldb, &j->beta, c->dC, p->ldc, NULL));
     if (host) TS_CHECK(ts_copy_async(c->st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
     return 0;
 }
@@ -926,14 +870,14 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     // cuBLASXt reads host memory as it is: pinned through the device layer's registry, as the tile
     // runtime pins its operands (buffers from ts_host_alloc are page-locked already: nothing to do).
     int pins[3] = {-1, -1, -1};
-    if (e == ENG_CUBLASXT) {
+    if (e == TS_ENGINE_CUBLASXT) {
         void *bufs[3] = {c->hA, c->hB, c->hC};
         size_t bytes[3] = {c->bytesA, c->bytesB, c->bytesC};
         for (int b = 0; b < 3; b++)
             if (ts_host_pin(c->devs, bufs[b], bytes[b], &pins[b]) < 0) pins[b] = -1, ts_error_clear();
-        c->xt_block = row->xt_block;
     }
-    int rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
+    int rc = e == TS_ENGINE_CUBLASXT ? ts_engines_set_xt_block(c->eng, row->xt_block) : 0;
+    if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
     if (rc >= 0 && e == TS_ENGINE_TILES) row->has_tiles = 1, row->tiles = c->tiles_last;
     if (rc >= 0 && e == TS_ENGINE_TILES && c->o->trace && ts_tiles_trace_write(c->tiles, c->o->trace) < 0) {
         ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
@@ -1051,8 +995,8 @@ static void print_row(gemm_ctx *c, const gemm_row *r) {
     print_header(c);
     char eng[24]; // the engine that ran; "auto:<engine>" when auto chose it
     if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->engine));
-    else if (r->engine == ENG_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->xt_block);
-    else snprintf(eng, sizeof eng, "%s", eng_name(r->engine));
+    else if (r->engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->xt_block);
+    else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->engine));
     if (r->runtime_failed) {
         fprintf(c->out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n",
                 eng, r->prec, (long long)r->shape.m, (long long)r->shape.n,
@@ -1074,7 +1018,7 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         if (r->runtime_failed) continue;
         int cplx = ts_prec_is_complex(r->prec);
         ts_result_common rc = {
-            .bench = "gemm", .engine = eng_name(r->engine), .precision = r->prec,
+            .bench = "gemm", .engine = ts_engines_name(r->engine), .precision = r->prec,
             .where = r->host ? "host" : "device", .reps = r->reps,
             .sec_median = r->sec.median, .sec_min = r->sec.min, .sec_max = r->sec.max,
             .tf_median = r->tf_med, .tf_min = r->tf_min, .tf_max = r->tf_max,
@@ -1106,8 +1050,8 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         }
         if (r->engine != TS_ENGINE_CPU && c->dev) ts_json_int(j, "device", c->o->device);
         else ts_json_null(j, "device");
-        ts_json_str(j, "requested_engine", eng_name(r->requested));
-        if (r->engine == ENG_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
+        ts_json_str(j, "requested_engine", ts_engines_name(r->requested));
+        if (r->engine == TS_ENGINE_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
         ts_json_int(j, "warmup", c->o->warmup);
         if (c->o->interleave && r->interleaved) ts_json_bool(j, "interleaved", 1);
         if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
@@ -1207,7 +1151,7 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
         if (rc < 0) {
             row->runtime_failed = 1;
             progress_clear(c);
-            ts_cli_errorf(CMD, "%s %lldx%lldx%lld %c %s: %s", eng_name(resolved[e]), (long long)s.m,
+            ts_cli_errorf(CMD, "%s %lldx%lldx%lld %c %s: %s", ts_engines_name(resolved[e]), (long long)s.m,
                           (long long)s.n, (long long)s.k, prec, ops, ts_error_string());
             if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
             if (c->st && !row_on_host(c, resolved[e])) { // a sticky stream error: start a fresh stream
@@ -1222,7 +1166,7 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
         if (c->progress_on) {
             char d[128];
             snprintf(d, sizeof d, "%lldx%lldx%lld %c %s %s", (long long)s.m, (long long)s.n, (long long)s.k, prec,
-                     ops, eng_name(resolved[e]));
+                     ops, ts_engines_name(resolved[e]));
             ts_progress_update(&c->prog, c->flops_done, d);
         }
     }
@@ -1275,6 +1219,11 @@ int ts_cmd_gemm(int argc, char **argv) {
                                 "device of the device engines)", o.device);
         goto out;
     }
+    if (ts_engines_create(c.devs, &c.eng) < 0) {
+        ts_cli_errorf(CMD, "%s", ts_error_string());
+        rc = TS_EXIT_RUNTIME;
+        goto out;
+    }
     if (resolve_engines(&c, resolved)) {
         rc = TS_EXIT_USAGE;
         goto out;
@@ -1284,17 +1233,17 @@ int ts_cmd_gemm(int argc, char **argv) {
     for (int i = 0; i < o.nengines; i++) device_rows |= c.dev && is_device_engine(resolved[i]);
     if (!device_rows) c.dev = NULL;
     if (any_engine_is(&o, TS_ENGINE_TILES)) {
-        ts_tiles_opts to;
-        if (ts_tiles_opts_init(&to) < 0) {
+        int r = ts_engines_open(c.eng, TS_ENGINE_TILES, o.trace != NULL);
+        if (r == TS_ERR_PARSE) { // a malformed TESSERA_TILES* variable
             rc = ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
             goto out;
         }
-        to.trace = o.trace != NULL;
-        if (ts_tiles_create(c.devs, &to, &c.tiles) < 0) {
+        if (r < 0) {
             ts_cli_errorf(CMD, "%s", ts_error_string());
             rc = TS_EXIT_RUNTIME;
             goto out;
         }
+        c.tiles = ts_engines_tiles(c.eng);
     }
     if (o.nshapes == 0) default_shapes(&c);
     for (int s = 0; s < o.nshapes; s++)
@@ -1362,8 +1311,7 @@ int ts_cmd_gemm(int argc, char **argv) {
 out:
     free_buffers(&c);
     if (c.st) ts_stream_destroy(c.st);
-    ts_tiles_destroy(c.tiles);
-    xt_close(c.xt);
+    ts_engines_destroy(c.eng);
     ts_devset_close(c.devs);
     free(c.rows);
     return rc;
