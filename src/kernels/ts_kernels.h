@@ -68,6 +68,15 @@ int ts_gemm_verify(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
                    const void *C0, int64_t ldc0, const void *C, int64_t ldc, int nvec,
                    uint64_t seed, double bound, double *err);
 
+// Normwise error of C against a reference result Cref of the same GEMM (recomputed, e.g. by
+// ts_gemm_ref): ||C - Cref||_F / ((|alpha| ||op(A)||_F ||op(B)||_F + |beta| ||C0||_F) k eps), eps the unit
+// roundoff of the precision; alpha and beta as {re, im}. The worst-case rounding of either result is
+// about k eps times the denominator's terms, so a correct result stays below 1 (random data: orders
+// of magnitude below); NaN in C gives NaN.
+double ts_gemm_ref_error(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, const double alpha[2],
+                         const void *A, int64_t lda, const void *B, int64_t ldb, const double beta[2],
+                         const void *C0, const void *C, const void *Cref, int64_t ldc);
+
 // ---- devices (device pointers, asynchronous on a stream) ----
 // Sim devices run ts_gemm_ref (or the CPU BLAS) on the stream's worker; CUDA devices cuBLAS (or
 // the own kernel when engine is TESSERA). Alpha/beta are host scalars read at enqueue time.

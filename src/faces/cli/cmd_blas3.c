@@ -81,20 +81,13 @@ static void usage(FILE *f) {
         "exit: 0 ok, 1 a verification failed, 2 bad usage or does not fit, 3 runtime failure\n");
 }
 
-static int parse_dim(const char *tok, const char *what, int64_t *out) { return ts_bench_dim(CMD, tok, what, out); }
 
 // "4096" or "8192x2048".
 static int parse_shape(b3_opts *o, const char *s) {
-    char buf[64];
-    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "size '%s' is malformed", s);
-    strcpy(buf, s);
-    char *x = strchr(buf, 'x');
-    if (x) *x = 0;
-    if (x && strchr(x + 1, 'x')) return ts_cli_usage_error(CMD, "size '%s': expected N or AxB", s);
-    shape_t sh;
-    if (parse_dim(buf, "size", &sh.a) || parse_dim(x ? x + 1 : buf, "size", &sh.b)) return TS_EXIT_USAGE;
+    int64_t d[3];
+    if (ts_bench_size(CMD, s, 2, "N or AxB", d)) return TS_EXIT_USAGE;
     if (o->nshapes >= MAX_SHAPES) return ts_cli_usage_error(CMD, "too many sizes (at most %d)", MAX_SHAPES);
-    o->shapes[o->nshapes++] = sh;
+    o->shapes[o->nshapes++] = (shape_t){d[0], d[1]};
     return 0;
 }
 

@@ -126,31 +126,12 @@ static void usage(FILE *f) {
 
 // ---------------------------------------------------------------- parsing
 
-static int parse_dim(const char *tok, const char *what, int64_t *out) { return ts_bench_dim(CMD, tok, what, out); }
 
 // "4096" or "8192x8192x256".
 static int parse_shape(const char *s, shape_t *sh) {
-    char buf[128];
-    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "size '%s' is malformed", s);
-    strcpy(buf, s);
-    char *parts[4];
-    int n = 0;
-    for (char *p = buf, *x; n < 4; p = x + 1) {
-        parts[n++] = p;
-        x = strchr(p, 'x');
-        if (!x) break;
-        *x = 0;
-    }
-    if (n != 1 && n != 3)
-        return ts_cli_usage_error(CMD, "size '%s': expected M or MxNxK", s);
     int64_t d[3];
-    char what[160];
-    snprintf(what, sizeof what, "size '%s'", s);
-    for (int i = 0; i < n; i++)
-        if (parse_dim(parts[i], n > 1 ? what : "size", &d[i])) return TS_EXIT_USAGE;
-    sh->m = d[0];
-    sh->n = n == 3 ? d[1] : d[0];
-    sh->k = n == 3 ? d[2] : d[0];
+    if (ts_bench_size(CMD, s, 3, "M or MxNxK", d)) return TS_EXIT_USAGE;
+    sh->m = d[0], sh->n = d[1], sh->k = d[2];
     return 0;
 }
 
@@ -266,7 +247,7 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
     int64_t d[3] = {0, 0, 0};
     static const char *dn[3] = {"-m", "-n", "-k"};
     for (int i = 0; i < 3; i++)
-        if (dims[i] && parse_dim(dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
+        if (dims[i] && ts_bench_dim(CMD, dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
     if (d[0] || d[1] || d[2]) {
         if (o->nshapes == 0) { // -m/-n/-k alone: missing dimensions take the first one given
             int64_t first = d[0] ? d[0] : d[1] ? d[1] : d[2];
@@ -598,38 +579,6 @@ static void maybe_corrupt(const job *j, void *C) {
 
 // ---------------------------------------------------------------- verification
 
-static double elem_abs2(char prec, const void *x, int64_t idx) {
-    switch (prec) {
-    case 's': { double v = ((const float *)x)[idx]; return v * v; }
-    case 'd': { double v = ((const double *)x)[idx]; return v * v; }
-    case 'c': { const float *f = (const float *)x + 2 * idx; return (double)f[0] * f[0] + (double)f[1] * f[1]; }
-    default: { const double *d = (const double *)x + 2 * idx; return d[0] * d[0] + d[1] * d[1]; }
-    }
-}
-
-static double diff_abs2(char prec, const void *x, const void *y, int64_t idx) {
-    int cplx = ts_prec_is_complex(prec);
-    double s = 0;
-    for (int t = 0; t < (cplx ? 2 : 1); t++) {
-        int64_t i = idx * (cplx ? 2 : 1) + t;
-        double a, b;
-        if (prec == 's' || prec == 'c') a = ((const float *)x)[i], b = ((const float *)y)[i];
-        else a = ((const double *)x)[i], b = ((const double *)y)[i];
-        s += (a - b) * (a - b);
-    }
-    return s;
-}
-
-static double fro(char prec, const void *x, int64_t rows, int64_t cols, int64_t ld) {
-    double s = 0;
-    for (int64_t jj = 0; jj < cols; jj++)
-        for (int64_t i = 0; i < rows; i++) s += elem_abs2(prec, x, i + jj * ld);
-    return sqrt(s);
-}
-
-// Unit roundoff of the precision (2^-24, 2^-53), as in ts_gemm_verify.
-static double prec_eps(char prec) { return (prec == 's' || prec == 'c') ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
-
 // Full recomputation with the reference kernel (computed once per group) and a normwise bound.
 static double ref_error(gemm_ctx *c, const job *j) {
     const colprob *p = &j->p;
@@ -639,19 +588,8 @@ static double ref_error(gemm_ctx *c, const job *j) {
                     c->hCref, p->ldc);
         c->cref_valid = 1;
     }
-    double d = 0;
-    for (int64_t jj = 0; jj < p->n; jj++)
-        for (int64_t i = 0; i < p->m; i++) d += diff_abs2(j->prec, c->hC, c->hCref, i + jj * p->ldc);
-    d = sqrt(d);
-    int64_t ra = p->ta == 'N' ? p->m : p->k, rb = p->tb == 'N' ? p->k : p->n;
-    double na = fro(j->prec, c->hA, ra, p->colsA, p->lda), nb = fro(j->prec, c->hB, rb, p->colsB, p->ldb);
-    double nc = fro(j->prec, c->hC0, p->m, p->n, p->ldc);
-    const double *al = c->o->b.alpha, *be = c->o->b.beta;
-    int cplx = ts_prec_is_complex(j->prec);
-    double aa = cplx ? hypot(al[0], al[1]) : fabs(al[0]), ab = cplx ? hypot(be[0], be[1]) : fabs(be[0]);
-    double den = (aa * na * nb + ab * nc) * (double)p->k * prec_eps(j->prec);
-    if (den == 0) return d == 0 ? 0 : INFINITY;
-    return d / den; // NaN when C has NaN: fails
+    return ts_gemm_ref_error(j->prec, p->ta, p->tb, p->m, p->n, p->k, c->o->b.alpha, c->hA, p->lda, c->hB, p->ldb,
+                             c->o->b.beta, c->hC0, c->hC, c->hCref, p->ldc);
 }
 
 static void verify_row(gemm_ctx *c, const job *j, shape_t s, gemm_row *row) {
@@ -771,26 +709,6 @@ static void print_header(gemm_ctx *c) {
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
 }
 
-// Engine tiles: what the tile runtime did in the row's last timed run, under the row.
-static void print_tiles(gemm_ctx *c, const ts_tiles_stats *t) {
-    char per[160] = "";
-    size_t at = 0;
-    for (int d = 0; d < t->ndev && at < sizeof per - 16; d++)
-        at += (size_t)snprintf(per + at, sizeof per - at, "%s%lld", d ? "," : "", (long long)t->tiles_dev[d]);
-    fprintf(c->h.out, "  tiles: T=%lld, %lld tiles: devices %s, cpu %lld (%.1f%%); cache hits %lld, misses %lld "
-                    "(peer %lld); H2D %.1f MiB (%.1f without reuse), D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
-            (long long)t->tile, (long long)t->tiles, per[0] ? per : "-", (long long)t->tiles_cpu, 100 * t->cpu_share,
-            (long long)t->cache_hits, (long long)t->cache_misses, (long long)t->peer_fetches, t->bytes_h2d / 1048576.0,
-            t->bytes_h2d_noreuse / 1048576.0, t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0,
-            (long long)t->steals);
-    char planned[32] = "-";
-    if (t->cpu_share_planned >= 0) snprintf(planned, sizeof planned, "%.1f%%", 100 * t->cpu_share_planned);
-    fprintf(c->h.out, "  tiles: cpu %s, planned share %s, cpu steals %lld; %.1f GFLOP/s devices, %.1f cpu; "
-                    "failed devices %d, re-run tiles %lld\n",
-            t->cpu_mode ? t->cpu_mode : "-", planned, (long long)t->cpu_steals, t->dev_gflops, t->cpu_gflops,
-            t->devices_failed, (long long)t->reruns);
-}
-
 static void print_row(gemm_ctx *c, const gemm_row *r) {
     char ops[3], ratio[16] = "-", err[16] = "-", bnd[16] = "-";
     const char *check = ts_bench_check_word(&r->b);
@@ -816,7 +734,7 @@ static void print_row(gemm_ctx *c, const gemm_row *r) {
             eng, r->prec, (long long)r->shape.m, (long long)r->shape.n, (long long)r->shape.k,
             ops_str(r, ops), r->host ? "host" : "device", r->b.sec.median * 1e3, r->b.sec.min * 1e3, r->b.sec.max * 1e3,
             r->b.tf_med, ratio, err, bnd, check);
-    if (r->b.has_tiles && c->o->b.verbosity >= 0) print_tiles(c, &r->b.tiles);
+    if (r->b.has_tiles && c->o->b.verbosity >= 0) ts_bench_print_tiles_stats(&c->h, &r->b.tiles);
 }
 
 static void write_json(ts_bench *b, ts_json *j) {

@@ -30,6 +30,27 @@ int ts_bench_dim(const char *cmd, const char *tok, const char *what, int64_t *ou
     return 0;
 }
 
+int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect, int64_t d[3]) {
+    char buf[128];
+    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(cmd, "size '%s' is malformed", s);
+    strcpy(buf, s);
+    char *part[4];
+    int n = 0;
+    for (char *p = buf, *x; n < 4; p = x + 1) {
+        part[n++] = p;
+        x = strchr(p, 'x');
+        if (!x) break;
+        *x = 0;
+    }
+    if (n != 1 && n != parts) return ts_cli_usage_error(cmd, "size '%s': expected %s", s, expect);
+    char what[160];
+    snprintf(what, sizeof what, "size '%s'", s);
+    for (int i = 0; i < n; i++) // the items of a 3-part size are named by the size (gemm's messages)
+        if (ts_bench_dim(cmd, part[i], n > 2 ? what : "size", &d[i])) return TS_EXIT_USAGE;
+    for (int i = n; i < parts; i++) d[i] = d[0];
+    return 0;
+}
+
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn) {
     char buf[256];
     if (strlen(list) >= sizeof buf || !*list) return ts_cli_usage_error(cmd, "%s: '%s' is malformed", opt, list);
@@ -304,6 +325,27 @@ void ts_bench_xt_end(ts_bench *b, const int pins[3]) {
 }
 
 // ---------------------------------------------------------------- output
+
+// Engine tiles: what the tile runtime did in the row's last timed run, under the row.
+void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t) {
+    char per[160] = "";
+    size_t at = 0;
+    for (int d = 0; d < t->ndev && at < sizeof per - 16; d++)
+        at += (size_t)snprintf(per + at, sizeof per - at, "%s%lld", d ? "," : "", (long long)t->tiles_dev[d]);
+    fprintf(b->out, "  tiles: T=%lld, %lld tiles: devices %s, cpu %lld (%.1f%%); cache hits %lld, misses %lld "
+                    "(peer %lld); H2D %.1f MiB (%.1f without reuse), D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
+            (long long)t->tile, (long long)t->tiles, per[0] ? per : "-", (long long)t->tiles_cpu, 100 * t->cpu_share,
+            (long long)t->cache_hits, (long long)t->cache_misses, (long long)t->peer_fetches, t->bytes_h2d / 1048576.0,
+            t->bytes_h2d_noreuse / 1048576.0, t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0,
+            (long long)t->steals);
+    char planned[32] = "-";
+    if (t->cpu_share_planned >= 0) snprintf(planned, sizeof planned, "%.1f%%", 100 * t->cpu_share_planned);
+    fprintf(b->out, "  tiles: cpu %s, planned share %s, cpu steals %lld; %.1f GFLOP/s devices, %.1f cpu; "
+                    "failed devices %d, re-run tiles %lld\n",
+            t->cpu_mode ? t->cpu_mode : "-", planned, (long long)t->cpu_steals, t->dev_gflops, t->cpu_gflops,
+            t->devices_failed, (long long)t->reruns);
+}
+
 
 int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j)) {
     FILE *f = ts_cli_json_fopen(b->o->cmd, b->o->json);

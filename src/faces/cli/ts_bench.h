@@ -52,6 +52,9 @@ int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
 int ts_bench_finish_opts(ts_bench_opts *o);
 // A dimension: a positive integer up to TS_BENCH_MAX_DIM; `what` names it in the message.
 int ts_bench_dim(const char *cmd, const char *tok, const char *what, int64_t *out);
+// A size "A" or, with parts 2 or 3, "AxB" / "AxBxC" (`expect` says which in the message): the
+// dimensions in d[0..parts), A repeated for a one-item size.
+int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect, int64_t d[3]);
 // Calls fn for each item of a comma list (a copy); an empty or malformed list is an error.
 typedef int (*ts_bench_token_fn)(void *ctx, const char *opt, const char *tok);
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn);
@@ -123,6 +126,8 @@ int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double 
 int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]);
 void ts_bench_xt_end(ts_bench *b, const int pins[3]);
 
+// What the tile runtime did in a row's last timed run: two lines under the row.
+void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t);
 // Writes the results document to --json FILE through write(); -1 when it could not be written.
 int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j));
 // The results entry's "xt_block" (cublasxt) and "warmup" members.
