@@ -151,43 +151,35 @@ static int check_combinations(b3_opts *o) {
 // The engines of this command, in the order its messages list them.
 static const ts_engine blas3_engines[] = {TS_ENGINE_TILES, TS_ENGINE_CUBLASXT, TS_ENGINE_CPU};
 
-static int parse_args(int argc, char **argv, b3_opts *o) {
+// The options of this command alone (ts_bench_parse).
+static int own_opt(void *ctx, int argc, char **argv, int *i) {
+    b3_opts *o = ctx;
     const char *v;
     int r;
+    if (ts_cli_flag(argv[*i], "--gemm-ref", NULL)) return o->gemm_ref = 1, 1;
+#define VALUE(name) ((r = ts_cli_value_opt(CMD, argc, argv, i, name, NULL, &v)) != 0)
+#define BAD(cond) ((r < 0 || (cond)) ? -1 : 1)
+    if (VALUE("--routine")) return BAD(ts_bench_each_token(CMD, o, "--routine", v, routine_tok));
+    if (VALUE("--side")) return BAD(letter_opt("--side", v, "LR", &o->side));
+    if (VALUE("--uplo")) return BAD(letter_opt("--uplo", v, "LU", &o->uplo));
+    if (VALUE("--trans")) return BAD(letter_opt("--trans", v, "NTC", &o->trans));
+    if (VALUE("--diag")) return BAD(letter_opt("--diag", v, "NU", &o->diag));
+#undef BAD
+#undef VALUE
+    return 0;
+}
+
+static int size_arg(void *ctx, const char *a) { return parse_shape(ctx, a); }
+
+static int parse_args(int argc, char **argv, b3_opts *o) {
     memset(o, 0, sizeof *o);
     ts_bench_opts_init(&o->b, CMD, blas3_engines, 3);
     o->side = 'L', o->uplo = 'L', o->trans = 'N', o->diag = 'N';
     o->b.reps = 3;
+    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, size_arg, o);
+    if (rc) return rc;
     int any_routine = 0;
-#define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, &i, name, alias, &v)) != 0)
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int common = ts_bench_common_opt(&o->b, argc, argv, &i);
-        if (common) {
-            if (common < 0) return TS_EXIT_USAGE;
-        } else if (ts_cli_flag(a, "--help", "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (ts_cli_flag(a, "--gemm-ref", NULL)) {
-            o->gemm_ref = 1;
-        } else if (VALUE("--routine", NULL)) {
-            if (r < 0 || ts_bench_each_token(CMD, o, "--routine", v, routine_tok)) return TS_EXIT_USAGE;
-            any_routine = 1;
-        } else if (VALUE("--side", NULL)) {
-            if (r < 0 || letter_opt("--side", v, "LR", &o->side)) return TS_EXIT_USAGE;
-        } else if (VALUE("--uplo", NULL)) {
-            if (r < 0 || letter_opt("--uplo", v, "LU", &o->uplo)) return TS_EXIT_USAGE;
-        } else if (VALUE("--trans", NULL)) {
-            if (r < 0 || letter_opt("--trans", v, "NTC", &o->trans)) return TS_EXIT_USAGE;
-        } else if (VALUE("--diag", NULL)) {
-            if (r < 0 || letter_opt("--diag", v, "NU", &o->diag)) return TS_EXIT_USAGE;
-        } else if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9')) {
-            return ts_cli_usage_error(CMD, "unknown option '%s' (tessera blas3 --help)", a);
-        } else if (parse_shape(o, a)) {
-            return TS_EXIT_USAGE;
-        }
-    }
-#undef VALUE
+    for (int r = 0; r < NROUT; r++) any_routine |= o->routines[r] != 0;
     if (!any_routine) routine_tok(o, "--routine", "all");
     if (ts_bench_finish_opts(&o->b)) return TS_EXIT_USAGE;
     return check_combinations(o) ? TS_EXIT_USAGE : 0;

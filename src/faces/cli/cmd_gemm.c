@@ -164,75 +164,71 @@ static int ops_tok(void *ctx, const char *opt, const char *t) {
 static const ts_engine gemm_engines[] = {TS_ENGINE_CPU, TS_ENGINE_CUBLAS, TS_ENGINE_TESSERA, TS_ENGINE_TILES,
                                          TS_ENGINE_CUBLASXT, TS_ENGINE_REF, TS_ENGINE_AUTO};
 
-static int parse_args(int argc, char **argv, gemm_opts *o) {
+// What the command line says beyond the options (resolved after all of them).
+typedef struct {
+    gemm_opts *o;
+    const char *sweep, *ta, *tb, *dims[3];
+    int ops_given;
+} gemm_args;
+
+// The options of this command alone (ts_bench_parse).
+static int own_opt(void *ctx, int argc, char **argv, int *i) {
+    gemm_args *g = ctx;
+    gemm_opts *o = g->o;
     const char *v;
     int r;
-    const char *sweep = NULL, *ta = NULL, *tb = NULL, *dims[3] = {NULL, NULL, NULL};
-    int ops_given = 0;
+    if (ts_cli_flag(argv[*i], "--interleave", NULL)) return o->interleave = 1, 1;
+#define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, i, name, alias, &v)) != 0)
+#define KEEP(where) (r < 0 ? -1 : ((where) = v, 1))
+    if (VALUE("--sweep", NULL)) return KEEP(g->sweep);
+    if (VALUE("-m", NULL)) return KEEP(g->dims[0]);
+    if (VALUE("-n", NULL)) return KEEP(g->dims[1]);
+    if (VALUE("-k", NULL)) return KEEP(g->dims[2]);
+    if (VALUE("--transa", NULL)) return KEEP(g->ta);
+    if (VALUE("--transb", NULL)) return KEEP(g->tb);
+    if (VALUE("--ops", NULL)) {
+        if (r < 0 || ts_bench_each_token(CMD, o, "--ops", v, ops_tok)) return -1;
+        return g->ops_given = 1;
+    }
+    if (VALUE("--layout", NULL)) {
+        if (r < 0) return -1;
+        if (strcmp(v, "col") && strcmp(v, "row"))
+            return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v), -1;
+        return o->row_major = !strcmp(v, "row"), 1;
+    }
+    if (VALUE("--where", NULL)) {
+        if (r < 0) return -1;
+        if (strcmp(v, "device") && strcmp(v, "host"))
+            return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v), -1;
+        return o->where_host = !strcmp(v, "host"), 1;
+    }
+    if (VALUE("--device", "-d")) {
+        o->device_given = 1;
+        return r < 0 || ts_cli_int(CMD, "--device", v, 0, &o->device) ? -1 : 1;
+    }
+    if (VALUE("--lda", NULL)) return r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda) ? -1 : 1;
+    if (VALUE("--ldb", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb) ? -1 : 1;
+    if (VALUE("--ldc", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc) ? -1 : 1;
+#undef KEEP
+#undef VALUE
+    return 0;
+}
+
+static int size_arg(void *ctx, const char *a) {
+    gemm_args *g = ctx;
+    shape_t sh = {0, 0, 0};
+    return parse_shape(a, &sh) || add_shape(g->o, sh) ? TS_EXIT_USAGE : 0;
+}
+
+static int parse_args(int argc, char **argv, gemm_opts *o) {
+    gemm_args g = {.o = o};
     memset(o, 0, sizeof *o);
     ts_bench_opts_init(&o->b, CMD, gemm_engines, (int)(sizeof gemm_engines / sizeof gemm_engines[0]));
     o->b.warmup = 2;
-
-#define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, &i, name, alias, &v)) != 0)
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        int common = ts_bench_common_opt(&o->b, argc, argv, &i);
-        if (common) {
-            if (common < 0) return TS_EXIT_USAGE;
-        } else if (ts_cli_flag(a, "--help", "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (ts_cli_flag(a, "--interleave", NULL)) {
-            o->interleave = 1;
-        } else if (VALUE("--sweep", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            sweep = v;
-        } else if (VALUE("-m", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            dims[0] = v;
-        } else if (VALUE("-n", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            dims[1] = v;
-        } else if (VALUE("-k", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            dims[2] = v;
-        } else if (VALUE("--ops", NULL)) {
-            if (r < 0 || ts_bench_each_token(CMD, o, "--ops", v, ops_tok)) return TS_EXIT_USAGE;
-            ops_given = 1;
-        } else if (VALUE("--transa", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            ta = v;
-        } else if (VALUE("--transb", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            tb = v;
-        } else if (VALUE("--layout", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            if (!strcmp(v, "col")) o->row_major = 0;
-            else if (!strcmp(v, "row")) o->row_major = 1;
-            else return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v);
-        } else if (VALUE("--where", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            if (!strcmp(v, "device")) o->where_host = 0;
-            else if (!strcmp(v, "host")) o->where_host = 1;
-            else return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v);
-        } else if (VALUE("--device", "-d")) {
-            if (r < 0 || ts_cli_int(CMD, "--device", v, 0, &o->device)) return TS_EXIT_USAGE;
-            o->device_given = 1;
-        } else if (VALUE("--lda", NULL)) {
-            if (r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda)) return TS_EXIT_USAGE;
-        } else if (VALUE("--ldb", NULL)) {
-            if (r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb)) return TS_EXIT_USAGE;
-        } else if (VALUE("--ldc", NULL)) {
-            if (r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc)) return TS_EXIT_USAGE;
-        } else if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9')) {
-            return ts_cli_usage_error(CMD, "unknown option '%s' (tessera gemm --help)", a);
-        } else {
-            shape_t sh = {0, 0, 0};
-            if (parse_shape(a, &sh) || add_shape(o, sh)) return TS_EXIT_USAGE;
-        }
-    }
-#undef VALUE
-
+    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, size_arg, &g);
+    if (rc) return rc;
+    const char *sweep = g.sweep, *ta = g.ta, *tb = g.tb, *const *dims = g.dims;
+    int ops_given = g.ops_given;
     if (sweep) {
         int64_t vals[MAX_SHAPES];
         int n = 0;
@@ -913,14 +909,12 @@ static void print_preamble(gemm_ctx *c) {
 
 int ts_cmd_gemm(int argc, char **argv) {
     gemm_opts o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc == -1) return TS_EXIT_OK; // --help
-    if (rc) return rc;
+    ts_engine resolved[MAX_ENGINES];
+    int worst = TS_EXIT_OK, rc = parse_args(argc, argv, &o);
+    if (rc) return rc == -1 ? TS_EXIT_OK : rc; // -1: --help
     gemm_ctx c;
     memset(&c, 0, sizeof c);
     c.o = &o;
-    int worst = TS_EXIT_OK;
-    ts_engine resolved[MAX_ENGINES];
     if ((rc = ts_bench_begin(&c.h, &o.b, sizeof(gemm_row), 1))) goto out;
     if (o.b.nengines == 0)
         o.b.engines[o.b.nengines++] = ts_devset_count(c.h.devs) > 0 && ts_devset_backend(c.h.devs) == TS_BACKEND_CUDA

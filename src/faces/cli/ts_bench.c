@@ -152,6 +152,25 @@ int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i) {
     return 0;
 }
 
+int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
+                   ts_bench_arg_fn size, void *ctx) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (ts_cli_flag(a, "--help", "-h")) {
+            usage(stdout);
+            return -1;
+        }
+        int r = ts_bench_common_opt(o, argc, argv, &i);
+        if (r == 0) r = own(ctx, argc, argv, &i);
+        if (r < 0) return TS_EXIT_USAGE;
+        if (r > 0) continue;
+        if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9'))
+            return ts_cli_usage_error(o->cmd, "unknown option '%s' (tessera %s --help)", a, o->cmd);
+        if (size(ctx, a)) return TS_EXIT_USAGE;
+    }
+    return 0;
+}
+
 int ts_bench_finish_opts(ts_bench_opts *o) {
     if (o->nprecs == 0) o->precs[o->nprecs++] = 'd';
     if (o->nxt_blocks == 0) o->xt_blocks[o->nxt_blocks++] = TS_BENCH_XT_BLOCK_DEFAULT;

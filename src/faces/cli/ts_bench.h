@@ -48,6 +48,13 @@ void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allo
 // --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v): 1 consumed (with its value),
 // 0 not one of them, -1 bad (the message is printed).
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
+// The command line: --help (usage printed, -1), the common options, the command's own (own:
+// 1 consumed, 0 not one of its options, -1 bad with the message printed), every other argument a
+// size (size: 0 or an error printed). Returns 0, -1 (help) or TS_EXIT_USAGE.
+typedef int (*ts_bench_opt_fn)(void *ctx, int argc, char **argv, int *i);
+typedef int (*ts_bench_arg_fn)(void *ctx, const char *arg);
+int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
+                   ts_bench_arg_fn size, void *ctx);
 // After the options: precision d when none was given, and one cublasxt entry per --xt-block value.
 int ts_bench_finish_opts(ts_bench_opts *o);
 // A dimension: a positive integer up to TS_BENCH_MAX_DIM; `what` names it in the message.
