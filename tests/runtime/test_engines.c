@@ -46,7 +46,9 @@ static void test_gemm_every_engine(void **state) {
     ts_devset *set = NULL;
     assert_int_equal(ts_devset_open(&so, &set), 0);
     assert_null(ts_engines_unavailable(set, (ts_engine)TS_ENGINE_TILES));
-    assert_non_null(strstr(ts_engines_unavailable(set, (ts_engine)TS_ENGINE_CUBLASXT), "simulated"));
+    const char *why = ts_engines_unavailable(set, (ts_engine)TS_ENGINE_CUBLASXT); // simulated, or no CUDA at all
+    assert_non_null(why);
+    assert_true(strstr(why, "simulated") || strstr(why, "no CUDA backend"));
     ts_engines *x = NULL;
     assert_int_equal(ts_engines_create(set, &x), 0);
     const int64_t m = 70, n = 50, k = 40;
