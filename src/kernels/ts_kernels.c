@@ -24,21 +24,29 @@ size_t ts_prec_size(char prec) {
 
 int ts_prec_is_complex(char prec) { return prec == 'c' || prec == 'z'; }
 
+ts_scalar ts_scalar_of(char prec, double re, double im) {
+    ts_scalar x;
+    memset(&x, 0, sizeof x);
+    if (prec == 's' || prec == 'c') x.f[0] = (float)re, x.f[1] = (float)im;
+    else x.d[0] = re, x.d[1] = im;
+    return x;
+}
+
 // ---- engines ----
-static const char *const engine_names[] = {"auto", "cublas", "tessera", "ref", "cpu", "tiles"};
-#define TS_ENGINE_COUNT ((int)(sizeof engine_names / sizeof engine_names[0]))
+static const char *const engine_names[] = {"auto", "cublas", "tessera", "ref", "cpu"};
+#define KERNEL_ENGINES ((int)(sizeof engine_names / sizeof engine_names[0]))
 
 const char *ts_engine_name(ts_engine e) {
-    return (int)e >= 0 && (int)e < TS_ENGINE_COUNT ? engine_names[e] : "unknown";
+    return (int)e >= 0 && (int)e < KERNEL_ENGINES ? engine_names[e] : "unknown";
 }
 
 int ts_engine_parse(const char *s, ts_engine *out) {
-    for (int i = 0; s && i < TS_ENGINE_COUNT; i++)
+    for (int i = 0; s && i < KERNEL_ENGINES; i++)
         if (!strcasecmp(s, engine_names[i])) {
             *out = (ts_engine)i;
             return 0;
         }
-    TS_RAISE(TS_ERR_ARG, "unknown GEMM engine '%s' (choices: auto, cublas, tessera, ref, cpu, tiles)",
+    TS_RAISE(TS_ERR_ARG, "unknown GEMM engine '%s' (choices: auto, cublas, tessera, ref, cpu)",
              s ? s : "(null)");
 }
 
@@ -252,11 +260,10 @@ int ts_dev_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, in
     if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_gemm: no stream");
     if (!alpha || !beta) TS_RAISE(TS_ERR_ARG, "ts_dev_gemm: alpha and beta must point to scalars");
     TS_CHECK(ts_gemm_check_raise("ts_dev_gemm", prec, ta, tb, m, n, k, lda, ldb, ldc));
-    if ((int)engine < 0 || (int)engine >= TS_ENGINE_COUNT)
-        TS_RAISE(TS_ERR_ARG, "ts_dev_gemm: unknown engine %d", (int)engine);
-    if (engine == TS_ENGINE_TILES)
-        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tiles' runs on host operands through the "
-                 "tile runtime, not on one stream");
+    if ((int)engine < 0) TS_RAISE(TS_ERR_ARG, "ts_dev_gemm: unknown engine %d", (int)engine);
+    if ((int)engine >= KERNEL_ENGINES) // the runtime's engines over a device set (runtime/ts_engines.h)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine %d runs on host operands over a device set "
+                 "(runtime/ts_engines.h), not on one stream", (int)engine);
     if (engine == TS_ENGINE_TESSERA && stream_backend(st) != TS_BACKEND_CUDA)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_dev_gemm: engine 'tessera' (own GPU kernels) runs on "
                  "CUDA devices only; a CPU model of it for simulated devices is not built yet (use "

@@ -17,18 +17,27 @@ extern "C" {
 // the precision (float, double, float complex as 2 floats, double complex as 2 doubles).
 size_t ts_prec_size(char prec);    // 4, 8, 8, 16; 0 for an unknown letter
 int ts_prec_is_complex(char prec);
+// One scalar of any precision (f for s and c, d for d and z; [1] the imaginary part, which real
+// precisions do not read), as alpha and beta are passed.
+typedef union {
+    float f[2];
+    double d[2];
+} ts_scalar;
+ts_scalar ts_scalar_of(char prec, double re, double im);
 // Op letters: 'N', 'T', 'C' (conjugate transpose; same as 'T' for real precisions).
 
-// Device GEMM engines. The report of every tool names the engine that ran.
+// GEMM engines of the kernels layer: what runs on one device stream (ts_dev_gemm) or the CPU. The
+// report of every tool names the engine that ran. The runtime adds the engines over a whole device
+// set with host operands (tiles, cublasxt) after these values (runtime/ts_engines.h), with the
+// names of its own; ts_engine_name and ts_engine_parse know the ones here.
 typedef enum {
     TS_ENGINE_AUTO = 0,   // the fastest available on the stream's device
     TS_ENGINE_CUBLAS,     // cuBLAS (CUDA devices)
     TS_ENGINE_TESSERA,    // our own kernels (CUDA devices; elsewhere TS_ERR_UNSUPPORTED)
     TS_ENGINE_REF,        // CPU reference kernel (simulated devices; the sim's "device code")
     TS_ENGINE_CPU,        // the CPU BLAS on host memory (no device)
-    TS_ENGINE_TILES,      // the tile runtime (host-resident operands; ts_tiles_gemm, not one stream)
 } ts_engine;
-const char *ts_engine_name(ts_engine e);           // "auto", "cublas", "tessera", "ref", "cpu", "tiles"
+const char *ts_engine_name(ts_engine e);           // "auto", "cublas", "tessera", "ref", "cpu"; else "unknown"
 int ts_engine_parse(const char *s, ts_engine *out); // TS_ERR_ARG naming the value and the choices
 
 // ---- CPU, host memory ----
@@ -58,6 +67,15 @@ int ts_gemm_verify(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
                    const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
                    const void *C0, int64_t ldc0, const void *C, int64_t ldc, int nvec,
                    uint64_t seed, double bound, double *err);
+
+// Normwise error of C against a reference result Cref of the same GEMM (recomputed, e.g. by
+// ts_gemm_ref): ||C - Cref||_F / ((|alpha| ||op(A)||_F ||op(B)||_F + |beta| ||C0||_F) k eps), eps the unit
+// roundoff of the precision; alpha and beta as {re, im}. The worst-case rounding of either result is
+// about k eps times the denominator's terms, so a correct result stays below 1 (random data: orders
+// of magnitude below); NaN in C gives NaN.
+double ts_gemm_ref_error(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, const double alpha[2],
+                         const void *A, int64_t lda, const void *B, int64_t ldb, const double beta[2],
+                         const void *C0, const void *C, const void *Cref, int64_t ldc);
 
 // ---- devices (device pointers, asynchronous on a stream) ----
 // Sim devices run ts_gemm_ref (or the CPU BLAS) on the stream's worker; CUDA devices cuBLAS (or

@@ -100,8 +100,8 @@ static int check_opts(const ts_tiles_opts *o) {
     if (o->keep_pins < 0 || o->keep_pins > TL_PINS_MAX - 3)
         TS_RAISE(TS_ERR_ARG, "ts_tiles: keep_pins %d out of range 0..%d", o->keep_pins, TL_PINS_MAX - 3);
     // (cpu is allowed: on simulated devices it is the CPU BLAS standing in as device code)
-    if (o->engine == TS_ENGINE_TILES)
-        TS_RAISE(TS_ERR_ARG, "ts_tiles: engine 'tiles' is not a device GEMM engine");
+    if (ts_engine_is_set_wide(o->engine))
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: engine '%s' is not a device GEMM engine", ts_engines_name(o->engine));
     return 0;
 }
 
@@ -656,4 +656,31 @@ int ts_tiles_trace_write(ts_tiles *rt, const char *path) {
     pthread_mutex_unlock(&rt->call_lock);
     if (bad) TS_RAISE(TS_ERR_IO, "cannot write the trace %s", path);
     return 0;
+}
+
+void ts_tiles_stats_json(ts_json *j, const ts_tiles_stats *t) {
+    ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
+    ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
+    ts_json_int(j, "bytes_save", (int64_t)t->bytes_save);
+    ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
+    ts_json_int(j, "bytes_h2d_noreuse", (int64_t)t->bytes_h2d_noreuse);
+    ts_json_int(j, "cache_hits", t->cache_hits);
+    ts_json_int(j, "cache_misses", t->cache_misses);
+    ts_json_int(j, "peer_fetches", t->peer_fetches);
+    ts_json_num(j, "cpu_share", t->cpu_share);
+    ts_json_int(j, "tile", t->tile);
+    ts_json_int(j, "tiles", t->tiles);
+    ts_json_int(j, "tiles_cpu", t->tiles_cpu);
+    ts_json_begin_array(j, "tiles_per_device");
+    for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, t->tiles_dev[d]);
+    ts_json_end_array(j);
+    ts_json_int(j, "steals", t->steals);
+    ts_json_str(j, "cpu_mode", t->cpu_mode ? t->cpu_mode : "off");
+    if (t->cpu_share_planned >= 0) ts_json_num(j, "cpu_share_planned", t->cpu_share_planned);
+    else ts_json_null(j, "cpu_share_planned");
+    ts_json_int(j, "cpu_steals", t->cpu_steals);
+    ts_json_num(j, "dev_gflops", t->dev_gflops);
+    ts_json_num(j, "cpu_gflops", t->cpu_gflops);
+    ts_json_int(j, "devices_failed", t->devices_failed);
+    ts_json_int(j, "reruns", t->reruns);
 }

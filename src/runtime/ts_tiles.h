@@ -14,8 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/ts_json.h"
 #include "device/ts_device.h"
 #include "kernels/ts_kernels.h"
+#include "runtime/ts_engines.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -61,7 +63,7 @@ typedef struct {
 int ts_tiles_opts_init(ts_tiles_opts *o);
 
 // What one call did. Bytes are what the runtime moved (packed tile bytes).
-typedef struct {
+typedef struct ts_tiles_stats {
     double seconds;                      // wall time of the call
     int64_t tile;                        // T used
     int64_t tiles;                       // C tiles (tasks) of the call
@@ -86,6 +88,13 @@ typedef struct {
     int devices_failed;                  // devices that failed during the call (their tiles were re-run)
     int64_t reruns;                      // C tiles given back by a failed device and run again elsewhere
 } ts_tiles_stats;
+
+// Writes what one call did as members of the JSON object that is open (the "extra" object of a
+// results entry, docs/results.md): bytes_h2d, bytes_d2h, bytes_save, bytes_p2p, bytes_h2d_noreuse,
+// cache_hits, cache_misses, peer_fetches, cpu_share, tile, tiles, tiles_cpu, tiles_per_device,
+// steals, cpu_mode, cpu_share_planned (null: none), cpu_steals, dev_gflops, cpu_gflops,
+// devices_failed, reruns. Every tool that reports the runtime writes it through this function.
+void ts_tiles_stats_json(ts_json *j, const ts_tiles_stats *t);
 
 // Creates a runtime over the devices of `devs` (which must outlive it) and the CPU. opts NULL =
 // ts_tiles_opts_init. A set with no devices is allowed when the CPU worker is on.

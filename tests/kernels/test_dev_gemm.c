@@ -9,6 +9,7 @@
 
 #include "core/ts_error.h"
 #include "kern_test_util.h"
+#include "runtime/ts_engines.h"
 
 static int setup(void **state) {
     ts_devset_opts o;

@@ -11,6 +11,7 @@
 #include "core/ts_log.h"
 #include "core/ts_rng.h"
 #include "core/ts_timer.h"
+#include "runtime/ts_engines.h"
 
 #define MAX_STREAMS 8
 #define RING 64          // recent iteration times kept for the watchdog's median
@@ -788,8 +789,8 @@ static int probe_cuda_engine(ts_device *dev, ts_engine e) {
 }
 
 int ts_burn_engine_check(ts_devset *set, const int *devices, int ndev, ts_engine engine) {
-    if (engine == TS_ENGINE_TILES)
-        TS_RAISE(TS_ERR_UNSUPPORTED, "--engine tiles: burn runs on device-resident operands");
+    if (ts_engine_is_set_wide(engine))
+        TS_RAISE(TS_ERR_UNSUPPORTED, "--engine %s: burn runs on device-resident operands", ts_engines_name(engine));
     if (ts_devset_backend(set) == TS_BACKEND_SIM) {
         if (engine != TS_ENGINE_AUTO && engine != TS_ENGINE_REF && engine != TS_ENGINE_CPU)
             TS_RAISE(TS_ERR_UNSUPPORTED, "--engine %s: not available on simulated devices (ref, cpu or auto)",

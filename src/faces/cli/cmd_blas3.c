@@ -5,8 +5,6 @@
 // each engine is untimed and verified against the original operands by a randomized check with a
 // stated bound (docs/cli-blas3.md), the timed runs follow. With --gemm-ref the tile runtime's own
 // GEMM at n x n x n is measured too and every routine reports its rate against it (vs_gemm).
-#include <cblas.h>
-#include <complex.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -22,58 +20,25 @@
 #include "core/ts_timer.h"
 #include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_bench.h"
 #include "faces/cli/ts_cli_opts.h"
-#include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
+#include "kernels/ts_l3.h"
+#include "runtime/ts_engines.h"
 #include "runtime/ts_tiles.h"
 #include "runtime/ts_tiles_l3.h"
 #include "ts_config.h"
 
 #define CMD "blas3"
 #define MAX_SHAPES 64
-#define MAX_PRECS 4
-#define MAX_ENGINES 8
-#define MAX_XT_BLOCKS 4
-#define XT_BLOCK_DEFAULT 4096
-#define MAX_DIM 2147483647LL // CBLAS and cuBLAS take int dimensions
-// Random vectors of the check, and the bound of its scaled error (derivation at check_scale).
+// Random vectors of the check, and the bound of its scaled error (derivation in kernels/cpu/ts_l3_verify.c).
 #define CHECK_NVEC 2
-#define CHECK_BOUND 1.0
-// Rows of one block of the parallel matrix-vector products of the check.
-#define MV_BLOCK 256
-
-typedef double complex zd;
+#define CHECK_BOUND TS_L3_VERIFY_BOUND
 
 // ---------------------------------------------------------------- routines and engines
 
-enum { R_SYMM, R_HEMM, R_SYRK, R_HERK, R_SYR2K, R_HER2K, R_TRMM, R_TRSM, NROUT };
-static const char *const rname[NROUT] = {"symm", "hemm", "syrk", "herk", "syr2k", "her2k", "trmm", "trsm"};
-static int is_herm(int r) { return r == R_HEMM || r == R_HERK || r == R_HER2K; }
-static int is_mm(int r) { return r == R_SYMM || r == R_HEMM; }
-static int is_rk(int r) { return r == R_SYRK || r == R_HERK; }
-static int is_r2k(int r) { return r == R_SYR2K || r == R_HER2K; }
-static int is_tri(int r) { return r == R_TRMM || r == R_TRSM; }
-
-typedef enum { ENG_TILES, ENG_XT, ENG_CPU } engine_t;
-static const char *const ename[] = {"tiles", "cublasxt", "cpu"};
-
-// cuBLASXt glue: the library entry points exist only in CUDA builds.
-#if TS_HAVE_CUDA
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) { return ts_cublasxt_create(devs, xt); }
-static int xt_block(ts_cublasxt *xt, int block) { return ts_cublasxt_set_block(xt, block); }
-static void xt_close(ts_cublasxt *xt) { ts_cublasxt_destroy(xt); }
-#else
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) {
-    (void)devs;
-    *xt = NULL;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static int xt_block(ts_cublasxt *xt, int block) {
-    (void)xt, (void)block;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static void xt_close(ts_cublasxt *xt) { (void)xt; }
-#endif
+#define NROUT TS_L3_COUNT
+#define rname(r) ts_l3_name(r)
 
 // ---------------------------------------------------------------- options
 
@@ -82,22 +47,12 @@ typedef struct {
 } shape_t;
 
 typedef struct {
-    int routines[NROUT], nroutines; // in the order of rname
+    ts_bench_opts b;                  // precisions, scalars, engines, reps, verification, output (ts_bench.h)
+    int routines[NROUT], nroutines;   // in the order of ts_l3_name
     shape_t shapes[MAX_SHAPES];
     int nshapes;
-    char precs[MAX_PRECS];
-    int nprecs;
     char side, uplo, trans, diag;
-    double alpha[2], beta[2];
-    engine_t engines[MAX_ENGINES];
-    int xt_block[MAX_ENGINES];
-    int nengines;
-    int xt_blocks[MAX_XT_BLOCKS], nxt_blocks;
-    int reps, warmup, verify, gemm_ref;
-    uint64_t seed;
-    const char *json;
-    const char *trace; // --trace PREFIX: the tile runtime's timeline per routine, size and precision
-    int verbosity;
+    int gemm_ref;
 } b3_opts;
 
 static void usage(FILE *f) {
@@ -126,79 +81,30 @@ static void usage(FILE *f) {
         "exit: 0 ok, 1 a verification failed, 2 bad usage or does not fit, 3 runtime failure\n");
 }
 
-static int parse_dim(const char *tok, const char *what, int64_t *out) {
-    int64_t v;
-    if (ts_parse_i64(tok, what, &v) < 0)
-        return ts_cli_usage_error(CMD, "%s: '%s' is not a positive integer", what, tok);
-    if (v <= 0) return ts_cli_usage_error(CMD, "%s: '%s' must be positive", what, tok);
-    if (v > MAX_DIM) return ts_cli_usage_error(CMD, "%s: '%s' is too large (at most %lld)", what, tok, MAX_DIM);
-    *out = v;
-    return 0;
-}
 
 // "4096" or "8192x2048".
 static int parse_shape(b3_opts *o, const char *s) {
-    char buf[64];
-    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "size '%s' is malformed", s);
-    strcpy(buf, s);
-    char *x = strchr(buf, 'x');
-    if (x) *x = 0;
-    if (x && strchr(x + 1, 'x')) return ts_cli_usage_error(CMD, "size '%s': expected N or AxB", s);
-    shape_t sh;
-    if (parse_dim(buf, "size", &sh.a) || parse_dim(x ? x + 1 : buf, "size", &sh.b)) return TS_EXIT_USAGE;
+    int64_t d[3];
+    if (ts_bench_size(CMD, s, 2, "N or AxB", d)) return TS_EXIT_USAGE;
     if (o->nshapes >= MAX_SHAPES) return ts_cli_usage_error(CMD, "too many sizes (at most %d)", MAX_SHAPES);
-    o->shapes[o->nshapes++] = sh;
+    o->shapes[o->nshapes++] = (shape_t){d[0], d[1]};
     return 0;
 }
 
-typedef int (*token_fn)(b3_opts *o, const char *opt, const char *tok);
-static int each_token(b3_opts *o, const char *opt, const char *list, token_fn fn) {
-    char buf[256];
-    if (strlen(list) >= sizeof buf || !*list) return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, list);
-    strcpy(buf, list);
-    char *save = NULL;
-    int any = 0;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int rc = fn(o, opt, t);
-        if (rc) return rc;
-        any = 1;
-    }
-    return any ? 0 : ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, list);
-}
-
-static int routine_tok(b3_opts *o, const char *opt, const char *t) {
+static int routine_tok(void *ctx, const char *opt, const char *t) {
+    b3_opts *o = ctx;
     if (!strcasecmp(t, "all")) { // 2: implied, runs where the precision and --trans fit (routine_runs)
         for (int r = 0; r < NROUT; r++)
             if (!o->routines[r]) o->routines[r] = 2;
         return 0;
     }
     for (int r = 0; r < NROUT; r++)
-        if (!strcasecmp(t, rname[r])) {
+        if (!strcasecmp(t, rname(r))) {
             o->routines[r] = 1;
             return 0;
         }
     return ts_cli_usage_error(CMD, "%s: unknown routine '%s' (choose symm, syrk, syr2k, trmm, trsm, hemm, herk, "
                                    "her2k or all)", opt, t);
-}
-
-static int prec_tok(b3_opts *o, const char *opt, const char *t) {
-    char c = (char)(t[0] | 0x20);
-    if (strlen(t) != 1 || !strchr("sdcz", c))
-        return ts_cli_usage_error(CMD, "%s: unknown precision '%s' (choose s, d, c or z)", opt, t);
-    if (o->nprecs >= MAX_PRECS) return ts_cli_usage_error(CMD, "%s: too many precisions", opt);
-    o->precs[o->nprecs++] = c;
-    return 0;
-}
-
-static int engine_tok(b3_opts *o, const char *opt, const char *t) {
-    engine_t e;
-    if (!strcasecmp(t, "tiles")) e = ENG_TILES;
-    else if (!strcasecmp(t, "cublasxt")) e = ENG_XT;
-    else if (!strcasecmp(t, "cpu")) e = ENG_CPU;
-    else return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose tiles, cublasxt or cpu)", opt, t);
-    if (o->nengines >= MAX_ENGINES) return ts_cli_usage_error(CMD, "%s: too many engines", opt);
-    o->engines[o->nengines++] = e;
-    return 0;
 }
 
 // One letter of `choices` (case-insensitive), for --side/--uplo/--trans/--diag.
@@ -210,219 +116,81 @@ static int letter_opt(const char *opt, const char *v, const char *choices, char 
     return 0;
 }
 
-static int parse_scalar(const char *opt, const char *s, double v[2]) {
-    char buf[128];
-    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, s);
-    strcpy(buf, s);
-    char *comma = strchr(buf, ',');
-    if (comma) *comma = 0;
-    double re = 0, im = 0;
-    if (ts_parse_double(buf, opt, &re) < 0 || !isfinite(re) ||
-        (comma && (ts_parse_double(comma + 1, opt, &im) < 0 || !isfinite(im))))
-        return ts_cli_usage_error(CMD, "%s: '%s' is not a number (RE or RE,IM)", opt, s);
-    v[0] = re, v[1] = im;
-    return 0;
-}
-
-// One cublasxt entry per --xt-block value (each its own row).
-static int expand_xt(b3_opts *o) {
-    if (o->nxt_blocks == 0) o->xt_blocks[o->nxt_blocks++] = XT_BLOCK_DEFAULT;
-    engine_t e[MAX_ENGINES];
-    int blk[MAX_ENGINES], n = 0;
-    for (int i = 0; i < o->nengines; i++)
-        for (int q = 0; q < (o->engines[i] == ENG_XT ? o->nxt_blocks : 1); q++) {
-            if (n == MAX_ENGINES) return ts_cli_usage_error(CMD, "--engine: too many engines (with --xt-block)");
-            e[n] = o->engines[i], blk[n] = o->engines[i] == ENG_XT ? o->xt_blocks[q] : 0;
-            n++;
-        }
-    memcpy(o->engines, e, sizeof e[0] * (size_t)n);
-    memcpy(o->xt_block, blk, sizeof blk[0] * (size_t)n);
-    o->nengines = n;
-    return 0;
-}
-
 // trans letters of syrk/syr2k: real N/T/C, complex symmetric N/T, Hermitian N/C.
 static int trans_ok(int r, char prec, char trans) {
-    if (!is_rk(r) && !is_r2k(r)) return 1;
-    if (is_herm(r)) return trans != 'T';
+    if (!ts_l3_is_rk(r) && !ts_l3_is_r2k(r)) return 1;
+    if (ts_l3_is_herm(r)) return trans != 'T';
     return !ts_prec_is_complex(prec) || trans != 'C';
 }
 
 // The (routine, precision) pairs that run: those asked for; `all` leaves out the Hermitian
 // routines in real precisions and the routines that do not take --trans.
 static int routine_runs(const b3_opts *o, int r, char prec) {
-    if (!o->routines[r] || (is_herm(r) && !ts_prec_is_complex(prec))) return 0;
+    if (!o->routines[r] || (ts_l3_is_herm(r) && !ts_prec_is_complex(prec))) return 0;
     return o->routines[r] == 1 || trans_ok(r, prec, o->trans);
 }
 
 static int check_combinations(b3_opts *o) {
     int any = 0;
     for (int r = 0; r < NROUT; r++)
-        for (int p = 0; p < o->nprecs; p++) {
-            char pr = o->precs[p];
+        for (int p = 0; p < o->b.nprecs; p++) {
+            char pr = o->b.precs[p];
             any |= routine_runs(o, r, pr);
             if (o->routines[r] != 1) continue;
-            if (is_herm(r) && !ts_prec_is_complex(pr))
-                return ts_cli_usage_error(CMD, "--routine %s needs --prec c or z (got %c)", rname[r], pr);
+            if (ts_l3_is_herm(r) && !ts_prec_is_complex(pr))
+                return ts_cli_usage_error(CMD, "--routine %s needs --prec c or z (got %c)", rname(r), pr);
             if (!trans_ok(r, pr, o->trans))
                 return ts_cli_usage_error(CMD, "--trans %c: %s%s takes %s", o->trans,
-                                          ts_prec_is_complex(pr) && !is_herm(r) ? "complex " : "", rname[r],
-                                          is_herm(r) ? "N or C" : "N or T (herk/her2k take C)");
+                                          ts_prec_is_complex(pr) && !ts_l3_is_herm(r) ? "complex " : "", rname(r),
+                                          ts_l3_is_herm(r) ? "N or C" : "N or T (herk/her2k take C)");
         }
     if (!any) return ts_cli_usage_error(CMD, "no routine runs with these options");
     return 0;
 }
 
-static int parse_args(int argc, char **argv, b3_opts *o) {
+// The engines of this command, in the order its messages list them.
+static const ts_engine blas3_engines[] = {TS_ENGINE_TILES, TS_ENGINE_CUBLASXT, TS_ENGINE_CPU};
+
+// The options of this command alone (ts_bench_parse).
+static int own_opt(void *ctx, int argc, char **argv, int *i) {
+    b3_opts *o = ctx;
     const char *v;
     int r;
-    memset(o, 0, sizeof *o);
-    o->side = 'L', o->uplo = 'L', o->trans = 'N', o->diag = 'N';
-    o->alpha[0] = 1, o->beta[0] = 1;
-    o->reps = 3, o->verify = 1, o->seed = 1;
-    int any_routine = 0;
-#define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, &i, name, alias, &v)) != 0)
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (ts_cli_flag(a, "--help", "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (ts_cli_flag(a, "--no-verify", NULL)) {
-            o->verify = 0;
-        } else if (ts_cli_flag(a, "--gemm-ref", NULL)) {
-            o->gemm_ref = 1;
-        } else if (ts_cli_flag(a, "-q", "--quiet")) {
-            o->verbosity = -1;
-        } else if (ts_cli_flag(a, "-v", "--verbose")) {
-            o->verbosity++;
-        } else if (VALUE("--routine", NULL)) {
-            if (r < 0 || each_token(o, "--routine", v, routine_tok)) return TS_EXIT_USAGE;
-            any_routine = 1;
-        } else if (VALUE("--prec", "-p")) {
-            if (r < 0 || each_token(o, "--prec", v, prec_tok)) return TS_EXIT_USAGE;
-        } else if (VALUE("--side", NULL)) {
-            if (r < 0 || letter_opt("--side", v, "LR", &o->side)) return TS_EXIT_USAGE;
-        } else if (VALUE("--uplo", NULL)) {
-            if (r < 0 || letter_opt("--uplo", v, "LU", &o->uplo)) return TS_EXIT_USAGE;
-        } else if (VALUE("--trans", NULL)) {
-            if (r < 0 || letter_opt("--trans", v, "NTC", &o->trans)) return TS_EXIT_USAGE;
-        } else if (VALUE("--diag", NULL)) {
-            if (r < 0 || letter_opt("--diag", v, "NU", &o->diag)) return TS_EXIT_USAGE;
-        } else if (VALUE("--alpha", NULL)) {
-            if (r < 0 || parse_scalar("--alpha", v, o->alpha)) return TS_EXIT_USAGE;
-        } else if (VALUE("--beta", NULL)) {
-            if (r < 0 || parse_scalar("--beta", v, o->beta)) return TS_EXIT_USAGE;
-        } else if (VALUE("--engine", "-e")) {
-            if (r < 0 || each_token(o, "--engine", v, engine_tok)) return TS_EXIT_USAGE;
-        } else if (VALUE("--xt-block", NULL)) {
-            int64_t b[MAX_XT_BLOCKS + 1];
-            int nb = 0;
-            if (r < 0) return TS_EXIT_USAGE;
-            if (ts_parse_i64_list(v, "--xt-block", b, MAX_XT_BLOCKS + 1, &nb) < 0 || nb < 1 || nb > MAX_XT_BLOCKS)
-                return ts_cli_usage_error(CMD, "--xt-block: '%s': expected 1 to %d block dimensions", v, MAX_XT_BLOCKS);
-            for (int q = 0; q < nb; q++) {
-                if (b[q] < 64 || b[q] > 65536)
-                    return ts_cli_usage_error(CMD, "--xt-block: %lld out of range 64..65536", (long long)b[q]);
-                o->xt_blocks[q] = (int)b[q];
-            }
-            o->nxt_blocks = nb;
-        } else if (VALUE("--warmup", NULL)) {
-            if (r < 0 || ts_cli_int(CMD, "--warmup", v, 0, &o->warmup)) return TS_EXIT_USAGE;
-        } else if (VALUE("--reps", "-r")) {
-            if (r < 0 || ts_cli_int(CMD, "--reps", v, 1, &o->reps)) return TS_EXIT_USAGE;
-        } else if (VALUE("--seed", NULL)) {
-            int64_t s;
-            if (r < 0 || ts_cli_i64(CMD, "--seed", v, 0, &s)) return TS_EXIT_USAGE;
-            o->seed = (uint64_t)s;
-        } else if (VALUE("--json", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            o->json = v;
-        } else if (VALUE("--trace", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            o->trace = v;
-        } else if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9')) {
-            return ts_cli_usage_error(CMD, "unknown option '%s' (tessera blas3 --help)", a);
-        } else if (parse_shape(o, a)) {
-            return TS_EXIT_USAGE;
-        }
-    }
+    if (ts_cli_flag(argv[*i], "--gemm-ref", NULL)) return o->gemm_ref = 1, 1;
+#define VALUE(name) ((r = ts_cli_value_opt(CMD, argc, argv, i, name, NULL, &v)) != 0)
+#define BAD(cond) ((r < 0 || (cond)) ? -1 : 1)
+    if (VALUE("--routine")) return BAD(ts_bench_each_token(CMD, o, "--routine", v, routine_tok));
+    if (VALUE("--side")) return BAD(letter_opt("--side", v, "LR", &o->side));
+    if (VALUE("--uplo")) return BAD(letter_opt("--uplo", v, "LU", &o->uplo));
+    if (VALUE("--trans")) return BAD(letter_opt("--trans", v, "NTC", &o->trans));
+    if (VALUE("--diag")) return BAD(letter_opt("--diag", v, "NU", &o->diag));
+#undef BAD
 #undef VALUE
+    return 0;
+}
+
+static int size_arg(void *ctx, const char *a) { return parse_shape(ctx, a); }
+
+static int parse_args(int argc, char **argv, b3_opts *o) {
+    memset(o, 0, sizeof *o);
+    ts_bench_opts_init(&o->b, CMD, blas3_engines, 3);
+    o->side = 'L', o->uplo = 'L', o->trans = 'N', o->diag = 'N';
+    o->b.reps = 3;
+    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, size_arg, o);
+    if (rc) return rc;
+    int any_routine = 0;
+    for (int r = 0; r < NROUT; r++) any_routine |= o->routines[r] != 0;
     if (!any_routine) routine_tok(o, "--routine", "all");
-    if (o->nprecs == 0) o->precs[o->nprecs++] = 'd';
-    if (check_combinations(o)) return TS_EXIT_USAGE;
-    return expand_xt(o);
+    if (ts_bench_finish_opts(&o->b)) return TS_EXIT_USAGE;
+    return check_combinations(o) ? TS_EXIT_USAGE : 0;
 }
 
 // ---------------------------------------------------------------- one problem
 
-typedef union {
-    float f[2];
-    double d[2];
-} scalar;
-
-static scalar make_scalar(char prec, double re, double im) {
-    scalar x;
-    memset(&x, 0, sizeof x);
-    if (prec == 's' || prec == 'c') x.f[0] = (float)re, x.f[1] = (float)im;
-    else x.d[0] = re, x.d[1] = im;
-    return x;
-}
-
-// One routine on one size and precision, with the effective scalars (the real ones of herk and
-// the real beta of her2k, the imaginary part dropped for real precisions) and the operand sizes.
-typedef struct {
-    int r;
-    char prec, side, uplo, trans, diag;
-    int64_t m, n, k;      // symm/trmm/trsm: m x n result; syrk/syr2k: n x n result, inner k
-    int64_t ka;           // order of the symmetric or triangular A (0 for syrk/syr2k)
-    int64_t ra, ca;       // A: rows and columns stored (lda = ra)
-    int64_t rb, cb;       // B (symm, syr2k, trmm/trsm): rows, columns (ldb = rb); 0 x 0 for syrk
-    int64_t rc;           // the result (C, or B of trmm/trsm): rc x n, ldc = rc
-    scalar alpha, beta;   // as passed
-    zd za, zb;            // as used
-    double flops;
-} prob;
+typedef ts_l3_prob prob;
 
 static prob make_prob(const b3_opts *o, int r, char prec, shape_t s) {
-    prob p;
-    memset(&p, 0, sizeof p);
-    int cplx = ts_prec_is_complex(prec);
-    p.r = r, p.prec = prec, p.side = o->side, p.uplo = o->uplo, p.trans = o->trans, p.diag = o->diag;
-    double are = o->alpha[0], aim = cplx && r != R_HERK ? o->alpha[1] : 0;
-    double bre = o->beta[0], bim = cplx && r != R_HERK && r != R_HER2K ? o->beta[1] : 0;
-    p.alpha = make_scalar(prec, are, aim), p.beta = make_scalar(prec, bre, bim);
-    p.za = CMPLX(are, aim), p.zb = CMPLX(bre, bim);
-    if (is_mm(r) || is_tri(r)) {
-        p.m = s.a, p.n = s.b;
-        p.ka = p.side == 'L' ? p.m : p.n;
-        p.ra = p.ca = p.ka;
-        p.rb = p.m, p.cb = p.n;
-        p.rc = p.m;
-        // standard counts: symm 2 m^2 n (side L) / 2 m n^2; trmm and trsm m^2 n / m n^2
-        p.flops = (is_mm(r) ? 2.0 : 1.0) * (double)p.ka * (double)p.m * (double)p.n;
-    } else {
-        p.n = s.a, p.k = s.b;
-        p.ra = p.trans == 'N' ? p.n : p.k;
-        p.ca = p.trans == 'N' ? p.k : p.n;
-        if (is_r2k(r)) p.rb = p.ra, p.cb = p.ca;
-        p.rc = p.n;
-        p.flops = (is_r2k(r) ? 2.0 : 1.0) * (double)p.n * (double)p.n * (double)p.k; // syrk n^2 k, syr2k 2 n^2 k
-    }
-    if (cplx) p.flops *= 4;
-    return p;
-}
-
-static size_t elems_a(const prob *p) { return (size_t)p->ra * (size_t)p->ca; }
-static size_t elems_b(const prob *p) { return (size_t)p->rb * (size_t)p->cb; }
-static size_t elems_c(const prob *p) { return (size_t)p->rc * (size_t)p->n; }
-
-// side, uplo, trans, diag as they apply ('-' where not).
-static void flags_str(const prob *p, char buf[5]) {
-    buf[0] = is_rk(p->r) || is_r2k(p->r) ? '-' : p->side;
-    buf[1] = p->uplo;
-    buf[2] = is_mm(p->r) ? '-' : p->trans;
-    buf[3] = is_tri(p->r) ? p->diag : '-';
-    buf[4] = 0;
+    return ts_l3_prob_make(r, prec, o->side, o->uplo, o->trans, o->diag, s.a, s.b, o->b.alpha, o->b.beta);
 }
 
 // ---------------------------------------------------------------- data
@@ -466,7 +234,7 @@ static void copy_bytes(void *dst, const void *src, size_t bytes) {
 // diagonally dominant: well conditioned at any order, and TRSM's solution stays of the size of B.
 static void make_triangular_data(const prob *p, void *A) {
     int cplx = ts_prec_is_complex(p->prec), single = p->prec == 's' || p->prec == 'c';
-    int64_t n = (int64_t)elems_a(p) * (cplx ? 2 : 1);
+    int64_t n = (int64_t)ts_l3_elems_a(p) * (cplx ? 2 : 1);
     double s = 1.0 / (double)p->ka;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < n; i++) {
@@ -481,372 +249,10 @@ static void make_triangular_data(const prob *p, void *A) {
 }
 
 static void setup_data(const b3_opts *o, const prob *p, buffers *b) {
-    fill(p->prec, data_key(o->seed, p, 1), b->A, elems_a(p));
-    if (is_tri(p->r)) make_triangular_data(p, b->A);
-    if (elems_b(p)) fill(p->prec, data_key(o->seed, p, 2), b->B, elems_b(p));
-    if (!is_tri(p->r)) fill(p->prec, data_key(o->seed, p, 3), b->C0, elems_c(p));
-}
-
-// ---------------------------------------------------------------- the check's linear algebra
-//
-// Products of one stored matrix (or one triangle of it) with a vector, in double complex
-// arithmetic whatever the precision; with `absval` the moduli of both, which with x = 1 gives the
-// row sums of |op(M)|, i.e. ||op(M)||_inf.
-
-typedef struct {
-    char prec;
-    const void *p;
-    int64_t rows, cols, ld;
-    char region; // 'F' full, 'L' lower triangle, 'U' upper triangle (diagonal included)
-    char dmode;  // diagonal of a triangle: 'S' stored, 'R' real part of it, '1' unit, 'X' left out
-} mat;
-
-static inline zd ld_elem(char prec, const void *p, int64_t i) {
-    switch (prec) {
-    case 's': return ((const float *)p)[i];
-    case 'd': return ((const double *)p)[i];
-    case 'c': { const float *f = (const float *)p + 2 * i; return CMPLX(f[0], f[1]); }
-    default: { const double *d = (const double *)p + 2 * i; return CMPLX(d[0], d[1]); }
-    }
-}
-
-static inline zd mat_elem(const mat *M, int64_t i, int64_t j, int cj, int absval) {
-    zd a;
-    if (i == j && M->region != 'F') {
-        switch (M->dmode) {
-        case '1': a = 1; break;
-        case 'X': a = 0; break;
-        case 'R': a = creal(ld_elem(M->prec, M->p, i + j * M->ld)); break;
-        default: a = ld_elem(M->prec, M->p, i + j * M->ld); break;
-        }
-    } else {
-        a = ld_elem(M->prec, M->p, i + j * M->ld);
-    }
-    if (absval) return cabs(a);
-    return cj ? conj(a) : a;
-}
-
-// ar/ai[0..n) += a[off..off+n) * xj (moduli with absval), one column segment of the matrix.
-static void seg_axpy(char prec, const void *p, int64_t off, int64_t n, zd xj, double *ar, double *ai, int absval) {
-    double xr = absval ? cabs(xj) : creal(xj), xi = absval ? 0 : cimag(xj);
-    switch (prec) {
-    case 's': {
-        const float *a = (const float *)p + off;
-        for (int64_t i = 0; i < n; i++) {
-            double v = absval ? fabs((double)a[i]) : a[i];
-            ar[i] += v * xr, ai[i] += v * xi;
-        }
-        break;
-    }
-    case 'd': {
-        const double *a = (const double *)p + off;
-        for (int64_t i = 0; i < n; i++) {
-            double v = absval ? fabs(a[i]) : a[i];
-            ar[i] += v * xr, ai[i] += v * xi;
-        }
-        break;
-    }
-    default: {
-        const float *af = (const float *)p + 2 * off;
-        const double *ad = (const double *)p + 2 * off;
-        for (int64_t i = 0; i < n; i++) {
-            double re = prec == 'c' ? af[2 * i] : ad[2 * i], im = prec == 'c' ? af[2 * i + 1] : ad[2 * i + 1];
-            if (absval) re = sqrt(re * re + im * im), im = 0;
-            ar[i] += re * xr - im * xi, ai[i] += re * xi + im * xr;
-        }
-        break;
-    }
-    }
-}
-
-// sum over i of a[off+i] (conjugated with cj, moduli with absval) * x[i].
-static zd seg_dot(char prec, const void *p, int64_t off, int64_t n, const zd *x, int cj, int absval) {
-    double sr = 0, si = 0;
-    const double *xd = (const double *)x; // a double complex is two doubles (C11 6.2.5)
-    if (prec == 's' || prec == 'd') {
-        const float *af = (const float *)p + off;
-        const double *ad = (const double *)p + off;
-        for (int64_t i = 0; i < n; i++) {
-            double v = prec == 's' ? af[i] : ad[i];
-            if (absval) sr += fabs(v) * cabs(x[i]);
-            else sr += v * xd[2 * i], si += v * xd[2 * i + 1];
-        }
-        return CMPLX(sr, si);
-    }
-    const float *af = (const float *)p + 2 * off;
-    const double *ad = (const double *)p + 2 * off;
-    double sg = cj ? -1 : 1;
-    for (int64_t i = 0; i < n; i++) {
-        double re = prec == 'c' ? af[2 * i] : ad[2 * i], im = sg * (prec == 'c' ? af[2 * i + 1] : ad[2 * i + 1]);
-        double xr = xd[2 * i], xi = xd[2 * i + 1];
-        if (absval) sr += sqrt(re * re + im * im) * sqrt(xr * xr + xi * xi);
-        else sr += re * xr - im * xi, si += re * xi + im * xr;
-    }
-    return CMPLX(sr, si);
-}
-
-// The rows [lo, hi) of column j of the region, the diagonal apart when the region is a triangle.
-static void col_range(const mat *M, int64_t j, int64_t *lo, int64_t *hi) {
-    if (M->region == 'L' && *lo < j) *lo = j;
-    if (M->region == 'U' && *hi > j + 1) *hi = j + 1;
-}
-
-// y = op(M) x; op 'N' (y: rows, x: cols), 'T' or 'C' (y: cols, x: rows).
-static void mv(const mat *M, char op, const zd *x, zd *y, int absval) {
-    int tri = M->region != 'F';
-    if (op == 'N') {
-#pragma omp parallel for schedule(dynamic)
-        for (int64_t i0 = 0; i0 < M->rows; i0 += MV_BLOCK) {
-            int64_t i1 = i0 + MV_BLOCK < M->rows ? i0 + MV_BLOCK : M->rows;
-            double ar[MV_BLOCK] = {0}, ai[MV_BLOCK] = {0};
-            for (int64_t j = 0; j < M->cols; j++) {
-                int64_t lo = i0, hi = i1;
-                col_range(M, j, &lo, &hi);
-                if (lo >= hi) continue;
-                int64_t base = j * M->ld;
-                if (tri && j >= lo && j < hi) { // the diagonal element by its mode
-                    zd d = mat_elem(M, j, j, 0, absval) * (absval ? cabs(x[j]) : x[j]);
-                    ar[j - i0] += creal(d), ai[j - i0] += cimag(d);
-                    seg_axpy(M->prec, M->p, base + lo, j - lo, x[j], ar + (lo - i0), ai + (lo - i0), absval);
-                    seg_axpy(M->prec, M->p, base + j + 1, hi - j - 1, x[j], ar + (j + 1 - i0), ai + (j + 1 - i0),
-                             absval);
-                } else {
-                    seg_axpy(M->prec, M->p, base + lo, hi - lo, x[j], ar + (lo - i0), ai + (lo - i0), absval);
-                }
-            }
-            for (int64_t i = i0; i < i1; i++) y[i] = CMPLX(ar[i - i0], ai[i - i0]);
-        }
-        return;
-    }
-    int cj = op == 'C';
-#pragma omp parallel for schedule(dynamic, 16)
-    for (int64_t j = 0; j < M->cols; j++) {
-        int64_t lo = 0, hi = M->rows;
-        col_range(M, j, &lo, &hi);
-        int64_t base = j * M->ld;
-        zd s = 0;
-        if (tri && j >= lo && j < hi) {
-            s = mat_elem(M, j, j, cj, absval) * (absval ? cabs(x[j]) : x[j]);
-            s += seg_dot(M->prec, M->p, base + lo, j - lo, x + lo, cj, absval);
-            s += seg_dot(M->prec, M->p, base + j + 1, hi - j - 1, x + j + 1, cj, absval);
-        } else if (hi > lo) {
-            s = seg_dot(M->prec, M->p, base + lo, hi - lo, x + lo, cj, absval);
-        }
-        y[j] = s;
-    }
-}
-
-// y = S x, S the symmetric (herm: Hermitian) matrix whose `uplo` triangle is stored in M.
-static void sym_mv(const mat *M, int herm, const zd *x, zd *y, zd *tmp, int absval) {
-    mat T = *M, O = *M;
-    T.dmode = herm ? 'R' : 'S';
-    O.dmode = 'X';
-    mv(&T, 'N', x, y, absval);
-    mv(&O, herm ? 'C' : 'T', x, tmp, absval);
-    for (int64_t i = 0; i < M->rows; i++) y[i] += tmp[i];
-}
-
-static mat full_mat(char prec, const void *p, int64_t rows, int64_t cols) {
-    return (mat){.prec = prec, .p = p, .rows = rows, .cols = cols, .ld = rows, .region = 'F', .dmode = 'S'};
-}
-
-static mat tri_mat(char prec, const void *p, int64_t n, char uplo, char dmode) {
-    return (mat){.prec = prec, .p = p, .rows = n, .cols = n, .ld = n, .region = uplo, .dmode = dmode};
-}
-
-static double vmax_abs(const zd *v, int64_t n) {
-    double m = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double a = cabs(v[i]);
-        if (!(a <= m)) m = a; // NaN propagates
-    }
-    return m;
-}
-
-// ||op(M)||_inf (op 'N': rows of M; 'T'/'C': its columns).
-static double norm_inf(const mat *M, char op, zd *ones, zd *y) {
-    int64_t len = op == 'N' ? M->cols : M->rows;
-    for (int64_t i = 0; i < len; i++) ones[i] = 1;
-    mv(M, op, ones, y, 1);
-    return vmax_abs(y, op == 'N' ? M->rows : M->cols);
-}
-
-static double sym_norm_inf(const mat *M, int herm, zd *ones, zd *y, zd *tmp) {
-    for (int64_t i = 0; i < M->rows; i++) ones[i] = 1;
-    sym_mv(M, herm, ones, y, tmp, 1);
-    return vmax_abs(y, M->rows);
-}
-
-// op letters of op(A) and of its (conjugate) transpose in syrk/syr2k.
-static void rk_ops(const prob *p, char *first, char *second) {
-    if (p->trans == 'N') *first = 'N', *second = is_herm(p->r) ? 'C' : 'T';
-    else *first = is_herm(p->r) ? 'C' : 'T', *second = 'N';
-}
-
-// Random x with |x_j| in [1/2, 1) (real and imaginary parts so for complex), random signs.
-static void random_vec(uint64_t key, zd *x, int64_t n, int cplx) {
-    for (int64_t i = 0; i < n; i++) {
-        double u = ts_uniform_at(key, (uint64_t)(2 * i)), w = ts_uniform_at(key, (uint64_t)(2 * i + 1));
-        double re = (u < 0 ? -1 : 1) * (0.5 + fabs(u)), im = (w < 0 ? -1 : 1) * (0.5 + fabs(w));
-        x[i] = cplx ? CMPLX(re, im) : re;
-    }
-}
-
-static double unit_roundoff(char prec) { return (prec == 's' || prec == 'c') ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
-
-// ---------------------------------------------------------------- verification
-//
-// For each of CHECK_NVEC random vectors x (length n, the columns of the result) the check computes
-// in double (double complex) arithmetic y from the engine's result and z from the original
-// operands, both O(n^2 + n k):
-//   symm   y = C x,      z = alpha S (B x) + beta C0 x       (side R: alpha B (S x) + beta C0 x)
-//   syrk   y = Csym x,   z = alpha op(A) (op(A)^T x) + beta C0sym x      (herk: ^H)
-//   syr2k  y = Csym x,   z = alpha op(A) (op(B)^T x) + alpha' op(B) (op(A)^T x) + beta C0sym x
-//   trmm   y = B x,      z = alpha op(T) (B0 x)              (side R: alpha B0 (op(T) x))
-//   trsm   y = op(T) (X x),  z = alpha B0 x                  (side R: X (op(T) x))
-// where S, Csym, C0sym are built from the stored `uplo` triangle only (Hermitian: the real part of
-// the diagonal) and T is the `uplo` triangle (unit diagonal with diag U). The scaled error is
-//   err = ||y - z||_inf / (N ||x||_inf ((kk + 2) eps + (2 n + 2 kk + 4) u)),
-// N = |alpha| ||op-operands||_inf products + |beta| ||C0||_inf, and for trsm N = ||op(T)||_inf ||X||_inf
-// (the residual of the computed solution, ||op(T) X - alpha B0|| relative to ||T|| ||X||), kk the
-// length of the inner sums (ka, k, or 2k for syr2k), eps the unit roundoff of the precision and u
-// that of double. As for GEMM (ts_gemm_verify.c), a correct result cannot exceed 1 even with
-// every rounding error of one sign (backward stability of the routines: |E| <= kk eps |op||op|
-// elementwise; TRSM: (T + dT) x = b with |dT| <= ka eps |T|), and random data gives far less. In
-// syrk/syr2k the strict other triangle of C must come back unchanged (compared exactly).
-
-typedef struct {
-    zd *x[CHECK_NVEC], *z[CHECK_NVEC]; // the vectors and the expected products (trsm: alpha B0 x)
-    double scale;                      // N without ||X|| for trsm: ||op(T)||_inf
-    double kk;
-    zd *t1, *t2, *t3;                  // work vectors (length max(m, n, k, ka))
-    int ready;
-} check_ref;
-
-static void check_free(check_ref *cr) {
-    for (int v = 0; v < CHECK_NVEC; v++) free(cr->x[v]), free(cr->z[v]);
-    free(cr->t1), free(cr->t2), free(cr->t3);
-    memset(cr, 0, sizeof *cr);
-}
-
-static int check_alloc(check_ref *cr, const prob *p) {
-    memset(cr, 0, sizeof *cr);
-    int64_t len = p->m > p->n ? p->m : p->n;
-    if (p->k > len) len = p->k;
-    if (p->ka > len) len = p->ka;
-    size_t b = sizeof(zd) * (size_t)len;
-    for (int v = 0; v < CHECK_NVEC; v++) cr->x[v] = malloc(b), cr->z[v] = malloc(b);
-    cr->t1 = malloc(b), cr->t2 = malloc(b), cr->t3 = malloc(b);
-    for (int v = 0; v < CHECK_NVEC; v++)
-        if (!cr->x[v] || !cr->z[v]) goto nomem;
-    if (!cr->t1 || !cr->t2 || !cr->t3) goto nomem;
-    return 0;
-nomem:
-    check_free(cr);
-    return TS_ERROR(TS_ERR_NOMEM, "out of host memory for the check");
-}
-
-static void axpy_to(zd *z, zd a, const zd *u, int64_t n) {
-    for (int64_t i = 0; i < n; i++) z[i] += a * u[i];
-}
-
-// Expected products and the normalization, once per routine, size and precision.
-static int check_prepare(check_ref *cr, const b3_opts *o, const prob *p, const buffers *b) {
-    TS_CHECK(check_alloc(cr, p));
-    char pr = p->prec;
-    int herm = is_herm(p->r), cplx = ts_prec_is_complex(pr);
-    zd *t1 = cr->t1, *t2 = cr->t2, *t3 = cr->t3;
-    for (int v = 0; v < CHECK_NVEC; v++)
-        random_vec(ts_mix64(o->seed ^ 0xc4ec3ULL ^ (uint64_t)v * 7919), cr->x[v], p->n, cplx);
-    double aa = cabs(p->za), ab = cabs(p->zb);
-    if (is_mm(p->r)) {
-        mat S = tri_mat(pr, b->A, p->ka, p->uplo, 'S'), B = full_mat(pr, b->B, p->m, p->n),
-            C0 = full_mat(pr, b->C0, p->m, p->n);
-        for (int v = 0; v < CHECK_NVEC; v++) {
-            zd *z = cr->z[v];
-            if (p->side == 'L') mv(&B, 'N', cr->x[v], t1, 0), sym_mv(&S, herm, t1, t2, t3, 0);
-            else sym_mv(&S, herm, cr->x[v], t1, t3, 0), mv(&B, 'N', t1, t2, 0);
-            mv(&C0, 'N', cr->x[v], z, 0);
-            for (int64_t i = 0; i < p->m; i++) z[i] = p->za * t2[i] + p->zb * z[i];
-        }
-        cr->scale = aa * sym_norm_inf(&S, herm, t1, t2, t3) * norm_inf(&B, 'N', t1, t2) + ab * norm_inf(&C0, 'N', t1, t2);
-        cr->kk = (double)p->ka;
-    } else if (is_rk(p->r) || is_r2k(p->r)) {
-        char f, s;
-        rk_ops(p, &f, &s);
-        mat A = full_mat(pr, b->A, p->ra, p->ca), C0 = tri_mat(pr, b->C0, p->n, p->uplo, 'S');
-        mat B = is_r2k(p->r) ? full_mat(pr, b->B, p->rb, p->cb) : A;
-        zd a2 = herm ? conj(p->za) : p->za;
-        for (int v = 0; v < CHECK_NVEC; v++) {
-            zd *z = cr->z[v];
-            sym_mv(&C0, herm, cr->x[v], z, t3, 0);
-            for (int64_t i = 0; i < p->n; i++) z[i] *= p->zb;
-            mv(&B, s, cr->x[v], t1, 0), mv(&A, f, t1, t2, 0);
-            axpy_to(z, p->za, t2, p->n);
-            if (is_r2k(p->r)) mv(&A, s, cr->x[v], t1, 0), mv(&B, f, t1, t2, 0), axpy_to(z, a2, t2, p->n);
-        }
-        double nA = norm_inf(&A, f, t1, t2), nAt = norm_inf(&A, s, t1, t2);
-        double nB = norm_inf(&B, f, t1, t2), nBt = norm_inf(&B, s, t1, t2);
-        cr->scale = aa * (is_r2k(p->r) ? nA * nBt + nB * nAt : nA * nAt) + ab * sym_norm_inf(&C0, herm, t1, t2, t3);
-        cr->kk = (double)p->k * (is_r2k(p->r) ? 2 : 1);
-    } else {
-        mat T = tri_mat(pr, b->A, p->ka, p->uplo, p->diag == 'U' ? '1' : 'S'), B0 = full_mat(pr, b->B, p->m, p->n);
-        for (int v = 0; v < CHECK_NVEC; v++) {
-            zd *z = cr->z[v];
-            if (p->r == R_TRSM) mv(&B0, 'N', cr->x[v], z, 0);
-            else if (p->side == 'L') mv(&B0, 'N', cr->x[v], t1, 0), mv(&T, p->trans, t1, z, 0);
-            else mv(&T, p->trans, cr->x[v], t1, 0), mv(&B0, 'N', t1, z, 0);
-            for (int64_t i = 0; i < p->m; i++) z[i] *= p->za;
-        }
-        double nT = norm_inf(&T, p->trans, t1, t2);
-        cr->scale = p->r == R_TRSM ? nT : aa * nT * norm_inf(&B0, 'N', t1, t2);
-        cr->kk = (double)p->ka;
-    }
-    cr->ready = 1;
-    return 0;
-}
-
-// 1 if the strict triangle opposite to uplo of the n x n W equals that of C0 bit for bit.
-static int other_triangle_kept(const prob *p, const void *W, const void *C0) {
-    size_t es = ts_prec_size(p->prec);
-    for (int64_t j = 0; j < p->n; j++) {
-        int64_t lo = p->uplo == 'L' ? 0 : j + 1, hi = p->uplo == 'L' ? j : p->n;
-        if (hi > lo && memcmp((const char *)W + (size_t)(lo + j * p->n) * es,
-                              (const char *)C0 + (size_t)(lo + j * p->n) * es, (size_t)(hi - lo) * es))
-            return 0;
-    }
-    return 1;
-}
-
-// The scaled error of the engine's result W (NaN/Inf on non-finite results; Inf when syrk/syr2k
-// wrote outside their triangle).
-static double check_result(const check_ref *cr, const prob *p, const buffers *b, int *outside) {
-    char pr = p->prec;
-    zd *t1 = cr->t1, *t2 = cr->t2, *t3 = cr->t3;
-    double worst = 0, nX = 0;
-    mat W = is_rk(p->r) || is_r2k(p->r) ? tri_mat(pr, b->W, p->n, p->uplo, 'S') : full_mat(pr, b->W, p->m, p->n);
-    mat T = tri_mat(pr, b->A, p->ka, p->uplo, p->diag == 'U' ? '1' : 'S');
-    *outside = 0;
-    if ((is_rk(p->r) || is_r2k(p->r)) && !other_triangle_kept(p, b->W, b->C0)) *outside = 1;
-    if (p->r == R_TRSM) nX = norm_inf(&W, 'N', t1, t2);
-    int64_t rows = p->rc;
-    for (int v = 0; v < CHECK_NVEC; v++) {
-        if (is_rk(p->r) || is_r2k(p->r)) sym_mv(&W, is_herm(p->r), cr->x[v], t2, t3, 0);
-        else if (p->r != R_TRSM) mv(&W, 'N', cr->x[v], t2, 0);
-        else if (p->side == 'L') mv(&W, 'N', cr->x[v], t1, 0), mv(&T, p->trans, t1, t2, 0);
-        else mv(&T, p->trans, cr->x[v], t1, 0), mv(&W, 'N', t1, t2, 0);
-        double d = 0;
-        for (int64_t i = 0; i < rows; i++) {
-            double e = cabs(t2[i] - cr->z[v][i]);
-            if (!(e <= d)) d = e;
-        }
-        double N = p->r == R_TRSM ? cr->scale * nX : cr->scale;
-        double den = N * vmax_abs(cr->x[v], p->n) *
-                     ((cr->kk + 2) * unit_roundoff(pr) + (2.0 * (double)p->n + 2 * cr->kk + 4) * (DBL_EPSILON / 2));
-        double err = den > 0 ? d / den : (d == 0 ? 0 : INFINITY);
-        if (!(err <= worst)) worst = err;
-    }
-    return *outside ? INFINITY : worst;
+    fill(p->prec, data_key(o->b.seed, p, 1), b->A, ts_l3_elems_a(p));
+    if (ts_l3_is_tri(p->r)) make_triangular_data(p, b->A);
+    if (ts_l3_elems_b(p)) fill(p->prec, data_key(o->b.seed, p, 2), b->B, ts_l3_elems_b(p));
+    if (!ts_l3_is_tri(p->r)) fill(p->prec, data_key(o->b.seed, p, 3), b->C0, ts_l3_elems_c(p));
 }
 
 // Test hook: TESSERA_TEST_CORRUPT_BLAS3=1 adds 1e6 to one element of the checked result inside
@@ -856,7 +262,7 @@ static void maybe_corrupt(const prob *p, void *W) {
     if (!v) return;
     int64_t i, j;
     if (!strcmp(v, "1")) i = p->rc / 2, j = p->n / 2;
-    else if (!strcmp(v, "outside") && (is_rk(p->r) || is_r2k(p->r)) && p->n > 1)
+    else if (!strcmp(v, "outside") && (ts_l3_is_rk(p->r) || ts_l3_is_r2k(p->r)) && p->n > 1)
         i = p->uplo == 'L' ? 0 : p->n - 1, j = p->uplo == 'L' ? p->n - 1 : 0;
     else return;
     int64_t idx = (i + j * p->rc) * (ts_prec_is_complex(p->prec) ? 2 : 1);
@@ -867,243 +273,87 @@ static void maybe_corrupt(const prob *p, void *W) {
 // ---------------------------------------------------------------- engines
 
 typedef struct {
+    ts_bench_row b; // engine, rates, check, ratio, tiles stats (ts_bench.h)
     int r; // routine, or -1 for the GEMM reference
     char prec;
     shape_t shape;
     char flags[5];
-    engine_t engine;
-    int xt_block;
-    int reps;
-    ts_stats sec;
-    double flops, tf_med, tf_min, tf_max;
-    int verified, passed, failed, outside;
-    double error;
-    double ratio, vs_gemm; // 0 = none
-    int has_tiles;
-    ts_tiles_stats tiles;
+    double flops;
+    int outside;
+    double vs_gemm; // 0 = none
 } row_t;
 
 typedef struct {
+    ts_bench h;  // devices, engines, rows, progress, output (ts_bench.h)
     b3_opts *o;
-    ts_devset *devs;
-    ts_tiles *tiles;
-    ts_cublasxt *xt;
     ts_tiles_stats last;
     buffers buf;
-    row_t *rows;
-    int nrows, cap;
-    FILE *out;
-    ts_progress prog;
-    int progress_on, header_done;
-    double done;
+    int header_done;
 } ctx_t;
 
-static enum CBLAS_SIDE cb_side(char s) { return s == 'L' ? CblasLeft : CblasRight; }
-static enum CBLAS_UPLO cb_uplo(char u) { return u == 'L' ? CblasLower : CblasUpper; }
-static enum CBLAS_TRANSPOSE cb_op(char t) { return t == 'N' ? CblasNoTrans : t == 'T' ? CblasTrans : CblasConjTrans; }
-static enum CBLAS_DIAG cb_diag(char d) { return d == 'U' ? CblasUnit : CblasNonUnit; }
-
-// The CPU BLAS (CBLAS, column-major) on the host operands.
-static int run_cpu(const prob *p, buffers *b) {
-    const void *al = &p->alpha, *be = &p->beta;
-    float fa = p->alpha.f[0], fb = p->beta.f[0];
-    double da = p->alpha.d[0], db = p->beta.d[0];
-    int M = (int)p->m, N = (int)p->n, K = (int)p->k, LA = (int)p->ra, LB = (int)(p->rb ? p->rb : 1), LC = (int)p->rc;
-    enum CBLAS_SIDE sd = cb_side(p->side);
-    enum CBLAS_UPLO ul = cb_uplo(p->uplo);
-    enum CBLAS_TRANSPOSE tr = cb_op(p->trans);
-    enum CBLAS_DIAG dg = cb_diag(p->diag);
-    const enum CBLAS_ORDER L = CblasColMajor;
-    void *A = b->A, *B = b->B, *W = b->W;
-    switch (p->r * 4 + (int)(strchr("sdcz", p->prec) - "sdcz")) {
-    case R_SYMM * 4 + 0: cblas_ssymm(L, sd, ul, M, N, fa, A, LA, B, LB, fb, W, LC); break;
-    case R_SYMM * 4 + 1: cblas_dsymm(L, sd, ul, M, N, da, A, LA, B, LB, db, W, LC); break;
-    case R_SYMM * 4 + 2: cblas_csymm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_SYMM * 4 + 3: cblas_zsymm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_HEMM * 4 + 2: cblas_chemm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_HEMM * 4 + 3: cblas_zhemm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
-    case R_SYRK * 4 + 0: cblas_ssyrk(L, ul, tr, N, K, fa, A, LA, fb, W, LC); break;
-    case R_SYRK * 4 + 1: cblas_dsyrk(L, ul, tr, N, K, da, A, LA, db, W, LC); break;
-    case R_SYRK * 4 + 2: cblas_csyrk(L, ul, tr, N, K, al, A, LA, be, W, LC); break;
-    case R_SYRK * 4 + 3: cblas_zsyrk(L, ul, tr, N, K, al, A, LA, be, W, LC); break;
-    case R_HERK * 4 + 2: cblas_cherk(L, ul, tr, N, K, fa, A, LA, fb, W, LC); break;
-    case R_HERK * 4 + 3: cblas_zherk(L, ul, tr, N, K, da, A, LA, db, W, LC); break;
-    case R_SYR2K * 4 + 0: cblas_ssyr2k(L, ul, tr, N, K, fa, A, LA, B, LB, fb, W, LC); break;
-    case R_SYR2K * 4 + 1: cblas_dsyr2k(L, ul, tr, N, K, da, A, LA, B, LB, db, W, LC); break;
-    case R_SYR2K * 4 + 2: cblas_csyr2k(L, ul, tr, N, K, al, A, LA, B, LB, be, W, LC); break;
-    case R_SYR2K * 4 + 3: cblas_zsyr2k(L, ul, tr, N, K, al, A, LA, B, LB, be, W, LC); break;
-    case R_HER2K * 4 + 2: cblas_cher2k(L, ul, tr, N, K, al, A, LA, B, LB, fb, W, LC); break;
-    case R_HER2K * 4 + 3: cblas_zher2k(L, ul, tr, N, K, al, A, LA, B, LB, db, W, LC); break;
-    case R_TRMM * 4 + 0: cblas_strmm(L, sd, ul, tr, dg, M, N, fa, A, LA, W, LC); break;
-    case R_TRMM * 4 + 1: cblas_dtrmm(L, sd, ul, tr, dg, M, N, da, A, LA, W, LC); break;
-    case R_TRMM * 4 + 2: cblas_ctrmm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    case R_TRMM * 4 + 3: cblas_ztrmm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    case R_TRSM * 4 + 0: cblas_strsm(L, sd, ul, tr, dg, M, N, fa, A, LA, W, LC); break;
-    case R_TRSM * 4 + 1: cblas_dtrsm(L, sd, ul, tr, dg, M, N, da, A, LA, W, LC); break;
-    case R_TRSM * 4 + 2: cblas_ctrsm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    case R_TRSM * 4 + 3: cblas_ztrsm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
-    default: TS_RAISE(TS_ERR_ARG, "%s: no %c routine", rname[p->r], p->prec);
-    }
-    return 0;
-}
-
-static int run_tiles(ctx_t *c, const prob *p, buffers *b) {
-    const void *al = &p->alpha, *be = &p->beta;
-    int64_t lb = p->rb ? p->rb : 1;
-    switch (p->r) {
-    case R_SYMM:
-        return ts_tiles_symm(c->tiles, p->prec, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be, b->W,
-                             p->rc, &c->last);
-    case R_HEMM:
-        return ts_tiles_hemm(c->tiles, p->prec, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be, b->W,
-                             p->rc, &c->last);
-    case R_SYRK:
-        return ts_tiles_syrk(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc,
-                             &c->last);
-    case R_HERK:
-        return ts_tiles_herk(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc,
-                             &c->last);
-    case R_SYR2K:
-        return ts_tiles_syr2k(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be, b->W,
-                              p->rc, &c->last);
-    case R_HER2K:
-        return ts_tiles_her2k(c->tiles, p->prec, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be, b->W,
-                              p->rc, &c->last);
-    case R_TRMM:
-        return ts_tiles_trmm(c->tiles, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
-                             b->W, p->rc, &c->last);
-    default:
-        return ts_tiles_trsm(c->tiles, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
-                             b->W, p->rc, &c->last);
-    }
-}
-
-#if TS_HAVE_CUDA
-// cuBLASXt; its TRMM is out of place: W = alpha op(A) B0 from the untouched B0.
-static int run_xt(ctx_t *c, const prob *p, buffers *b) {
-    const void *al = &p->alpha, *be = &p->beta;
-    int64_t lb = p->rb ? p->rb : 1;
-    int herm = is_herm(p->r);
-    if (is_mm(p->r))
-        return ts_cublasxt_symm(c->xt, p->prec, herm, p->side, p->uplo, p->m, p->n, al, b->A, p->ra, b->B, lb, be,
-                                b->W, p->rc);
-    if (is_rk(p->r))
-        return ts_cublasxt_syrk(c->xt, p->prec, herm, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, be, b->W, p->rc);
-    if (is_r2k(p->r))
-        return ts_cublasxt_syr2k(c->xt, p->prec, herm, p->uplo, p->trans, p->n, p->k, al, b->A, p->ra, b->B, lb, be,
-                                 b->W, p->rc);
-    if (p->r == R_TRMM)
-        return ts_cublasxt_trmm(c->xt, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra,
-                                b->B, lb, b->W, p->rc);
-    return ts_cublasxt_trsm(c->xt, p->prec, p->side, p->uplo, p->trans, p->diag, p->m, p->n, al, b->A, p->ra, b->W,
-                            p->rc);
-}
-#else
-static int run_xt(ctx_t *c, const prob *p, buffers *b) {
-    (void)c, (void)p, (void)b;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-#endif
-
-static int run_once(ctx_t *c, engine_t e, const prob *p) {
-    if (e == ENG_CPU) return run_cpu(p, &c->buf);
-    if (e == ENG_TILES) return run_tiles(c, p, &c->buf);
-    return run_xt(c, p, &c->buf);
+static int run_once(ctx_t *c, ts_engine e, const prob *p) {
+    return ts_engines_l3(c->h.eng, e, p, c->buf.A, c->buf.B, c->buf.W, &c->last);
 }
 
 // The result buffer back to the inputs: C0 for symm/syrk/syr2k, B0 for trmm/trsm (in place).
 static void reset_result(ctx_t *c, const prob *p) {
-    if (is_tri(p->r)) copy_bytes(c->buf.W, c->buf.B, elems_c(p) * ts_prec_size(p->prec));
-    else copy_bytes(c->buf.W, c->buf.C0, elems_c(p) * ts_prec_size(p->prec));
+    if (ts_l3_is_tri(p->r)) copy_bytes(c->buf.W, c->buf.B, ts_l3_elems_c(p) * ts_prec_size(p->prec));
+    else copy_bytes(c->buf.W, c->buf.C0, ts_l3_elems_c(p) * ts_prec_size(p->prec));
 }
 
 // ---------------------------------------------------------------- rows
 
-static row_t *new_row(ctx_t *c) {
-    if (c->nrows == c->cap) {
-        int cap = c->cap ? 2 * c->cap : 64;
-        row_t *r = realloc(c->rows, sizeof *r * (size_t)cap);
-        if (!r) return NULL;
-        c->rows = r, c->cap = cap;
-    }
-    row_t *r = &c->rows[c->nrows++];
-    memset(r, 0, sizeof *r);
-    r->error = NAN;
-    return r;
-}
-
-static void progress_clear(ctx_t *c) {
-    if (c->progress_on && c->prog.tty && c->prog.drawn) {
-        fprintf(c->prog.out, "\r%*s\r", 100, "");
-        c->prog.drawn = 0;
-    }
-}
-
-static void progress(ctx_t *c, double flops, const char *what) {
-    c->done += flops;
-    if (c->progress_on) ts_progress_update(&c->prog, c->done, what);
-}
-
-static void set_rates(row_t *row, double *sec) {
-    row->sec = ts_stats_of(sec, (size_t)row->reps);
-    row->tf_med = row->flops / row->sec.median * 1e-12;
-    row->tf_min = row->flops / row->sec.max * 1e-12;
-    row->tf_max = row->flops / row->sec.min * 1e-12;
-}
+static row_t *new_row(ctx_t *c) { return ts_bench_new_row(&c->h); }
+static void progress_clear(ctx_t *c) { ts_bench_progress_clear(&c->h); }
+static void progress(ctx_t *c, double flops, const char *what) { ts_bench_progress(&c->h, flops, what); }
 
 // One engine on one routine: the checked run (untimed, from the original operands), then the
 // warmup and the timed runs on the result of the previous one (as ts_gemm's reps: no reset in between).
-static int run_row(ctx_t *c, const prob *p, const check_ref *cr, row_t *row) {
+static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) {
     b3_opts *o = c->o;
-    int pins[3] = {-1, -1, -1};
-    if (row->engine == ENG_XT) { // host memory as it is (ts_host_alloc: already page-locked, nothing to do)
-        TS_CHECK(xt_block(c->xt, row->xt_block));
+    int pins[3] = {-1, -1, -1}, rc = 0;
+    double *sec = NULL;
+    if (row->b.engine == TS_ENGINE_CUBLASXT) {
         void *bufs[3] = {c->buf.A, c->buf.B, c->buf.W};
         size_t bytes[3] = {c->buf.bytes[0], c->buf.bytes[1], c->buf.bytes[3]};
-        for (int q = 0; q < 3; q++)
-            if (bytes[q] && ts_host_pin(c->devs, bufs[q], bytes[q], &pins[q]) < 0) pins[q] = -1, ts_error_clear();
+        TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, row->b.xt_block, bufs, bytes, pins), rc, out);
     }
-    int rc = 0;
-    double *sec = malloc(sizeof(double) * (size_t)row->reps);
-    if (!sec) {
-        rc = TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-        goto out;
-    }
+    sec = malloc(sizeof(double) * (size_t)row->b.reps);
+    if (!sec) TS_CHECK_GOTO(TS_ERROR(TS_ERR_NOMEM, "out of host memory"), rc, out);
     char what[96];
-    snprintf(what, sizeof what, "%s %c %s", rname[p->r], p->prec, ename[row->engine]);
+    snprintf(what, sizeof what, "%s %c %s", rname(p->r), p->prec, ts_engines_name(row->b.engine));
     reset_result(c, p);
-    TS_CHECK_GOTO(run_once(c, row->engine, p), rc, out);
+    TS_CHECK_GOTO(run_once(c, row->b.engine, p), rc, out);
     progress(c, p->flops, what);
-    if (o->verify) {
+    if (o->b.verify) {
         maybe_corrupt(p, c->buf.W);
-        row->error = check_result(cr, p, &c->buf, &row->outside);
-        row->verified = 1;
-        row->passed = row->error <= CHECK_BOUND;
+        row->b.error = ts_l3_verify_error(cr, c->buf.W, &row->outside);
+        row->b.verified = 1;
+        row->b.passed = row->b.error <= CHECK_BOUND;
     }
-    for (int w = 0; w < o->warmup; w++) {
-        TS_CHECK_GOTO(run_once(c, row->engine, p), rc, out);
+    for (int w = 0; w < o->b.warmup; w++) {
+        TS_CHECK_GOTO(run_once(c, row->b.engine, p), rc, out);
         progress(c, p->flops, what);
     }
-    for (int q = 0; q < row->reps; q++) {
+    for (int q = 0; q < row->b.reps; q++) {
         double t0 = ts_now();
-        TS_CHECK_GOTO(run_once(c, row->engine, p), rc, out);
+        TS_CHECK_GOTO(run_once(c, row->b.engine, p), rc, out);
         sec[q] = ts_now() - t0;
         progress(c, p->flops, what);
     }
-    set_rates(row, sec);
-    if (row->engine == ENG_TILES) row->has_tiles = 1, row->tiles = c->last;
-    if (row->engine == ENG_TILES && o->trace) {
+    ts_bench_set_rates(&row->b, row->flops, sec);
+    if (row->b.engine == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->last;
+    if (row->b.engine == TS_ENGINE_TILES && o->b.trace) {
         char path[1024];
-        snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->trace, rname[p->r], p->prec, (long long)p->rc,
+        snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->b.trace, rname(p->r), p->prec, (long long)p->rc,
                  (long long)p->n);
-        if (ts_tiles_trace_write(c->tiles, path) < 0) {
+        if (ts_tiles_trace_write(c->h.tiles, path) < 0) {
             rc = ts_error_last()->code;
             goto out;
         }
     }
 out:
-    for (int q = 0; q < 3; q++)
-        if (pins[q] >= 0) ts_host_unpin(c->devs, pins[q]);
+    ts_bench_xt_end(&c->h, pins);
     free(sec);
     return rc;
 }
@@ -1112,37 +362,39 @@ out:
 // Freivalds (ts_gemm_verify, bound TS_GEMM_VERIFY_BOUND).
 static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row) {
     b3_opts *o = c->o;
-    scalar al = make_scalar(prec, o->alpha[0], ts_prec_is_complex(prec) ? o->alpha[1] : 0);
-    scalar be = make_scalar(prec, o->beta[0], ts_prec_is_complex(prec) ? o->beta[1] : 0);
-    prob p = {.r = R_SYMM, .prec = prec, .m = n, .n = n, .k = n};
+    ts_scalar al = ts_scalar_of(prec, o->b.alpha[0], ts_prec_is_complex(prec) ? o->b.alpha[1] : 0);
+    ts_scalar be = ts_scalar_of(prec, o->b.beta[0], ts_prec_is_complex(prec) ? o->b.beta[1] : 0);
+    prob p = {.r = TS_L3_SYMM, .prec = prec, .m = n, .n = n, .k = n};
     size_t es = ts_prec_size(prec), bytes = (size_t)n * (size_t)n * es;
-    uint64_t key = data_key(o->seed ^ 0x6e33ULL, &p, 0);
+    uint64_t key = data_key(o->b.seed ^ 0x6e33ULL, &p, 0);
     fill(prec, key + 1, c->buf.A, (size_t)n * (size_t)n);
     fill(prec, key + 2, c->buf.B, (size_t)n * (size_t)n);
     fill(prec, key + 3, c->buf.C0, (size_t)n * (size_t)n);
     copy_bytes(c->buf.W, c->buf.C0, bytes);
-    double *sec = malloc(sizeof(double) * (size_t)row->reps);
+    double *sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     int rc = 0;
-#define GEMM_ONCE ts_tiles_gemm(c->tiles, prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be, c->buf.W, n, &c->last)
+#define GEMM_ONCE                                                                                                      \
+    ts_engines_gemm(c->h.eng, NULL, TS_ENGINE_TILES, prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be,        \
+                    c->buf.W, n, &c->last)
     TS_CHECK_GOTO(GEMM_ONCE, rc, out);
     progress(c, row->flops, "gemm reference");
-    if (o->verify) {
+    if (o->b.verify) {
         double err = NAN;
         int ok = ts_gemm_verify(prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be, c->buf.C0, n, c->buf.W, n,
-                                CHECK_NVEC, o->seed ^ 0x5eed, TS_GEMM_VERIFY_BOUND, &err);
-        row->verified = 1, row->error = err, row->passed = ok == 1 && err == err;
+                                CHECK_NVEC, o->b.seed ^ 0x5eed, TS_GEMM_VERIFY_BOUND, &err);
+        row->b.verified = 1, row->b.error = err, row->b.passed = ok == 1 && err == err;
     }
-    for (int w = 0; w < o->warmup; w++) TS_CHECK_GOTO(GEMM_ONCE, rc, out);
-    for (int q = 0; q < row->reps; q++) {
+    for (int w = 0; w < o->b.warmup; w++) TS_CHECK_GOTO(GEMM_ONCE, rc, out);
+    for (int q = 0; q < row->b.reps; q++) {
         double t0 = ts_now();
         TS_CHECK_GOTO(GEMM_ONCE, rc, out);
         sec[q] = ts_now() - t0;
         progress(c, row->flops, "gemm reference");
     }
 #undef GEMM_ONCE
-    set_rates(row, sec);
-    row->has_tiles = 1, row->tiles = c->last;
+    ts_bench_set_rates(&row->b, row->flops, sec);
+    row->b.has_tiles = 1, row->b.tiles = c->last;
 out:
     free(sec);
     return rc;
@@ -1151,40 +403,40 @@ out:
 // ---------------------------------------------------------------- output
 
 static void print_header(ctx_t *c) {
-    if (c->header_done || c->o->verbosity < 0) return;
+    if (c->header_done || c->o->b.verbosity < 0) return;
     c->header_done = 1;
-    fprintf(c->out, "%-6s %-2s %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", "rout", "p", "size", "flag",
+    fprintf(c->h.out, "%-6s %-2s %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", "rout", "p", "size", "flag",
             "engine", "median_ms", "min_ms", "TFLOP/s", "ratio", "vs_gemm", "error", "bound", "check");
 }
 
 static void print_row(ctx_t *c, const row_t *r) {
-    const char *check = r->failed ? "ERROR" : !r->verified ? "SKIPPED" : r->passed ? "PASS" : "FAIL";
-    if (c->o->verbosity < 0 && (r->passed || !r->verified) && !r->failed) return;
+    const char *check = ts_bench_check_word(&r->b);
+    if (ts_bench_row_hidden(&c->h, &r->b)) return;
     print_header(c);
     char size[32], eng[24], ratio[16] = "-", vsg[16] = "-", err[16] = "-", bnd[16] = "-";
     if (r->r < 0) snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)r->shape.a, (long long)r->shape.a,
                            (long long)r->shape.a);
     else snprintf(size, sizeof size, "%lldx%lld", (long long)r->shape.a, (long long)r->shape.b);
-    if (r->engine == ENG_XT) snprintf(eng, sizeof eng, "cublasxt:%d", r->xt_block);
-    else snprintf(eng, sizeof eng, "%s", ename[r->engine]);
-    if (r->ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->ratio);
+    if (r->b.engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->b.xt_block);
+    else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->b.engine));
+    if (r->b.ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->b.ratio);
     if (r->vs_gemm > 0) snprintf(vsg, sizeof vsg, "%.2fx", r->vs_gemm);
-    if (r->verified) {
-        snprintf(err, sizeof err, "%.2e", r->error);
+    if (r->b.verified) {
+        snprintf(err, sizeof err, "%.2e", r->b.error);
         snprintf(bnd, sizeof bnd, "%.0f", r->r < 0 ? TS_GEMM_VERIFY_BOUND : CHECK_BOUND);
     }
-    const char *rn = r->r < 0 ? "gemm" : rname[r->r];
-    if (r->failed) {
-        fprintf(c->out, "%-6s %-2c %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", rn, r->prec, size, r->flags,
+    const char *rn = r->r < 0 ? "gemm" : rname(r->r);
+    if (r->b.failed) {
+        fprintf(c->h.out, "%-6s %-2c %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", rn, r->prec, size, r->flags,
                 eng, "-", "-", "-", "-", "-", "-", "-", check);
         return;
     }
-    fprintf(c->out, "%-6s %-2c %-13s %-4s %-13s %10.3f %10.3f %9.3f %7s %7s %9s %6s %s%s\n", rn, r->prec, size,
-            r->flags, eng, r->sec.median * 1e3, r->sec.min * 1e3, r->tf_med, ratio, vsg, err, bnd, check,
+    fprintf(c->h.out, "%-6s %-2c %-13s %-4s %-13s %10.3f %10.3f %9.3f %7s %7s %9s %6s %s%s\n", rn, r->prec, size,
+            r->flags, eng, r->b.sec.median * 1e3, r->b.sec.min * 1e3, r->b.tf_med, ratio, vsg, err, bnd, check,
             r->outside ? " (wrote outside its triangle)" : "");
-    if (r->has_tiles && c->o->verbosity > 0) {
-        const ts_tiles_stats *t = &r->tiles;
-        fprintf(c->out, "  tiles: T=%lld, %lld tiles, cpu %lld (%.1f%%); cache hits %lld, misses %lld; H2D %.1f MiB, "
+    if (r->b.has_tiles && c->o->b.verbosity > 0) {
+        const ts_tiles_stats *t = &r->b.tiles;
+        fprintf(c->h.out, "  tiles: T=%lld, %lld tiles, cpu %lld (%.1f%%); cache hits %lld, misses %lld; H2D %.1f MiB, "
                         "D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
                 (long long)t->tile, (long long)t->tiles, (long long)t->tiles_cpu, 100 * t->cpu_share,
                 (long long)t->cache_hits, (long long)t->cache_misses, t->bytes_h2d / 1048576.0,
@@ -1192,35 +444,18 @@ static void print_row(ctx_t *c, const row_t *r) {
     }
 }
 
-static void write_tiles_json(ts_json *j, const ts_tiles_stats *t) {
-    ts_json_int(j, "tile", t->tile);
-    ts_json_int(j, "tiles", t->tiles);
-    ts_json_int(j, "tiles_cpu", t->tiles_cpu);
-    ts_json_begin_array(j, "tiles_per_device");
-    for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, t->tiles_dev[d]);
-    ts_json_end_array(j);
-    ts_json_num(j, "cpu_share", t->cpu_share);
-    ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
-    ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
-    ts_json_int(j, "bytes_save", (int64_t)t->bytes_save);
-    ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
-    ts_json_int(j, "cache_hits", t->cache_hits);
-    ts_json_int(j, "cache_misses", t->cache_misses);
-    ts_json_int(j, "steals", t->steals);
-}
-
-static void write_json(ctx_t *c, ts_json *j) {
-    b3_opts *o = c->o;
-    ts_results_begin(j, "tessera blas3", 1, ts_devset_json, ts_devset_count(c->devs) ? c->devs : NULL);
-    for (int i = 0; i < c->nrows; i++) {
-        const row_t *r = &c->rows[i];
-        if (r->failed) continue;
+static void write_json(ts_bench *b, ts_json *j) {
+    ctx_t *c = (ctx_t *)b; // its first member
+    ts_results_begin(j, "tessera blas3", 1, ts_devset_json, ts_devset_count(c->h.devs) ? c->h.devs : NULL);
+    for (int i = 0; i < c->h.nrows; i++) {
+        const row_t *r = TS_BENCH_ROW(&c->h, i, row_t);
+        if (r->b.failed) continue;
         ts_result_common rc = {
-            .bench = r->r < 0 ? "gemm" : "blas3", .engine = ename[r->engine], .precision = r->prec, .where = "host",
-            .reps = r->reps, .sec_median = r->sec.median, .sec_min = r->sec.min, .sec_max = r->sec.max,
-            .tf_median = r->tf_med, .tf_min = r->tf_min, .tf_max = r->tf_max, .verified = r->verified,
-            .error = r->verified ? r->error : NAN,
-            .bound = r->verified ? (r->r < 0 ? TS_GEMM_VERIFY_BOUND : CHECK_BOUND) : NAN,
+            .bench = r->r < 0 ? "gemm" : "blas3", .engine = ts_engines_name(r->b.engine), .precision = r->prec, .where = "host",
+            .reps = r->b.reps, .sec_median = r->b.sec.median, .sec_min = r->b.sec.min, .sec_max = r->b.sec.max,
+            .tf_median = r->b.tf_med, .tf_min = r->b.tf_min, .tf_max = r->b.tf_max, .verified = r->b.verified,
+            .error = r->b.verified ? r->b.error : NAN,
+            .bound = r->b.verified ? (r->r < 0 ? TS_GEMM_VERIFY_BOUND : CHECK_BOUND) : NAN,
         };
         ts_results_entry_begin(j, &rc);
         ts_json_begin_object(j, "shape");
@@ -1229,8 +464,8 @@ static void write_json(ctx_t *c, ts_json *j) {
             ts_json_str(j, "transa", "N"), ts_json_str(j, "transb", "N");
         } else {
             char s1[2] = {r->flags[0], 0}, s2[2] = {r->flags[1], 0}, s3[2] = {r->flags[2], 0}, s4[2] = {r->flags[3], 0};
-            ts_json_str(j, "routine", rname[r->r]);
-            if (is_rk(r->r) || is_r2k(r->r)) ts_json_int(j, "n", r->shape.a), ts_json_int(j, "k", r->shape.b);
+            ts_json_str(j, "routine", rname(r->r));
+            if (ts_l3_is_rk(r->r) || ts_l3_is_r2k(r->r)) ts_json_int(j, "n", r->shape.a), ts_json_int(j, "k", r->shape.b);
             else ts_json_int(j, "m", r->shape.a), ts_json_int(j, "n", r->shape.b);
             if (s1[0] != '-') ts_json_str(j, "side", s1);
             ts_json_str(j, "uplo", s2);
@@ -1239,15 +474,14 @@ static void write_json(ctx_t *c, ts_json *j) {
         }
         ts_json_end_object(j);
         ts_json_begin_object(j, "extra");
-        ts_json_str(j, "routine", r->r < 0 ? "gemm" : rname[r->r]);
+        ts_json_str(j, "routine", r->r < 0 ? "gemm" : rname(r->r));
         ts_json_num(j, "flops", r->flops);
         if (r->r < 0) ts_json_bool(j, "gemm_ref", 1);
-        if (r->engine == ENG_XT) ts_json_int(j, "xt_block", r->xt_block);
-        ts_json_int(j, "warmup", o->warmup);
-        if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
+        ts_bench_json_common(&c->h, j, &r->b);
+        if (r->b.ratio > 0) ts_json_num(j, "ratio", r->b.ratio);
         if (r->vs_gemm > 0) ts_json_num(j, "vs_gemm", r->vs_gemm);
-        if (r->has_tiles) write_tiles_json(j, &r->tiles);
-        if (r->verified) ts_json_bool(j, "passed", r->passed);
+        if (r->b.has_tiles) ts_tiles_stats_json(j, &r->b.tiles);
+        if (r->b.verified) ts_json_bool(j, "passed", r->b.passed);
         ts_json_end_object(j);
         ts_results_entry_end(j);
     }
@@ -1257,13 +491,9 @@ static void write_json(ctx_t *c, ts_json *j) {
 // ---------------------------------------------------------------- the command
 
 static void free_buffers(ctx_t *c) {
-    if (c->tiles) ts_tiles_unpin_all(c->tiles); // the runtime keeps registrations across calls
+    if (c->h.tiles) ts_tiles_unpin_all(c->h.tiles); // the runtime keeps registrations across calls
     void *p[4] = {c->buf.A, c->buf.B, c->buf.C0, c->buf.W};
-    for (int q = 0; q < 4; q++) {
-        if (!p[q]) continue;
-        if (ts_devset_count(c->devs) > 0) ts_host_free(c->devs, p[q]);
-        else free(p[q]);
-    }
+    for (int q = 0; q < 4; q++) ts_bench_host_free(&c->h, p[q]);
     memset(&c->buf, 0, sizeof c->buf);
 }
 
@@ -1274,7 +504,7 @@ static void buffer_bytes(const b3_opts *o, shape_t s, char prec, size_t bytes[4]
     for (int r = 0; r < NROUT; r++) {
         if (!routine_runs(o, r, prec)) continue;
         prob p = make_prob(o, r, prec, s);
-        size_t e[4] = {elems_a(&p), elems_b(&p), is_tri(r) ? 0 : elems_c(&p), elems_c(&p)};
+        size_t e[4] = {ts_l3_elems_a(&p), ts_l3_elems_b(&p), ts_l3_is_tri(r) ? 0 : ts_l3_elems_c(&p), ts_l3_elems_c(&p)};
         for (int q = 0; q < 4; q++)
             if (e[q] * es > bytes[q]) bytes[q] = e[q] * es;
     }
@@ -1287,10 +517,7 @@ static int alloc_buffers(ctx_t *c, shape_t s, char prec) {
     buffer_bytes(c->o, s, prec, c->buf.bytes);
     void **p[4] = {&c->buf.A, &c->buf.B, &c->buf.C0, &c->buf.W};
     for (int q = 0; q < 4; q++) {
-        size_t b = c->buf.bytes[q] ? c->buf.bytes[q] : 64;
-        if (ts_devset_count(c->devs) > 0) TS_CHECK(ts_host_alloc(c->devs, b, p[q]));
-        else if (!(*p[q] = aligned_alloc(4096, (b + 4095) / 4096 * 4096)))
-            return TS_ERROR(TS_ERR_NOMEM, "cannot allocate %zu bytes of host memory", b);
+        TS_CHECK(ts_bench_host_alloc(&c->h, c->buf.bytes[q] ? c->buf.bytes[q] : 64, p[q]));
     }
     return 0;
 }
@@ -1298,67 +525,40 @@ static int alloc_buffers(ctx_t *c, shape_t s, char prec) {
 static int check_memory(ctx_t *c) {
     size_t avail = ts_cli_host_mem_available();
     for (int s = 0; s < c->o->nshapes; s++)
-        for (int q = 0; q < c->o->nprecs; q++) {
+        for (int q = 0; q < c->o->b.nprecs; q++) {
             size_t b[4];
-            buffer_bytes(c->o, c->o->shapes[s], c->o->precs[q], b);
+            buffer_bytes(c->o, c->o->shapes[s], c->o->b.precs[q], b);
             double need = (double)b[0] + (double)b[1] + (double)b[2] + (double)b[3];
-            if (need > (double)avail)
-                return ts_cli_usage_error(CMD, "%lldx%lld %c: needs %.2f GiB of host memory, %.2f GiB available",
-                                          (long long)c->o->shapes[s].a, (long long)c->o->shapes[s].b, c->o->precs[q],
-                                          ts_cli_gib(need), ts_cli_gib((double)avail));
+            char what[64];
+            snprintf(what, sizeof what, "%lldx%lld %c", (long long)c->o->shapes[s].a, (long long)c->o->shapes[s].b,
+                     c->o->b.precs[q]);
+            if (ts_bench_host_fits(&c->h, what, need, (double)avail)) return TS_EXIT_USAGE;
         }
     return 0;
 }
 
 static int open_engines(ctx_t *c) {
     b3_opts *o = c->o;
-    int ndev = ts_devset_count(c->devs), need_tiles = o->gemm_ref;
-    for (int i = 0; i < o->nengines; i++) {
-        if (o->engines[i] == ENG_TILES) need_tiles = 1;
-        if (o->engines[i] != ENG_XT || c->xt) continue;
-        if (ndev == 0 || ts_devset_backend(c->devs) != TS_BACKEND_CUDA)
-            return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s",
-                                      !TS_HAVE_CUDA ? "this build has no CUDA backend"
-                                      : ndev ? "the devices are simulated (cuBLASXt needs GPUs)" : "no GPU found");
-        if (xt_open(c->devs, &c->xt) < 0)
-            return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s", ts_error_string());
+    int need_tiles = o->gemm_ref, rc;
+    for (int i = 0; i < o->b.nengines; i++) {
+        if (o->b.engines[i] == TS_ENGINE_TILES) need_tiles = 1;
+        if (o->b.engines[i] == TS_ENGINE_CUBLASXT && (rc = ts_bench_open(&c->h, TS_ENGINE_CUBLASXT, "--engine cublasxt")))
+            return rc;
     }
     if (!need_tiles) return 0;
-    if (ndev == 0)
-        return ts_cli_usage_error(CMD, "%s: not available: no devices are open (%s)",
-                                  o->gemm_ref ? "--gemm-ref (the tile runtime)" : "--engine tiles",
-                                  ts_cuda_available() ? "no GPU found"
-                                                      : "this build has no CUDA backend; TESSERA_SIM_DEVICES for "
-                                                        "simulated ones");
-    ts_tiles_opts to;
-    if (ts_tiles_opts_init(&to) < 0) return ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
-    to.trace = o->trace != NULL;
-    if (ts_tiles_create(c->devs, &to, &c->tiles) < 0) {
-        ts_cli_errorf(CMD, "%s", ts_error_string());
-        return TS_EXIT_RUNTIME;
-    }
-    return 0;
+    return ts_bench_open(&c->h, TS_ENGINE_TILES, o->gemm_ref ? "--gemm-ref (the tile runtime)" : "--engine tiles");
 }
 
 static void default_shapes(ctx_t *c) {
     b3_opts *o = c->o;
-    int ndev = ts_devset_count(c->devs);
-    if (ndev > 0 && ts_devset_backend(c->devs) == TS_BACKEND_CUDA) {
+    int ndev = ts_devset_count(c->h.devs);
+    if (ndev > 0 && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA) {
         o->shapes[o->nshapes++] = (shape_t){8192, 8192};
         o->shapes[o->nshapes++] = (shape_t){16384, 16384};
     } else {
         int64_t n = ndev > 0 ? 512 : 1024;
         o->shapes[o->nshapes++] = (shape_t){n, n};
     }
-}
-
-// Marks a row failed (runtime error) and reports it.
-static void row_failed(ctx_t *c, row_t *row, const char *what, int *worst) {
-    row->failed = 1;
-    progress_clear(c);
-    ts_cli_errorf(CMD, "%s: %s", what, ts_error_string());
-    ts_error_clear();
-    if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
 }
 
 // Every routine and engine on one (size, precision).
@@ -1368,12 +568,12 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
     if (o->gemm_ref) {
         row_t *row = new_row(c);
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-        row->r = -1, row->prec = prec, row->shape = s, row->engine = ENG_TILES, row->reps = o->reps;
+        row->r = -1, row->prec = prec, row->shape = s, row->b.engine = TS_ENGINE_TILES, row->b.reps = o->b.reps;
         strcpy(row->flags, "NN");
         row->flops = 2.0 * (double)s.a * (double)s.a * (double)s.a * (ts_prec_is_complex(prec) ? 4 : 1);
-        if (run_gemm_ref(c, prec, s.a, row) < 0) row_failed(c, row, "gemm reference", worst);
-        else gemm_tf = row->tf_med;
-        if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) *worst = TS_EXIT_CHECK;
+        if (run_gemm_ref(c, prec, s.a, row) < 0) ts_bench_row_failed(&c->h, &row->b, "gemm reference", worst);
+        else gemm_tf = row->b.tf_med;
+        ts_bench_row_done(&row->b, worst);
         progress_clear(c);
         print_row(c, row);
     }
@@ -1381,37 +581,36 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
         if (!routine_runs(o, r, prec)) continue;
         prob p = make_prob(o, r, prec, s);
         setup_data(o, &p, &c->buf);
-        check_ref cr;
-        memset(&cr, 0, sizeof cr);
-        if (o->verify && check_prepare(&cr, o, &p, &c->buf) < 0) return ts_error_last()->code;
-        int first = c->nrows;
-        for (int e = 0; e < o->nengines; e++) {
+        ts_l3_verify *cr = NULL;
+        if (o->b.verify && ts_l3_verify_prepare(&p, c->buf.A, c->buf.B, c->buf.C0, CHECK_NVEC, o->b.seed, &cr) < 0)
+            return ts_error_last()->code;
+        int first = c->h.nrows;
+        for (int e = 0; e < o->b.nengines; e++) {
             row_t *row = new_row(c);
             if (!row) {
-                check_free(&cr);
+                ts_l3_verify_free(cr);
                 return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
             }
-            row->r = r, row->prec = prec, row->shape = s, row->engine = o->engines[e];
-            row->xt_block = o->xt_block[e], row->reps = o->reps, row->flops = p.flops;
-            flags_str(&p, row->flags);
-            if (run_row(c, &p, &cr, row) < 0) {
+            row->r = r, row->prec = prec, row->shape = s, row->b.engine = o->b.engines[e];
+            row->b.xt_block = o->b.xt_block[e], row->b.reps = o->b.reps, row->flops = p.flops;
+            ts_l3_flags(&p, row->flags);
+            if (run_row(c, &p, cr, row) < 0) {
                 char what[64];
-                snprintf(what, sizeof what, "%s %c %s", rname[r], prec, ename[row->engine]);
-                row_failed(c, row, what, worst);
-            } else if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) {
-                *worst = TS_EXIT_CHECK;
+                snprintf(what, sizeof what, "%s %c %s", rname(r), prec, ts_engines_name(row->b.engine));
+                ts_bench_row_failed(&c->h, &row->b, what, worst);
+            } else {
+                ts_bench_row_done(&row->b, worst);
             }
         }
-        check_free(&cr);
-        row_t *base = &c->rows[first];
-        for (int i = first; i < c->nrows; i++) {
-            row_t *q = &c->rows[i];
-            if (o->nengines > 1 && !base->failed && !q->failed && base->tf_med > 0) q->ratio = q->tf_med / base->tf_med;
-            if (gemm_tf > 0 && !q->failed) q->vs_gemm = q->tf_med / gemm_tf;
+        ts_l3_verify_free(cr);
+        ts_bench_set_ratios(&c->h, first);
+        for (int i = first; i < c->h.nrows; i++) {
+            row_t *q = TS_BENCH_ROW(&c->h, i, row_t);
+            if (gemm_tf > 0 && !q->b.failed) q->vs_gemm = q->b.tf_med / gemm_tf;
             progress_clear(c);
             print_row(c, q);
         }
-        fflush(c->out);
+        fflush(c->h.out);
     }
     return 0;
 }
@@ -1420,23 +619,14 @@ static double total_flops(ctx_t *c) {
     b3_opts *o = c->o;
     double t = 0;
     for (int s = 0; s < o->nshapes; s++)
-        for (int q = 0; q < o->nprecs; q++) {
-            int runs = 1 + o->warmup + o->reps;
+        for (int q = 0; q < o->b.nprecs; q++) {
+            int runs = 1 + o->b.warmup + o->b.reps;
             if (o->gemm_ref)
-                t += 2.0 * pow((double)o->shapes[s].a, 3) * (ts_prec_is_complex(o->precs[q]) ? 4 : 1) * (1 + o->reps);
+                t += 2.0 * pow((double)o->shapes[s].a, 3) * (ts_prec_is_complex(o->b.precs[q]) ? 4 : 1) * (1 + o->b.reps);
             for (int r = 0; r < NROUT; r++)
-                if (routine_runs(o, r, o->precs[q])) t += make_prob(o, r, o->precs[q], o->shapes[s]).flops * runs * o->nengines;
+                if (routine_runs(o, r, o->b.precs[q])) t += make_prob(o, r, o->b.precs[q], o->shapes[s]).flops * runs * o->b.nengines;
         }
     return t;
-}
-
-static int write_json_file(ctx_t *c) {
-    FILE *f = ts_cli_json_fopen(CMD, c->o->json);
-    if (!f) return -1;
-    ts_json *j = ts_json_open_file(f);
-    write_json(c, j);
-    int bad = ts_json_close(j) < 0;
-    return ts_cli_json_fclose(CMD, c->o->json, f) < 0 || bad ? -1 : 0;
 }
 
 int ts_cmd_blas3(int argc, char **argv) {
@@ -1444,55 +634,42 @@ int ts_cmd_blas3(int argc, char **argv) {
     int rc = parse_args(argc, argv, &o);
     if (rc == -1) return TS_EXIT_OK; // --help
     if (rc) return rc;
-    ts_cli_set_verbosity(o.verbosity);
-    if (o.json && ts_cli_check_output(CMD, "--json", o.json)) return TS_EXIT_USAGE;
-
     ctx_t c;
     memset(&c, 0, sizeof c);
     c.o = &o;
-    c.out = (o.json && !strcmp(o.json, "-")) ? stderr : stdout;
     int worst = TS_EXIT_OK;
-    const int open_rc = ts_cli_open_devices(CMD, &c.devs);
-    if (open_rc < 0) return ts_cli_exit_of(open_rc);
-    if (o.nengines == 0) {
-        o.engines[o.nengines++] = ts_devset_count(c.devs) > 0 ? ENG_TILES : ENG_CPU;
-        o.xt_block[0] = 0;
+    if ((rc = ts_bench_begin(&c.h, &o.b, sizeof(row_t), 0))) goto out;
+    if (o.b.nengines == 0) {
+        o.b.engines[o.b.nengines++] = ts_devset_count(c.h.devs) > 0 ? TS_ENGINE_TILES : TS_ENGINE_CPU;
+        o.b.xt_block[0] = 0;
     }
     if ((rc = open_engines(&c))) goto out;
     if (o.nshapes == 0) default_shapes(&c);
     if ((rc = check_memory(&c))) goto out;
 
-    c.progress_on = o.verbosity >= 0;
-    if (c.progress_on) ts_progress_init(&c.prog, stderr, "blas3", total_flops(&c));
-    if (o.verbosity >= 0) {
-        int nd = ts_devset_count(c.devs);
-        if (c.tiles)
-            fprintf(c.out, "tiles: %d %s device%s%s, tile %lld\n", nd, ts_backend_name(ts_devset_backend(c.devs)),
-                    nd == 1 ? "" : "s", ts_tiles_has_cpu(c.tiles) ? " + CPU worker" : "",
-                    (long long)ts_tiles_tile(c.tiles));
-        fprintf(c.out, "cpu blas: %s, %d threads\n", ts_cpu_blas_name(), ts_cpu_blas_threads());
+    ts_bench_progress_start(&c.h, o.b.verbosity >= 0, total_flops(&c));
+    if (o.b.verbosity >= 0) {
+        if (c.h.tiles) ts_bench_print_tiles_set(&c.h);
+        fprintf(c.h.out, "cpu blas: %s, %d threads\n", ts_cpu_blas_name(), ts_cpu_blas_threads());
     }
     for (int s = 0; s < o.nshapes && rc == 0; s++)
-        for (int q = 0; q < o.nprecs && rc == 0; q++) {
-            if (alloc_buffers(&c, o.shapes[s], o.precs[q]) < 0 || run_size(&c, o.shapes[s], o.precs[q], &worst) < 0) {
+        for (int q = 0; q < o.b.nprecs && rc == 0; q++) {
+            if (alloc_buffers(&c, o.shapes[s], o.b.precs[q]) < 0 || run_size(&c, o.shapes[s], o.b.precs[q], &worst) < 0) {
                 progress_clear(&c);
-                ts_cli_errorf(CMD, "%lldx%lld %c: %s", (long long)o.shapes[s].a, (long long)o.shapes[s].b, o.precs[q],
+                ts_cli_errorf(CMD, "%lldx%lld %c: %s", (long long)o.shapes[s].a, (long long)o.shapes[s].b, o.b.precs[q],
                               ts_error_string());
                 rc = TS_EXIT_RUNTIME;
             }
             free_buffers(&c);
         }
-    if (c.progress_on && ts_now() - c.prog.start > 2.0) ts_progress_finish(&c.prog, NULL);
-    if (o.verbosity >= 0 && o.verify)
-        fprintf(c.out, "check: %d random vectors per result against the CPU-side products of the original operands; "
-                       "scaled error bound %.0f (trsm: residual of op(A) X = alpha B)\n", CHECK_NVEC, CHECK_BOUND);
-    if (o.json && write_json_file(&c) < 0 && !rc) rc = TS_EXIT_RUNTIME;
+    ts_bench_progress_end(&c.h);
+    if (o.b.verbosity >= 0 && o.b.verify)
+        fprintf(c.h.out, "check: %d random vectors per result against the CPU-side products of the original operands; "
+                         "scaled error bound %.0f (trsm: residual of op(A) X = alpha B)\n", CHECK_NVEC, CHECK_BOUND);
+    if (o.b.json && ts_bench_write_json(&c.h, write_json) < 0 && !rc) rc = TS_EXIT_RUNTIME;
     if (!rc) rc = worst;
 out:
     free_buffers(&c);
-    ts_tiles_destroy(c.tiles);
-    xt_close(c.xt);
-    ts_devset_close(c.devs);
-    free(c.rows);
+    ts_bench_end(&c.h);
     return rc;
 }

@@ -16,6 +16,7 @@
 #include "core/ts_timer.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_cli_opts.h"
+#include "runtime/ts_engines.h"
 
 #define CMD "burn"
 
@@ -88,9 +89,10 @@ static int parse_args(int argc, char **argv, burn_cli *c) {
             if (c->b.size > 65535) return ts_cli_usage_error(CMD, "--size: %s is too large (at most 65535)", v);
         } else if (VALUE("--engine")) {
             if (r < 0) return TS_EXIT_USAGE;
-            if (ts_engine_parse(v, &c->b.engine) < 0) return ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
-            if (c->b.engine == TS_ENGINE_TILES)
-                return ts_cli_usage_error(CMD, "--engine tiles: burn runs on device-resident operands");
+            if (ts_engines_parse(v, &c->b.engine) < 0) return ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
+            if (ts_engine_is_set_wide(c->b.engine))
+                return ts_cli_usage_error(CMD, "--engine %s: burn runs on device-resident operands",
+                                          ts_engines_name(c->b.engine));
         } else if (VALUE("--device")) {
             if (r < 0) return TS_EXIT_USAGE;
             if (!strcmp(v, "all")) c->all_devices = 1;

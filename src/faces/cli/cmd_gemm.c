@@ -15,51 +15,17 @@
 #include "core/ts_timer.h"
 #include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_bench.h"
 #include "faces/cli/ts_cli_opts.h"
-#include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
+#include "runtime/ts_engines.h"
 #include "runtime/ts_tiles.h"
 #include "ts_config.h"
 
 #define CMD "gemm"
 #define MAX_SHAPES 256
-#define MAX_PRECS 4
 #define MAX_OPS 16
-#define MAX_ENGINES 8
-// The cuBLASXt baseline is an engine of this command only (host operands over every CUDA device);
-// it is not a ts_engine of the kernels layer, so it gets a value outside that enum.
-#define ENG_CUBLASXT ((ts_engine)64)
-#define XT_BLOCK_DEFAULT 4096
-#define MAX_XT_BLOCKS 4
-
-static const char *eng_name(ts_engine e) { return e == ENG_CUBLASXT ? "cublasxt" : ts_engine_name(e); }
-
-// cuBLASXt glue: the library entry points exist only in CUDA builds.
-#if TS_HAVE_CUDA
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) { return ts_cublasxt_create(devs, xt); }
-static int xt_gemm(ts_cublasxt *xt, int block, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
-                   const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
-                   void *C, int64_t ldc) {
-    TS_CHECK(ts_cublasxt_set_block(xt, block));
-    return ts_cublasxt_gemm(xt, prec, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-static void xt_close(ts_cublasxt *xt) { ts_cublasxt_destroy(xt); }
-#else
-static int xt_open(ts_devset *devs, ts_cublasxt **xt) {
-    (void)devs;
-    *xt = NULL;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static int xt_gemm(ts_cublasxt *xt, int block, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
-                   const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb, const void *beta,
-                   void *C, int64_t ldc) {
-    (void)xt, (void)block, (void)prec, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)A;
-    (void)lda, (void)B, (void)ldb, (void)beta, (void)C, (void)ldc;
-    TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
-}
-static void xt_close(ts_cublasxt *xt) { (void)xt; }
-#endif
-#define MAX_DIM 2147483647LL // cuBLAS takes int dimensions
+#define MAX_ENGINES TS_BENCH_MAX_ENGINES
 
 // Full recomputation with the reference kernel is done when m*n*k is at most this.
 #define REF_CHECK_MAX_MNK (1LL << 27)
@@ -77,28 +43,16 @@ typedef struct {
 } shape_t;
 
 typedef struct {
+    ts_bench_opts b; // precisions, scalars, engines, reps, verification, output (ts_bench.h)
     shape_t shapes[MAX_SHAPES];
     int nshapes;
-    char precs[MAX_PRECS];
-    int nprecs;
     char ops[MAX_OPS][2];
     int nops;
-    double alpha[2], beta[2];
     int row_major;
-    ts_engine engines[MAX_ENGINES];
-    int xt_block[MAX_ENGINES]; // cublasxt entries: the block dimension of each (one entry per --xt-block value)
-    int nengines;
-    int xt_blocks[MAX_XT_BLOCKS], nxt_blocks;
-    const char *trace; // --trace FILE: Chrome trace of the tiles engine
     int where_host;
-    int warmup, reps; // reps 0 = per-engine default
     int interleave;   // device engines take turns rep by rep (--interleave)
-    int verify;
     int device;
     int device_given;
-    const char *json;
-    uint64_t seed;
-    int verbosity;
     int64_t lda, ldb, ldc; // 0 = tight
 } gemm_opts;
 
@@ -111,28 +65,21 @@ typedef struct {
 } colprob;
 
 typedef struct {
+    ts_bench_row b; // engine (the one that ran), rates, check, ratio, tiles stats (ts_bench.h)
     shape_t shape;
     char prec, ta, tb;
-    ts_engine requested, engine;
+    ts_engine requested;
     int host; // operands in host memory (where = host)
-    int reps;
-    ts_stats sec;
-    double tf_med, tf_min, tf_max;
-    int verified, passed, runtime_failed;
-    double error, bound;
     double fv_err, ref_err;
     int ref_done;
-    double ratio; // TFLOP/s against the first engine of the group (0 = no comparison)
     int interleaved; // timed in turns with the group's other engines (--interleave)
-    int has_tiles; // engine tiles: what the tile runtime did in the last timed run
-    ts_tiles_stats tiles;
-    int xt_block;  // engine cublasxt: its block dimension
 } gemm_row;
 
-// Everything one run needs: devices, the stream, host and device operand buffers.
+// Everything one run needs: the harness (devices, engines, rows, progress), the stream, host and
+// device operand buffers.
 typedef struct {
+    ts_bench h;
     gemm_opts *o;
-    ts_devset *devs;
     ts_device *dev;
     ts_stream *st;
     // host operands (pinned when a device is open) and results
@@ -141,17 +88,8 @@ typedef struct {
     // device operands
     void *dA, *dB, *dC;
     int cref_valid; // hCref holds the reference result of the current group
-    gemm_row *rows;
-    int nrows, caprows;
-    FILE *out;
-    ts_progress prog;
-    int progress_on;
-    double flops_done;
     int header_done;
-    ts_tiles *tiles;           // engine tiles: the tile runtime over every device of the set
-    ts_tiles_stats tiles_last; // its last call
-    ts_cublasxt *xt;           // engine cublasxt: the cuBLASXt handle over every CUDA device
-    int xt_block;              // block dimension of the row running
+    ts_tiles_stats tiles_last; // engine tiles: its last call
 } gemm_ctx;
 
 static void usage(FILE *f) {
@@ -188,74 +126,18 @@ static void usage(FILE *f) {
 
 // ---------------------------------------------------------------- parsing
 
-// One dimension: a positive integer that fits cuBLAS's int. `what` names it in messages
-// ("size '64x0x3'" or "-m").
-static int parse_dim(const char *tok, const char *what, int64_t *out) {
-    int64_t v;
-    if (ts_parse_i64(tok, what, &v) < 0)
-        return ts_cli_usage_error(CMD, "%s: '%s' is not a positive integer", what, tok);
-    if (v <= 0) return ts_cli_usage_error(CMD, "%s: '%s' must be positive", what, tok);
-    if (v > MAX_DIM) return ts_cli_usage_error(CMD, "%s: '%s' is too large (at most %lld)", what, tok, MAX_DIM);
-    *out = v;
-    return 0;
-}
 
 // "4096" or "8192x8192x256".
 static int parse_shape(const char *s, shape_t *sh) {
-    char buf[128];
-    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "size '%s' is malformed", s);
-    strcpy(buf, s);
-    char *parts[4];
-    int n = 0;
-    for (char *p = buf, *x; n < 4; p = x + 1) {
-        parts[n++] = p;
-        x = strchr(p, 'x');
-        if (!x) break;
-        *x = 0;
-    }
-    if (n != 1 && n != 3)
-        return ts_cli_usage_error(CMD, "size '%s': expected M or MxNxK", s);
     int64_t d[3];
-    char what[160];
-    snprintf(what, sizeof what, "size '%s'", s);
-    for (int i = 0; i < n; i++)
-        if (parse_dim(parts[i], n > 1 ? what : "size", &d[i])) return TS_EXIT_USAGE;
-    sh->m = d[0];
-    sh->n = n == 3 ? d[1] : d[0];
-    sh->k = n == 3 ? d[2] : d[0];
+    if (ts_bench_size(CMD, s, 3, "M or MxNxK", d)) return TS_EXIT_USAGE;
+    sh->m = d[0], sh->n = d[1], sh->k = d[2];
     return 0;
 }
 
 static int add_shape(gemm_opts *o, shape_t s) {
     if (o->nshapes >= MAX_SHAPES) return ts_cli_usage_error(CMD, "too many sizes (at most %d)", MAX_SHAPES);
     o->shapes[o->nshapes++] = s;
-    return 0;
-}
-
-// Splits a comma list into tokens (in place) and calls fn for each.
-typedef int (*token_fn)(gemm_opts *o, const char *opt, const char *tok);
-static int each_token(gemm_opts *o, const char *opt, const char *list, token_fn fn) {
-    char buf[256];
-    if (strlen(list) >= sizeof buf || !*list)
-        return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, list);
-    strcpy(buf, list);
-    char *save = NULL;
-    int any = 0;
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        int rc = fn(o, opt, t);
-        if (rc) return rc;
-        any = 1;
-    }
-    if (!any) return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, list);
-    return 0;
-}
-
-static int prec_tok(gemm_opts *o, const char *opt, const char *t) {
-    char c = (char)(t[0] | 0x20);
-    if (strlen(t) != 1 || !strchr("sdcz", c))
-        return ts_cli_usage_error(CMD, "%s: unknown precision '%s' (choose s, d, c or z)", opt, t);
-    if (o->nprecs >= MAX_PRECS) return ts_cli_usage_error(CMD, "%s: too many precisions", opt);
-    o->precs[o->nprecs++] = c;
     return 0;
 }
 
@@ -266,7 +148,8 @@ static int op_letter(char c, char *out) {
     return 0;
 }
 
-static int ops_tok(gemm_opts *o, const char *opt, const char *t) {
+static int ops_tok(void *ctx, const char *opt, const char *t) {
+    gemm_opts *o = ctx;
     char a, b;
     if (strlen(t) != 2 || op_letter(t[0], &a) || op_letter(t[1], &b))
         return ts_cli_usage_error(CMD, "%s: unknown op '%s' (two letters of N, T, C, e.g. NN,NT,TN)", opt, t);
@@ -277,167 +160,82 @@ static int ops_tok(gemm_opts *o, const char *opt, const char *t) {
     return 0;
 }
 
-static int engine_tok(gemm_opts *o, const char *opt, const char *t) {
-    ts_engine e;
-    if (!strcasecmp(t, "cublasxt")) e = ENG_CUBLASXT;
-    else if (ts_engine_parse(t, &e) < 0)
-        return ts_cli_usage_error(CMD, "%s: unknown engine '%s' (choose cpu, cublas, tessera, tiles, cublasxt, ref or auto)", opt, t);
-    if (o->nengines >= MAX_ENGINES) return ts_cli_usage_error(CMD, "%s: too many engines", opt);
-    o->engines[o->nengines++] = e;
-    ts_error_clear();
-    return 0;
-}
+// The engines of this command, in the order its messages list them.
+static const ts_engine gemm_engines[] = {TS_ENGINE_CPU, TS_ENGINE_CUBLAS, TS_ENGINE_TESSERA, TS_ENGINE_TILES,
+                                         TS_ENGINE_CUBLASXT, TS_ENGINE_REF, TS_ENGINE_AUTO};
 
-// "re" or "re,im".
-static int parse_scalar(const char *opt, const char *s, double v[2]) {
-    char buf[128];
-    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(CMD, "%s: '%s' is malformed", opt, s);
-    strcpy(buf, s);
-    char *comma = strchr(buf, ',');
-    if (comma) *comma = 0;
-    double re = 0, im = 0;
-    if (ts_parse_double(buf, opt, &re) < 0 || re != re || (comma && (ts_parse_double(comma + 1, opt, &im) < 0 || im != im)))
-        return ts_cli_usage_error(CMD, "%s: '%s' is not a number (RE or RE,IM)", opt, s);
-    v[0] = re;
-    v[1] = im;
-    return 0;
-}
+// What the command line says beyond the options (resolved after all of them).
+typedef struct {
+    gemm_opts *o;
+    const char *sweep, *ta, *tb, *dims[3];
+    int ops_given;
+} gemm_args;
 
-// One cublasxt entry per --xt-block value (each its own row), in place of the one asked for.
-static int expand_xt(gemm_opts *o) {
-    if (o->nxt_blocks == 0) o->xt_blocks[o->nxt_blocks++] = XT_BLOCK_DEFAULT;
-    ts_engine e[MAX_ENGINES];
-    int blk[MAX_ENGINES], n = 0;
-    for (int i = 0; i < o->nengines; i++) {
-        int reps = o->engines[i] == ENG_CUBLASXT ? o->nxt_blocks : 1;
-        for (int q = 0; q < reps; q++) {
-            if (n == MAX_ENGINES) return ts_cli_usage_error(CMD, "--engine: too many engines (with --xt-block)");
-            e[n] = o->engines[i], blk[n] = o->engines[i] == ENG_CUBLASXT ? o->xt_blocks[q] : 0;
-            n++;
-        }
+// The options of this command alone (ts_bench_parse).
+static int own_opt(void *ctx, int argc, char **argv, int *i) {
+    gemm_args *g = ctx;
+    gemm_opts *o = g->o;
+    const char *v;
+    int r;
+    if (ts_cli_flag(argv[*i], "--interleave", NULL)) return o->interleave = 1, 1;
+#define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, i, name, alias, &v)) != 0)
+#define KEEP(where) (r < 0 ? -1 : ((where) = v, 1))
+    if (VALUE("--sweep", NULL)) return KEEP(g->sweep);
+    if (VALUE("-m", NULL)) return KEEP(g->dims[0]);
+    if (VALUE("-n", NULL)) return KEEP(g->dims[1]);
+    if (VALUE("-k", NULL)) return KEEP(g->dims[2]);
+    if (VALUE("--transa", NULL)) return KEEP(g->ta);
+    if (VALUE("--transb", NULL)) return KEEP(g->tb);
+    if (VALUE("--ops", NULL)) {
+        if (r < 0 || ts_bench_each_token(CMD, o, "--ops", v, ops_tok)) return -1;
+        return g->ops_given = 1;
     }
-    memcpy(o->engines, e, sizeof e[0] * (size_t)n);
-    memcpy(o->xt_block, blk, sizeof blk[0] * (size_t)n);
-    o->nengines = n;
+    if (VALUE("--layout", NULL)) {
+        if (r < 0) return -1;
+        if (strcmp(v, "col") && strcmp(v, "row"))
+            return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v), -1;
+        return o->row_major = !strcmp(v, "row"), 1;
+    }
+    if (VALUE("--where", NULL)) {
+        if (r < 0) return -1;
+        if (strcmp(v, "device") && strcmp(v, "host"))
+            return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v), -1;
+        return o->where_host = !strcmp(v, "host"), 1;
+    }
+    if (VALUE("--device", "-d")) {
+        o->device_given = 1;
+        return r < 0 || ts_cli_int(CMD, "--device", v, 0, &o->device) ? -1 : 1;
+    }
+    if (VALUE("--lda", NULL)) return r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda) ? -1 : 1;
+    if (VALUE("--ldb", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb) ? -1 : 1;
+    if (VALUE("--ldc", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc) ? -1 : 1;
+#undef KEEP
+#undef VALUE
     return 0;
+}
+
+static int size_arg(void *ctx, const char *a) {
+    gemm_args *g = ctx;
+    shape_t sh = {0, 0, 0};
+    return parse_shape(a, &sh) || add_shape(g->o, sh) ? TS_EXIT_USAGE : 0;
 }
 
 static int parse_args(int argc, char **argv, gemm_opts *o) {
-    const char *v;
-    int r;
-    const char *sweep = NULL, *ta = NULL, *tb = NULL, *dims[3] = {NULL, NULL, NULL};
-    int ops_given = 0;
+    gemm_args g = {.o = o};
     memset(o, 0, sizeof *o);
-    o->alpha[0] = 1;
-    o->beta[0] = 1;
-    o->warmup = 2;
-    o->verify = 1;
-    o->seed = 1;
-
-#define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, &i, name, alias, &v)) != 0)
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (ts_cli_flag(a, "--help", "-h")) {
-            usage(stdout);
-            return -1;
-        } else if (ts_cli_flag(a, "--interleave", NULL)) {
-            o->interleave = 1;
-        } else if (ts_cli_flag(a, "--no-verify", NULL)) {
-            o->verify = 0;
-        } else if (ts_cli_flag(a, "-q", "--quiet")) {
-            o->verbosity = -1;
-        } else if (ts_cli_flag(a, "-v", "--verbose")) {
-            o->verbosity++;
-        } else if (VALUE("--sweep", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            sweep = v;
-        } else if (VALUE("-m", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            dims[0] = v;
-        } else if (VALUE("-n", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            dims[1] = v;
-        } else if (VALUE("-k", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            dims[2] = v;
-        } else if (VALUE("--prec", "-p")) {
-            if (r < 0 || each_token(o, "--prec", v, prec_tok)) return TS_EXIT_USAGE;
-        } else if (VALUE("--ops", NULL)) {
-            if (r < 0 || each_token(o, "--ops", v, ops_tok)) return TS_EXIT_USAGE;
-            ops_given = 1;
-        } else if (VALUE("--transa", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            ta = v;
-        } else if (VALUE("--transb", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            tb = v;
-        } else if (VALUE("--alpha", NULL)) {
-            if (r < 0 || parse_scalar("--alpha", v, o->alpha)) return TS_EXIT_USAGE;
-        } else if (VALUE("--beta", NULL)) {
-            if (r < 0 || parse_scalar("--beta", v, o->beta)) return TS_EXIT_USAGE;
-        } else if (VALUE("--layout", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            if (!strcmp(v, "col")) o->row_major = 0;
-            else if (!strcmp(v, "row")) o->row_major = 1;
-            else return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v);
-        } else if (VALUE("--engine", "-e")) {
-            if (r < 0 || each_token(o, "--engine", v, engine_tok)) return TS_EXIT_USAGE;
-        } else if (VALUE("--xt-block", NULL)) {
-            int64_t b[MAX_XT_BLOCKS + 1];
-            int nb = 0;
-            if (r < 0) return TS_EXIT_USAGE;
-            if (ts_parse_i64_list(v, "--xt-block", b, MAX_XT_BLOCKS + 1, &nb) < 0 || nb < 1 || nb > MAX_XT_BLOCKS)
-                return ts_cli_usage_error(CMD, "--xt-block: '%s': expected 1 to %d block dimensions", v, MAX_XT_BLOCKS);
-            for (int q = 0; q < nb; q++) {
-                if (b[q] < 64 || b[q] > 65536)
-                    return ts_cli_usage_error(CMD, "--xt-block: %lld out of range 64..65536", (long long)b[q]);
-                o->xt_blocks[q] = (int)b[q];
-            }
-            o->nxt_blocks = nb;
-        } else if (VALUE("--trace", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            o->trace = v;
-        } else if (VALUE("--where", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            if (!strcmp(v, "device")) o->where_host = 0;
-            else if (!strcmp(v, "host")) o->where_host = 1;
-            else return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v);
-        } else if (VALUE("--warmup", NULL)) {
-            if (r < 0 || ts_cli_int(CMD, "--warmup", v, 0, &o->warmup)) return TS_EXIT_USAGE;
-        } else if (VALUE("--reps", "-r")) {
-            if (r < 0 || ts_cli_int(CMD, "--reps", v, 1, &o->reps)) return TS_EXIT_USAGE;
-        } else if (VALUE("--device", "-d")) {
-            if (r < 0 || ts_cli_int(CMD, "--device", v, 0, &o->device)) return TS_EXIT_USAGE;
-            o->device_given = 1;
-        } else if (VALUE("--seed", NULL)) {
-            int64_t s;
-            if (r < 0 || ts_cli_i64(CMD, "--seed", v, 0, &s)) return TS_EXIT_USAGE;
-            o->seed = (uint64_t)s;
-        } else if (VALUE("--json", NULL)) {
-            if (r < 0) return TS_EXIT_USAGE;
-            o->json = v;
-        } else if (VALUE("--lda", NULL)) {
-            if (r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda)) return TS_EXIT_USAGE;
-        } else if (VALUE("--ldb", NULL)) {
-            if (r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb)) return TS_EXIT_USAGE;
-        } else if (VALUE("--ldc", NULL)) {
-            if (r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc)) return TS_EXIT_USAGE;
-        } else if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9')) {
-            return ts_cli_usage_error(CMD, "unknown option '%s' (tessera gemm --help)", a);
-        } else {
-            shape_t sh = {0, 0, 0};
-            if (parse_shape(a, &sh) || add_shape(o, sh)) return TS_EXIT_USAGE;
-        }
-    }
-#undef VALUE
-
+    ts_bench_opts_init(&o->b, CMD, gemm_engines, (int)(sizeof gemm_engines / sizeof gemm_engines[0]));
+    o->b.warmup = 2;
+    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, size_arg, &g);
+    if (rc) return rc;
+    const char *sweep = g.sweep, *ta = g.ta, *tb = g.tb, *const *dims = g.dims;
+    int ops_given = g.ops_given;
     if (sweep) {
         int64_t vals[MAX_SHAPES];
         int n = 0;
         if (ts_parse_size_sweep(sweep, "--sweep", vals, MAX_SHAPES, &n) < 0 || n <= 0)
             return ts_cli_usage_error(CMD, "--sweep: '%s' is malformed (e.g. 1024:8192:x2, 1024:4096:1024 or 1024,2048)", sweep);
         for (int i = 0; i < n; i++) {
-            if (vals[i] <= 0 || vals[i] > MAX_DIM)
+            if (vals[i] <= 0 || vals[i] > TS_BENCH_MAX_DIM)
                 return ts_cli_usage_error(CMD, "--sweep: size %lld out of range in '%s'", (long long)vals[i], sweep);
             if (add_shape(o, (shape_t){vals[i], vals[i], vals[i]})) return TS_EXIT_USAGE;
         }
@@ -445,7 +243,7 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
     int64_t d[3] = {0, 0, 0};
     static const char *dn[3] = {"-m", "-n", "-k"};
     for (int i = 0; i < 3; i++)
-        if (dims[i] && parse_dim(dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
+        if (dims[i] && ts_bench_dim(CMD, dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
     if (d[0] || d[1] || d[2]) {
         if (o->nshapes == 0) { // -m/-n/-k alone: missing dimensions take the first one given
             int64_t first = d[0] ? d[0] : d[1] ? d[1] : d[2];
@@ -471,19 +269,18 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
         o->ops[0][1] = b;
         o->nops = 1;
     }
-    if (o->nprecs == 0) o->precs[o->nprecs++] = 'd';
-    return expand_xt(o);
+    return ts_bench_finish_opts(&o->b);
 }
 
 // ---------------------------------------------------------------- problem geometry
 
 // Engines that run on the one device chosen by --device. The tile runtime (tiles) is not one: its
 // operands stay in host memory and it runs over every device of the set plus the CPU.
-static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && e != TS_ENGINE_TILES && e != ENG_CUBLASXT; }
+static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && !ts_engine_is_set_wide(e); }
 
 static int any_engine_is(const gemm_opts *o, ts_engine e) {
-    for (int i = 0; i < o->nengines; i++)
-        if (o->engines[i] == e) return 1;
+    for (int i = 0; i < o->b.nengines; i++)
+        if (o->b.engines[i] == e) return 1;
     return 0;
 }
 
@@ -543,13 +340,13 @@ static double gemm_flops(char prec, shape_t s) {
 }
 
 static int any_device_engine(const gemm_opts *o) {
-    for (int i = 0; i < o->nengines; i++)
-        if (is_device_engine(o->engines[i])) return 1;
+    for (int i = 0; i < o->b.nengines; i++)
+        if (is_device_engine(o->b.engines[i])) return 1;
     return 0;
 }
 
 static int needs_ref(const gemm_opts *o, shape_t s) {
-    return o->verify && (double)s.m * (double)s.n * (double)s.k <= (double)REF_CHECK_MAX_MNK;
+    return o->b.verify && (double)s.m * (double)s.n * (double)s.k <= (double)REF_CHECK_MAX_MNK;
 }
 
 // Everything fits before anything is allocated: the device arena and host memory.
@@ -560,20 +357,20 @@ static int check_memory(gemm_ctx *c) {
     if (devs) ts_dmem_info(c->dev, &used, &free_b, &largest);
     size_t host_avail = ts_cli_host_mem_available();
     for (int s = 0; s < o->nshapes; s++)
-        for (int p = 0; p < o->nprecs; p++) {
-            double ea, eb, ec, es = (double)ts_prec_size(o->precs[p]);
+        for (int p = 0; p < o->b.nprecs; p++) {
+            double ea, eb, ec, es = (double)ts_prec_size(o->b.precs[p]);
             buffer_elems(o, o->shapes[s], &ea, &eb, &ec);
             double dev_need = (ea + eb + ec) * es + 3 * 256.0;
             double host_need = (ea + eb + 2 * ec) * es + (needs_ref(o, o->shapes[s]) ? ec * es : 0);
             shape_t sh = o->shapes[s];
             if (devs && dev_need > (double)free_b)
                 return ts_cli_usage_error(CMD, "%lldx%lldx%lld %c: needs %.2f GiB on device %d, %.2f GiB available",
-                                          (long long)sh.m, (long long)sh.n, (long long)sh.k, o->precs[p],
+                                          (long long)sh.m, (long long)sh.n, (long long)sh.k, o->b.precs[p],
                                           ts_cli_gib(dev_need), o->device, ts_cli_gib((double)free_b));
-            if (host_need > (double)host_avail)
-                return ts_cli_usage_error(CMD, "%lldx%lldx%lld %c: needs %.2f GiB of host memory, %.2f GiB available",
-                                          (long long)sh.m, (long long)sh.n, (long long)sh.k, o->precs[p],
-                                          ts_cli_gib(host_need), ts_cli_gib((double)host_avail));
+            char what[96];
+            snprintf(what, sizeof what, "%lldx%lldx%lld %c", (long long)sh.m, (long long)sh.n, (long long)sh.k,
+                     o->b.precs[p]);
+            if (ts_bench_host_fits(&c->h, what, host_need, (double)host_avail)) return TS_EXIT_USAGE;
         }
     return 0;
 }
@@ -607,29 +404,16 @@ static int probe_engine(gemm_ctx *c, ts_engine e, ts_engine *resolved) {
 // Resolves every requested engine to the one that will run, or explains why it cannot.
 static int resolve_engines(gemm_ctx *c, ts_engine resolved[MAX_ENGINES]) {
     gemm_opts *o = c->o;
-    for (int i = 0; i < o->nengines; i++) {
-        ts_engine e = o->engines[i];
+    for (int i = 0; i < o->b.nengines; i++) {
+        ts_engine e = o->b.engines[i];
         if (e == TS_ENGINE_CPU) {
             resolved[i] = e;
             continue;
         }
-        if (e == ENG_CUBLASXT) { // every CUDA device of the set; its handle is created once
-            if (ts_devset_count(c->devs) == 0 || ts_devset_backend(c->devs) != TS_BACKEND_CUDA)
-                return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s",
-                                          !TS_HAVE_CUDA ? "this build has no CUDA backend"
-                                          : ts_devset_count(c->devs) ? "the devices are simulated (cuBLASXt needs GPUs)"
-                                                                     : "no GPU found");
-            if (!c->xt && xt_open(c->devs, &c->xt) < 0)
-                return ts_cli_usage_error(CMD, "--engine cublasxt: not available: %s", ts_error_string());
-            resolved[i] = e;
-            continue;
-        }
-        if (e == TS_ENGINE_TILES) { // every device of the set, not the one of --device
-            if (ts_devset_count(c->devs) == 0)
-                return ts_cli_usage_error(CMD, "--engine tiles: not available: no devices are open (%s)",
-                                          ts_cuda_available() ? "no GPU found"
-                                                              : "this build has no CUDA backend; TESSERA_SIM_DEVICES "
-                                                                "for simulated ones");
+        if (ts_engine_is_set_wide(e)) { // every device of the set, not the one of --device
+            const char *why = ts_engines_unavailable(c->h.devs, e);
+            if (why) return ts_cli_usage_error(CMD, "--engine %s: not available: %s", ts_engines_name(e), why);
+            if (e == TS_ENGINE_CUBLASXT && ts_bench_open(&c->h, e, "--engine cublasxt")) return TS_EXIT_USAGE;
             resolved[i] = e;
             continue;
         }
@@ -665,20 +449,11 @@ static void fill(char prec, uint64_t key, void *x, size_t bytes) {
     else ts_fill_uniform_d(key, x, (int64_t)(bytes / sizeof(double)));
 }
 
-static int host_alloc(gemm_ctx *c, size_t bytes, void **p) {
-    if (c->devs && ts_devset_count(c->devs) > 0) return ts_host_alloc(c->devs, bytes, p);
-    *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-    return *p ? 0 : TS_ERROR(TS_ERR_NOMEM, "cannot allocate %zu bytes of host memory", bytes);
-}
-
-static void host_free(gemm_ctx *c, void *p) {
-    if (!p) return;
-    if (c->devs && ts_devset_count(c->devs) > 0) ts_host_free(c->devs, p);
-    else free(p);
-}
+static int host_alloc(gemm_ctx *c, size_t bytes, void **p) { return ts_bench_host_alloc(&c->h, bytes, p); }
+static void host_free(gemm_ctx *c, void *p) { ts_bench_host_free(&c->h, p); }
 
 static void free_buffers(gemm_ctx *c) {
-    if (c->tiles) ts_tiles_unpin_all(c->tiles); // the runtime keeps registrations across calls
+    if (c->h.tiles) ts_tiles_unpin_all(c->h.tiles); // the runtime keeps registrations across calls
     host_free(c, c->hA), host_free(c, c->hB), host_free(c, c->hC0), host_free(c, c->hC), host_free(c, c->hCref);
     c->hA = c->hB = c->hC0 = c->hC = c->hCref = NULL;
     if (c->dev) ts_dfree(c->dev, c->dA), ts_dfree(c->dev, c->dB), ts_dfree(c->dev, c->dC);
@@ -696,9 +471,9 @@ static int setup_buffers(gemm_ctx *c, shape_t s, char prec, int device) {
     TS_CHECK(host_alloc(c, c->bytesC, &c->hC0));
     TS_CHECK(host_alloc(c, c->bytesC, &c->hC));
     if (needs_ref(c->o, s)) TS_CHECK(host_alloc(c, c->bytesC, &c->hCref));
-    fill(prec, data_key(c->o->seed, s, prec, 1), c->hA, c->bytesA);
-    fill(prec, data_key(c->o->seed, s, prec, 2), c->hB, c->bytesB);
-    fill(prec, data_key(c->o->seed, s, prec, 3), c->hC0, c->bytesC);
+    fill(prec, data_key(c->o->b.seed, s, prec, 1), c->hA, c->bytesA);
+    fill(prec, data_key(c->o->b.seed, s, prec, 2), c->hB, c->bytesB);
+    fill(prec, data_key(c->o->b.seed, s, prec, 3), c->hC0, c->bytesC);
     if (!device) return 0;
     TS_CHECK(ts_dmalloc(c->dev, c->bytesA, &c->dA));
     TS_CHECK(ts_dmalloc(c->dev, c->bytesB, &c->dB));
@@ -708,43 +483,19 @@ static int setup_buffers(gemm_ctx *c, shape_t s, char prec, int device) {
     return ts_stream_sync(c->st);
 }
 
-typedef union {
-    float f[2];
-    double d[2];
-} scalar;
-
-static scalar make_scalar(char prec, const double v[2]) {
-    scalar x;
-    memset(&x, 0, sizeof x);
-    if (prec == 's' || prec == 'c') x.f[0] = (float)v[0], x.f[1] = (float)v[1];
-    else x.d[0] = v[0], x.d[1] = v[1];
-    return x;
-}
-
 // ---------------------------------------------------------------- running
 
 typedef struct {
     char prec;
     colprob p;
-    scalar alpha, beta;
+    ts_scalar alpha, beta;
 } job;
 
 // Runs one GEMM on the host with the engine; returns 0 or a negative status.
 static int run_host_once(gemm_ctx *c, ts_engine e, const job *j, void *C) {
     const colprob *p = &j->p;
-    if (e == ENG_CUBLASXT)
-        return xt_gemm(c->xt, c->xt_block, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
-                       p->ldb, &j->beta, C, p->ldc);
-    if (e == TS_ENGINE_TILES)
-        return ts_tiles_gemm(c->tiles, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
-                             p->ldb, &j->beta, C, p->ldc, &c->tiles_last);
-    if (e == TS_ENGINE_REF) {
-        ts_gemm_ref(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta, C,
-                    p->ldc);
-        return 0;
-    }
-    return ts_gemm_cpu(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta,
-                       C, p->ldc);
+    return ts_engines_gemm(c->h.eng, NULL, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
+                           p->ldb, &j->beta, C, p->ldc, e == TS_ENGINE_TILES ? &c->tiles_last : NULL);
 }
 
 // Enqueues one device GEMM; with operands in host memory the copies in and out are part of it.
@@ -755,15 +506,15 @@ static int enqueue_device_once(gemm_ctx *c, ts_engine e, const job *j, int host)
         TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
         TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC, c->bytesC));
     }
-    TS_CHECK(ts_dev_gemm(c->st, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->dA, p->lda, c->dB, p->ldb,
-                         &j->beta, c->dC, p->ldc));
+    TS_CHECK(ts_engines_gemm(c->h.eng, c->st, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->dA, p->lda,
+                             c->dB, p->ldb, &j->beta, c->dC, p->ldc, NULL));
     if (host) TS_CHECK(ts_copy_async(c->st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
     return 0;
 }
 
 static int time_host(gemm_ctx *c, ts_engine e, const job *j, int reps, double *sec) {
     memcpy(c->hC, c->hC0, c->bytesC);
-    for (int w = 0; w < c->o->warmup; w++) TS_CHECK(run_host_once(c, e, j, c->hC));
+    for (int w = 0; w < c->o->b.warmup; w++) TS_CHECK(run_host_once(c, e, j, c->hC));
     for (int r = 0; r < reps; r++) {
         double t0 = ts_now();
         TS_CHECK(run_host_once(c, e, j, c->hC));
@@ -779,7 +530,7 @@ static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int rep
     if (host) memcpy(c->hC, c->hC0, c->bytesC);
     else TS_CHECK_GOTO(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC), rc, out);
     for (; nev <= reps; nev++) TS_CHECK_GOTO(ts_event_create(c->dev, &ev[nev]), rc, out);
-    for (int w = 0; w < c->o->warmup; w++) TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
+    for (int w = 0; w < c->o->b.warmup; w++) TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
     TS_CHECK_GOTO(ts_event_record(ev[0], c->st), rc, out);
     for (int r = 0; r < reps; r++) {
         TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
@@ -819,45 +570,10 @@ static int checked_run(gemm_ctx *c, ts_engine e, const job *j, int on_host, int 
 // enough that Freivalds catches it even in single precision at large k).
 static void maybe_corrupt(const job *j, void *C) {
     const char *v = ts_env_str("TESSERA_TEST_CORRUPT_GEMM");
-    if (!v || strcmp(v, "1")) return;
-    int64_t idx = j->p.m / 2 + (j->p.n / 2) * j->p.ldc;
-    if (j->prec == 's' || j->prec == 'c') ((float *)C)[idx * (j->prec == 'c' ? 2 : 1)] += 1e6f;
-    else ((double *)C)[idx * (j->prec == 'z' ? 2 : 1)] += 1e6;
+    if (v && !strcmp(v, "1")) ts_bench_corrupt(j->prec, C, j->p.m / 2 + (j->p.n / 2) * j->p.ldc);
 }
 
 // ---------------------------------------------------------------- verification
-
-static double elem_abs2(char prec, const void *x, int64_t idx) {
-    switch (prec) {
-    case 's': { double v = ((const float *)x)[idx]; return v * v; }
-    case 'd': { double v = ((const double *)x)[idx]; return v * v; }
-    case 'c': { const float *f = (const float *)x + 2 * idx; return (double)f[0] * f[0] + (double)f[1] * f[1]; }
-    default: { const double *d = (const double *)x + 2 * idx; return d[0] * d[0] + d[1] * d[1]; }
-    }
-}
-
-static double diff_abs2(char prec, const void *x, const void *y, int64_t idx) {
-    int cplx = ts_prec_is_complex(prec);
-    double s = 0;
-    for (int t = 0; t < (cplx ? 2 : 1); t++) {
-        int64_t i = idx * (cplx ? 2 : 1) + t;
-        double a, b;
-        if (prec == 's' || prec == 'c') a = ((const float *)x)[i], b = ((const float *)y)[i];
-        else a = ((const double *)x)[i], b = ((const double *)y)[i];
-        s += (a - b) * (a - b);
-    }
-    return s;
-}
-
-static double fro(char prec, const void *x, int64_t rows, int64_t cols, int64_t ld) {
-    double s = 0;
-    for (int64_t jj = 0; jj < cols; jj++)
-        for (int64_t i = 0; i < rows; i++) s += elem_abs2(prec, x, i + jj * ld);
-    return sqrt(s);
-}
-
-// Unit roundoff of the precision (2^-24, 2^-53), as in ts_gemm_verify.
-static double prec_eps(char prec) { return (prec == 's' || prec == 'c') ? FLT_EPSILON / 2 : DBL_EPSILON / 2; }
 
 // Full recomputation with the reference kernel (computed once per group) and a normwise bound.
 static double ref_error(gemm_ctx *c, const job *j) {
@@ -868,49 +584,49 @@ static double ref_error(gemm_ctx *c, const job *j) {
                     c->hCref, p->ldc);
         c->cref_valid = 1;
     }
-    double d = 0;
-    for (int64_t jj = 0; jj < p->n; jj++)
-        for (int64_t i = 0; i < p->m; i++) d += diff_abs2(j->prec, c->hC, c->hCref, i + jj * p->ldc);
-    d = sqrt(d);
-    int64_t ra = p->ta == 'N' ? p->m : p->k, rb = p->tb == 'N' ? p->k : p->n;
-    double na = fro(j->prec, c->hA, ra, p->colsA, p->lda), nb = fro(j->prec, c->hB, rb, p->colsB, p->ldb);
-    double nc = fro(j->prec, c->hC0, p->m, p->n, p->ldc);
-    const double *al = c->o->alpha, *be = c->o->beta;
-    int cplx = ts_prec_is_complex(j->prec);
-    double aa = cplx ? hypot(al[0], al[1]) : fabs(al[0]), ab = cplx ? hypot(be[0], be[1]) : fabs(be[0]);
-    double den = (aa * na * nb + ab * nc) * (double)p->k * prec_eps(j->prec);
-    if (den == 0) return d == 0 ? 0 : INFINITY;
-    return d / den; // NaN when C has NaN: fails
+    return ts_gemm_ref_error(j->prec, p->ta, p->tb, p->m, p->n, p->k, c->o->b.alpha, c->hA, p->lda, c->hB, p->ldb,
+                             c->o->b.beta, c->hC0, c->hC, c->hCref, p->ldc);
 }
 
 static void verify_row(gemm_ctx *c, const job *j, shape_t s, gemm_row *row) {
     const colprob *p = &j->p;
     double fv = NAN;
     int ok = ts_gemm_verify(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb,
-                            &j->beta, c->hC0, p->ldc, c->hC, p->ldc, FREIVALDS_NVEC, c->o->seed ^ 0x5eed,
+                            &j->beta, c->hC0, p->ldc, c->hC, p->ldc, FREIVALDS_NVEC, c->o->b.seed ^ 0x5eed,
                             FREIVALDS_BOUND, &fv);
     ok = ok == 1 && fv == fv;
     row->fv_err = fv;
-    row->error = fv, row->bound = FREIVALDS_BOUND;
-    row->passed = ok;
-    row->verified = 1;
+    row->b.error = fv, row->b.bound = FREIVALDS_BOUND;
+    row->b.passed = ok;
+    row->b.verified = 1;
     if (needs_ref(c->o, s)) {
         double e = ref_error(c, j);
         int rok = e == e && e <= REF_BOUND;
         row->ref_err = e;
         row->ref_done = 1;
         // Report the check that is closer to (or over) its bound.
-        if (!rok || !(fv == fv) || e / REF_BOUND > fv / FREIVALDS_BOUND) row->error = e, row->bound = REF_BOUND;
-        if (!ok && !(fv == fv)) row->error = fv, row->bound = FREIVALDS_BOUND;
-        row->passed = ok && rok;
+        if (!rok || !(fv == fv) || e / REF_BOUND > fv / FREIVALDS_BOUND) row->b.error = e, row->b.bound = REF_BOUND;
+        if (!ok && !(fv == fv)) row->b.error = fv, row->b.bound = FREIVALDS_BOUND;
+        row->b.passed = ok && rok;
     }
 }
 
 // ---------------------------------------------------------------- one row
 
 static int default_reps(gemm_ctx *c, ts_engine e) {
-    if (c->o->reps > 0) return c->o->reps;
+    if (c->o->b.reps > 0) return c->o->b.reps;
     return row_on_host(c, e) ? 3 : 10;
+}
+
+// The row's rates from its timings, then (with verification) the checked run and its check.
+static int rate_and_check(gemm_ctx *c, ts_engine e, const job *j, int on_host, int host_operands, double *sec,
+                          gemm_row *row) {
+    ts_bench_set_rates(&row->b, gemm_flops(j->prec, row->shape), sec);
+    if (!c->o->b.verify) return 0;
+    TS_CHECK(checked_run(c, e, j, on_host, host_operands));
+    maybe_corrupt(j, c->hC);
+    verify_row(c, j, row->shape, row);
+    return 0;
 }
 
 // Times and checks one engine on the current buffers; fills row. Returns 0 or a negative status.
@@ -920,41 +636,23 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     double *sec = malloc(sizeof(double) * (size_t)reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     if (!on_host) e = ts_dev_gemm_engine_for(c->st, e, j->prec, j->p.m, j->p.n, j->p.k);
-    row->engine = e;
+    row->b.engine = e;
     row->host = on_host || host_operands;
-    row->reps = reps;
-    // cuBLASXt reads host memory as it is: pinned through the device layer's registry, as the tile
-    // runtime pins its operands (buffers from ts_host_alloc are page-locked already: nothing to do).
-    int pins[3] = {-1, -1, -1};
-    if (e == ENG_CUBLASXT) {
+    row->b.reps = reps;
+    int pins[3] = {-1, -1, -1}, rc = 0;
+    if (e == TS_ENGINE_CUBLASXT) {
         void *bufs[3] = {c->hA, c->hB, c->hC};
         size_t bytes[3] = {c->bytesA, c->bytesB, c->bytesC};
-        for (int b = 0; b < 3; b++)
-            if (ts_host_pin(c->devs, bufs[b], bytes[b], &pins[b]) < 0) pins[b] = -1, ts_error_clear();
-        c->xt_block = row->xt_block;
+        rc = ts_bench_xt_begin(&c->h, row->b.xt_block, bufs, bytes, pins);
     }
-    int rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
-    if (rc >= 0 && e == TS_ENGINE_TILES) row->has_tiles = 1, row->tiles = c->tiles_last;
-    if (rc >= 0 && e == TS_ENGINE_TILES && c->o->trace && ts_tiles_trace_write(c->tiles, c->o->trace) < 0) {
+    if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
+    if (rc >= 0 && e == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->tiles_last;
+    if (rc >= 0 && e == TS_ENGINE_TILES && c->o->b.trace && ts_tiles_trace_write(c->h.tiles, c->o->b.trace) < 0) {
         ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
         ts_error_clear();
     }
-    if (rc >= 0) {
-        double fl = gemm_flops(j->prec, row->shape);
-        row->sec = ts_stats_of(sec, (size_t)reps);
-        row->tf_med = fl / row->sec.median * 1e-12;
-        row->tf_min = fl / row->sec.max * 1e-12;
-        row->tf_max = fl / row->sec.min * 1e-12;
-        if (c->o->verify) {
-            rc = checked_run(c, e, j, on_host, host_operands);
-            if (rc >= 0) {
-                maybe_corrupt(j, c->hC);
-                verify_row(c, j, row->shape, row);
-            }
-        }
-    }
-    for (int b = 0; b < 3; b++)
-        if (pins[b] >= 0) ts_host_unpin(c->devs, pins[b]);
+    if (rc >= 0) rc = rate_and_check(c, e, j, on_host, host_operands, sec, row);
+    ts_bench_xt_end(&c->h, pins);
     free(sec);
     return rc;
 }
@@ -965,40 +663,28 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
 // engine first; then stats and the check per row as run_row does. Returns 0 or a negative status
 // (every row is then marked failed by the caller).
 static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const job *j, gemm_row *rows, int n) {
-    int reps = c->o->reps > 0 ? c->o->reps : 10;
+    int reps = c->o->b.reps > 0 ? c->o->b.reps : 10;
     double *sec = malloc(sizeof(double) * (size_t)(reps * n));
     ts_engine e[MAX_ENGINES];
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-    int rc = 0, warm = c->o->warmup;
+    int rc = 0, warm = c->o->b.warmup;
     for (int i = 0; i < n; i++) {
         e[i] = ts_dev_gemm_engine_for(c->st, resolved[i], j->prec, j->p.m, j->p.n, j->p.k);
-        rows[i].engine = e[i];
+        rows[i].b.engine = e[i];
         rows[i].host = 0;
-        rows[i].reps = reps;
+        rows[i].b.reps = reps;
         rows[i].interleaved = 1;
         if (rc == 0) rc = time_device(c, e[i], j, 0, 0, NULL); // its warm-up runs only
     }
-    c->o->warmup = 0;
+    c->o->b.warmup = 0;
     for (int r = 0; r < reps && rc == 0; r++)
         for (int t = 0; t < n && rc == 0; t++) {
             int i = r & 1 ? n - 1 - t : t;
             rc = time_device(c, e[i], j, 0, 1, &sec[i * reps + r]);
         }
-    c->o->warmup = warm;
+    c->o->b.warmup = warm;
     for (int i = 0; i < n && rc == 0; i++) {
-        gemm_row *row = &rows[i];
-        double fl = gemm_flops(j->prec, row->shape);
-        row->sec = ts_stats_of(sec + i * reps, (size_t)reps);
-        row->tf_med = fl / row->sec.median * 1e-12;
-        row->tf_min = fl / row->sec.max * 1e-12;
-        row->tf_max = fl / row->sec.min * 1e-12;
-        if (c->o->verify) {
-            rc = checked_run(c, e[i], j, 0, 0);
-            if (rc >= 0) {
-                maybe_corrupt(j, c->hC);
-                verify_row(c, j, row->shape, row);
-            }
-        }
+        rc = rate_and_check(c, e[i], j, 0, 0, sec + i * reps, &rows[i]);
     }
     free(sec);
     return rc < 0 ? rc : 0;
@@ -1015,70 +701,51 @@ static const char *ops_str(const gemm_row *r, char buf[3]) {
 static void print_header(gemm_ctx *c) {
     if (c->header_done) return;
     c->header_done = 1;
-    fprintf(c->out, "%-11s %-4s %7s %7s %7s %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n", "engine", "prec", "m",
+    fprintf(c->h.out, "%-11s %-4s %7s %7s %7s %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n", "engine", "prec", "m",
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
-}
-
-// Engine tiles: what the tile runtime did in the row's last timed run, under the row.
-static void print_tiles(gemm_ctx *c, const ts_tiles_stats *t) {
-    char per[160] = "";
-    size_t at = 0;
-    for (int d = 0; d < t->ndev && at < sizeof per - 16; d++)
-        at += (size_t)snprintf(per + at, sizeof per - at, "%s%lld", d ? "," : "", (long long)t->tiles_dev[d]);
-    fprintf(c->out, "  tiles: T=%lld, %lld tiles: devices %s, cpu %lld (%.1f%%); cache hits %lld, misses %lld "
-                    "(peer %lld); H2D %.1f MiB (%.1f without reuse), D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
-            (long long)t->tile, (long long)t->tiles, per[0] ? per : "-", (long long)t->tiles_cpu, 100 * t->cpu_share,
-            (long long)t->cache_hits, (long long)t->cache_misses, (long long)t->peer_fetches, t->bytes_h2d / 1048576.0,
-            t->bytes_h2d_noreuse / 1048576.0, t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0,
-            (long long)t->steals);
-    char planned[32] = "-";
-    if (t->cpu_share_planned >= 0) snprintf(planned, sizeof planned, "%.1f%%", 100 * t->cpu_share_planned);
-    fprintf(c->out, "  tiles: cpu %s, planned share %s, cpu steals %lld; %.1f GFLOP/s devices, %.1f cpu; "
-                    "failed devices %d, re-run tiles %lld\n",
-            t->cpu_mode ? t->cpu_mode : "-", planned, (long long)t->cpu_steals, t->dev_gflops, t->cpu_gflops,
-            t->devices_failed, (long long)t->reruns);
 }
 
 static void print_row(gemm_ctx *c, const gemm_row *r) {
     char ops[3], ratio[16] = "-", err[16] = "-", bnd[16] = "-";
-    const char *check = r->runtime_failed ? "ERROR" : !r->verified ? "SKIPPED" : r->passed ? "PASS" : "FAIL";
-    if (r->ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->ratio);
-    if (r->verified) {
-        snprintf(err, sizeof err, "%.2e", r->error);
-        snprintf(bnd, sizeof bnd, "%.1e", r->bound);
+    const char *check = ts_bench_check_word(&r->b);
+    if (r->b.ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->b.ratio);
+    if (r->b.verified) {
+        snprintf(err, sizeof err, "%.2e", r->b.error);
+        snprintf(bnd, sizeof bnd, "%.1e", r->b.bound);
     }
-    if (c->o->verbosity < 0 && (r->passed || !r->verified) && !r->runtime_failed) return;
+    if (ts_bench_row_hidden(&c->h, &r->b)) return;
     print_header(c);
     char eng[24]; // the engine that ran; "auto:<engine>" when auto chose it
-    if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->engine));
-    else if (r->engine == ENG_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->xt_block);
-    else snprintf(eng, sizeof eng, "%s", eng_name(r->engine));
-    if (r->runtime_failed) {
-        fprintf(c->out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n",
+    if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->b.engine));
+    else if (r->b.engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->b.xt_block);
+    else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->b.engine));
+    if (r->b.failed) {
+        fprintf(c->h.out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n",
                 eng, r->prec, (long long)r->shape.m, (long long)r->shape.n,
                 (long long)r->shape.k, ops_str(r, ops), r->host ? "host" : "device", "-", "-", "-", "-", "-", "-",
                 "-", check);
         return;
     }
-    fprintf(c->out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10.3f %10.3f %10.3f %9.3f %7s %9s %9s %s\n",
+    fprintf(c->h.out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10.3f %10.3f %10.3f %9.3f %7s %9s %9s %s\n",
             eng, r->prec, (long long)r->shape.m, (long long)r->shape.n, (long long)r->shape.k,
-            ops_str(r, ops), r->host ? "host" : "device", r->sec.median * 1e3, r->sec.min * 1e3, r->sec.max * 1e3,
-            r->tf_med, ratio, err, bnd, check);
-    if (r->has_tiles && c->o->verbosity >= 0) print_tiles(c, &r->tiles);
+            ops_str(r, ops), r->host ? "host" : "device", r->b.sec.median * 1e3, r->b.sec.min * 1e3, r->b.sec.max * 1e3,
+            r->b.tf_med, ratio, err, bnd, check);
+    if (r->b.has_tiles && c->o->b.verbosity >= 0) ts_bench_print_tiles_stats(&c->h, &r->b.tiles);
 }
 
-static void write_json(gemm_ctx *c, ts_json *j) {
-    ts_results_begin(j, "tessera gemm", 1, ts_devset_json, c->dev ? c->devs : NULL);
-    for (int i = 0; i < c->nrows; i++) {
-        const gemm_row *r = &c->rows[i];
-        if (r->runtime_failed) continue;
+static void write_json(ts_bench *b, ts_json *j) {
+    gemm_ctx *c = (gemm_ctx *)b; // its first member
+    ts_results_begin(j, "tessera gemm", 1, ts_devset_json, c->dev ? c->h.devs : NULL);
+    for (int i = 0; i < c->h.nrows; i++) {
+        const gemm_row *r = TS_BENCH_ROW(&c->h, i, gemm_row);
+        if (r->b.failed) continue;
         int cplx = ts_prec_is_complex(r->prec);
         ts_result_common rc = {
-            .bench = "gemm", .engine = eng_name(r->engine), .precision = r->prec,
-            .where = r->host ? "host" : "device", .reps = r->reps,
-            .sec_median = r->sec.median, .sec_min = r->sec.min, .sec_max = r->sec.max,
-            .tf_median = r->tf_med, .tf_min = r->tf_min, .tf_max = r->tf_max,
-            .verified = r->verified, .error = r->verified ? r->error : NAN, .bound = r->verified ? r->bound : NAN,
+            .bench = "gemm", .engine = ts_engines_name(r->b.engine), .precision = r->prec,
+            .where = r->host ? "host" : "device", .reps = r->b.reps,
+            .sec_median = r->b.sec.median, .sec_min = r->b.sec.min, .sec_max = r->b.sec.max,
+            .tf_median = r->b.tf_med, .tf_min = r->b.tf_min, .tf_max = r->b.tf_max,
+            .verified = r->b.verified, .error = r->b.verified ? r->b.error : NAN, .bound = r->b.verified ? r->b.bound : NAN,
         };
         char t[2] = {r->ta, 0}, u[2] = {r->tb, 0};
         ts_results_entry_begin(j, &rc);
@@ -1093,59 +760,32 @@ static void write_json(gemm_ctx *c, ts_json *j) {
         ts_json_begin_object(j, "extra");
         if (cplx) {
             ts_json_begin_array(j, "alpha");
-            ts_json_num(j, NULL, c->o->alpha[0]);
-            ts_json_num(j, NULL, c->o->alpha[1]);
+            ts_json_num(j, NULL, c->o->b.alpha[0]);
+            ts_json_num(j, NULL, c->o->b.alpha[1]);
             ts_json_end_array(j);
             ts_json_begin_array(j, "beta");
-            ts_json_num(j, NULL, c->o->beta[0]);
-            ts_json_num(j, NULL, c->o->beta[1]);
+            ts_json_num(j, NULL, c->o->b.beta[0]);
+            ts_json_num(j, NULL, c->o->b.beta[1]);
             ts_json_end_array(j);
         } else {
-            ts_json_num(j, "alpha", c->o->alpha[0]);
-            ts_json_num(j, "beta", c->o->beta[0]);
+            ts_json_num(j, "alpha", c->o->b.alpha[0]);
+            ts_json_num(j, "beta", c->o->b.beta[0]);
         }
-        if (r->engine != TS_ENGINE_CPU && c->dev) ts_json_int(j, "device", c->o->device);
+        if (r->b.engine != TS_ENGINE_CPU && c->dev) ts_json_int(j, "device", c->o->device);
         else ts_json_null(j, "device");
-        ts_json_str(j, "requested_engine", eng_name(r->requested));
-        if (r->engine == ENG_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
-        ts_json_int(j, "warmup", c->o->warmup);
+        ts_json_str(j, "requested_engine", ts_engines_name(r->requested));
+        ts_bench_json_common(&c->h, j, &r->b);
         if (c->o->interleave && r->interleaved) ts_json_bool(j, "interleaved", 1);
-        if (r->ratio > 0) ts_json_num(j, "ratio", r->ratio);
-        if (r->has_tiles) {
-            const ts_tiles_stats *t = &r->tiles;
-            ts_json_int(j, "bytes_h2d", (int64_t)t->bytes_h2d);
-            ts_json_int(j, "bytes_d2h", (int64_t)t->bytes_d2h);
-            ts_json_int(j, "bytes_save", (int64_t)t->bytes_save);
-            ts_json_int(j, "bytes_p2p", (int64_t)t->bytes_p2p);
-            ts_json_int(j, "bytes_h2d_noreuse", (int64_t)t->bytes_h2d_noreuse);
-            ts_json_int(j, "cache_hits", t->cache_hits);
-            ts_json_int(j, "cache_misses", t->cache_misses);
-            ts_json_int(j, "peer_fetches", t->peer_fetches);
-            ts_json_num(j, "cpu_share", t->cpu_share);
-            ts_json_int(j, "tile", t->tile);
-            ts_json_int(j, "tiles", t->tiles);
-            ts_json_int(j, "tiles_cpu", t->tiles_cpu);
-            ts_json_begin_array(j, "tiles_per_device");
-            for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, t->tiles_dev[d]);
-            ts_json_end_array(j);
-            ts_json_int(j, "steals", t->steals);
-            ts_json_str(j, "cpu_mode", t->cpu_mode ? t->cpu_mode : "off");
-            if (t->cpu_share_planned >= 0) ts_json_num(j, "cpu_share_planned", t->cpu_share_planned);
-            else ts_json_null(j, "cpu_share_planned");
-            ts_json_int(j, "cpu_steals", t->cpu_steals);
-            ts_json_num(j, "dev_gflops", t->dev_gflops);
-            ts_json_num(j, "cpu_gflops", t->cpu_gflops);
-            ts_json_int(j, "devices_failed", t->devices_failed);
-            ts_json_int(j, "reruns", t->reruns);
-        }
-        if (r->verified) {
+        if (r->b.ratio > 0) ts_json_num(j, "ratio", r->b.ratio);
+        if (r->b.has_tiles) ts_tiles_stats_json(j, &r->b.tiles);
+        if (r->b.verified) {
             ts_json_num(j, "freivalds_error", r->fv_err);
             ts_json_num(j, "freivalds_bound", FREIVALDS_BOUND);
             if (r->ref_done) {
                 ts_json_num(j, "ref_error", r->ref_err);
                 ts_json_num(j, "ref_bound", REF_BOUND);
             }
-            ts_json_bool(j, "passed", r->passed);
+            ts_json_bool(j, "passed", r->b.passed);
         }
         ts_json_end_object(j);
         ts_results_entry_end(j);
@@ -1153,175 +793,142 @@ static void write_json(gemm_ctx *c, ts_json *j) {
     ts_results_end(j);
 }
 
-static gemm_row *new_row(gemm_ctx *c) {
-    if (c->nrows == c->caprows) {
-        int cap = c->caprows ? 2 * c->caprows : 64;
-        gemm_row *r = realloc(c->rows, sizeof *r * (size_t)cap);
-        if (!r) return NULL;
-        c->rows = r, c->caprows = cap;
-    }
-    gemm_row *r = &c->rows[c->nrows++];
-    memset(r, 0, sizeof *r);
-    r->error = r->bound = r->fv_err = r->ref_err = NAN;
-    return r;
-}
-
-static void progress_clear(gemm_ctx *c) {
-    if (c->progress_on && c->prog.tty && c->prog.drawn) {
-        fprintf(c->prog.out, "\r%*s\r", 100, "");
-        c->prog.drawn = 0;
-    }
-}
+static gemm_row *new_row(gemm_ctx *c) { return ts_bench_new_row(&c->h); }
+static void progress_clear(gemm_ctx *c) { ts_bench_progress_clear(&c->h); }
 
 // ---------------------------------------------------------------- the command
 
 static int default_shapes(gemm_ctx *c) {
     gemm_opts *o = c->o;
     int64_t a = 1024, b = 2048;
-    if (c->dev && ts_devset_backend(c->devs) == TS_BACKEND_CUDA && any_device_engine(o)) a = 4096, b = 8192;
+    if (c->dev && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA && any_device_engine(o)) a = 4096, b = 8192;
     else if (c->dev && any_device_engine(o)) a = 256, b = 512; // simulated devices run reference kernels
-    else if (c->tiles && ts_devset_backend(c->devs) == TS_BACKEND_CUDA) a = 8192, b = 16384;
-    else if (c->tiles) a = 512, b = 1024; // a few 256-tiles per simulated device
+    else if (c->h.tiles && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA) a = 8192, b = 16384;
+    else if (c->h.tiles) a = 512, b = 1024; // a few 256-tiles per simulated device
     add_shape(o, (shape_t){a, a, a});
     add_shape(o, (shape_t){b, b, b});
     return 0;
 }
 
 // Runs every engine on one (shape, precision, ops) group and prints its rows.
+// A sticky stream error: the next rows get a fresh stream.
+static int renew_stream(gemm_ctx *c) {
+    ts_stream_destroy(c->st);
+    c->st = NULL;
+    return ts_stream_create(c->dev, &c->st) < 0 ? ts_error_last()->code : 0;
+}
+
+static gemm_row *group_row(gemm_ctx *c, shape_t s, char prec, const char ops[2], int e) {
+    gemm_row *row = new_row(c);
+    if (!row) return NULL;
+    row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
+    row->requested = c->o->b.engines[e];
+    row->b.xt_block = c->o->b.xt_block[e];
+    return row;
+}
+
+// Runs every engine on one (shape, precision, ops) group and prints its rows.
 static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const ts_engine *resolved, int *worst) {
     gemm_opts *o = c->o;
-    job j = {.prec = prec, .p = make_colprob(o, s, ops), .alpha = make_scalar(prec, o->alpha),
-             .beta = make_scalar(prec, o->beta)};
-    int first = c->nrows;
+    job j = {.prec = prec, .p = make_colprob(o, s, ops), .alpha = ts_scalar_of(prec, o->b.alpha[0], o->b.alpha[1]),
+             .beta = ts_scalar_of(prec, o->b.beta[0], o->b.beta[1])};
+    int first = c->h.nrows, n = o->b.nengines;
+    double runs_flops = gemm_flops(prec, s);
+    char what[160];
     c->cref_valid = 0;
-    int inter = o->interleave && o->nengines > 1 && !o->where_host;
-    for (int e = 0; e < o->nengines && inter; e++) inter = !row_on_host(c, resolved[e]);
+    int inter = o->interleave && n > 1 && !o->where_host;
+    for (int e = 0; e < n && inter; e++) inter = !row_on_host(c, resolved[e]);
     if (inter) {
-        for (int e = 0; e < o->nengines; e++) {
-            gemm_row *row = new_row(c);
-            if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-            row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
-            row->requested = o->engines[e];
-            row->xt_block = o->xt_block[e];
-        }
-        int rc = run_rows_interleaved(c, resolved, &j, &c->rows[first], o->nengines);
-        for (int e = 0; e < o->nengines; e++) {
-            gemm_row *row = &c->rows[first + e];
-            if (rc < 0) row->runtime_failed = 1;
-            else if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) *worst = TS_EXIT_CHECK;
-            c->flops_done += gemm_flops(prec, s) * (o->warmup + row->reps + o->verify);
+        for (int e = 0; e < n; e++)
+            if (!group_row(c, s, prec, ops, e)) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+        int rc = run_rows_interleaved(c, resolved, &j, TS_BENCH_ROW(&c->h, first, gemm_row), n);
+        snprintf(what, sizeof what, "%lldx%lldx%lld %c %s (interleaved)", (long long)s.m, (long long)s.n,
+                 (long long)s.k, prec, ops);
+        for (int e = 0; e < n; e++) {
+            gemm_row *row = TS_BENCH_ROW(&c->h, first + e, gemm_row);
+            if (rc < 0) row->b.failed = 1;
+            else ts_bench_row_done(&row->b, worst);
+            ts_bench_progress(&c->h, runs_flops * (o->b.warmup + row->b.reps + o->b.verify), NULL);
         }
         if (rc < 0) {
-            progress_clear(c);
-            ts_cli_errorf(CMD, "%lldx%lldx%lld %c %s (interleaved): %s", (long long)s.m, (long long)s.n, (long long)s.k,
-                          prec, ops, ts_error_string());
-            if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
-            if (c->st) { // a sticky stream error: start a fresh stream
-                ts_stream_destroy(c->st);
-                c->st = NULL;
-                if (ts_stream_create(c->dev, &c->st) < 0) return ts_error_last()->code;
-            }
+            ts_bench_row_failed(&c->h, &TS_BENCH_ROW(&c->h, first, gemm_row)->b, what, worst);
+            if (c->st && renew_stream(c) < 0) return ts_error_last()->code;
         }
     }
-    for (int e = 0; e < o->nengines && !inter; e++) {
-        gemm_row *row = new_row(c);
+    for (int e = 0; e < n && !inter; e++) {
+        gemm_row *row = group_row(c, s, prec, ops, e);
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-        row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
-        row->requested = o->engines[e];
-        row->xt_block = o->xt_block[e];
-        int rc = run_row(c, resolved[e], &j, row);
-        if (rc < 0) {
-            row->runtime_failed = 1;
-            progress_clear(c);
-            ts_cli_errorf(CMD, "%s %lldx%lldx%lld %c %s: %s", eng_name(resolved[e]), (long long)s.m,
-                          (long long)s.n, (long long)s.k, prec, ops, ts_error_string());
-            if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
-            if (c->st && !row_on_host(c, resolved[e])) { // a sticky stream error: start a fresh stream
-                ts_stream_destroy(c->st);
-                c->st = NULL;
-                if (ts_stream_create(c->dev, &c->st) < 0) return ts_error_last()->code;
-            }
-        } else if (row->verified && !row->passed && *worst < TS_EXIT_CHECK) {
-            *worst = TS_EXIT_CHECK;
+        snprintf(what, sizeof what, "%s %lldx%lldx%lld %c %s", ts_engines_name(resolved[e]), (long long)s.m,
+                 (long long)s.n, (long long)s.k, prec, ops);
+        if (run_row(c, resolved[e], &j, row) < 0) {
+            ts_bench_row_failed(&c->h, &row->b, what, worst);
+            if (c->st && !row_on_host(c, resolved[e]) && renew_stream(c) < 0) return ts_error_last()->code;
+        } else {
+            ts_bench_row_done(&row->b, worst);
         }
-        c->flops_done += gemm_flops(prec, s) * (o->warmup + row->reps + o->verify);
-        if (c->progress_on) {
-            char d[128];
-            snprintf(d, sizeof d, "%lldx%lldx%lld %c %s %s", (long long)s.m, (long long)s.n, (long long)s.k, prec,
-                     ops, eng_name(resolved[e]));
-            ts_progress_update(&c->prog, c->flops_done, d);
-        }
+        snprintf(what, sizeof what, "%lldx%lldx%lld %c %s %s", (long long)s.m, (long long)s.n, (long long)s.k, prec,
+                 ops, ts_engines_name(resolved[e]));
+        ts_bench_progress(&c->h, runs_flops * (o->b.warmup + row->b.reps + o->b.verify), what);
     }
-    gemm_row *base = &c->rows[first];
-    for (int i = first; i < c->nrows; i++) {
-        gemm_row *r = &c->rows[i];
-        if (o->nengines > 1 && !base->runtime_failed && !r->runtime_failed && base->tf_med > 0)
-            r->ratio = r->tf_med / base->tf_med;
+    ts_bench_set_ratios(&c->h, first);
+    for (int i = first; i < c->h.nrows; i++) {
         progress_clear(c);
-        print_row(c, r);
+        print_row(c, TS_BENCH_ROW(&c->h, i, gemm_row));
     }
-    fflush(c->out);
+    fflush(c->h.out);
     return 0;
+}
+
+// The device of the device engines (--device), or none when every engine runs on the host.
+static int pick_device(gemm_ctx *c) {
+    gemm_opts *o = c->o;
+    int ndev = ts_devset_count(c->h.devs);
+    if (ndev > 0 && any_device_engine(o)) {
+        if (o->device >= ndev)
+            return ts_cli_usage_error(CMD, "--device %d: only %d %s device%s (0..%d)", o->device, ndev,
+                                      ts_backend_name(ts_devset_backend(c->h.devs)), ndev == 1 ? "" : "s", ndev - 1);
+        c->dev = ts_devset_device(c->h.devs, o->device);
+    } else if (o->device_given && o->device > 0 && any_device_engine(o)) {
+        return ts_cli_usage_error(CMD, "--device %d: no devices (no GPU found; CPU only)", o->device);
+    } else if (o->device_given && !any_device_engine(o)) {
+        return ts_cli_usage_error(CMD, "--device %d: the engines asked for run on the host (--device picks the "
+                                  "device of the device engines)", o->device);
+    }
+    return 0;
+}
+
+static void print_preamble(gemm_ctx *c) {
+    if (c->o->b.verbosity < 0) return;
+    if (c->dev) {
+        const ts_device_props *pr = ts_device_props_of(c->dev);
+        fprintf(c->h.out, "device %d: %s (%s)\n", c->o->device, pr->name, ts_backend_name(pr->backend));
+    }
+    if (c->h.tiles) ts_bench_print_tiles_set(&c->h);
+    print_header(c);
 }
 
 int ts_cmd_gemm(int argc, char **argv) {
     gemm_opts o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc == -1) return TS_EXIT_OK; // --help
-    if (rc) return rc;
-    ts_cli_set_verbosity(o.verbosity);
-    if (o.json && ts_cli_check_output(CMD, "--json", o.json)) return TS_EXIT_USAGE;
-    if (o.trace && ts_cli_check_output(CMD, "--trace", o.trace)) return TS_EXIT_USAGE;
-
+    ts_engine resolved[MAX_ENGINES];
+    int worst = TS_EXIT_OK, rc = parse_args(argc, argv, &o);
+    if (rc) return rc == -1 ? TS_EXIT_OK : rc; // -1: --help
     gemm_ctx c;
     memset(&c, 0, sizeof c);
     c.o = &o;
-    c.out = (o.json && !strcmp(o.json, "-")) ? stderr : stdout;
-    int worst = TS_EXIT_OK;
-    ts_engine resolved[MAX_ENGINES];
-
-    const int open_rc = ts_cli_open_devices(CMD, &c.devs);
-    if (open_rc < 0) return ts_cli_exit_of(open_rc);
-    int ndev = ts_devset_count(c.devs);
-    if (o.nengines == 0)
-        o.engines[o.nengines++] = ndev > 0 && ts_devset_backend(c.devs) == TS_BACKEND_CUDA ? TS_ENGINE_CUBLAS
-                                                                                          : TS_ENGINE_CPU;
-    if (ndev > 0 && any_device_engine(&o)) {
-        if (o.device >= ndev) {
-            rc = ts_cli_usage_error(CMD, "--device %d: only %d %s device%s (0..%d)", o.device, ndev,
-                                    ts_backend_name(ts_devset_backend(c.devs)), ndev == 1 ? "" : "s", ndev - 1);
-            goto out;
-        }
-        c.dev = ts_devset_device(c.devs, o.device);
-    } else if (o.device_given && o.device > 0 && any_device_engine(&o)) {
-        rc = ts_cli_usage_error(CMD, "--device %d: no devices (no GPU found; CPU only)", o.device);
-        goto out;
-    } else if (o.device_given && !any_device_engine(&o)) {
-        rc = ts_cli_usage_error(CMD, "--device %d: the engines asked for run on the host (--device picks the "
-                                "device of the device engines)", o.device);
-        goto out;
-    }
+    if ((rc = ts_bench_begin(&c.h, &o.b, sizeof(gemm_row), 1))) goto out;
+    if (o.b.nengines == 0)
+        o.b.engines[o.b.nengines++] = ts_devset_count(c.h.devs) > 0 && ts_devset_backend(c.h.devs) == TS_BACKEND_CUDA
+                                          ? TS_ENGINE_CUBLAS : TS_ENGINE_CPU;
+    if ((rc = pick_device(&c))) goto out;
     if (resolve_engines(&c, resolved)) {
         rc = TS_EXIT_USAGE;
         goto out;
     }
     // A device opened only for engines that all run on the host is not used.
     int device_rows = 0;
-    for (int i = 0; i < o.nengines; i++) device_rows |= c.dev && is_device_engine(resolved[i]);
+    for (int i = 0; i < o.b.nengines; i++) device_rows |= c.dev && is_device_engine(resolved[i]);
     if (!device_rows) c.dev = NULL;
-    if (any_engine_is(&o, TS_ENGINE_TILES)) {
-        ts_tiles_opts to;
-        if (ts_tiles_opts_init(&to) < 0) {
-            rc = ts_cli_usage_error(CMD, "%s", ts_error_last()->message);
-            goto out;
-        }
-        to.trace = o.trace != NULL;
-        if (ts_tiles_create(c.devs, &to, &c.tiles) < 0) {
-            ts_cli_errorf(CMD, "%s", ts_error_string());
-            rc = TS_EXIT_RUNTIME;
-            goto out;
-        }
-    }
+    if (any_engine_is(&o, TS_ENGINE_TILES) && (rc = ts_bench_open(&c.h, TS_ENGINE_TILES, "--engine tiles"))) goto out;
     if (o.nshapes == 0) default_shapes(&c);
     for (int s = 0; s < o.nshapes; s++)
         for (int p = 0; p < o.nops; p++)
@@ -1335,62 +942,36 @@ int ts_cmd_gemm(int argc, char **argv) {
 
     double total = 0;
     for (int s = 0; s < o.nshapes; s++)
-        for (int p = 0; p < o.nprecs; p++)
-            for (int e = 0; e < o.nengines; e++)
-                total += gemm_flops(o.precs[p], o.shapes[s]) * o.nops *
-                         (o.warmup + default_reps(&c, resolved[e]) + o.verify);
-    c.progress_on = o.verbosity >= 0 && o.nshapes * o.nprecs * o.nops * o.nengines > 1;
-    if (c.progress_on) ts_progress_init(&c.prog, stderr, "gemm", total);
-
-    if (o.verbosity >= 0 && c.dev) {
-        const ts_device_props *pr = ts_device_props_of(c.dev);
-        fprintf(c.out, "device %d: %s (%s)\n", o.device, pr->name, ts_backend_name(pr->backend));
-    }
-    if (o.verbosity >= 0 && c.tiles) {
-        int nd = ts_tiles_device_count(c.tiles);
-        fprintf(c.out, "tiles: %d %s device%s%s, tile %lld\n", nd, ts_backend_name(ts_devset_backend(c.devs)),
-                nd == 1 ? "" : "s", ts_tiles_has_cpu(c.tiles) ? " + CPU worker" : "", (long long)ts_tiles_tile(c.tiles));
-    }
-    if (o.verbosity >= 0) print_header(&c);
+        for (int p = 0; p < o.b.nprecs; p++)
+            for (int e = 0; e < o.b.nengines; e++)
+                total += gemm_flops(o.b.precs[p], o.shapes[s]) * o.nops *
+                         (o.b.warmup + default_reps(&c, resolved[e]) + o.b.verify);
+    ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
+    print_preamble(&c);
     for (int s = 0; s < o.nshapes && rc == 0; s++)
-        for (int p = 0; p < o.nprecs && rc == 0; p++) {
-            int r = setup_buffers(&c, o.shapes[s], o.precs[p], c.dev != NULL);
-            if (r < 0) {
+        for (int p = 0; p < o.b.nprecs && rc == 0; p++) {
+            if (setup_buffers(&c, o.shapes[s], o.b.precs[p], c.dev != NULL) < 0) {
                 progress_clear(&c);
                 ts_cli_errorf(CMD, "%lldx%lldx%lld %c: %s", (long long)o.shapes[s].m, (long long)o.shapes[s].n,
-                              (long long)o.shapes[s].k, o.precs[p], ts_error_string());
+                              (long long)o.shapes[s].k, o.b.precs[p], ts_error_string());
                 rc = TS_EXIT_RUNTIME;
             }
             for (int q = 0; q < o.nops && rc == 0; q++)
-                if (run_group(&c, o.shapes[s], o.precs[p], o.ops[q], resolved, &worst) < 0) {
+                if (run_group(&c, o.shapes[s], o.b.precs[p], o.ops[q], resolved, &worst) < 0) {
                     ts_cli_errorf(CMD, "%s", ts_error_string());
                     rc = TS_EXIT_RUNTIME;
                 }
             free_buffers(&c);
         }
-    if (c.progress_on && ts_now() - c.prog.start > 2.0) ts_progress_finish(&c.prog, NULL);
-    if (o.verbosity >= 0 && o.verify)
-        fprintf(c.out, "check: Freivalds (%d vectors, bound %.0f) on every result; full recomputation "
-                       "(bound %.0f) where m*n*k <= 2^27\n", FREIVALDS_NVEC, FREIVALDS_BOUND, REF_BOUND);
-    if (o.json) {
-        FILE *f = ts_cli_json_fopen(CMD, o.json);
-        if (!f) {
-            if (!rc) rc = TS_EXIT_RUNTIME;
-        } else {
-            ts_json *j = ts_json_open_file(f);
-            write_json(&c, j);
-            if (ts_json_close(j) < 0 || ts_cli_json_fclose(CMD, o.json, f) < 0) {
-                if (!rc) rc = TS_EXIT_RUNTIME;
-            }
-        }
-    }
+    ts_bench_progress_end(&c.h);
+    if (o.b.verbosity >= 0 && o.b.verify)
+        fprintf(c.h.out, "check: Freivalds (%d vectors, bound %.0f) on every result; full recomputation "
+                         "(bound %.0f) where m*n*k <= 2^27\n", FREIVALDS_NVEC, FREIVALDS_BOUND, REF_BOUND);
+    if (o.b.json && ts_bench_write_json(&c.h, write_json) < 0 && !rc) rc = TS_EXIT_RUNTIME;
     if (!rc) rc = worst;
 out:
     free_buffers(&c);
     if (c.st) ts_stream_destroy(c.st);
-    ts_tiles_destroy(c.tiles);
-    xt_close(c.xt);
-    ts_devset_close(c.devs);
-    free(c.rows);
+    ts_bench_end(&c.h);
     return rc;
 }

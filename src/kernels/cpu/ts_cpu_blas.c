@@ -7,6 +7,7 @@
 
 #include "core/ts_error.h"
 #include "kernels/ts_kernels.h"
+#include "kernels/ts_l3.h"
 #include "ts_config.h"
 
 // OpenBLAS's cblas.h includes openblas_config.h, which defines OPENBLAS_VERSION; with another
@@ -108,4 +109,53 @@ void ts_cpu_blas_set_threads(int n) {
 #else
     (void)n;
 #endif
+}
+
+// ---- the Level-3 routines of ts_l3.h ----
+static enum CBLAS_SIDE cb_side(char s) { return s == 'L' ? CblasLeft : CblasRight; }
+static enum CBLAS_UPLO cb_uplo(char u) { return u == 'L' ? CblasLower : CblasUpper; }
+static enum CBLAS_TRANSPOSE cb_trans(char t) { return t == 'N' ? CblasNoTrans : t == 'T' ? CblasTrans : CblasConjTrans; }
+static enum CBLAS_DIAG cb_diag(char d) { return d == 'U' ? CblasUnit : CblasNonUnit; }
+
+int ts_l3_cpu(const ts_l3_prob *p, const void *A, const void *B, void *W) {
+    const void *al = &p->alpha, *be = &p->beta;
+    float fa = p->alpha.f[0], fb = p->beta.f[0];
+    double da = p->alpha.d[0], db = p->beta.d[0];
+    int M = (int)p->m, N = (int)p->n, K = (int)p->k, LA = (int)p->ra, LB = (int)(p->rb ? p->rb : 1), LC = (int)p->rc;
+    enum CBLAS_SIDE sd = cb_side(p->side);
+    enum CBLAS_UPLO ul = cb_uplo(p->uplo);
+    enum CBLAS_TRANSPOSE tr = cb_trans(p->trans);
+    enum CBLAS_DIAG dg = cb_diag(p->diag);
+    const enum CBLAS_ORDER L = CblasColMajor;
+    if (ts_prec_size(p->prec) == 0) TS_RAISE(TS_ERR_ARG, "%s: unknown precision '%c'", ts_l3_name(p->r), p->prec);
+    switch (p->r * 4 + (int)(strchr("sdcz", p->prec) - "sdcz")) {
+    case TS_L3_SYMM * 4 + 0: cblas_ssymm(L, sd, ul, M, N, fa, A, LA, B, LB, fb, W, LC); break;
+    case TS_L3_SYMM * 4 + 1: cblas_dsymm(L, sd, ul, M, N, da, A, LA, B, LB, db, W, LC); break;
+    case TS_L3_SYMM * 4 + 2: cblas_csymm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
+    case TS_L3_SYMM * 4 + 3: cblas_zsymm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
+    case TS_L3_HEMM * 4 + 2: cblas_chemm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
+    case TS_L3_HEMM * 4 + 3: cblas_zhemm(L, sd, ul, M, N, al, A, LA, B, LB, be, W, LC); break;
+    case TS_L3_SYRK * 4 + 0: cblas_ssyrk(L, ul, tr, N, K, fa, A, LA, fb, W, LC); break;
+    case TS_L3_SYRK * 4 + 1: cblas_dsyrk(L, ul, tr, N, K, da, A, LA, db, W, LC); break;
+    case TS_L3_SYRK * 4 + 2: cblas_csyrk(L, ul, tr, N, K, al, A, LA, be, W, LC); break;
+    case TS_L3_SYRK * 4 + 3: cblas_zsyrk(L, ul, tr, N, K, al, A, LA, be, W, LC); break;
+    case TS_L3_HERK * 4 + 2: cblas_cherk(L, ul, tr, N, K, fa, A, LA, fb, W, LC); break;
+    case TS_L3_HERK * 4 + 3: cblas_zherk(L, ul, tr, N, K, da, A, LA, db, W, LC); break;
+    case TS_L3_SYR2K * 4 + 0: cblas_ssyr2k(L, ul, tr, N, K, fa, A, LA, B, LB, fb, W, LC); break;
+    case TS_L3_SYR2K * 4 + 1: cblas_dsyr2k(L, ul, tr, N, K, da, A, LA, B, LB, db, W, LC); break;
+    case TS_L3_SYR2K * 4 + 2: cblas_csyr2k(L, ul, tr, N, K, al, A, LA, B, LB, be, W, LC); break;
+    case TS_L3_SYR2K * 4 + 3: cblas_zsyr2k(L, ul, tr, N, K, al, A, LA, B, LB, be, W, LC); break;
+    case TS_L3_HER2K * 4 + 2: cblas_cher2k(L, ul, tr, N, K, al, A, LA, B, LB, fb, W, LC); break;
+    case TS_L3_HER2K * 4 + 3: cblas_zher2k(L, ul, tr, N, K, al, A, LA, B, LB, db, W, LC); break;
+    case TS_L3_TRMM * 4 + 0: cblas_strmm(L, sd, ul, tr, dg, M, N, fa, A, LA, W, LC); break;
+    case TS_L3_TRMM * 4 + 1: cblas_dtrmm(L, sd, ul, tr, dg, M, N, da, A, LA, W, LC); break;
+    case TS_L3_TRMM * 4 + 2: cblas_ctrmm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
+    case TS_L3_TRMM * 4 + 3: cblas_ztrmm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
+    case TS_L3_TRSM * 4 + 0: cblas_strsm(L, sd, ul, tr, dg, M, N, fa, A, LA, W, LC); break;
+    case TS_L3_TRSM * 4 + 1: cblas_dtrsm(L, sd, ul, tr, dg, M, N, da, A, LA, W, LC); break;
+    case TS_L3_TRSM * 4 + 2: cblas_ctrsm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
+    case TS_L3_TRSM * 4 + 3: cblas_ztrsm(L, sd, ul, tr, dg, M, N, al, A, LA, W, LC); break;
+    default: TS_RAISE(TS_ERR_ARG, "%s: no %c routine", ts_l3_name(p->r), p->prec);
+    }
+    return 0;
 }

@@ -33,6 +33,7 @@
 // (or A, B, C0) makes y - z non-finite and always fails. Cost O((m+n)k + mn) per vector, plus
 // O(mk + kn + mn) once for the norms.
 #include <complex.h>
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -264,4 +265,53 @@ out:
     free(x), free(w), free(u), free(y), free(y0), free(tmp);
     if (err) *err = e_out;
     return ok;
+}
+
+// ---- the normwise error against a recomputed reference ----
+
+static double elem_abs2(char prec, const void *x, int64_t idx) {
+    switch (prec) {
+    case 's': { double v = ((const float *)x)[idx]; return v * v; }
+    case 'd': { double v = ((const double *)x)[idx]; return v * v; }
+    case 'c': { const float *f = (const float *)x + 2 * idx; return (double)f[0] * f[0] + (double)f[1] * f[1]; }
+    default: { const double *d = (const double *)x + 2 * idx; return d[0] * d[0] + d[1] * d[1]; }
+    }
+}
+
+static double diff_abs2(char prec, const void *x, const void *y, int64_t idx) {
+    int cplx = ts_prec_is_complex(prec);
+    double s = 0;
+    for (int t = 0; t < (cplx ? 2 : 1); t++) {
+        int64_t i = idx * (cplx ? 2 : 1) + t;
+        double a, b;
+        if (prec == 's' || prec == 'c') a = ((const float *)x)[i], b = ((const float *)y)[i];
+        else a = ((const double *)x)[i], b = ((const double *)y)[i];
+        s += (a - b) * (a - b);
+    }
+    return s;
+}
+
+static double fro(char prec, const void *x, int64_t rows, int64_t cols, int64_t ld) {
+    double s = 0;
+    for (int64_t jj = 0; jj < cols; jj++)
+        for (int64_t i = 0; i < rows; i++) s += elem_abs2(prec, x, i + jj * ld);
+    return sqrt(s);
+}
+
+double ts_gemm_ref_error(char prec, char ta, char tb, int64_t m, int64_t n, int64_t k, const double alpha[2],
+                         const void *A, int64_t lda, const void *B, int64_t ldb, const double beta[2],
+                         const void *C0, const void *C, const void *Cref, int64_t ldc) {
+    double d = 0;
+    for (int64_t jj = 0; jj < n; jj++)
+        for (int64_t i = 0; i < m; i++) d += diff_abs2(prec, C, Cref, i + jj * ldc);
+    d = sqrt(d);
+    ta = op_upper(ta), tb = op_upper(tb);
+    int64_t ra = ta == 'N' ? m : k, ca = ta == 'N' ? k : m, rb = tb == 'N' ? k : n, cb = tb == 'N' ? n : k;
+    double na = fro(prec, A, ra, ca, lda), nb = fro(prec, B, rb, cb, ldb), nc = fro(prec, C0, m, n, ldc);
+    int cplx = ts_prec_is_complex(prec);
+    double aa = cplx ? hypot(alpha[0], alpha[1]) : fabs(alpha[0]), ab = cplx ? hypot(beta[0], beta[1]) : fabs(beta[0]);
+    double eps = (prec == 's' || prec == 'c') ? FLT_EPSILON / 2 : DBL_EPSILON / 2; // unit roundoff
+    double den = (aa * na * nb + ab * nc) * (double)k * eps;
+    if (den == 0) return d == 0 ? 0 : INFINITY;
+    return d / den; // NaN when C has NaN: fails
 }

@@ -1,0 +1,386 @@
+// ts_bench.c: the benchmark harness of `tessera gemm` and `tessera blas3` (ts_bench.h).
+#include "faces/cli/ts_bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/ts_env.h"
+#include "core/ts_error.h"
+#include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_cli_opts.h"
+
+// ---------------------------------------------------------------- options
+
+void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allowed, int nallowed) {
+    memset(o, 0, sizeof *o);
+    o->cmd = cmd, o->allowed = allowed, o->nallowed = nallowed;
+    o->alpha[0] = 1, o->beta[0] = 1;
+    o->verify = 1, o->seed = 1;
+}
+
+int ts_bench_dim(const char *cmd, const char *tok, const char *what, int64_t *out) {
+    int64_t v;
+    if (ts_parse_i64(tok, what, &v) < 0)
+        return ts_cli_usage_error(cmd, "%s: '%s' is not a positive integer", what, tok);
+    if (v <= 0) return ts_cli_usage_error(cmd, "%s: '%s' must be positive", what, tok);
+    if (v > TS_BENCH_MAX_DIM)
+        return ts_cli_usage_error(cmd, "%s: '%s' is too large (at most %lld)", what, tok, TS_BENCH_MAX_DIM);
+    *out = v;
+    return 0;
+}
+
+int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect, int64_t d[3]) {
+    char buf[128];
+    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(cmd, "size '%s' is malformed", s);
+    strcpy(buf, s);
+    char *part[4];
+    int n = 0;
+    for (char *p = buf, *x; n < 4; p = x + 1) {
+        part[n++] = p;
+        x = strchr(p, 'x');
+        if (!x) break;
+        *x = 0;
+    }
+    if (n != 1 && n != parts) return ts_cli_usage_error(cmd, "size '%s': expected %s", s, expect);
+    char what[160];
+    snprintf(what, sizeof what, "size '%s'", s);
+    for (int i = 0; i < n; i++) // the items of a 3-part size are named by the size (gemm's messages)
+        if (ts_bench_dim(cmd, part[i], n > 2 ? what : "size", &d[i])) return TS_EXIT_USAGE;
+    for (int i = n; i < parts; i++) d[i] = d[0];
+    return 0;
+}
+
+int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn) {
+    char buf[256];
+    if (strlen(list) >= sizeof buf || !*list) return ts_cli_usage_error(cmd, "%s: '%s' is malformed", opt, list);
+    strcpy(buf, list);
+    char *save = NULL;
+    int any = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int rc = fn(ctx, opt, t);
+        if (rc) return rc;
+        any = 1;
+    }
+    return any ? 0 : ts_cli_usage_error(cmd, "%s: '%s' is malformed", opt, list);
+}
+
+static int prec_tok(void *ctx, const char *opt, const char *t) {
+    ts_bench_opts *o = ctx;
+    char c = (char)(t[0] | 0x20);
+    if (strlen(t) != 1 || !strchr("sdcz", c))
+        return ts_cli_usage_error(o->cmd, "%s: unknown precision '%s' (choose s, d, c or z)", opt, t);
+    if (o->nprecs >= TS_BENCH_MAX_PRECS) return ts_cli_usage_error(o->cmd, "%s: too many precisions", opt);
+    o->precs[o->nprecs++] = c;
+    return 0;
+}
+
+static int engine_tok(void *ctx, const char *opt, const char *t) {
+    ts_bench_opts *o = ctx;
+    ts_engine e;
+    int ok = ts_engines_parse(t, &e) == 0, allowed = 0;
+    ts_error_clear();
+    for (int i = 0; ok && i < o->nallowed; i++) allowed |= o->allowed[i] == e;
+    if (!allowed) {
+        char choices[160] = "";
+        for (int i = 0, at = 0; i < o->nallowed; i++)
+            at += snprintf(choices + at, sizeof choices - (size_t)at, "%s%s", i == 0 ? "" : i == o->nallowed - 1 ? " or " : ", ",
+                           ts_engines_name(o->allowed[i]));
+        return ts_cli_usage_error(o->cmd, "%s: unknown engine '%s' (choose %s)", opt, t, choices);
+    }
+    if (o->nengines >= TS_BENCH_MAX_ENGINES) return ts_cli_usage_error(o->cmd, "%s: too many engines", opt);
+    o->engines[o->nengines++] = e;
+    return 0;
+}
+
+// "re" or "re,im".
+static int parse_scalar(const char *cmd, const char *opt, const char *s, double v[2]) {
+    char buf[128];
+    if (strlen(s) >= sizeof buf) return ts_cli_usage_error(cmd, "%s: '%s' is malformed", opt, s);
+    strcpy(buf, s);
+    char *comma = strchr(buf, ',');
+    if (comma) *comma = 0;
+    double re = 0, im = 0;
+    if (ts_parse_double(buf, opt, &re) < 0 || !isfinite(re) ||
+        (comma && (ts_parse_double(comma + 1, opt, &im) < 0 || !isfinite(im))))
+        return ts_cli_usage_error(cmd, "%s: '%s' is not a number (RE or RE,IM)", opt, s);
+    v[0] = re, v[1] = im;
+    return 0;
+}
+
+static int xt_blocks(ts_bench_opts *o, const char *v) {
+    int64_t b[TS_BENCH_MAX_XT_BLOCKS + 1];
+    int nb = 0;
+    if (ts_parse_i64_list(v, "--xt-block", b, TS_BENCH_MAX_XT_BLOCKS + 1, &nb) < 0 || nb < 1 ||
+        nb > TS_BENCH_MAX_XT_BLOCKS)
+        return ts_cli_usage_error(o->cmd, "--xt-block: '%s': expected 1 to %d block dimensions", v,
+                                  TS_BENCH_MAX_XT_BLOCKS);
+    for (int q = 0; q < nb; q++) {
+        if (b[q] < 64 || b[q] > 65536)
+            return ts_cli_usage_error(o->cmd, "--xt-block: %lld out of range 64..65536", (long long)b[q]);
+        o->xt_blocks[q] = (int)b[q];
+    }
+    o->nxt_blocks = nb;
+    return 0;
+}
+
+int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i) {
+    const char *a = argv[*i], *v;
+    int r;
+    if (ts_cli_flag(a, "--no-verify", NULL)) return o->verify = 0, 1;
+    if (ts_cli_flag(a, "-q", "--quiet")) return o->verbosity = -1, 1;
+    if (ts_cli_flag(a, "-v", "--verbose")) return o->verbosity++, 1;
+#define VALUE(name, alias) ((r = ts_cli_value_opt(o->cmd, argc, argv, i, name, alias, &v)) != 0)
+#define BAD(cond) ((r < 0 || (cond)) ? -1 : 1)
+    if (VALUE("--prec", "-p")) return BAD(ts_bench_each_token(o->cmd, o, "--prec", v, prec_tok));
+    if (VALUE("--alpha", NULL)) return BAD(parse_scalar(o->cmd, "--alpha", v, o->alpha));
+    if (VALUE("--beta", NULL)) return BAD(parse_scalar(o->cmd, "--beta", v, o->beta));
+    if (VALUE("--engine", "-e")) return BAD(ts_bench_each_token(o->cmd, o, "--engine", v, engine_tok));
+    if (VALUE("--xt-block", NULL)) return BAD(xt_blocks(o, v));
+    if (VALUE("--warmup", NULL)) return BAD(ts_cli_int(o->cmd, "--warmup", v, 0, &o->warmup));
+    if (VALUE("--reps", "-r")) return BAD(ts_cli_int(o->cmd, "--reps", v, 1, &o->reps));
+    if (VALUE("--seed", NULL)) {
+        int64_t s = 0;
+        if (r < 0 || ts_cli_i64(o->cmd, "--seed", v, 0, &s)) return -1;
+        o->seed = (uint64_t)s;
+        return 1;
+    }
+    if (VALUE("--json", NULL)) return r < 0 ? -1 : (o->json = v, 1);
+    if (VALUE("--trace", NULL)) return r < 0 ? -1 : (o->trace = v, 1);
+#undef BAD
+#undef VALUE
+    return 0;
+}
+
+int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
+                   ts_bench_arg_fn size, void *ctx) {
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (ts_cli_flag(a, "--help", "-h")) {
+            usage(stdout);
+            return -1;
+        }
+        int r = ts_bench_common_opt(o, argc, argv, &i);
+        if (r == 0) r = own(ctx, argc, argv, &i);
+        if (r < 0) return TS_EXIT_USAGE;
+        if (r > 0) continue;
+        if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9'))
+            return ts_cli_usage_error(o->cmd, "unknown option '%s' (tessera %s --help)", a, o->cmd);
+        if (size(ctx, a)) return TS_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int ts_bench_finish_opts(ts_bench_opts *o) {
+    if (o->nprecs == 0) o->precs[o->nprecs++] = 'd';
+    if (o->nxt_blocks == 0) o->xt_blocks[o->nxt_blocks++] = TS_BENCH_XT_BLOCK_DEFAULT;
+    ts_engine e[TS_BENCH_MAX_ENGINES];
+    int blk[TS_BENCH_MAX_ENGINES], n = 0;
+    for (int i = 0; i < o->nengines; i++)
+        for (int q = 0; q < (o->engines[i] == TS_ENGINE_CUBLASXT ? o->nxt_blocks : 1); q++) {
+            if (n == TS_BENCH_MAX_ENGINES)
+                return ts_cli_usage_error(o->cmd, "--engine: too many engines (with --xt-block)");
+            e[n] = o->engines[i], blk[n] = o->engines[i] == TS_ENGINE_CUBLASXT ? o->xt_blocks[q] : 0;
+            n++;
+        }
+    memcpy(o->engines, e, sizeof e[0] * (size_t)n);
+    memcpy(o->xt_block, blk, sizeof blk[0] * (size_t)n);
+    o->nengines = n;
+    return 0;
+}
+
+// ---------------------------------------------------------------- the run
+
+int ts_bench_begin(ts_bench *b, ts_bench_opts *o, size_t row_size, int check_trace) {
+    memset(b, 0, sizeof *b);
+    b->o = o, b->row_size = row_size;
+    ts_cli_set_verbosity(o->verbosity);
+    if (o->json && ts_cli_check_output(o->cmd, "--json", o->json)) return TS_EXIT_USAGE;
+    if (check_trace && o->trace && ts_cli_check_output(o->cmd, "--trace", o->trace)) return TS_EXIT_USAGE;
+    b->out = (o->json && !strcmp(o->json, "-")) ? stderr : stdout;
+    const int open_rc = ts_cli_open_devices(o->cmd, &b->devs);
+    if (open_rc < 0) return ts_cli_exit_of(open_rc);
+    if (ts_engines_create(b->devs, &b->eng) < 0) {
+        ts_cli_errorf(o->cmd, "%s", ts_error_string());
+        return TS_EXIT_RUNTIME;
+    }
+    return 0;
+}
+
+int ts_bench_open(ts_bench *b, ts_engine e, const char *what) {
+    const char *cmd = b->o->cmd, *why = ts_engines_unavailable(b->devs, e);
+    if (why) return ts_cli_usage_error(cmd, "%s: not available: %s", what, why);
+    int rc = ts_engines_open(b->eng, e, e == TS_ENGINE_TILES && b->o->trace != NULL);
+    if (rc < 0 && e == TS_ENGINE_CUBLASXT) return ts_cli_usage_error(cmd, "%s: not available: %s", what, ts_error_string());
+    if (rc == TS_ERR_PARSE) return ts_cli_usage_error(cmd, "%s", ts_error_last()->message); // a TESSERA_TILES* value
+    if (rc < 0) {
+        ts_cli_errorf(cmd, "%s", ts_error_string());
+        return TS_EXIT_RUNTIME;
+    }
+    b->tiles = ts_engines_tiles(b->eng);
+    return 0;
+}
+
+void ts_bench_print_tiles_set(ts_bench *b) {
+    int nd = ts_tiles_device_count(b->tiles);
+    fprintf(b->out, "tiles: %d %s device%s%s, tile %lld\n", nd, ts_backend_name(ts_devset_backend(b->devs)),
+            nd == 1 ? "" : "s", ts_tiles_has_cpu(b->tiles) ? " + CPU worker" : "", (long long)ts_tiles_tile(b->tiles));
+}
+
+void ts_bench_end(ts_bench *b) {
+    ts_engines_destroy(b->eng);
+    ts_devset_close(b->devs);
+    free(b->rows);
+    b->eng = NULL, b->devs = NULL, b->rows = NULL, b->tiles = NULL;
+}
+
+// ---------------------------------------------------------------- rows
+
+void *ts_bench_new_row(ts_bench *b) {
+    if (b->nrows == b->caprows) {
+        int cap = b->caprows ? 2 * b->caprows : 64;
+        void *r = realloc(b->rows, b->row_size * (size_t)cap);
+        if (!r) return NULL;
+        b->rows = r, b->caprows = cap;
+    }
+    ts_bench_row *r = (ts_bench_row *)((char *)b->rows + b->row_size * (size_t)b->nrows++);
+    memset(r, 0, b->row_size);
+    r->error = r->bound = NAN;
+    return r;
+}
+
+static ts_bench_row *row_at(const ts_bench *b, int i) { return (ts_bench_row *)((char *)b->rows + b->row_size * (size_t)i); }
+
+void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec) {
+    r->sec = ts_stats_of(sec, (size_t)r->reps);
+    r->tf_med = flops / r->sec.median * 1e-12;
+    r->tf_min = flops / r->sec.max * 1e-12;
+    r->tf_max = flops / r->sec.min * 1e-12;
+}
+
+void ts_bench_set_ratios(ts_bench *b, int first) {
+    const ts_bench_row *base = row_at(b, first);
+    for (int i = first; i < b->nrows; i++) {
+        ts_bench_row *r = row_at(b, i);
+        if (b->o->nengines > 1 && !base->failed && !r->failed && base->tf_med > 0) r->ratio = r->tf_med / base->tf_med;
+    }
+}
+
+void ts_bench_row_failed(ts_bench *b, ts_bench_row *r, const char *what, int *worst) {
+    r->failed = 1;
+    ts_bench_progress_clear(b);
+    ts_cli_errorf(b->o->cmd, "%s: %s", what, ts_error_string());
+    ts_error_clear();
+    if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
+}
+
+void ts_bench_row_done(const ts_bench_row *r, int *worst) {
+    if (r->verified && !r->passed && *worst < TS_EXIT_CHECK) *worst = TS_EXIT_CHECK;
+}
+
+const char *ts_bench_check_word(const ts_bench_row *r) {
+    return r->failed ? "ERROR" : !r->verified ? "SKIPPED" : r->passed ? "PASS" : "FAIL";
+}
+
+int ts_bench_row_hidden(const ts_bench *b, const ts_bench_row *r) {
+    return b->o->verbosity < 0 && (r->passed || !r->verified) && !r->failed;
+}
+
+// ---------------------------------------------------------------- progress
+
+void ts_bench_progress_start(ts_bench *b, int on, double total_flops) {
+    b->progress_on = on;
+    if (on) ts_progress_init(&b->prog, stderr, b->o->cmd, total_flops);
+}
+
+void ts_bench_progress(ts_bench *b, double flops, const char *what) {
+    b->done += flops;
+    if (b->progress_on && what) ts_progress_update(&b->prog, b->done, what);
+}
+
+void ts_bench_progress_clear(ts_bench *b) {
+    if (b->progress_on && b->prog.tty && b->prog.drawn) {
+        fprintf(b->prog.out, "\r%*s\r", 100, "");
+        b->prog.drawn = 0;
+    }
+}
+
+void ts_bench_progress_end(ts_bench *b) {
+    if (b->progress_on && ts_now() - b->prog.start > 2.0) ts_progress_finish(&b->prog, NULL);
+}
+
+// ---------------------------------------------------------------- memory
+
+int ts_bench_host_alloc(ts_bench *b, size_t bytes, void **p) {
+    if (b->devs && ts_devset_count(b->devs) > 0) return ts_host_alloc(b->devs, bytes, p);
+    *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+    return *p ? 0 : TS_ERROR(TS_ERR_NOMEM, "cannot allocate %zu bytes of host memory", bytes);
+}
+
+void ts_bench_host_free(ts_bench *b, void *p) {
+    if (!p) return;
+    if (b->devs && ts_devset_count(b->devs) > 0) ts_host_free(b->devs, p);
+    else free(p);
+}
+
+int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double avail) {
+    if (need <= avail) return 0;
+    return ts_cli_usage_error(b->o->cmd, "%s: needs %.2f GiB of host memory, %.2f GiB available", what,
+                              ts_cli_gib(need), ts_cli_gib(avail));
+}
+
+int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]) {
+    // buffers from ts_host_alloc are page-locked already: nothing to do for those
+    for (int q = 0; q < 3; q++) {
+        pins[q] = -1;
+        if (bytes[q] && ts_host_pin(b->devs, bufs[q], bytes[q], &pins[q]) < 0) pins[q] = -1, ts_error_clear();
+    }
+    return ts_engines_set_xt_block(b->eng, block);
+}
+
+void ts_bench_xt_end(ts_bench *b, const int pins[3]) {
+    for (int q = 0; q < 3; q++)
+        if (pins[q] >= 0) ts_host_unpin(b->devs, pins[q]);
+}
+
+// ---------------------------------------------------------------- output
+
+// Engine tiles: what the tile runtime did in the row's last timed run, under the row.
+void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t) {
+    char per[160] = "";
+    size_t at = 0;
+    for (int d = 0; d < t->ndev && at < sizeof per - 16; d++)
+        at += (size_t)snprintf(per + at, sizeof per - at, "%s%lld", d ? "," : "", (long long)t->tiles_dev[d]);
+    fprintf(b->out, "  tiles: T=%lld, %lld tiles: devices %s, cpu %lld (%.1f%%); cache hits %lld, misses %lld "
+                    "(peer %lld); H2D %.1f MiB (%.1f without reuse), D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
+            (long long)t->tile, (long long)t->tiles, per[0] ? per : "-", (long long)t->tiles_cpu, 100 * t->cpu_share,
+            (long long)t->cache_hits, (long long)t->cache_misses, (long long)t->peer_fetches, t->bytes_h2d / 1048576.0,
+            t->bytes_h2d_noreuse / 1048576.0, t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0,
+            (long long)t->steals);
+    char planned[32] = "-";
+    if (t->cpu_share_planned >= 0) snprintf(planned, sizeof planned, "%.1f%%", 100 * t->cpu_share_planned);
+    fprintf(b->out, "  tiles: cpu %s, planned share %s, cpu steals %lld; %.1f GFLOP/s devices, %.1f cpu; "
+                    "failed devices %d, re-run tiles %lld\n",
+            t->cpu_mode ? t->cpu_mode : "-", planned, (long long)t->cpu_steals, t->dev_gflops, t->cpu_gflops,
+            t->devices_failed, (long long)t->reruns);
+}
+
+
+int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j)) {
+    FILE *f = ts_cli_json_fopen(b->o->cmd, b->o->json);
+    if (!f) return -1;
+    ts_json *j = ts_json_open_file(f);
+    write(b, j);
+    int bad = ts_json_close(j) < 0;
+    return ts_cli_json_fclose(b->o->cmd, b->o->json, f) < 0 || bad ? -1 : 0;
+}
+
+void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r) {
+    if (r->engine == TS_ENGINE_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
+    ts_json_int(j, "warmup", b->o->warmup);
+}
+
+void ts_bench_corrupt(char prec, void *C, int64_t idx) {
+    if (prec == 's' || prec == 'c') ((float *)C)[idx * (prec == 'c' ? 2 : 1)] += 1e6f;
+    else ((double *)C)[idx * (prec == 'z' ? 2 : 1)] += 1e6;
+}

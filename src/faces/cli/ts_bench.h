@@ -1,0 +1,146 @@
+// ts_bench.h: the benchmark harness of `tessera gemm` and `tessera blas3`: common options, devices and engines, rows, progress, output.
+//
+// A command parses its own options around ts_bench_common_opt, opens the run with ts_bench_begin
+// (devices, the engine entry of runtime/ts_engines.h), appends one row per (problem, engine) whose
+// first member is a ts_bench_row, and ends with ts_bench_end. What a command computes, checks and
+// prints stays in its own file.
+#ifndef TS_BENCH_H
+#define TS_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/ts_json.h"
+#include "core/ts_progress.h"
+#include "core/ts_timer.h"
+#include "device/ts_device.h"
+#include "runtime/ts_engines.h"
+#include "runtime/ts_tiles.h"
+
+#define TS_BENCH_MAX_PRECS 4
+#define TS_BENCH_MAX_ENGINES 8
+#define TS_BENCH_MAX_XT_BLOCKS 4
+#define TS_BENCH_XT_BLOCK_DEFAULT 4096
+#define TS_BENCH_MAX_DIM 2147483647LL // CBLAS and cuBLAS take int dimensions
+
+// The options both commands take.
+typedef struct {
+    const char *cmd;           // "gemm", "blas3": names the command in messages
+    const ts_engine *allowed;  // the engines the command runs, in the order its messages list them
+    int nallowed;
+    char precs[TS_BENCH_MAX_PRECS];
+    int nprecs;
+    double alpha[2], beta[2];  // {re, im}
+    ts_engine engines[TS_BENCH_MAX_ENGINES];
+    int xt_block[TS_BENCH_MAX_ENGINES]; // cublasxt entries: the block dimension of each (one per --xt-block value)
+    int nengines;
+    int xt_blocks[TS_BENCH_MAX_XT_BLOCKS], nxt_blocks;
+    int warmup, reps, verify;
+    uint64_t seed;
+    const char *json, *trace;
+    int verbosity;
+} ts_bench_opts;
+
+// Defaults: alpha = beta = 1, verify on, seed 1 (warmup and reps 0: the command sets its own).
+void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allowed, int nallowed);
+// argv[*i] when it is one of the common options (--prec/-p, --alpha, --beta, --engine/-e, --xt-block,
+// --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v): 1 consumed (with its value),
+// 0 not one of them, -1 bad (the message is printed).
+int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
+// The command line: --help (usage printed, -1), the common options, the command's own (own:
+// 1 consumed, 0 not one of its options, -1 bad with the message printed), every other argument a
+// size (size: 0 or an error printed). Returns 0, -1 (help) or TS_EXIT_USAGE.
+typedef int (*ts_bench_opt_fn)(void *ctx, int argc, char **argv, int *i);
+typedef int (*ts_bench_arg_fn)(void *ctx, const char *arg);
+int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
+                   ts_bench_arg_fn size, void *ctx);
+// After the options: precision d when none was given, and one cublasxt entry per --xt-block value.
+int ts_bench_finish_opts(ts_bench_opts *o);
+// A dimension: a positive integer up to TS_BENCH_MAX_DIM; `what` names it in the message.
+int ts_bench_dim(const char *cmd, const char *tok, const char *what, int64_t *out);
+// A size "A" or, with parts 2 or 3, "AxB" / "AxBxC" (`expect` says which in the message): the
+// dimensions in d[0..parts), A repeated for a one-item size.
+int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect, int64_t d[3]);
+// Calls fn for each item of a comma list (a copy); an empty or malformed list is an error.
+typedef int (*ts_bench_token_fn)(void *ctx, const char *opt, const char *tok);
+int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn);
+
+// What every row has; a command's row type starts with one.
+typedef struct {
+    ts_engine engine; // the engine that ran
+    int xt_block;     // cublasxt: its block dimension
+    int reps;
+    ts_stats sec;
+    double tf_med, tf_min, tf_max;
+    int verified, passed, failed; // failed: a runtime error, the row has no numbers
+    double error, bound;
+    double ratio;     // TFLOP/s against the first engine of its group (0 = none)
+    int has_tiles;    // tiles: what the runtime did in the last timed run
+    ts_tiles_stats tiles;
+} ts_bench_row;
+
+typedef struct {
+    ts_bench_opts *o;
+    ts_devset *devs;
+    ts_engines *eng;
+    ts_tiles *tiles; // once opened (ts_bench_open)
+    FILE *out;       // stdout, or stderr when the JSON goes to stdout
+    ts_progress prog;
+    int progress_on;
+    double done;     // flops done, for the progress line
+    void *rows;      // row_size bytes each
+    size_t row_size;
+    int nrows, caprows;
+} ts_bench;
+
+// Log level, the --json path checked (and --trace with check_trace), devices opened, the engine
+// entry created. Returns 0 or the exit code (the message printed).
+int ts_bench_begin(ts_bench *b, ts_bench_opts *o, size_t row_size, int check_trace);
+// Opens a set-wide engine (tiles, cublasxt) over every device, or says why not ("<what>: not
+// available: ..."): 0, TS_EXIT_USAGE or TS_EXIT_RUNTIME.
+int ts_bench_open(ts_bench *b, ts_engine e, const char *what);
+// The "tiles: N devices ..., tile T" line.
+void ts_bench_print_tiles_set(ts_bench *b);
+void ts_bench_end(ts_bench *b);
+
+// A new zeroed row (error, bound NaN); NULL when out of memory.
+void *ts_bench_new_row(ts_bench *b);
+#define TS_BENCH_ROW(b, i, type) (&((type *)(b)->rows)[i])
+// Rates from `reps` timings (r->reps) of `flops` each.
+void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec);
+// Rows [first, nrows) against the first when the command runs several engines.
+void ts_bench_set_ratios(ts_bench *b, int first);
+// A runtime error on a row: marked, reported as "<what>: <error>", exit code at least 3.
+void ts_bench_row_failed(ts_bench *b, ts_bench_row *r, const char *what, int *worst);
+// A finished row: exit code at least 1 when its check failed.
+void ts_bench_row_done(const ts_bench_row *r, int *worst);
+const char *ts_bench_check_word(const ts_bench_row *r); // ERROR, SKIPPED, PASS, FAIL
+int ts_bench_row_hidden(const ts_bench *b, const ts_bench_row *r); // -q shows failed rows only
+
+void ts_bench_progress_start(ts_bench *b, int on, double total_flops);
+void ts_bench_progress(ts_bench *b, double flops, const char *what);
+void ts_bench_progress_clear(ts_bench *b);
+void ts_bench_progress_end(ts_bench *b);
+
+// Host buffers: pinned through the device set when it has devices, else page-aligned.
+int ts_bench_host_alloc(ts_bench *b, size_t bytes, void **p);
+void ts_bench_host_free(ts_bench *b, void *p);
+// TS_EXIT_USAGE with "<what>: needs X GiB of host memory, Y GiB available" when need > avail.
+int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double avail);
+// cuBLASXt reads host memory as it is: the buffers are registered (pinned) through the device
+// layer for the row, as the tile runtime does with its operands, and the block set.
+int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]);
+void ts_bench_xt_end(ts_bench *b, const int pins[3]);
+
+// What the tile runtime did in a row's last timed run: two lines under the row.
+void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t);
+// Writes the results document to --json FILE through write(); -1 when it could not be written.
+int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j));
+// The results entry's "xt_block" (cublasxt) and "warmup" members.
+void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r);
+
+// Test hook: adds 1e6 to the real part of element idx of C.
+void ts_bench_corrupt(char prec, void *C, int64_t idx);
+
+#endif
