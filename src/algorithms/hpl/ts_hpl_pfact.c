@@ -43,7 +43,7 @@ static void pivot(pf_t *f, int k) {
     }
     if (f->is_curr)
         for (int c = 0; c < jb; c++) rec[3 + jb + c] = W[k + c * ldw];
-    if (f->rc == 0) f->rc = ts_hpl_fail(f->s, ts_hc_pivot(&f->s->col, rec, (int)jb));
+    if (f->rc == 0) f->rc = ts_hpl_fail(f->s, ts_hpl_pivot(&f->s->col, rec, (int)jb));
     int64_t g = (int64_t)rec[1];
     if (rec[0] < 0) g = f->p->j + k; // no candidate anywhere (cannot happen): keep the row
     f->p->ipiv[k] = g;
@@ -148,7 +148,7 @@ int ts_hpl_pfact(ts_hpl_state *s, ts_hpl_panel *p) {
     pf_t f = {s, p, p->W, p->ldw, p->jb, s->myrow == p->curr, NULL, NULL, hc->pfact, hc->rfact,
               hc->nbmin < 1 ? 1 : hc->nbmin, hc->ndiv < 2 ? 2 : hc->ndiv, 0};
     f.lgrow = malloc((size_t)(p->mL + 1) * sizeof(int64_t));
-    f.rec = malloc((size_t)TS_HC_PIVOT_LEN(p->jb) * sizeof(double));
+    f.rec = malloc((size_t)TS_HPL_PIVOT_LEN(p->jb) * sizeof(double));
     if (!f.lgrow || !f.rec) {
         free(f.lgrow);
         free(f.rec);
