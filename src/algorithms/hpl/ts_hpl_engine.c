@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "algorithms/hpl/ts_hpl_env.h"
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "algorithms/hpl/ts_hpl_test.h"
 #include "core/ts_env.h"
@@ -37,49 +38,10 @@ static void open_device(ts_hpl_ctx *c) {
     }
 }
 
-int ts_hpl_env_trsm(int *inv) {
-    const char *us = ts_env_str("TESSERA_HPL_TRSM");
-    if (!us) return 0;
-    if (!strcmp(us, "inverse")) *inv = 1;
-    else if (!strcmp(us, "trsm")) *inv = 0;
-    else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected inverse or trsm", us);
-    return 0;
-}
-
-int ts_hpl_env_swap(int *fused) {
-    const char *us = ts_env_str("TESSERA_HPL_SWAP");
-    if (!us) return 0;
-    if (!strcmp(us, "fused")) *fused = 1;
-    else if (!strcmp(us, "split")) *fused = 0;
-    else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_SWAP=%s: expected fused or split", us);
-    return 0;
-}
-
 int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB) {
     int64_t per = (nq + TS_HPL_MAX_CHUNKS - 1) / TS_HPL_MAX_CHUNKS;
     int64_t nbs = (per + NB - 1) / NB;
     return NB * (nbs > 4 ? nbs : 4);
-}
-
-int ts_hpl_env_panel_sms(int *sms) {
-    int v = *sms;
-    if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
-    if (v < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", v);
-    *sms = v;
-    return 0;
-}
-
-int ts_hpl_env_check(void) {
-    int inv = 0, sms = 0, v = 0;
-    ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
-    TS_CHECK(ts_devset_opts_init(&dev));
-    TS_CHECK(ts_hpl_env_trsm(&inv));
-    TS_CHECK(ts_hpl_env_panel_sms(&sms));
-    TS_CHECK(ts_hpl_env_swap(&inv));
-    if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
-    if (ts_env_bool("TESSERA_HPL_PIPE", &v) < 0) return TS_ERR_PARSE;
-    if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
-    return 0;
 }
 
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {

@@ -154,12 +154,6 @@ typedef struct {
                      const int64_t *ab, int64_t nown, int64_t nc);
 } ts_hpl_xops;
 
-// TESSERA_HPL_TRSM: *inv = 1 (inverse), 0 (trsm), or left as it is when unset; TESSERA_HPL_PANEL_SMS:
-// *sms >= 0, left as it is when unset. TS_ERR_PARSE (message set) when malformed.
-int ts_hpl_env_trsm(int *inv);
-int ts_hpl_env_panel_sms(int *sms);
-// TESSERA_HPL_SWAP: *fused = 1 (fused), 0 (split), or left as it is when unset; TS_ERR_PARSE when malformed.
-int ts_hpl_env_swap(int *fused);
 // The pipelined update's chunk width in local columns for nq local columns and block NB (a multiple
 // of NB, at least 4 NB, at most TS_HPL_MAX_CHUNKS chunks).
 int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB);

@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algorithms/hpl/ts_hpl_env.h"
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "comm/ts_dcomm.h"
 #include "core/ts_env.h"
