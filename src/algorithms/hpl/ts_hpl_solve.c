@@ -4,12 +4,12 @@
 // partial products for that block into the diagonal owner, which solves the small triangle; the
 // block of x goes down its process column, whose ranks add U(:, block) x(block) to their partial
 // products (a GEMV in execution memory). At the end x is replicated on every rank of the grid.
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
+#include "kernels/cpu/ts_cpu_blas12.h"
 
 int ts_hpl_solve(ts_hpl_state *s) {
     const ts_hpl_xops *x = s->x;
@@ -51,7 +51,7 @@ int ts_hpl_solve(ts_hpl_state *s) {
             for (int64_t i = 0; i < w; i++) part[i] = (s->mycol == qb ? bh[lr + i] : 0.0) - part[i];
             ts_hpl_fail(s, ts_comm_reduce_sum_d(&s->row, part, r, (int)w, qj));
             if (s->mycol == qj) {
-                cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, (int)w, D, (int)NB, r, 1);
+                ts_cpu_dtrsv('U', 'N', 'N', w, D, NB, r, 1);
                 memcpy(xs + j0, r, (size_t)w * sizeof(double));
             }
         }
