@@ -24,7 +24,7 @@
 
 #include "algorithms/hpcg/ts_hpcg.h"
 #include "algorithms/hpcg/ts_hpcg_opt.h"
-#include "algorithms/hpl/ts_hpl_comm.h"
+#include "comm/ts_comm.h"
 #include "core/ts_error.h"
 #include "core/ts_timer.h"
 
@@ -96,7 +96,7 @@ static int make_orders(cand **out) {
 }
 
 typedef struct {
-    ts_hcomm *comm;
+    ts_comm *comm;
     ts_hpcg_geom g;
     ts_hpcg_exec X;
     double ref_tol;
@@ -158,7 +158,7 @@ out:
     return rc;
 }
 
-static int size_init(sizectx *S, ts_hcomm *comm, ts_devset *set, ts_device *dev, int n, double ref_tol) {
+static int size_init(sizectx *S, ts_comm *comm, ts_devset *set, ts_device *dev, int n, double ref_tol) {
     memset(S, 0, sizeof *S);
     S->comm = comm;
     TS_CHECK(ts_hpcg_geom_init(&S->g, comm->size, comm->rank, n, n, n, grid_np[0], grid_np[1], grid_np[2]));
@@ -200,7 +200,7 @@ static void print_levels(const char *what, int n, int *const *lv, double score, 
 
 // Coordinate descent over the levels: each level in turn takes the candidate order that scores
 // best with the other levels' orders held; PASSES rounds over the levels.
-static int descent(ts_hcomm *comm, ts_devset *set, ts_device *dev, int n, double ref_tol, const char *file,
+static int descent(ts_comm *comm, ts_devset *set, ts_device *dev, int n, double ref_tol, const char *file,
                    int k, int passes) {
     FILE *f = fopen(file, "r");
     if (!f) {
@@ -266,8 +266,8 @@ int main(int argc, char **argv) {
     }
     const int n1 = atoi(argv[1]), n2 = argc > 2 ? atoi(argv[2]) : 0;
     int top = argc > 3 ? atoi(argv[3]) : 16;
-    ts_hcomm comm;
-    if (ts_hc_world(&comm) < 0) return 3;
+    ts_comm comm;
+    if (ts_comm_world(&comm) < 0) return 3;
     int threads = 1; // the host reference CG's threads: the node's cores shared among the ranks
     if (ts_hpcg_share_threads(&comm, &threads) < 0) {
         fprintf(stderr, "hpcg_orders: %s\n", ts_error_last()->message);
@@ -302,7 +302,7 @@ int main(int argc, char **argv) {
         rc = descent(&comm, set, dev, atoi(argv[2]), atof(argv[3]), argv[4], atoi(argv[5]), atoi(argv[6]));
         if (rc == 3) fprintf(stderr, "hpcg_orders: %s\n", ts_error_last()->message);
         if (set) ts_devset_close(set);
-        ts_hc_free(&comm);
+        ts_comm_free(&comm);
         return rc;
     }
     sizectx S;
@@ -339,7 +339,7 @@ int main(int argc, char **argv) {
     for (int k = 0; k < nc; k++) {
         if (budget > 0) {
             int stop = comm.rank == 0 && ts_now() - t0 > budget;
-            if (ts_hc_allreduce_i(&comm, &stop, 1, TS_HC_MAX) < 0) goto fail;
+            if (ts_comm_allreduce_i(&comm, &stop, 1, TS_COMM_MAX) < 0) goto fail;
             if (stop) break;
         }
         if (run_order(&S, c[k].ord, &c[k].score, NULL, 0) < 0) goto fail;
@@ -372,7 +372,7 @@ int main(int argc, char **argv) {
     }
     free(c);
     if (set) ts_devset_close(set);
-    ts_hc_free(&comm);
+    ts_comm_free(&comm);
     return rc;
 fail:
     fprintf(stderr, "hpcg_orders: %s\n", ts_error_last()->message);

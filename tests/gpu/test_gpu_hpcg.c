@@ -33,11 +33,11 @@
 #define ARENA_BYTES ((size_t)4 << 30)
 
 static ts_devset *g_set;
-static ts_hcomm g_comm;
+static ts_comm g_comm;
 static ts_hpcg_exec g_dev, g_host;
 
 static int group_setup(void **state) {
-    if (ts_hc_world(&g_comm) < 0) return -1;
+    if (ts_comm_world(&g_comm) < 0) return -1;
     ts_hpcg_exec_host(&g_host);
     if (ts_cuda_device_count() == 0) {
         printf("# no CUDA device visible: the GPU tests skip\n");

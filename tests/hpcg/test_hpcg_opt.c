@@ -19,7 +19,7 @@
 #include "algorithms/hpcg/ts_hpcg_opt.h"
 #include "hpcg_opt_check.h"
 
-static ts_hcomm g_comm;
+static ts_comm g_comm;
 
 static ts_hpcg_geom geom(int size, int rank, int nx, int ny, int nz, int px, int py, int pz) {
     ts_hpcg_geom g;
@@ -552,7 +552,7 @@ static void test_sim_mg_graph(void **s) {
 
 static int setup(void **s) {
     (void)s;
-    return ts_hc_world(&g_comm);
+    return ts_comm_world(&g_comm);
 }
 
 int main(void) {

@@ -13,14 +13,14 @@
 #include <omp.h>
 #endif
 
-static ts_hcomm comm1(void) {
-    ts_hcomm c;
-    assert_int_equal(ts_hc_world(&c), 0);
+static ts_comm comm1(void) {
+    ts_comm c;
+    assert_int_equal(ts_comm_world(&c), 0);
     return c;
 }
 
 static ts_hpcg_problem *make(int nx, int ny, int nz, int levels) {
-    ts_hcomm c = comm1();
+    ts_comm c = comm1();
     ts_hpcg_geom g;
     assert_int_equal(ts_hpcg_geom_init(&g, 1, 0, nx, ny, nz, 0, 0, 0), 0);
     ts_hpcg_problem *P = NULL;
@@ -167,7 +167,7 @@ static void test_spmv_dense(void **s) {
     for (int i = 0; i < n; i++)
         for (int64_t j = A->rowptr[i]; j < A->rowptr[i + 1]; j++) D[(size_t)i * n + A->col[j]] = A->val[j];
     for (int i = 0; i < n; i++) x[i] = sin(0.37 * i) + 2.0;
-    ts_hcomm c = comm1();
+    ts_comm c = comm1();
     assert_int_equal(ts_hpcg_spmv(&c, A, x, y), 0);
     double maxerr = 0;
     for (int i = 0; i < n; i++) {
@@ -203,7 +203,7 @@ static void test_symgs(void **s) {
         for (int j = 0; j < n; j++) if (j != i) sum -= D[(size_t)i * n + j] * xr[j];
         xr[i] = sum / D[(size_t)i * n + i];
     }
-    ts_hcomm c = comm1();
+    ts_comm c = comm1();
     assert_int_equal(ts_hpcg_symgs(&c, A, r, x), 0);
     double maxerr = 0, maxv = 0;
     for (int i = 0; i < n; i++) { maxerr = fmax(maxerr, fabs(x[i] - xr[i])); maxv = fmax(maxv, fabs(xr[i])); }
@@ -233,7 +233,7 @@ static void symgs_sequential(const ts_hpcg_level *A, const double *r, double *x)
 // process, so no exchange overwrites them), and a thin one (5 planes).
 static void test_symgs_pipeline_exact(void **s) {
     (void)s;
-    ts_hcomm c = comm1();
+    ts_comm c = comm1();
     const int dims[][7] = {{16, 8, 24, 1, 0, 0, 0}, {16, 8, 12, 8, 5, 2, 2}, {8, 16, 5, 1, 0, 0, 0}};
     for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++) {
         const int *d = dims[di];
@@ -276,7 +276,7 @@ static void test_mg_cg_tests(void **s) {
     assert_int_equal(A->coarse->coarse->coarse->nrow, 8);
     assert_int_equal(A->f2c[1], 2);
     assert_int_equal(A->f2c[8], 2 * 16); // coarse (0,1,0) is fine (0,2,0)
-    ts_hcomm c = comm1();
+    ts_comm c = comm1();
     // One V-cycle on r = b from x = 0 gives z with ||b - A z|| well below ||b||.
     double *z = calloc((size_t)A->ncol, sizeof(double)), *Az = calloc((size_t)A->ncol, sizeof(double));
     assert_int_equal(ts_hpcg_mg(&c, A, P->b, z), 0);

@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "algorithms/hpl/ts_hpl_comm.h"
+#include "comm/ts_comm.h"
 
 // Fixed by the HPCG rules (reference 3.1, src/main.cpp).
 #define TS_HPCG_MG_LEVELS 4       // fine grid + 3 coarse grids
@@ -71,7 +71,7 @@ struct ts_hpcg_level {
 
 // The problem with its vectors (sized ncol of the fine level) and the communicator.
 typedef struct {
-    ts_hcomm comm;
+    ts_comm comm;
     ts_hpcg_level *A; // fine level; A->coarse ... for the hierarchy
     double *b, *x, *xexact;
     double *r, *z, *p, *Ap; // CG work
@@ -106,7 +106,7 @@ double ts_hpcg_opt_bytes_estimate(int nx, int ny, int nz);
 
 // ---- problem ----
 // Generates the 27-point problem on `levels` levels (1..4) with halos. comm must live as long.
-int ts_hpcg_problem_create(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels,
+int ts_hpcg_problem_create(const ts_comm *comm, const ts_hpcg_geom *g, int levels,
                            ts_hpcg_problem **out);
 void ts_hpcg_problem_destroy(ts_hpcg_problem *p);
 
@@ -115,14 +115,14 @@ void ts_hpcg_problem_destroy(ts_hpcg_problem *p);
 int ts_hpcg_halo_plan_geom(const ts_hpcg_geom *g, ts_hpcg_halo_plan *h, int32_t **send_idx);
 // Exchanges packed halo values with the neighbours (nonblocking MPI): sbuf holds h->nsend values
 // in send order, rbuf receives h->nrecv values.
-int ts_hpcg_halo_exchange(const ts_hcomm *c, const ts_hpcg_halo_plan *h, const double *sbuf, double *rbuf);
+int ts_hpcg_halo_exchange(const ts_comm *c, const ts_hpcg_halo_plan *h, const double *sbuf, double *rbuf);
 
 // ---- reference kernels: CSR, SYMGS in natural order ----
-int ts_hpcg_halo(const ts_hcomm *c, ts_hpcg_level *A, double *x);
-int ts_hpcg_spmv(const ts_hcomm *c, ts_hpcg_level *A, double *x, double *y);
-int ts_hpcg_symgs(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *x);
-int ts_hpcg_mg(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *x);
-int ts_hpcg_dot(const ts_hcomm *c, int32_t n, const double *x, const double *y, double *out,
+int ts_hpcg_halo(const ts_comm *c, ts_hpcg_level *A, double *x);
+int ts_hpcg_spmv(const ts_comm *c, ts_hpcg_level *A, double *x, double *y);
+int ts_hpcg_symgs(const ts_comm *c, ts_hpcg_level *A, const double *r, double *x);
+int ts_hpcg_mg(const ts_comm *c, ts_hpcg_level *A, const double *r, double *x);
+int ts_hpcg_dot(const ts_comm *c, int32_t n, const double *x, const double *y, double *out,
                 double *t_allreduce);
 void ts_hpcg_waxpby(int32_t n, double alpha, const double *x, double beta, const double *y, double *w);
 
@@ -149,7 +149,7 @@ typedef struct {
 
 struct ts_hpcg_impl {
     const ts_hpcg_ops *ops;
-    const ts_hcomm *comm;
+    const ts_comm *comm;
     int32_t nrow, ncol;
     double *b, *x, *xexact, *r, *z, *p, *Ap; // fine-level vectors (b, xexact as generated)
     void *state;
@@ -277,14 +277,11 @@ typedef struct {
 
 // Flop/byte accounting of ReportResults for `sets` sets of `opt_iters` iterations.
 void ts_hpcg_count(const ts_hpcg_problem *P, int sets, int opt_iters, ts_hpcg_counts *c);
-// A setting that must be the same on every rank (v: its value here, NaN-free): an error naming it
-// on every rank when it is not. Collective.
-int ts_hpcg_same_on_ranks(const ts_hcomm *comm, double v, const char *name);
 // OpenMP threads of this rank: without OMP_NUM_THREADS, the node's cores divided among the ranks
 // on it (collective); *threads gets the result.
-int ts_hpcg_share_threads(const ts_hcomm *comm, int *threads);
+int ts_hpcg_share_threads(const ts_comm *comm, int *threads);
 // Runs every phase; all ranks return the same status and (on rank 0, complete) result.
-int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res);
+int ts_hpcg_run(const ts_comm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res);
 // Writes the HPCG 3.1 key=value report (rank 0); sets res->report_path.
 int ts_hpcg_write_report(const ts_hpcg_opts *o, ts_hpcg_result *res, const ts_hpcg_problem *P);
 

@@ -173,7 +173,7 @@ int ts_hpcg_test_symmetry(ts_hpcg_impl *I, ts_hpcg_testsym *out) {
             double d = fabs(hx[i] - hb[i]);
             if (d > res) res = d;
         }
-        TS_CHECK_GOTO(ts_hc_allreduce_d(I->comm, &res, 1, TS_HC_MAX), rc, done);
+        TS_CHECK_GOTO(ts_comm_allreduce_d(I->comm, &res, 1, TS_COMM_MAX), rc, done);
     }
     out->residual = res;
 done:

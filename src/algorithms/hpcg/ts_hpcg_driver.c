@@ -49,7 +49,7 @@ void ts_hpcg_count(const ts_hpcg_problem *P, int sets, int opt_iters, ts_hpcg_co
 }
 
 // Max over ranks of v (every rank gets it).
-static int all_max(const ts_hcomm *c, double *v) { return ts_hc_allreduce_d(c, v, 1, TS_HC_MAX); }
+static int all_max(const ts_comm *c, double *v) { return ts_comm_allreduce_d(c, v, 1, TS_COMM_MAX); }
 
 static void progress_cb(ts_progress *pr, int on, double done, double total, const char *what) {
     if (!on) return;
@@ -72,12 +72,12 @@ typedef struct {
     ts_device *dev;
 } engine_choice;
 
-static int choose_engine(const ts_hcomm *comm, ts_hpcg_engine want, engine_choice *e) {
+static int choose_engine(const ts_comm *comm, ts_hpcg_engine want, engine_choice *e) {
     memset(e, 0, sizeof *e);
     e->engine = want;
     if (want == TS_HPCG_ENGINE_REF || want == TS_HPCG_ENGINE_CPU) return 0;
     int lr = 0, ls = 1;
-    TS_CHECK(ts_hc_node_local(comm, &lr, &ls));
+    TS_CHECK(ts_comm_node_local(comm, &lr, &ls));
     ts_devset_opts o;
     int have = 0;
     if (ts_devset_opts_init(&o) == 0 && ts_devset_open_rank(&o, lr, ls, &e->devs, &e->dev) == 0 && e->dev)
@@ -85,7 +85,7 @@ static int choose_engine(const ts_hcomm *comm, ts_hpcg_engine want, engine_choic
     char why[256];
     snprintf(why, sizeof why, "%s", have ? "" : e->devs ? "no suitable device" : ts_error_string());
     int all = have;
-    TS_CHECK(ts_hc_allreduce_i(comm, &all, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(comm, &all, 1, TS_COMM_MIN));
     if (all) {
         e->engine = TS_HPCG_ENGINE_DEVICE;
         return 0;
@@ -133,22 +133,14 @@ out:
     return rc;
 }
 
-int ts_hpcg_same_on_ranks(const ts_hcomm *comm, double v, const char *name) {
-    double lo = v, hi = v;
-    TS_CHECK(ts_hc_allreduce_d(comm, &lo, 1, TS_HC_MIN));
-    TS_CHECK(ts_hc_allreduce_d(comm, &hi, 1, TS_HC_MAX));
-    if (lo != hi) TS_RAISE(TS_ERR_ARG, "hpcg: %s differs between the ranks", name);
-    return 0;
-}
-
-int ts_hpcg_share_threads(const ts_hcomm *comm, int *threads) {
+int ts_hpcg_share_threads(const ts_comm *comm, int *threads) {
 #ifdef _OPENMP
     // Ranks sharing a node share its cores: without OMP_NUM_THREADS each rank takes its share.
     // (Every rank's OpenMP team spanning all cores oversubscribes them, and the reference SYMGS's
     // plane pipeline, whose threads wait on each other, then slows by orders of magnitude.)
     if (!getenv("OMP_NUM_THREADS")) {
         int lr = 0, ls = 1;
-        TS_CHECK(ts_hc_node_local(comm, &lr, &ls));
+        TS_CHECK(ts_comm_node_local(comm, &lr, &ls));
         int share = omp_get_num_procs() / (ls > 0 ? ls : 1);
         if (ls > 1) omp_set_num_threads(share > 0 ? share : 1);
     }
@@ -160,7 +152,7 @@ int ts_hpcg_share_threads(const ts_hcomm *comm, int *threads) {
     return 0;
 }
 
-int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res) {
+int ts_hpcg_run(const ts_comm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res) {
     memset(res, 0, sizeof *res);
     double *times = res->times;
     const int root = comm->rank == 0;
@@ -207,7 +199,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     res->gnrow = P->A->gnrow;
     res->gnnz = P->A->gnnz;
     res->mem_bytes = (double)P->bytes;
-    TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &res->mem_bytes, 1, TS_HC_SUM), rc, out);
+    TS_CHECK_GOTO(ts_comm_allreduce_d(comm, &res->mem_bytes, 1, TS_COMM_SUM), rc, out);
     char zs[64];
     ts_hpcg_geom_nz_text(&res->g, zs, sizeof zs);
     if (show)
@@ -231,7 +223,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
         rc = TS_ERROR(TS_ERR_ARG, "TESSERA_HPCG_REF_DROP=%g: a residual drop is in (0, 1)", given);
         goto out;
     }
-    TS_CHECK_GOTO(ts_hpcg_same_on_ranks(comm, have_given ? given : -1.0, "TESSERA_HPCG_REF_DROP"), rc, out);
+    TS_CHECK_GOTO(ts_comm_same_on_ranks(comm, have_given ? given : -1.0, "hpcg: TESSERA_HPCG_REF_DROP"), rc, out);
     const int ncalls = quick || have_given ? 1 : 10;
     ts_hpcg_impl ref, opt, *I = &ref;
     ts_hpcg_impl_ref(P, &ref);
@@ -277,7 +269,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
         res->smoother_midx = O->midx && comm->size > 1;
     }
     times[TS_HPCG_T_OPT] = ts_now() - t0;
-    TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &res->opt_bytes, 1, TS_HC_SUM), rc, out);
+    TS_CHECK_GOTO(ts_comm_allreduce_d(comm, &res->opt_bytes, 1, TS_COMM_SUM), rc, out);
     res->mem_bytes += res->opt_bytes;
     if (show && O)
         ts_log(TS_LOG_INFO, "hpcg: optimized problem: %d colours on the fine level (JPL), sliced ELL of %.3f GB; "
@@ -305,7 +297,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     if (opt_iters < TS_HPCG_REF_ITERS) opt_iters = TS_HPCG_REF_ITERS;
     {
         double v[2] = {(double)opt_iters, (double)res->tolerance_failures};
-        TS_CHECK_GOTO(ts_hc_allreduce_d(comm, v, 2, TS_HC_MAX), rc, out);
+        TS_CHECK_GOTO(ts_comm_allreduce_d(comm, v, 2, TS_COMM_MAX), rc, out);
         opt_iters = (int)v[0];
         res->tolerance_failures = (int)v[1];
     }
@@ -384,14 +376,14 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     // The slowest rank decides the times; the allreduce time's spread is reported too.
     {
         double t4 = times[TS_HPCG_T_ALLREDUCE], v[3] = {t4, t4, t4};
-        TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &v[0], 1, TS_HC_MIN), rc, out);
-        TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &v[1], 1, TS_HC_MAX), rc, out);
-        TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &v[2], 1, TS_HC_SUM), rc, out);
+        TS_CHECK_GOTO(ts_comm_allreduce_d(comm, &v[0], 1, TS_COMM_MIN), rc, out);
+        TS_CHECK_GOTO(ts_comm_allreduce_d(comm, &v[1], 1, TS_COMM_MAX), rc, out);
+        TS_CHECK_GOTO(ts_comm_allreduce_d(comm, &v[2], 1, TS_COMM_SUM), rc, out);
         res->t4min = v[0];
         res->t4max = v[1];
         res->t4avg = v[2] / comm->size;
     }
-    TS_CHECK_GOTO(ts_hc_allreduce_d(comm, times, TS_HPCG_NTIMES, TS_HC_MAX), rc, out);
+    TS_CHECK_GOTO(ts_comm_allreduce_d(comm, times, TS_HPCG_NTIMES, TS_COMM_MAX), rc, out);
 
     ts_hpcg_count(P, sets, opt_iters, &res->counts);
     const ts_hpcg_counts *c = &res->counts;
@@ -410,7 +402,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     if (O) { // the engine's own traffic per phase, and the copy bandwidth it is measured against
         double b[4];
         ts_hpcg_opt_bytes(O, &b[0], &b[1], &b[2], &b[3]);
-        TS_CHECK_GOTO(ts_hc_allreduce_d(comm, b, 4, TS_HC_SUM), rc, out);
+        TS_CHECK_GOTO(ts_comm_allreduce_d(comm, b, 4, TS_COMM_SUM), rc, out);
         const double it = (double)sets * opt_iters, pre = sets; // + each set's r = b - A x
         res->xgbs_spmv = b[0] * (it + pre) / times[TS_HPCG_T_SPMV] / 1e9;
         res->xgbs_mg = b[1] * it / times[TS_HPCG_T_MG] / 1e9;
@@ -419,7 +411,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
         res->xgbs_total = (b[0] * (it + pre) + b[1] * it + (b[2] + b[3]) * (it + pre / 3)) / T / 1e9;
         if (X.cuda) {
             TS_CHECK_GOTO(copy_gbs(&X, &res->copy_gbs), rc, out);
-            TS_CHECK_GOTO(ts_hc_allreduce_d(comm, &res->copy_gbs, 1, TS_HC_SUM), rc, out);
+            TS_CHECK_GOTO(ts_comm_allreduce_d(comm, &res->copy_gbs, 1, TS_COMM_SUM), rc, out);
         }
     }
     // Setup and optimization are charged a tenth per set (about 1/500 iterations each).
@@ -447,7 +439,7 @@ int ts_hpcg_run(const ts_hcomm *comm, const ts_hpcg_opts *o, ts_hpcg_result *res
     if (root) rc = ts_hpcg_write_report(o, res, P);
     {
         int r = rc;
-        TS_CHECK_GOTO(ts_hc_allreduce_i(comm, &r, 1, TS_HC_MIN), rc, out);
+        TS_CHECK_GOTO(ts_comm_allreduce_i(comm, &r, 1, TS_COMM_MIN), rc, out);
         if (r < 0 && rc == 0) rc = TS_ERROR(TS_ERR_IO, "hpcg: rank 0 could not write the report");
     }
 out:

@@ -15,7 +15,7 @@
 
 #define HALO_TAG 99
 
-int ts_hpcg_halo_exchange(const ts_hcomm *c, const ts_hpcg_halo_plan *h, const double *sbuf, double *rbuf) {
+int ts_hpcg_halo_exchange(const ts_comm *c, const ts_hpcg_halo_plan *h, const double *sbuf, double *rbuf) {
 #if TS_HAVE_MPI
     if (h->nneigh == 0 || c->size == 1) return 0;
     MPI_Request req[2 * TS_HPCG_MAX_NEIGH];
@@ -36,13 +36,13 @@ int ts_hpcg_halo_exchange(const ts_hcomm *c, const ts_hpcg_halo_plan *h, const d
     return 0;
 }
 
-int ts_hpcg_halo(const ts_hcomm *c, ts_hpcg_level *A, double *x) {
+int ts_hpcg_halo(const ts_comm *c, ts_hpcg_level *A, double *x) {
     if (A->halo.nneigh == 0 || c->size == 1) return 0;
     for (int32_t i = 0; i < A->halo.nsend; i++) A->send_buf[i] = x[A->send_idx[i]];
     return ts_hpcg_halo_exchange(c, &A->halo, A->send_buf, x + A->nrow);
 }
 
-int ts_hpcg_spmv(const ts_hcomm *c, ts_hpcg_level *A, double *x, double *y) {
+int ts_hpcg_spmv(const ts_comm *c, ts_hpcg_level *A, double *x, double *y) {
     TS_CHECK(ts_hpcg_halo(c, A, x));
     const int64_t *rp = A->rowptr;
     const int32_t *col = A->col;
@@ -125,7 +125,7 @@ static int symgs_planes(ts_hpcg_level *A, const double *r, double *x, int nt) {
     return 0;
 }
 
-int ts_hpcg_symgs(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *x) {
+int ts_hpcg_symgs(const ts_comm *c, ts_hpcg_level *A, const double *r, double *x) {
     TS_CHECK(ts_hpcg_halo(c, A, x));
 #ifdef _OPENMP
     int nt = omp_get_max_threads();
@@ -141,7 +141,7 @@ int ts_hpcg_symgs(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *
 
 // The V-cycle: zero x, pre-smooth, residual, restrict by injection, recurse, prolong, post-smooth;
 // one SYMGS on the coarsest level.
-int ts_hpcg_mg(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *x) {
+int ts_hpcg_mg(const ts_comm *c, ts_hpcg_level *A, const double *r, double *x) {
     memset(x, 0, sizeof(double) * (size_t)A->ncol);
     if (!A->coarse) return ts_hpcg_symgs(c, A, r, x);
     TS_CHECK(ts_hpcg_symgs(c, A, r, x));
@@ -156,7 +156,7 @@ int ts_hpcg_mg(const ts_hcomm *c, ts_hpcg_level *A, const double *r, double *x) 
     return ts_hpcg_symgs(c, A, r, x);
 }
 
-int ts_hpcg_dot(const ts_hcomm *c, int32_t n, const double *x, const double *y, double *out,
+int ts_hpcg_dot(const ts_comm *c, int32_t n, const double *x, const double *y, double *out,
                 double *t_allreduce) {
     double s = 0.0;
     if (x == y) {
@@ -167,7 +167,7 @@ int ts_hpcg_dot(const ts_hcomm *c, int32_t n, const double *x, const double *y, 
         for (int32_t i = 0; i < n; i++) s += x[i] * y[i];
     }
     double t = ts_now();
-    TS_CHECK(ts_hc_allreduce_d(c, &s, 1, TS_HC_SUM));
+    TS_CHECK(ts_comm_allreduce_d(c, &s, 1, TS_COMM_SUM));
     if (t_allreduce) *t_allreduce += ts_now() - t;
     *out = s;
     return 0;

@@ -4,11 +4,11 @@
 #include <string.h>
 
 #include "algorithms/hpcg/ts_hpcg_opt.h"
+#include "comm/ts_dcomm.h"
 #include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "core/ts_timer.h"
 #include "core/ts_log.h"
-#include "kernels/ts_collectives.h"
 
 // ---- executor ----
 
@@ -164,11 +164,11 @@ static int halo_path(ts_hpcg_opt *O) {
     if (O->comm->size < 2) return 0;
     int want = O->X.cuda; // the default; simulated devices and the CPU engine have no NCCL path
     if (ts_env_bool("TESSERA_HPCG_NCCL", &want) < 0) want = 0; // as TESSERA_HPL_NCCL
-    TS_CHECK(ts_hc_allreduce_i(O->comm, &want, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(O->comm, &want, 1, TS_COMM_MIN));
     if (!want) return 0;
     char why[128];
     const double t0 = ts_now();
-    TS_CHECK(ts_hc_dcomm_join(O->comm, O->X.cuda ? O->X.dev : NULL, &O->dcomm, why, sizeof why, NULL));
+    TS_CHECK(ts_dcomm_join(O->comm, O->X.cuda ? O->X.dev : NULL, &O->dcomm, why, sizeof why, NULL));
     O->t_join = ts_now() - t0;
     if (O->dcomm) snprintf(O->halo, sizeof O->halo, "nccl");
     else snprintf(O->halo, sizeof O->halo, "host (NCCL: %s)", why);
@@ -182,7 +182,7 @@ static int env_bool_all(const ts_hpcg_opt *O, const char *name, int *v, int *set
     const int rc = ts_env_bool(name, v);
     *set = rc == 1;
     *v = rc < 0 ? -1 : *v != 0; // -1: malformed here
-    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, v, 1, TS_HC_MIN));
+    if (O->comm->size > 1) TS_CHECK(ts_comm_allreduce_i(O->comm, v, 1, TS_COMM_MIN));
     if (*v < 0) {
         if (rc < 0) return rc; // ts_env_bool's message names the variable and the value
         TS_RAISE(TS_ERR_PARSE, "%s is malformed on another rank", name);
@@ -228,7 +228,7 @@ static int graph_path(ts_hpcg_opt *O) {
     return 0;
 }
 
-int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, const ts_hpcg_exec *X,
+int ts_hpcg_opt_setup(const ts_comm *comm, const ts_hpcg_geom *g, int levels, const ts_hpcg_exec *X,
                       ts_hpcg_opt **out) {
     *out = NULL;
     if (levels < 1 || levels > TS_HPCG_MG_LEVELS)
@@ -294,7 +294,7 @@ int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, c
         goto fail;
     }
     // the same on every rank: the exchanges are collective
-    TS_CHECK_GOTO(ts_hpcg_same_on_ranks(comm, O->midx != 0, "TESSERA_HPCG_MIDX"), rc, fail);
+    TS_CHECK_GOTO(ts_comm_same_on_ranks(comm, O->midx != 0, "hpcg: TESSERA_HPCG_MIDX"), rc, fail);
     *out = O;
     return 0;
 fail:

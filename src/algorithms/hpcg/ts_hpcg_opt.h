@@ -87,7 +87,7 @@ typedef struct {
 
 typedef struct {
     ts_hpcg_exec X;
-    const ts_hcomm *comm;
+    const ts_comm *comm;
     ts_hpcg_olevel *A;
     double *b, *x, *xexact, *r, *z, *p, *Ap; // fine level, permuted order (executor memory)
     double *dot_out, *dot_part, *dot_host;   // DDOT result, partial sums, host copy
@@ -134,7 +134,7 @@ typedef struct {
 
 // Setup (the rules' problem generation, timed as setup): on every level the halo plan from the
 // geometry and the natural-order matrix, on the fine level b and xexact; comm must outlive O.
-int ts_hpcg_opt_setup(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, const ts_hpcg_exec *X,
+int ts_hpcg_opt_setup(const ts_comm *comm, const ts_hpcg_geom *g, int levels, const ts_hpcg_exec *X,
                       ts_hpcg_opt **out);
 // OptimizeProblem (timed as the optimization phase): JPL colours, the permutation, the sliced ELL
 // and the diagonal, restriction pairs and halo send lists in permuted rows, b and xexact permuted;

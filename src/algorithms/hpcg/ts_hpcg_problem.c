@@ -467,15 +467,15 @@ void ts_hpcg_problem_destroy(ts_hpcg_problem *P) {
     free(P);
 }
 
-static int global_counts(const ts_hcomm *c, ts_hpcg_level *L) {
+static int global_counts(const ts_comm *c, ts_hpcg_level *L) {
     double v[2] = {(double)L->nrow, (double)L->nnz};
-    TS_CHECK(ts_hc_allreduce_d(c, v, 2, TS_HC_SUM));
+    TS_CHECK(ts_comm_allreduce_d(c, v, 2, TS_COMM_SUM));
     L->gnrow = (int64_t)llround(v[0]);
     L->gnnz = (int64_t)llround(v[1]);
     return 0;
 }
 
-int ts_hpcg_problem_create(const ts_hcomm *comm, const ts_hpcg_geom *g, int levels, ts_hpcg_problem **out) {
+int ts_hpcg_problem_create(const ts_comm *comm, const ts_hpcg_geom *g, int levels, ts_hpcg_problem **out) {
     *out = NULL;
     if (levels < 1 || levels > TS_HPCG_MG_LEVELS)
         TS_RAISE(TS_ERR_ARG, "hpcg: %d multigrid levels; 1 to %d are possible", levels, TS_HPCG_MG_LEVELS);

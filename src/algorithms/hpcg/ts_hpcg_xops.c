@@ -3,10 +3,10 @@
 #include <string.h>
 
 #include "algorithms/hpcg/ts_hpcg_opt.h"
+#include "comm/ts_dcomm.h"
 #include "core/ts_error.h"
 #include "core/ts_log.h"
 #include "core/ts_timer.h"
-#include "kernels/ts_collectives.h"
 
 // Pack (executor) -> host -> MPI -> host -> the halo part of x; with a device communicator the
 // packed buffer goes device to device (NCCL) and the values arrive straight in x, as on the host:
@@ -207,7 +207,7 @@ static int mg_capture(ts_hpcg_opt *O, const double *r, double *z, ts_graph **out
     if (O->comm->size > 1) {
         const ts_error_info mine = *ts_error_last();
         int ok = rc == 0;
-        const int rc_ar = ts_hc_allreduce_i(O->comm, &ok, 1, TS_HC_MIN);
+        const int rc_ar = ts_comm_allreduce_i(O->comm, &ok, 1, TS_COMM_MIN);
         if (rc_ar < 0) rc = rc_ar;
         else if (rc < 0) ts_error_set(mine.code, mine.file, mine.line, "%s", mine.message);
         else if (!ok) rc = TS_ERROR(TS_ERR_STATE, "the capture failed on another rank");
@@ -230,7 +230,7 @@ int ts_hpcg_opt_mg_graph(ts_hpcg_opt *O, const double *r, double *z) {
     // Every rank captures at the same call (the V-cycle's NCCL exchanges are collective): a miss on
     // one rank is a miss on all (the ranks' vectors need not sit alike in their arenas).
     int miss = !s;
-    if (O->comm->size > 1) TS_CHECK(ts_hc_allreduce_i(O->comm, &miss, 1, TS_HC_MAX));
+    if (O->comm->size > 1) TS_CHECK(ts_comm_allreduce_i(O->comm, &miss, 1, TS_COMM_MAX));
     if (miss) {
         if (!s) s = lru;
         ts_graph_destroy(s->g);
@@ -262,7 +262,7 @@ int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y,
         s = O->dot_out[0];
     }
     double t = ts_now();
-    TS_CHECK(ts_hc_allreduce_d(O->comm, &s, 1, TS_HC_SUM));
+    TS_CHECK(ts_comm_allreduce_d(O->comm, &s, 1, TS_COMM_SUM));
     if (t_allreduce) *t_allreduce += ts_now() - t;
     *out = s;
     return 0;
@@ -273,7 +273,7 @@ int ts_hpcg_opt_dot(ts_hpcg_opt *O, int32_t n, const double *x, const double *y,
 // Starts every rank's timed loop together: the queued work done, then a barrier.
 static int probe_start(ts_hpcg_opt *O, double *t) {
     TS_CHECK(ts_hpcg_xsync(&O->X));
-    TS_CHECK(ts_hc_barrier(O->comm));
+    TS_CHECK(ts_comm_barrier(O->comm));
     *t = ts_now();
     return 0;
 }
@@ -281,8 +281,8 @@ static int probe_start(ts_hpcg_opt *O, double *t) {
 static int probe_stop(ts_hpcg_opt *O, double t, int reps, double scale, double *out, double *out_min) {
     TS_CHECK(ts_hpcg_xsync(&O->X));
     double v = (ts_now() - t) / reps * scale, vmin = v;
-    TS_CHECK(ts_hc_allreduce_d(O->comm, &v, 1, TS_HC_MAX));
-    TS_CHECK(ts_hc_allreduce_d(O->comm, &vmin, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_d(O->comm, &v, 1, TS_COMM_MAX));
+    TS_CHECK(ts_comm_allreduce_d(O->comm, &vmin, 1, TS_COMM_MIN));
     *out = v;
     if (out_min) *out_min = vmin;
     return 0;

@@ -18,7 +18,7 @@ void ts_hpl_bcast_name(int bcast, char out[16]) {
 }
 
 int ts_hpl_panel_wait_sends(ts_hpl_state *s, ts_hpl_panel *p) {
-    int rc = ts_hc_waitall(p->nsreq, p->sreq);
+    int rc = ts_comm_waitall(p->nsreq, p->sreq);
     p->nsreq = 0;
     return ts_hpl_fail(s, rc);
 }
@@ -73,27 +73,27 @@ static int spread_roll(ts_hpl_state *s, ts_hpl_panel *p, const int *part, int n,
     int64_t L = p->len;
 #define PIECE0(i) ((L * (int64_t)(i)) / n)
     int rc = 0;
-    ts_hc_req *rq = NULL;
+    ts_comm_req *rq = NULL;
     int nrq = 0;
     if (me == 0) {
         rq = malloc((size_t)n * sizeof(*rq));
         if (!rq) TS_RAISE(TS_ERR_NOMEM, "broadcast requests");
         for (int i = 1; i < n && rc == 0; i++)
-            rc = ts_hc_isend(&s->row, p->buf + PIECE0(i), PIECE0(i + 1) - PIECE0(i),
-                             to_rank(root, part[i], Q), TAG_SPREAD, &rq[nrq++]);
+            rc = ts_comm_isend(&s->row, p->buf + PIECE0(i), PIECE0(i + 1) - PIECE0(i),
+                               to_rank(root, part[i], Q), TAG_SPREAD, &rq[nrq++]);
     } else {
-        rc = ts_hc_recv(&s->row, p->buf + PIECE0(me), PIECE0(me + 1) - PIECE0(me),
-                        to_rank(root, part[0], Q), TAG_SPREAD);
+        rc = ts_comm_recv(&s->row, p->buf + PIECE0(me), PIECE0(me + 1) - PIECE0(me),
+                          to_rank(root, part[0], Q), TAG_SPREAD);
     }
     int next = to_rank(root, part[(me + 1) % n], Q), prev = to_rank(root, part[(me + n - 1) % n], Q);
     for (int t = 0; t < n - 1 && rc == 0; t++) {
         int sp = ((me - t) % n + n) % n, rp = ((me - t - 1) % n + n) % n;
-        rc = ts_hc_sendrecv(&s->row, p->buf + PIECE0(sp), PIECE0(sp + 1) - PIECE0(sp), next,
-                            p->buf + PIECE0(rp), PIECE0(rp + 1) - PIECE0(rp), prev, TAG_ROLL);
+        rc = ts_comm_sendrecv(&s->row, p->buf + PIECE0(sp), PIECE0(sp + 1) - PIECE0(sp), next,
+                              p->buf + PIECE0(rp), PIECE0(rp + 1) - PIECE0(rp), prev, TAG_ROLL);
     }
 #undef PIECE0
     if (nrq) { // every piece was needed by the roll, so these are complete or nearly so
-        int wrc = ts_hc_waitall(nrq, rq);
+        int wrc = ts_comm_waitall(nrq, rq);
         if (rc == 0) rc = wrc;
     }
     free(rq);
@@ -111,22 +111,22 @@ int ts_hpl_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
     if (Q > 1) {
         int r = (s->mycol - root + Q) % Q;
         if (bcast == 6) {
-            rc = ts_hc_bcast(&s->row, p->buf, (size_t)p->len * sizeof(double), root);
+            rc = ts_comm_bcast(&s->row, p->buf, (size_t)p->len * sizeof(double), root);
         } else if (bcast <= 3) {
             int src, dst[3];
             int nd = ring_links(bcast, Q, r, &src, dst);
-            if (src >= 0) rc = ts_hc_recv(&s->row, p->buf, p->len, to_rank(root, src, Q), TAG_RING);
+            if (src >= 0) rc = ts_comm_recv(&s->row, p->buf, p->len, to_rank(root, src, Q), TAG_RING);
             for (int i = 0; i < nd && rc == 0; i++)
-                rc = ts_hc_isend(&s->row, p->buf, p->len, to_rank(root, dst[i], Q), TAG_RING,
-                                 &p->sreq[p->nsreq++]);
+                rc = ts_comm_isend(&s->row, p->buf, p->len, to_rank(root, dst[i], Q), TAG_RING,
+                                   &p->sreq[p->nsreq++]);
         } else { // Lng, LnM
             int *part = malloc((size_t)Q * sizeof(int));
             int n = 0, me = -1;
             if (!part) return ts_hpl_fail(s, TS_ERROR(TS_ERR_NOMEM, "broadcast ranks"));
             if (bcast == 5) { // LnM: the next rank gets the whole panel first
-                if (r == 0) rc = ts_hc_isend(&s->row, p->buf, p->len, to_rank(root, 1, Q), TAG_RING,
-                                             &p->sreq[p->nsreq++]);
-                else if (r == 1) rc = ts_hc_recv(&s->row, p->buf, p->len, root, TAG_RING);
+                if (r == 0) rc = ts_comm_isend(&s->row, p->buf, p->len, to_rank(root, 1, Q), TAG_RING,
+                                               &p->sreq[p->nsreq++]);
+                else if (r == 1) rc = ts_comm_recv(&s->row, p->buf, p->len, root, TAG_RING);
             }
             for (int i = 0; i < Q; i++) {
                 if (bcast == 5 && i == 1) continue;

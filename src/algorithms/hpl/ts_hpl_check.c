@@ -85,7 +85,7 @@ int ts_hpl_check(ts_hpl_state *s) {
         if (c.fail) rc = TS_ERROR(TS_ERR_NOMEM, "residual check block");
     }
     int e = rc;
-    ts_hc_allreduce_i(&s->grid, &e, 1, TS_HC_MIN);
+    ts_comm_allreduce_i(&s->grid, &e, 1, TS_COMM_MIN);
     if (e < 0) {
         free(c.r);
         free(c.colsum);
@@ -96,8 +96,8 @@ int ts_hpl_check(ts_hpl_state *s) {
     // r = b - A x: b joins on its process column, then the row sums it up
     for (int64_t i = 0; i < mp; i++) c.r[i] += c.b[i];
     // r and the row sums of |A| are added along the process row
-    if (mp > 0) ts_hpl_fail(s, ts_hc_allreduce_d(&s->row, c.r, (int)(2 * mp), TS_HC_SUM));
-    if (nq > 0) ts_hpl_fail(s, ts_hc_allreduce_d(&s->col, c.colsum, (int)nq, TS_HC_SUM));
+    if (mp > 0) ts_hpl_fail(s, ts_comm_allreduce_d(&s->row, c.r, (int)(2 * mp), TS_COMM_SUM));
+    if (nq > 0) ts_hpl_fail(s, ts_comm_allreduce_d(&s->col, c.colsum, (int)nq, TS_COMM_SUM));
     double m[4] = {0, 0, 0, 0}; // ||r||_oo, ||A||_oo, ||A||_1, ||b||_oo
     for (int64_t i = 0; i < mp; i++) {
         if (fabs(c.r[i]) > m[0]) m[0] = fabs(c.r[i]);
@@ -106,7 +106,7 @@ int ts_hpl_check(ts_hpl_state *s) {
     }
     for (int64_t q = 0; q < nq; q++)
         if (ts_hpl_l2g(q, s->NB, s->mycol, s->Q) < N && c.colsum[q] > m[2]) m[2] = c.colsum[q];
-    ts_hpl_fail(s, ts_hc_allreduce_d(&s->grid, m, 4, TS_HC_MAX));
+    ts_hpl_fail(s, ts_comm_allreduce_d(&s->grid, m, 4, TS_COMM_MAX));
     double xi = 0.0, x1 = 0.0;
     for (int64_t i = 0; i < N; i++) {
         double a = fabs(s->xsol[i]);

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "algorithms/hpl/ts_hpl_env.h"
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "algorithms/hpl/ts_hpl_test.h"
 #include "core/ts_env.h"
@@ -37,49 +38,10 @@ static void open_device(ts_hpl_ctx *c) {
     }
 }
 
-int ts_hpl_env_trsm(int *inv) {
-    const char *us = ts_env_str("TESSERA_HPL_TRSM");
-    if (!us) return 0;
-    if (!strcmp(us, "inverse")) *inv = 1;
-    else if (!strcmp(us, "trsm")) *inv = 0;
-    else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected inverse or trsm", us);
-    return 0;
-}
-
-int ts_hpl_env_swap(int *fused) {
-    const char *us = ts_env_str("TESSERA_HPL_SWAP");
-    if (!us) return 0;
-    if (!strcmp(us, "fused")) *fused = 1;
-    else if (!strcmp(us, "split")) *fused = 0;
-    else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_SWAP=%s: expected fused or split", us);
-    return 0;
-}
-
 int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB) {
     int64_t per = (nq + TS_HPL_MAX_CHUNKS - 1) / TS_HPL_MAX_CHUNKS;
     int64_t nbs = (per + NB - 1) / NB;
     return NB * (nbs > 4 ? nbs : 4);
-}
-
-int ts_hpl_env_panel_sms(int *sms) {
-    int v = *sms;
-    if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
-    if (v < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", v);
-    *sms = v;
-    return 0;
-}
-
-int ts_hpl_env_check(void) {
-    int inv = 0, sms = 0, v = 0;
-    ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
-    TS_CHECK(ts_devset_opts_init(&dev));
-    TS_CHECK(ts_hpl_env_trsm(&inv));
-    TS_CHECK(ts_hpl_env_panel_sms(&sms));
-    TS_CHECK(ts_hpl_env_swap(&inv));
-    if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
-    if (ts_env_bool("TESSERA_HPL_PIPE", &v) < 0) return TS_ERR_PARSE;
-    if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
-    return 0;
 }
 
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
@@ -89,8 +51,8 @@ int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
     if (o) c->opts = *o;
     else opts_default(&c->opts);
     if (!c->opts.engine) c->opts.engine = "auto";
-    int rc = ts_hc_world(&c->world);
-    if (rc == 0) rc = ts_hc_node_local(&c->world, &c->local_rank, &c->local_size);
+    int rc = ts_comm_world(&c->world);
+    if (rc == 0) rc = ts_comm_node_local(&c->world, &c->local_rank, &c->local_size);
     if (rc < 0) {
         free(c);
         return rc;
@@ -107,7 +69,7 @@ int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
     }
     if (c->opts.exec != TS_HPL_EXEC_CPU) open_device(c);
     int have = c->dev != NULL;
-    ts_hc_allreduce_i(&c->world, &have, 1, TS_HC_MIN);
+    ts_comm_allreduce_i(&c->world, &have, 1, TS_COMM_MIN);
     c->dev_ok = have;
     *out = c;
     return 0;
@@ -117,7 +79,7 @@ void ts_hpl_ctx_destroy(ts_hpl_ctx *c) {
     if (!c) return;
     if (c->devs) ts_devset_close(c->devs);
     if (c->pool) ts_pool_destroy(c->pool);
-    ts_hc_free(&c->world);
+    ts_comm_free(&c->world);
     free(c);
 }
 
@@ -226,7 +188,7 @@ int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, double fraction) {
     if (P < 1 || Q < 1 || NB < 1 || !(fraction > 0)) return -1;
     int64_t n = max_n_local(c, P, Q, NB, fraction, exec_device(c) && c->dev_ok);
     double v = (double)n;
-    ts_hc_allreduce_d(&c->world, &v, 1, TS_HC_MIN);
+    ts_comm_allreduce_d(&c->world, &v, 1, TS_COMM_MIN);
     return (int64_t)v;
 }
 
@@ -363,9 +325,9 @@ static int state_alloc(ts_hpl_state *s) {
 }
 
 // Every rank of `c` learns the first failure (the most negative status); returns it.
-static int agree(const ts_hcomm *c, int rc) {
+static int agree(const ts_comm *c, int rc) {
     int v = rc;
-    if (ts_hc_allreduce_i(c, &v, 1, TS_HC_MIN) < 0) return TS_ERR_MPI;
+    if (ts_comm_allreduce_i(c, &v, 1, TS_COMM_MIN) < 0) return TS_ERR_MPI;
     if (v < 0 && rc == 0) TS_RAISE(v, "hpl: another rank failed (%s)", ts_status_name(v));
     return v;
 }
@@ -383,10 +345,10 @@ static int check_memory(ts_hpl_ctx *c, ts_hpl_result *r, ts_hpl_state *s, int de
     available(c, dev, &xmem, &largest, &host);
     mem_need m = need_for(s->mp, s->nq, s->N, s->NB, dev);
     *ok = fits(m, xmem, largest, host, dev, frac);
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, ok, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(&s->grid, ok, 1, TS_COMM_MIN));
     if (!*ok) {
         double v = (double)max_n_local(c, s->P, s->Q, (int)s->NB, frac, dev);
-        TS_CHECK(ts_hc_allreduce_d(&s->grid, &v, 1, TS_HC_MIN));
+        TS_CHECK(ts_comm_allreduce_d(&s->grid, &v, 1, TS_COMM_MIN));
         char why[256];
         snprintf(why, sizeof why,
                  "N=%lld does not fit in %s memory (%.2f GiB needed by a rank); the largest N that "
@@ -404,7 +366,7 @@ static int alloc_agreed(ts_hpl_ctx *c, ts_hpl_result *r, ts_hpl_state *s, int *s
     int rc = state_alloc(s);
     if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) { // memory taken by someone else meanwhile
         int v = rc;
-        TS_CHECK(ts_hc_allreduce_i(&s->grid, &v, 1, TS_HC_MIN));
+        TS_CHECK(ts_comm_allreduce_i(&s->grid, &v, 1, TS_COMM_MIN));
     }
     rc = agree(&s->grid, rc);
     if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) {
@@ -487,7 +449,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
         int ok = s->nccl_col != 0 && s->x->xmalloc(s, n, (void **)&s->xgat) == 0 &&
                  s->x->xmalloc(s, (size_t)(s->N * s->NB) * sizeof(double), (void **)&s->xgst) == 0;
         ts_error_clear();
-        TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
+        TS_CHECK(ts_comm_allreduce_i(&s->grid, &ok, 1, TS_COMM_MIN));
         if (ok) {
             s->panel_gather = 1;
         } else {
@@ -507,21 +469,21 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     TS_CHECK(agree(&s->grid, ts_hpl_matgen(s)));
 
     // the timed part: factorization and back substitution (HPL_pdgesv)
-    TS_CHECK(ts_hc_barrier(&s->grid));
+    TS_CHECK(ts_comm_barrier(&s->grid));
     stamp(r->start_time);
     double t0 = ts_now();
     s->depth = hc->depth;
     rc = ts_hpl_lu(s);
     TS_CHECK(agree(&s->grid, rc));
     int info = s->info;
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &info, 1, TS_HC_MAX)); // every rank saw the same panels
+    TS_CHECK(ts_comm_allreduce_i(&s->grid, &info, 1, TS_COMM_MAX)); // every rank saw the same panels
     r->info = info;
     double ts0 = ts_now();
     if (info == 0) TS_CHECK(agree(&s->grid, ts_hpl_solve(s)));
     double t1 = ts_now();
     stamp(r->end_time);
     double tt[2] = {t1 - t0, t1 - ts0};
-    TS_CHECK(ts_hc_allreduce_d(&s->grid, tt, 2, TS_HC_MAX));
+    TS_CHECK(ts_comm_allreduce_d(&s->grid, tt, 2, TS_COMM_MAX));
     r->time = tt[0];
     r->t_solve = tt[1];
     double n = (double)s->N;
@@ -629,31 +591,23 @@ static int run_case(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, grid
     s.NB = hc->NB;
     s.P = hc->P;
     s.Q = hc->Q;
-    int in_grid = c->world.rank < hc->P * hc->Q;
-    int rc = ts_hc_split(&c->world, in_grid ? 0 : -1, c->world.rank, &s.grid);
-    if (rc == 0 && in_grid) {
-        int g = s.grid.rank;
-        s.myrow = hc->pmap == 1 ? g % hc->P : g / hc->Q;
-        s.mycol = hc->pmap == 1 ? g / hc->P : g % hc->Q;
-        rc = ts_hc_split(&s.grid, s.myrow, s.mycol, &s.row);
-        if (rc == 0) rc = ts_hc_split(&s.grid, s.mycol, s.myrow, &s.col);
+    int rc = ts_comm_grid(&c->world, hc->P, hc->Q, hc->pmap == 1, &s.grid, &s.row, &s.col, &s.myrow, &s.mycol);
+    if (s.grid.rank >= 0) { // a member of the grid
         s.mp = ts_hpl_numroc(s.N, s.NB, s.myrow, s.P);
         s.nq = ts_hpl_numroc(s.N + 1, s.NB, s.mycol, s.Q);
         if (rc == 0 && s.N > 0) rc = body(c, hc, r, &s);
         else if (rc == 0) r->passed = 1;
         state_free(&s);
-        ts_hc_free(&s.row);
-        ts_hc_free(&s.col);
-        ts_hc_free(&s.grid);
-    } else if (rc == 0) {
-        ts_hc_free(&s.grid);
     }
+    ts_comm_free(&s.row);
+    ts_comm_free(&s.col);
+    ts_comm_free(&s.grid);
     // every rank (idle ones too) gets rank 0's result and the agreed status
     int st = rc;
-    ts_hc_allreduce_i(&c->world, &st, 1, TS_HC_MIN);
+    ts_comm_allreduce_i(&c->world, &st, 1, TS_COMM_MIN);
     ts_hpl_iter *iters = r->iters;
     int n_iters = r->n_iters;
-    ts_hc_bcast(&c->world, r, sizeof *r, 0);
+    ts_comm_bcast(&c->world, r, sizeof *r, 0);
     if (c->world.rank == 0) {
         r->iters = iters;
         r->n_iters = n_iters;

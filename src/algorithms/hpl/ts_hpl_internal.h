@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "algorithms/hpl/ts_hpl.h"
-#include "algorithms/hpl/ts_hpl_comm.h"
+#include "comm/ts_comm.h"
 #include "core/ts_pool.h"
 #include "device/ts_device.h"
 #include "kernels/ts_kernels.h"
@@ -14,7 +14,7 @@
 // ---- context ----
 struct ts_hpl_ctx {
     ts_hpl_opts opts;
-    ts_hcomm world;
+    ts_comm world;
     int local_rank, local_size;  // node-local (device choice)
     ts_devset *devs;             // NULL when no device backend opened
     ts_device *dev;              // this rank's device, or NULL
@@ -26,6 +26,15 @@ struct ts_hpl_ctx {
     void (*x_hook)(double *x, int64_t n, void *arg);
     void *x_hook_arg;
 };
+
+// ---- the pivot search's reduction (ts_hpl_pivot.c; HPL_pdmxswp) ----
+// Each rank of the process column c offers a record
+//   [0] |value| (-1 when it has no candidate), [1] global row, [2] 1 if it owns the current top
+//   row, [3 .. 3+w) the candidate row, [3+w .. 3+2w) the current top row (when [2] is 1).
+// After the call every rank holds the largest |value| (ties: smallest global row) with its row,
+// and the top row from its owner. w = panel width.
+int ts_hpl_pivot(const ts_comm *c, double *rec, int w);
+#define TS_HPL_PIVOT_LEN(w) (3 + 2 * (w))
 
 // ---- block-cyclic index maps (ts_hpl_grid.c); source process 0 ----
 int64_t ts_hpl_numroc(int64_t n, int64_t nb, int iproc, int nprocs);
@@ -60,7 +69,7 @@ typedef struct {
     double *W;
     int64_t ipiv[TS_HPL_MAX_NB];
     int info;               // 1-based column of the first zero pivot in this panel, 0 if none
-    ts_hc_req sreq[4];      // pending sends of the broadcast
+    ts_comm_req sreq[4];      // pending sends of the broadcast
     int nsreq;
     // row-swap plan (ts_hpl_laswp.c)
     int64_t ns;             // distinct rows involved
@@ -145,12 +154,6 @@ typedef struct {
                      const int64_t *ab, int64_t nown, int64_t nc);
 } ts_hpl_xops;
 
-// TESSERA_HPL_TRSM: *inv = 1 (inverse), 0 (trsm), or left as it is when unset; TESSERA_HPL_PANEL_SMS:
-// *sms >= 0, left as it is when unset. TS_ERR_PARSE (message set) when malformed.
-int ts_hpl_env_trsm(int *inv);
-int ts_hpl_env_panel_sms(int *sms);
-// TESSERA_HPL_SWAP: *fused = 1 (fused), 0 (split), or left as it is when unset; TS_ERR_PARSE when malformed.
-int ts_hpl_env_swap(int *fused);
 // The pipelined update's chunk width in local columns for nq local columns and block NB (a multiple
 // of NB, at least 4 NB, at most TS_HPL_MAX_CHUNKS chunks).
 int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB);
@@ -164,7 +167,7 @@ struct ts_hpl_state {
     ts_hpl_ctx *ctx;
     const ts_hpl_case *hc;
     ts_hpl_result *r;
-    ts_hcomm grid, row, col;
+    ts_comm grid, row, col;
     int myrow, mycol, P, Q;
     int64_t N, NB;
     int64_t mp, nq, lda;        // local [A|b]: mp rows, nq columns (of N+1)

@@ -182,7 +182,7 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
             dsp[q] = p->dsp[q] * nc;
         }
         // on failure keep the collective pattern: every rank still calls it
-        int mrc = ts_hc_allgatherv(&s->col, hs, p->npack * nc, hr, cnt, dsp);
+        int mrc = ts_comm_allgatherv(&s->col, hs, p->npack * nc, hr, cnt, dsp);
         if (rc == 0) rc = mrc;
         nhb = p->ns;
     } else {
@@ -190,7 +190,7 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
             cnt[q] = p->cnt[q] * nc;
             dsp[q] = p->dsp[q] * nc;
         }
-        int mrc = ts_hc_gatherv(&s->col, hs, p->npack * nc, hr, cnt, dsp, p->curr);
+        int mrc = ts_comm_gatherv(&s->col, hs, p->npack * nc, hr, cnt, dsp, p->curr);
         if (rc == 0) rc = mrc;
         double *hb = s->hsend[st]; // the gathered rows are in hr; build [U | rows sent back]
         if (s->myrow == p->curr && rc == 0) {
@@ -202,11 +202,11 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
             cnt[q] = p->rcnt[q] * nc;
             dsp[q] = p->rdsp[q] * nc;
         }
-        mrc = ts_hc_scatterv(&s->col, hb + (int64_t)jb * nc, cnt, dsp, hr + (int64_t)jb * nc,
-                             p->nown * nc, p->curr);
+        mrc = ts_comm_scatterv(&s->col, hb + (int64_t)jb * nc, cnt, dsp, hr + (int64_t)jb * nc,
+                               p->nown * nc, p->curr);
         if (rc == 0) rc = mrc;
         if (s->myrow == p->curr) memcpy(hr, hb, (size_t)jb * (size_t)nc * sizeof(double));
-        mrc = ts_hc_bcast(&s->col, hr, (size_t)jb * (size_t)nc * sizeof(double), p->curr);
+        mrc = ts_comm_bcast(&s->col, hr, (size_t)jb * (size_t)nc * sizeof(double), p->curr);
         if (rc == 0) rc = mrc;
         nhb = jb + p->nown;
         bu = xuid;

@@ -208,7 +208,7 @@ static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t 
     double *piv = p->W + p->ldw * p->jb;
     if (me == curr)
         for (int i = 0; i <= jb; i++) piv[i] = rc == 0 ? (double)p->hpiv[i] : (i < jb ? (double)(i + 1) : 0.0);
-    int mrc = ts_hc_bcast(&s->col, piv, (size_t)(jb + 1) * sizeof(double), curr);
+    int mrc = ts_comm_bcast(&s->col, piv, (size_t)(jb + 1) * sizeof(double), curr);
     ts_hpl_fail(s, mrc);
     for (int i = 0; i < jb; i++) {
         int64_t g = (int64_t)piv[i] - 1, row = j + i;
@@ -235,7 +235,7 @@ static int panel_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
         // member's, on stream 1, once the update that last read the buffer is done
         int b = (int)(p - s->pan);
         double *piv = p->W + p->ldw * p->jb;
-        rc = ts_hc_bcast(&s->row, piv, (size_t)(p->jb + 1) * sizeof(double), p->root);
+        rc = ts_comm_bcast(&s->row, piv, (size_t)(p->jb + 1) * sizeof(double), p->root);
         if (rc == 0 && s->mycol != p->root) {
             for (int i = 0; i < p->jb; i++) p->ipiv[i] = (int64_t)piv[i];
             p->info = (int)piv[p->jb];

@@ -6,13 +6,14 @@
 // current step are meaningful only on the rank that owns the diagonal block (elsewhere they are
 // zeros that get replaced). Contract of a factorization of columns [off, off+n): on entry these
 // columns are up to date with respect to columns [0, off); on return they hold L and U.
-#include <cblas.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
+#include "kernels/cpu/ts_cpu_blas12.h"
+#include "kernels/ts_kernels.h"
 
 typedef struct {
     ts_hpl_state *s;
@@ -36,14 +37,14 @@ static void pivot(pf_t *f, int k) {
     rec[1] = 1e300;
     rec[2] = f->is_curr ? 1.0 : 0.0;
     if (ldw > r0) {
-        int64_t t = r0 + (int64_t)cblas_idamax((int)(ldw - r0), W + r0 + k * ldw, 1);
+        int64_t t = r0 + ts_cpu_idamax(ldw - r0, W + r0 + k * ldw, 1);
         rec[0] = fabs(W[t + k * ldw]);
         rec[1] = (double)(t < jb ? f->p->j + t : f->lgrow[t - jb]);
         for (int c = 0; c < jb; c++) rec[3 + c] = W[t + c * ldw];
     }
     if (f->is_curr)
         for (int c = 0; c < jb; c++) rec[3 + jb + c] = W[k + c * ldw];
-    if (f->rc == 0) f->rc = ts_hpl_fail(f->s, ts_hc_pivot(&f->s->col, rec, (int)jb));
+    if (f->rc == 0) f->rc = ts_hpl_fail(f->s, ts_hpl_pivot(&f->s->col, rec, (int)jb));
     int64_t g = (int64_t)rec[1];
     if (rec[0] < 0) g = f->p->j + k; // no candidate anywhere (cannot happen): keep the row
     f->p->ipiv[k] = g;
@@ -62,7 +63,7 @@ static void pivot(pf_t *f, int k) {
     for (int c = 0; c < jb; c++) W[k + c * ldw] = prow[c];
     double piv = W[k + k * ldw];
     if (piv != 0.0) {
-        if (ldw - k - 1 > 0) cblas_dscal((int)(ldw - k - 1), 1.0 / piv, W + k + 1 + k * ldw, 1);
+        if (ldw - k - 1 > 0) ts_cpu_dscal(ldw - k - 1, 1.0 / piv, W + k + 1 + k * ldw, 1);
     } else if (f->p->info == 0) {
         f->p->info = (int)(j + k + 1);
     }
@@ -77,36 +78,38 @@ static void base(pf_t *f, int off, int n) {
         int right = off + n - k - 1;
         if (f->pfact != 2 && k > off) { // left-looking and Crout bring column k up to date first
             if (f->pfact == 0)
-                cblas_dtrsv(CblasColMajor, CblasLower, CblasNoTrans, CblasUnit, k - off,
-                            W + off + off * ldw, (int)ldw, W + off + k * ldw, 1);
-            cblas_dgemv(CblasColMajor, CblasNoTrans, (int)m, k - off, -1.0, W + k + off * ldw,
-                        (int)ldw, W + off + k * ldw, 1, 1.0, W + k + k * ldw, 1);
+                ts_cpu_dtrsv('L', 'N', 'U', k - off, W + off + off * ldw, ldw, W + off + k * ldw, 1);
+            ts_cpu_dgemv('N', m, k - off, -1.0, W + k + off * ldw, ldw, W + off + k * ldw, 1, 1.0,
+                         W + k + k * ldw, 1);
         }
         pivot(f, k);
         if (right <= 0) continue;
         if (f->pfact == 2) {
             if (m > 1)
-                cblas_dger(CblasColMajor, (int)(m - 1), right, -1.0, W + k + 1 + k * ldw, 1,
-                           W + k + (k + 1) * ldw, (int)ldw, W + k + 1 + (k + 1) * ldw, (int)ldw);
+                ts_cpu_dger(m - 1, right, -1.0, W + k + 1 + k * ldw, 1, W + k + (k + 1) * ldw, ldw,
+                            W + k + 1 + (k + 1) * ldw, ldw);
         } else if (f->pfact == 1 && k > off) { // Crout: row k of U
-            cblas_dgemv(CblasColMajor, CblasTrans, k - off, right, -1.0, W + off + (k + 1) * ldw,
-                        (int)ldw, W + k + off * ldw, (int)ldw, 1.0, W + k + (k + 1) * ldw, (int)ldw);
+            ts_cpu_dgemv('T', k - off, right, -1.0, W + off + (k + 1) * ldw, ldw, W + k + off * ldw, ldw,
+                         1.0, W + k + (k + 1) * ldw, ldw);
         }
     }
 }
 
+// A failed BLAS call (bad arguments: a defect) is recorded in the run's sticky error, agreed at the
+// next checkpoint; the pivot reductions go on meanwhile, since the whole process column takes part.
 static void trsm_rows(pf_t *f, int r, int nr, int c, int nc) { // W[r:r+nr, c:c+nc] = L_rr^-1 (.)
     if (nr <= 0 || nc <= 0) return;
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, nr, nc, 1.0,
-                f->W + r + r * f->ldw, (int)f->ldw, f->W + r + c * f->ldw, (int)f->ldw);
+    ts_hpl_fail(f->s, ts_dtrsm_cpu('L', 'L', 'N', 'U', nr, nc, 1.0, f->W + r + r * f->ldw, f->ldw,
+                                   f->W + r + c * f->ldw, f->ldw));
 }
 
 // W[r:r+m, c:c+nc] -= W[r:r+m, a:a+ka] * W[a:a+ka, c:c+nc]
 static void gemm_rows(pf_t *f, int64_t r, int64_t m, int c, int nc, int a, int ka) {
     if (m <= 0 || nc <= 0 || ka <= 0) return;
     int64_t ldw = f->ldw;
-    cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, nc, ka, -1.0, f->W + r + a * ldw,
-                (int)ldw, f->W + a + c * ldw, (int)ldw, 1.0, f->W + r + c * ldw, (int)ldw);
+    const double alpha = -1.0, beta = 1.0;
+    ts_hpl_fail(f->s, ts_gemm_cpu('d', 'N', 'N', m, nc, ka, &alpha, f->W + r + a * ldw, ldw, f->W + a + c * ldw,
+                                  ldw, &beta, f->W + r + c * ldw, ldw));
 }
 
 // Recursive factorization of columns [off, off+n) (HPL_pdrpan{ll,cr,rl}N).
@@ -148,7 +151,7 @@ int ts_hpl_pfact(ts_hpl_state *s, ts_hpl_panel *p) {
     pf_t f = {s, p, p->W, p->ldw, p->jb, s->myrow == p->curr, NULL, NULL, hc->pfact, hc->rfact,
               hc->nbmin < 1 ? 1 : hc->nbmin, hc->ndiv < 2 ? 2 : hc->ndiv, 0};
     f.lgrow = malloc((size_t)(p->mL + 1) * sizeof(int64_t));
-    f.rec = malloc((size_t)TS_HC_PIVOT_LEN(p->jb) * sizeof(double));
+    f.rec = malloc((size_t)TS_HPL_PIVOT_LEN(p->jb) * sizeof(double));
     if (!f.lgrow || !f.rec) {
         free(f.lgrow);
         free(f.rec);

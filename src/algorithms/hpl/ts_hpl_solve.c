@@ -4,12 +4,12 @@
 // partial products for that block into the diagonal owner, which solves the small triangle; the
 // block of x goes down its process column, whose ranks add U(:, block) x(block) to their partial
 // products (a GEMV in execution memory). At the end x is replicated on every rank of the grid.
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
+#include "kernels/cpu/ts_cpu_blas12.h"
 
 int ts_hpl_solve(ts_hpl_state *s) {
     const ts_hpl_xops *x = s->x;
@@ -49,14 +49,14 @@ int ts_hpl_solve(ts_hpl_state *s) {
                 ts_hpl_fail(s, rc);
             }
             for (int64_t i = 0; i < w; i++) part[i] = (s->mycol == qb ? bh[lr + i] : 0.0) - part[i];
-            ts_hpl_fail(s, ts_hc_reduce_sum_d(&s->row, part, r, (int)w, qj));
+            ts_hpl_fail(s, ts_comm_reduce_sum_d(&s->row, part, r, (int)w, qj));
             if (s->mycol == qj) {
-                cblas_dtrsv(CblasColMajor, CblasUpper, CblasNoTrans, CblasNonUnit, (int)w, D, (int)NB, r, 1);
+                ts_cpu_dtrsv('U', 'N', 'N', w, D, NB, r, 1);
                 memcpy(xs + j0, r, (size_t)w * sizeof(double));
             }
         }
         if (s->mycol == qj) {
-            ts_hpl_fail(s, ts_hc_bcast(&s->col, xs + j0, (size_t)w * sizeof(double), pj));
+            ts_hpl_fail(s, ts_comm_bcast(&s->col, xs + j0, (size_t)w * sizeof(double), pj));
             int64_t nr = ts_hpl_nbefore(j0, NB, s->myrow, P);
             if (nr > 0 && s->err == 0) {
                 // xs + j0 stays untouched until the end, so the copy may run late
@@ -78,7 +78,7 @@ int ts_hpl_solve(ts_hpl_state *s) {
     int64_t done = 0;
     while (done < N) { // allreduce in pieces that fit an int count
         int64_t n = N - done > (1 << 28) ? (1 << 28) : N - done;
-        ts_hpl_fail(s, ts_hc_allreduce_d(&s->grid, xs + done, (int)n, TS_HC_SUM));
+        ts_hpl_fail(s, ts_comm_allreduce_d(&s->grid, xs + done, (int)n, TS_COMM_SUM));
         done += n;
     }
     if (acc) x->xfree(s, acc);

@@ -1,11 +1,9 @@
 // ts_hpl_xcpu.c: the HPL engine's CPU execution: local matrix in host memory, CPU BLAS, no streams.
-#include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
-
 #include "core/ts_timer.h"
 
 static int c_init(ts_hpl_state *s) { return 0; }
@@ -89,9 +87,7 @@ static int c_unpack(ts_hpl_state *s, int st, const double *buf, const int64_t *b
 static int c_trsm(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *L, int64_t ldl,
                   double *B, int64_t ldb) {
     if (m <= 0 || n <= 0) return 0;
-    cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasUnit, (int)m, (int)n, 1.0, L,
-                (int)ldl, B, (int)ldb);
-    return 0;
+    return ts_dtrsm_cpu('L', 'L', 'N', 'U', m, n, 1.0, L, ldl, B, ldb);
 }
 static int c_gemm(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
                   const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,

@@ -3,12 +3,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "algorithms/hpl/ts_hpl_env.h"
 #include "algorithms/hpl/ts_hpl_internal.h"
+#include "comm/ts_dcomm.h"
 #include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "core/ts_log.h"
 #include "core/ts_timer.h"
-#include "kernels/ts_collectives.h"
 #include "kernels/ts_lu_kernels.h"
 
 #define NEV (8 + TS_HPL_MAX_CHUNKS + 1) // the loop's slots, then one per pipelined chunk (ts_hpl_lu.c)
@@ -311,15 +312,15 @@ int ts_hpl_xdev_nccl_setup(ts_hpl_state *s) {
     if (s->Q < 2 || s->P != 1 || !s->panel_dev) return 0; // the host path stays
     int want = 1;
     if (ts_env_bool("TESSERA_HPL_NCCL", &want) < 0) want = 0;
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &want, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(&s->grid, &want, 1, TS_COMM_MIN));
     if (!want) return 0;
     // every rank of the row: a CUDA device of its own, NCCL in the build
     char why[128] = "";
     int failed = 0;
-    TS_CHECK(ts_hc_dcomm_join(&s->row, d->dev, &d->row, why, sizeof why, &failed));
+    TS_CHECK(ts_dcomm_join(&s->row, d->dev, &d->row, why, sizeof why, &failed));
     if (failed) TS_LOG_W("hpl: device broadcasts unavailable, panels go through the host: %s", why);
     int ok = d->row != NULL;
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(&s->grid, &ok, 1, TS_COMM_MIN));
     if (!ok) {
         ts_dcomm_destroy(d->row);
         d->row = NULL;
@@ -337,13 +338,13 @@ int ts_hpl_xdev_col_setup(ts_hpl_state *s) {
     if (s->P < 2) return 0;
     int want = 1;
     if (ts_env_bool("TESSERA_HPL_NCCL", &want) < 0) want = 0;
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &want, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(&s->grid, &want, 1, TS_COMM_MIN));
     if (!want) return 0;
     // Test hook: on simulated devices the same path with the exchange through host staging
     int emul = 0;
     if (ts_env_bool("TESSERA_TEST_HPL_COL_EMUL", &emul) < 0) emul = 0;
     emul = emul && ts_devset_backend(d->set) != TS_BACKEND_CUDA;
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &emul, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(&s->grid, &emul, 1, TS_COMM_MIN));
     if (emul) {
         s->nccl_col = 2;
         return 0;
@@ -351,10 +352,10 @@ int ts_hpl_xdev_col_setup(ts_hpl_state *s) {
     char why[128] = "";
     int ok = 1;
     for (int i = 0; i < TS_HPL_NSTREAM; i++) {
-        TS_CHECK(ts_hc_dcomm_join(&s->col, d->dev, &d->col[i], why, sizeof why, NULL));
+        TS_CHECK(ts_dcomm_join(&s->col, d->dev, &d->col[i], why, sizeof why, NULL));
         if (!d->col[i]) ok = 0;
     }
-    TS_CHECK(ts_hc_allreduce_i(&s->grid, &ok, 1, TS_HC_MIN)); // the whole grid, one path
+    TS_CHECK(ts_comm_allreduce_i(&s->grid, &ok, 1, TS_COMM_MIN)); // the whole grid, one path
     if (!ok) {
         for (int i = 0; i < TS_HPL_NSTREAM; i++) {
             ts_dcomm_destroy(d->col[i]);
@@ -371,7 +372,7 @@ int ts_hpl_xdev_col_setup(ts_hpl_state *s) {
 int ts_hpl_xdev_col_allgather(ts_hpl_state *s, int st, double *buf, const int64_t *cnt, const int64_t *dsp,
                               int64_t nc) {
     xdev *d = X(s);
-    int P = s->P, n = 0;
+    int P = s->P;
     if (s->nccl_col == 2) { // the test hook's exchange: through host staging and MPI
         int64_t me = cnt[s->myrow] * nc, all = (dsp[P - 1] + cnt[P - 1]) * nc;
         int64_t *c2 = malloc(sizeof(int64_t) * 2 * (size_t)P);
@@ -379,27 +380,14 @@ int ts_hpl_xdev_col_allgather(ts_hpl_state *s, int st, double *buf, const int64_
         if (rc == 0) rc = s->x->to_host(s, st, s->hsend[st], me, buf + dsp[s->myrow] * nc, me, me, 1);
         if (rc == 0) rc = s->x->sync(s, st);
         for (int q = 0; c2 && q < P; q++) c2[q] = cnt[q] * nc, c2[P + q] = dsp[q] * nc;
-        int mrc = c2 ? ts_hc_allgatherv(&s->col, s->hsend[st], me, s->hrecv[st], c2, c2 + P) : rc;
+        int mrc = c2 ? ts_comm_allgatherv(&s->col, s->hsend[st], me, s->hrecv[st], c2, c2 + P) : rc;
         if (rc == 0) rc = mrc;
         free(c2);
         if (rc == 0) rc = s->x->to_x(s, st, buf, all, s->hrecv[st], all, all, 1);
         return rc;
     }
     if (!d->col[st]) TS_RAISE(TS_ERR_STATE, "hpl: no device communicator along the column");
-    int peer[64];
-    void *sb[64], *rb[64];
-    size_t sn[64], rn[64];
-    if (P - 1 > 64) TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: device row swaps over more than 65 process rows");
-    for (int q = 0; q < P; q++) {
-        if (q == s->myrow) continue;
-        peer[n] = q;
-        sb[n] = buf + dsp[s->myrow] * nc;
-        sn[n] = sizeof(double) * (size_t)(cnt[s->myrow] * nc);
-        rb[n] = buf + dsp[q] * nc;
-        rn[n] = sizeof(double) * (size_t)(cnt[q] * nc);
-        n++;
-    }
-    return ts_dcomm_exchange(d->col[st], d->st[st], n, peer, sb, sn, rb, rn);
+    return ts_dcomm_allgatherv(d->col[st], d->st[st], s->myrow, P, buf, cnt, dsp, nc);
 }
 
 // Gather to / scatter from member root along the column, and broadcast, on stream st (counts and
@@ -432,30 +420,15 @@ int ts_hpl_xdev_col_rooted(ts_hpl_state *s, int st, int root, int to_root, doubl
         if (!c2 && rc == 0) rc = TS_ERROR(TS_ERR_NOMEM, "hpl: counts");
         for (int q = 0; c2 && q < P; q++) c2[q] = q == root ? 0 : cnt[q], c2[P + q] = dsp[q];
         int mrc = !c2 ? rc
-                  : to_root ? ts_hc_gatherv(&s->col, hs, sn, hr, c2, c2 + P, root)
-                            : ts_hc_scatterv(&s->col, hs, c2, c2 + P, hr, rn, root);
+                  : to_root ? ts_comm_gatherv(&s->col, hs, sn, hr, c2, c2 + P, root)
+                            : ts_comm_scatterv(&s->col, hs, c2, c2 + P, hr, rn, root);
         if (rc == 0) rc = mrc;
         if (rc == 0 && rn > 0) rc = s->x->bytes_to_x(s, st, to_root ? rootbuf : mine, hr, sizeof(double) * (size_t)rn);
         if (rc == 0) rc = s->x->sync(s, st);
         free(c2), free(hs), free(hr);
         return rc;
     }
-    int peer[64], k = 0;
-    void *sb[64], *rb[64];
-    size_t sz[64], rz[64];
-    if (P > 65) TS_RAISE(TS_ERR_UNSUPPORTED, "hpl: device panels over more than 65 process rows");
-    for (int q = 0; q < P; q++) {
-        if (q == me || (!at_root && q != root)) continue;
-        // root: rootbuf + dsp[q] with member q; the others: mine with root
-        void *buf = at_root ? (void *)(rootbuf + dsp[q]) : (void *)mine;
-        size_t bytes = sizeof(double) * (size_t)(at_root ? cnt[q] : n);
-        const int send = at_root != to_root; // root sends when scattering, the others when gathering
-        peer[k] = q;
-        sb[k] = send ? buf : NULL, sz[k] = send ? bytes : 0;
-        rb[k] = send ? NULL : buf, rz[k] = send ? 0 : bytes;
-        k++;
-    }
-    return ts_dcomm_exchange(d->col[st], d->st[st], k, peer, sb, sz, rb, rz);
+    return ts_dcomm_rooted(d->col[st], d->st[st], me, P, root, to_root, rootbuf, cnt, dsp, mine, n);
 }
 
 int ts_hpl_xdev_col_bcast(ts_hpl_state *s, int st, double *buf, int64_t n, int root) {
@@ -463,7 +436,7 @@ int ts_hpl_xdev_col_bcast(ts_hpl_state *s, int st, double *buf, int64_t n, int r
     if (s->nccl_col == 2) {
         double *h = NULL;
         int rc = host_stage(s, st, &h, s->myrow == root ? buf : NULL, s->myrow == root ? n : 0, n);
-        int mrc = h ? ts_hc_bcast(&s->col, h, sizeof(double) * (size_t)n, root) : rc;
+        int mrc = h ? ts_comm_bcast(&s->col, h, sizeof(double) * (size_t)n, root) : rc;
         if (rc == 0) rc = mrc;
         if (rc == 0 && s->myrow != root) rc = s->x->bytes_to_x(s, st, buf, h, sizeof(double) * (size_t)n);
         if (rc == 0) rc = s->x->sync(s, st);

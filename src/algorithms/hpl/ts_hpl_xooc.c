@@ -16,8 +16,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <cblas.h>
-
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
 #include "core/ts_env.h"

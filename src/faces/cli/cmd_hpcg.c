@@ -393,8 +393,8 @@ int ts_cmd_hpcg(int argc, char **argv) {
     if (prc < 0) return TS_EXIT_USAGE;
     if (a.quiet) ts_cli_set_verbosity(-1);
 
-    ts_hcomm comm;
-    if (ts_hc_world(&comm) < 0) {
+    ts_comm comm;
+    if (ts_comm_world(&comm) < 0) {
         ts_cli_errorf(CMD, "cannot start MPI: %s", ts_error_last()->message);
         return TS_EXIT_RUNTIME;
     }
@@ -432,8 +432,8 @@ int ts_cmd_hpcg(int argc, char **argv) {
         }
     }
     int hdr[10] = {bad, a.nx, a.ny, a.nz, a.npx, a.npy, a.npz, a.pz, a.zl, a.zu};
-    ts_hc_bcast(&comm, hdr, sizeof hdr, 0);
-    ts_hc_bcast(&comm, &a.rt, sizeof a.rt, 0);
+    ts_comm_bcast(&comm, hdr, sizeof hdr, 0);
+    ts_comm_bcast(&comm, &a.rt, sizeof a.rt, 0);
     if (hdr[0]) {
         if (root) ts_cli_errorf(CMD, "%s", msg);
         return TS_EXIT_USAGE;
@@ -450,7 +450,7 @@ int ts_cmd_hpcg(int argc, char **argv) {
     // Memory: the ranks of a node share it. Any rank short of memory stops all.
     {
         int lr = 0, ls = 1;
-        ts_hc_node_local(&comm, &lr, &ls);
+        ts_comm_node_local(&comm, &lr, &ls);
         // The optimized problem of the CPU engine (auto: when no device turns up) lives here too.
         int host_opt = a.engine == TS_HPCG_ENGINE_CPU || a.engine == TS_HPCG_ENGINE_AUTO;
         // The larger of the two z values when pz splits the layers (a node may hold either).
@@ -460,7 +460,7 @@ int ts_cmd_hpcg(int argc, char **argv) {
         double avail = (double)ts_cli_host_mem_available() * HPCG_MEM_FRACTION;
         int short_mem = avail > 0 && need > avail;
         int who = short_mem ? comm.rank : comm.size;
-        ts_hc_allreduce_i(&comm, &who, 1, TS_HC_MIN);
+        ts_comm_allreduce_i(&comm, &who, 1, TS_COMM_MIN);
         if (who < comm.size) {
             if (comm.rank == who)
                 ts_cli_errorf(CMD, "local grid %d x %d x %d needs about %.2f GiB for the %d rank(s) of this "
@@ -480,7 +480,7 @@ int ts_cmd_hpcg(int argc, char **argv) {
             if (!existed) unlink(a.json);
         }
     }
-    ts_hc_bcast(&comm, &open_failed, sizeof open_failed, 0);
+    ts_comm_bcast(&comm, &open_failed, sizeof open_failed, 0);
     if (open_failed) {
         if (root) ts_cli_errorf(CMD, "cannot write '%s'", a.json);
         return TS_EXIT_USAGE;

@@ -1,16 +1,16 @@
-// ts_hpl_dcomm.c: joining the ranks of a host communicator in a device communicator (NCCL), for
-// HPL's panel broadcasts and HPCG's halo exchange: only when every member has a CUDA GPU of its own.
+// ts_dcomm_join.c: joining the ranks of a host communicator in a device communicator (NCCL), for
+// HPL's panel broadcasts and row swaps and HPCG's halo exchange: only when every member has a CUDA GPU of its own.
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "algorithms/hpl/ts_hpl_comm.h"
+#include "comm/ts_comm.h"
+#include "comm/ts_dcomm.h"
 #include "core/ts_error.h"
-#include "kernels/ts_collectives.h"
 
-double ts_hc_device_key(const ts_device *dev) {
+double ts_dcomm_device_key(const ts_device *dev) {
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     const ts_device_props *p = dev ? ts_device_props_of(dev) : NULL;
@@ -20,7 +20,7 @@ double ts_hc_device_key(const ts_device *dev) {
     return (double)(h >> 12); // exact in a double
 }
 
-int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len, int *failed) {
+int ts_dcomm_join(const ts_comm *c, ts_device *dev, ts_dcomm **out, char *why, size_t len, int *failed) {
     *out = NULL;
     if (failed) *failed = 0;
     if (why && len) why[0] = '\0';
@@ -38,8 +38,8 @@ int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *wh
     }
     for (int q = 0; q < n; q++) cnt[q] = 1, cnt[n + q] = q;
     const int cuda = dev && ts_device_props_of(dev)->backend == TS_BACKEND_CUDA;
-    double mine = cuda ? ts_hc_device_key(dev) : -1.0 - c->rank; // no GPU: a key of its own
-    int rc = ts_hc_allgatherv(c, &mine, 1, keys, cnt, cnt + n);
+    double mine = cuda ? ts_dcomm_device_key(dev) : -1.0 - c->rank; // no GPU: a key of its own
+    int rc = ts_comm_allgatherv(c, &mine, 1, keys, cnt, cnt + n);
     int shared = 0;
     for (int a = 0; rc == 0 && a < n; a++)
         for (int b = a + 1; b < n; b++)
@@ -47,7 +47,7 @@ int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *wh
     free(keys), free(cnt);
     TS_CHECK(rc);
     int ok = cuda && ts_dcomm_available();
-    TS_CHECK(ts_hc_allreduce_i(c, &ok, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(c, &ok, 1, TS_COMM_MIN));
     if (!ok || shared) {
         WHY("%s", shared ? "two ranks share a GPU" : !ts_dcomm_available() ? "the build has no NCCL"
                                                                           : "a rank has no CUDA GPU");
@@ -56,11 +56,11 @@ int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *wh
     unsigned char id[TS_DCOMM_ID_BYTES];
     memset(id, 0, sizeof id);
     int made = c->rank == 0 ? ts_dcomm_unique_id(id) : 0;
-    TS_CHECK(ts_hc_allreduce_i(c, &made, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(c, &made, 1, TS_COMM_MIN));
     ts_dcomm *d = NULL;
     int joined = -1;
     if (made == 0) {
-        TS_CHECK(ts_hc_bcast(c, id, sizeof id, 0));
+        TS_CHECK(ts_comm_bcast(c, id, sizeof id, 0));
         joined = ts_dcomm_create(dev, id, n, c->rank, &d);
         if (joined < 0) {
             WHY("%s", ts_error_string());
@@ -70,7 +70,7 @@ int ts_hc_dcomm_join(const ts_hcomm *c, ts_device *dev, ts_dcomm **out, char *wh
         WHY("rank 0 could not make a communicator id");
     }
     int all = joined == 0;
-    TS_CHECK(ts_hc_allreduce_i(c, &all, 1, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(c, &all, 1, TS_COMM_MIN));
     if (!all) {
         ts_dcomm_destroy(d);
         ts_error_clear();

@@ -1,5 +1,5 @@
-// ts_collectives.c: device collectives by NCCL (or TS_ERR_UNSUPPORTED in builds without it).
-#include "kernels/ts_collectives.h"
+// ts_dcomm.c: device collectives by NCCL (or TS_ERR_UNSUPPORTED in builds without it).
+#include "comm/ts_dcomm.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -118,3 +118,48 @@ int ts_dcomm_exchange(ts_dcomm *c, ts_stream *st, int n, const int *peer, void *
 void ts_dcomm_destroy(ts_dcomm *c) { (void)c; }
 
 #endif
+
+// ---------------------------------------------------------------- both builds
+
+#define DCOMM_MAX_PEERS 64
+
+int ts_dcomm_allgatherv(ts_dcomm *c, ts_stream *st, int me, int n, double *buf, const int64_t *cnt,
+                        const int64_t *dsp, int64_t unit) {
+    if (n - 1 > DCOMM_MAX_PEERS)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "device allgather over %d members (at most %d)", n, DCOMM_MAX_PEERS + 1);
+    int peer[DCOMM_MAX_PEERS], k = 0;
+    void *sb[DCOMM_MAX_PEERS], *rb[DCOMM_MAX_PEERS];
+    size_t sn[DCOMM_MAX_PEERS], rn[DCOMM_MAX_PEERS];
+    for (int q = 0; q < n; q++) {
+        if (q == me) continue;
+        peer[k] = q;
+        sb[k] = buf + dsp[me] * unit;
+        sn[k] = sizeof(double) * (size_t)(cnt[me] * unit);
+        rb[k] = buf + dsp[q] * unit;
+        rn[k] = sizeof(double) * (size_t)(cnt[q] * unit);
+        k++;
+    }
+    return ts_dcomm_exchange(c, st, k, peer, sb, sn, rb, rn);
+}
+
+int ts_dcomm_rooted(ts_dcomm *c, ts_stream *st, int me, int n, int root, int to_root, double *rootbuf,
+                    const int64_t *cnt, const int64_t *dsp, double *mine, int64_t nmine) {
+    if (n - 1 > DCOMM_MAX_PEERS)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "device gather/scatter over %d members (at most %d)", n, DCOMM_MAX_PEERS + 1);
+    const int at_root = me == root;
+    int peer[DCOMM_MAX_PEERS], k = 0;
+    void *sb[DCOMM_MAX_PEERS], *rb[DCOMM_MAX_PEERS];
+    size_t sz[DCOMM_MAX_PEERS], rz[DCOMM_MAX_PEERS];
+    for (int q = 0; q < n; q++) {
+        if (q == me || (!at_root && q != root)) continue;
+        // root: rootbuf + dsp[q] with member q; the others: mine with root
+        void *buf = at_root ? (void *)(rootbuf + dsp[q]) : (void *)mine;
+        size_t bytes = sizeof(double) * (size_t)(at_root ? cnt[q] : nmine);
+        const int send = at_root != to_root; // root sends when scattering, the others when gathering
+        peer[k] = q;
+        sb[k] = send ? buf : NULL, sz[k] = send ? bytes : 0;
+        rb[k] = send ? NULL : buf, rz[k] = send ? 0 : bytes;
+        k++;
+    }
+    return ts_dcomm_exchange(c, st, k, peer, sb, sz, rb, rz);
+}

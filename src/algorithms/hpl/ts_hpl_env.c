@@ -1,0 +1,44 @@
+// ts_hpl_env.c: the one reader of the HPL engine's path-choosing TESSERA_HPL_* settings, and their early check.
+#include "algorithms/hpl/ts_hpl_env.h"
+
+#include <string.h>
+
+#include "algorithms/hpl/ts_hpl.h"
+#include "core/ts_env.h"
+#include "core/ts_error.h"
+#include "device/ts_device.h"
+
+// name=on sets *v to 1, name=off to 0; unset leaves it.
+static int env_choice(const char *name, const char *on, const char *off, int *v) {
+    const char *us = ts_env_str(name);
+    if (!us) return 0;
+    if (!strcmp(us, on)) *v = 1;
+    else if (!strcmp(us, off)) *v = 0;
+    else TS_RAISE(TS_ERR_PARSE, "%s=%s: expected %s or %s", name, us, on, off);
+    return 0;
+}
+
+int ts_hpl_env_trsm(int *inv) { return env_choice("TESSERA_HPL_TRSM", "inverse", "trsm", inv); }
+
+int ts_hpl_env_swap(int *fused) { return env_choice("TESSERA_HPL_SWAP", "fused", "split", fused); }
+
+int ts_hpl_env_panel_sms(int *sms) {
+    int v = *sms;
+    if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
+    if (v < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", v);
+    *sms = v;
+    return 0;
+}
+
+int ts_hpl_env_check(void) {
+    int inv = 0, sms = 0, v = 0;
+    ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
+    TS_CHECK(ts_devset_opts_init(&dev));
+    TS_CHECK(ts_hpl_env_trsm(&inv));
+    TS_CHECK(ts_hpl_env_panel_sms(&sms));
+    TS_CHECK(ts_hpl_env_swap(&inv));
+    if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
+    if (ts_env_bool("TESSERA_HPL_PIPE", &v) < 0) return TS_ERR_PARSE;
+    if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
+    return 0;
+}

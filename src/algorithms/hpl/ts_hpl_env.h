@@ -1,0 +1,13 @@
+// ts_hpl_env.h: the HPL engine's TESSERA_HPL_* settings that choose a path (one reader, ts_hpl_env.c).
+#ifndef TS_HPL_ENV_H
+#define TS_HPL_ENV_H
+
+// Each leaves *v as it is when its variable is unset, and returns TS_ERR_PARSE (message set) when
+// it is malformed. TESSERA_HPL_TRSM: *inv = 1 (inverse) or 0 (trsm).
+int ts_hpl_env_trsm(int *inv);
+// TESSERA_HPL_SWAP: *fused = 1 (fused) or 0 (split).
+int ts_hpl_env_swap(int *fused);
+// TESSERA_HPL_PANEL_SMS: *sms >= 0 (0: the whole device).
+int ts_hpl_env_panel_sms(int *sms);
+
+#endif
