@@ -111,8 +111,8 @@ int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, dou
     // every rank the same answer: the slowest rank's rate per engine, and whether all measured
     int ok[2] = {rc == 0 && have, rc == 0 ? 0 : 1};
     int nr = out->nengines;
-    TS_CHECK(ts_hc_allreduce_i(&ctx->world, ok, 2, TS_HC_MIN));
-    TS_CHECK(ts_hc_allreduce_d(&ctx->world, rate, TS_HPL_CEIL_ENGINES, TS_HC_MIN));
+    TS_CHECK(ts_comm_allreduce_i(&ctx->world, ok, 2, TS_COMM_MIN));
+    TS_CHECK(ts_comm_allreduce_d(&ctx->world, rate, TS_HPL_CEIL_ENGINES, TS_COMM_MIN));
     if (rc < 0) return rc;
     if (!ok[0]) return 0; // a rank without a device: no ceiling (out->measured 0)
     out->measured = 1;

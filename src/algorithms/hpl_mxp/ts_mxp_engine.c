@@ -545,8 +545,8 @@ int ts_mxp_run(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mx
         rc = run_one(c, o, mc, r);
     // every rank gets rank 0's result and the agreed status
     int st = rc;
-    ts_hc_allreduce_i(&c->world, &st, 1, TS_HC_MIN);
-    ts_hc_bcast(&c->world, r, sizeof *r, 0);
+    ts_comm_allreduce_i(&c->world, &st, 1, TS_COMM_MIN);
+    ts_comm_bcast(&c->world, r, sizeof *r, 0);
     if (st < 0 && rc == 0)
         return ts_error_set(st, __FILE__, __LINE__, "hpl-mxp: another rank failed (%s)", ts_status_name(st));
     return st;
