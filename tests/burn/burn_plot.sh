@@ -2,9 +2,11 @@
 source "$(dirname "$0")/../cli/lib.sh"
 need python3
 
+t0=$(date +%s.%N)
 run TESSERA_SIM_DEVICES=2 TESSERA_SIM_FAULTS=dev=1,flip=2,bit=62 -- burn --time 3.4 --json "$TMP/b.json" --plot "$TMP/b.svg"
+wall=$(awk -v s="$t0" -v e="$(date +%s.%N)" 'BEGIN { print e - s }')
 expect_rc 1
-python3 - "$TMP/b.json" "$TMP/b.svg" <<'PY' || fail "plot"
+python3 - "$TMP/b.json" "$TMP/b.svg" "$wall" <<'PY' || fail "plot"
 import json, re, sys
 import xml.etree.ElementTree as ET
 d = json.load(open(sys.argv[1]))
@@ -13,22 +15,35 @@ ns = "{http://www.w3.org/2000/svg}"
 texts = lambda cls: [t for t in svg.iter(ns + "text") if t.get("class") == cls]
 x = [r["extra"] for r in d["results"]]
 run_s = max(e["seconds"] for e in x)
-assert 3.3 < run_s < 6, run_s
+assert 3.4 <= run_s <= float(sys.argv[3]), (run_s, sys.argv[3])
 
 # The rate windows: the first starts with the checked phase, each next one where the one before
-# ended (at a completion, so no window holds part of a product), the last one (0.4 s of the run)
-# joined to the one before it, ending at the last completion; no window of a 1 s interval is short
-# (0.25 s leaves room for a loaded machine).
+# ended, each ends at a completion (so no window holds part of a product: its flops are a whole
+# number of products, and together they are every product of the run, the last window ending at
+# the last completion), a window taken at a 1 s tick ends by that tick; the tail of the run after
+# the last tick is joined to the window before it when shorter than half an interval, else it is a
+# window of its own, then at least that long. Nothing here depends on how many products a loaded
+# machine completes in an interval (a window may be long, short or empty).
+P = 2 * 94 * 94 * 96 # flops of one checked product (--size 96 by default on simulated devices)
 for e in x:
     s = e["samples"]
     assert len(s) >= 2, len(s)
     assert s[0]["t_from"] == 0, s[0]
     for a, b in zip(s, s[1:]):
         assert b["t_from"] == a["t_to"], (a, b)
+    products = 0
     for w in s:
-        assert w["t_to"] == w["t_from"] or (w["t_to"] - w["t_from"] >= 0.25 and w["tflops"] > 0), w
-    assert s[-1]["t_to"] - s[-1]["t_from"] >= 1.0, s[-1]
-    assert 0 <= e["seconds"] - s[-1]["t_to"] < 0.5, (e["seconds"], s[-1])
+        n = w["tflops"] * 1e12 * (w["t_to"] - w["t_from"]) / P
+        assert (w["t_to"] == w["t_from"] and w["tflops"] == 0) or (w["t_to"] > w["t_from"] and n > 0.5), w
+        assert abs(n - round(n)) < 1e-6 * max(1, n), (n, w)
+        products += round(n)
+    assert products == e["iterations"], (products, e["iterations"])
+    for w in s[:-1]:
+        assert w["t_to"] <= w["t"] + 1e-9, w
+    w = s[-1]
+    assert w["t_to"] <= e["seconds"] + 1e-9, (w, e["seconds"])
+    if abs(w["t"] - e["seconds"]) < 1e-6: # a window of its own, taken at the end of the run
+        assert w["t_to"] - w["t_from"] >= 0.5 or len(s) == 1, w
 
 # The time axis ends at the run's length: its last label is within one step of it, never beyond.
 xt = [float(t.text) for t in texts("xtick")]

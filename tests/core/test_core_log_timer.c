@@ -93,10 +93,13 @@ static void test_timer(void **state) {
     ts_timer t = {0, 0, 0};
     struct timespec ten_ms = {0, 10 * 1000 * 1000};
     for (int k = 0; k < 2; k++) {
+        double outer = ts_now();
         ts_timer_start(&t);
         assert_int_equal(nanosleep(&ten_ms, NULL), 0);
         double dt = ts_timer_stop(&t);
-        assert_true(dt >= 0.0099 && dt < 5.0);
+        outer = ts_now() - outer;
+        // at least the sleep, at most what the caller saw (however long a loaded machine took)
+        assert_true(dt >= 0.0099 && dt <= outer);
     }
     assert_int_equal(t.count, 2);
     assert_true(t.total >= 0.0198);

@@ -106,6 +106,7 @@ typedef struct {
     atomic_int go;
     int rc;
     atomic_int ran;
+    atomic_int probes_queued, probes_ran;
 } resubmit_data;
 
 static void blocker(void *arg) {
@@ -118,9 +119,19 @@ static void resubmitter(void *arg) {
     d->rc = ts_pool_submit(d->pool, count_task, &d->ran);
 }
 
-static void *release_later(void *arg) {
-    sleep_ms(300); // long enough for the main thread to be inside ts_pool_destroy
-    atomic_store(&((resubmit_data *)arg)->go, 1);
+// Releases the blocker once ts_pool_destroy has begun: a probe submit is refused from then on
+// (TS_ERR_STATE). No sleep stands in for that order: on a loaded machine the main thread may take
+// any time to reach ts_pool_destroy. Probes accepted before it are queued work that destroy drains.
+static void *release_when_destroying(void *arg) {
+    resubmit_data *d = arg;
+    for (;;) {
+        int rc = ts_pool_submit(d->pool, count_task, &d->probes_ran);
+        if (rc == TS_ERR_STATE) break;
+        if (rc != 0) return NULL; // (the main thread's asserts then fail: the blocker is never released)
+        atomic_fetch_add(&d->probes_queued, 1);
+        sleep_ms(1);
+    }
+    atomic_store(&d->go, 1);
     return NULL;
 }
 
@@ -129,17 +140,20 @@ static void test_submit_refused_during_destroy(void **state) {
     resubmit_data d;
     atomic_init(&d.go, 0);
     atomic_init(&d.ran, 0);
+    atomic_init(&d.probes_queued, 0);
+    atomic_init(&d.probes_ran, 0);
     d.rc = 1;
     ts_pool_opts o = {.threads = 1};
     assert_int_equal(ts_pool_create(&o, &d.pool), 0);
     assert_int_equal(ts_pool_submit(d.pool, blocker, &d), 0);
     assert_int_equal(ts_pool_submit(d.pool, resubmitter, &d), 0);
     pthread_t t;
-    assert_int_equal(pthread_create(&t, NULL, release_later, &d), 0);
+    assert_int_equal(pthread_create(&t, NULL, release_when_destroying, &d), 0);
     ts_pool_destroy(d.pool);
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(d.rc, TS_ERR_STATE);
     assert_int_equal(atomic_load(&d.ran), 0);
+    assert_int_equal(atomic_load(&d.probes_ran), atomic_load(&d.probes_queued)); // drained
 }
 
 typedef struct {

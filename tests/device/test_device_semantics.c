@@ -227,7 +227,9 @@ static void test_host_callbacks_order(void **state) {
     free(h), free(back);
 }
 
-// Elapsed time between events follows the pacing of unequal devices (sim; loose bounds).
+// Elapsed time between events follows the pacing of unequal devices (sim): never shorter than the
+// pacing, and never longer than the host saw the work take (events are stamped on the host's clock
+// while the work runs; no fixed allowance that a loaded machine could exceed).
 static void test_elapsed_and_pacing(void **state) {
     if (!dev_test_is_sim()) skip();
     ts_devset_opts o;
@@ -250,22 +252,24 @@ static void test_elapsed_and_pacing(void **state) {
         double x = 1;
         void *dx;
         assert_int_equal(ts_dmalloc(d, sizeof x, &dx), 0);
-        assert_int_equal(ts_event_record(e0, st), 0);
-        assert_int_equal(enqueue_axpb(st, dx, 0, 1, 0, 0, flops), 0);
-        assert_int_equal(ts_event_record(e1, st), 0);
         size_t bytes = 4 << 20; // 16.8 ms at 0.25 GB/s
         void *h = malloc(bytes), *dbuf;
         memset(h, 1, bytes);
         assert_int_equal(ts_dmalloc(d, bytes, &dbuf), 0);
+        double host0 = ts_now();
+        assert_int_equal(ts_event_record(e0, st), 0);
+        assert_int_equal(enqueue_axpb(st, dx, 0, 1, 0, 0, flops), 0);
+        assert_int_equal(ts_event_record(e1, st), 0);
         assert_int_equal(ts_copy_async(st, TS_COPY_H2D, dbuf, h, bytes), 0);
         assert_int_equal(ts_event_record(e2, st), 0);
         assert_int_equal(ts_event_sync(e2), 0);
+        double host_ms = (ts_now() - host0) * 1e3;
         double kms, cms;
         assert_int_equal(ts_event_elapsed_ms(e0, e1, &kms), 0);
         assert_int_equal(ts_event_elapsed_ms(e1, e2, &cms), 0);
         double want = flops / (1e9 * speed) * 1e3, cwant = bytes / (0.25e9) * 1e3;
-        assert_true(kms >= 0.95 * want && kms < want + 400);
-        assert_true(cms >= 0.95 * cwant && cms < cwant + 400);
+        assert_true(kms >= 0.95 * want && cms >= 0.95 * cwant);
+        assert_true(kms + cms <= host_ms + 1e-3);
         assert_int_equal(ts_stream_destroy(st), 0);
         ts_event_destroy(e0), ts_event_destroy(e1), ts_event_destroy(e2);
         ts_dfree(d, dx), ts_dfree(d, dbuf);
@@ -284,16 +288,17 @@ static void test_elapsed_basic(void **state) {
     assert_int_equal(ts_event_create(d, &b), 0);
     double ms;
     assert_int_not_equal(ts_event_elapsed_ms(a, b, &ms), 0); // never recorded
-    assert_int_equal(ts_event_record(a, st), 0);
     void *x, *h = malloc(1 << 20);
     memset(h, 3, 1 << 20);
     assert_int_equal(ts_dmalloc(d, 1 << 20, &x), 0);
+    double host0 = ts_now();
+    assert_int_equal(ts_event_record(a, st), 0);
     assert_int_equal(ts_copy_async(st, TS_COPY_H2D, x, h, 1 << 20), 0);
     assert_int_equal(ts_event_record(b, st), 0);
     assert_int_equal(ts_event_sync(b), 0);
     assert_int_equal(ts_event_query(a), 1);
     assert_int_equal(ts_event_elapsed_ms(a, b, &ms), 0);
-    assert_true(ms >= 0 && ms < 5000);
+    assert_true(ms >= 0 && ms <= (ts_now() - host0) * 1e3 + 1e-3); // within the host's view of it
     assert_int_equal(ts_stream_destroy(st), 0);
     ts_event_destroy(a), ts_event_destroy(b);
     ts_dfree(d, x);

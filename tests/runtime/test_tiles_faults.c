@@ -7,7 +7,6 @@
 #include <cmocka.h>
 #include <pthread.h>
 
-#include "core/ts_timer.h"
 #include "runtime/ts_tiles_l3.h"
 #include "tiles_test.h"
 
@@ -144,7 +143,8 @@ static void test_lost_device(void **state) {
             p.beta[0] = 0;
             memset(p.C, 0xff, (size_t)(p.ldc * p.n) * p.es);
         }
-        double t0 = ts_now();
+        // (the lost device is never waited on: a call that hung on it would run into the test's
+        // CTest TIMEOUT; no wall-clock bound here, which a loaded machine could break)
         ts_tiles_stats st;
         for (int call = 0; call < 2; call++) {
             if (call == 1) {
@@ -156,7 +156,6 @@ static void test_lost_device(void **state) {
             if (variant < 2) assert_true(st.devices_failed >= 1); // (with peers and the CPU, any number)
             assert_int_equal(st.tiles_dev[0] + st.tiles_dev[1] + st.tiles_dev[2] + st.tiles_cpu, st.tiles);
         }
-        assert_true(ts_now() - t0 < 30);
         tt_free(&p);
         ts_tiles_destroy(rt);
         ts_devset_close(s);

@@ -425,10 +425,12 @@ static void test_forward(void **state) {
     // Two devices, 4 chains (TRMM and TRSM on 5 x 4 tiles): each device holds at most its share of
     // the chains (2), so with forwarding and 4 tiles in flight neither takes every chain's head at
     // the start and keeps them (forwarding each chain's next task to itself) while the other idles;
-    // each does at least one chain (5 tiles). Paced so that the call lasts ~50 ms even when one
-    // device does all of it (at 0.1 GFLOP/s it was ~5 ms, and on a loaded 2-core CI machine under
-    // ASan one worker thread once took every tile before the other was scheduled).
-    ts_devset *s = tt_open(2, NULL, 0, 0.005, 0);
+    // each does at least one chain (5 tiles). Paced so that the call lasts ~0.5 s even when one
+    // device does all of it: the other worker thread must be scheduled before the first finishes
+    // its two chains (at 0.1 GFLOP/s the call took ~5 ms, and on a loaded 2-core CI machine under
+    // ASan one worker thread once took every tile before the other was scheduled; 0.005 GFLOP/s,
+    // ~50 ms, is within what a machine with a load average of 20 and more can keep a thread waiting).
+    ts_devset *s = tt_open(2, NULL, 0, 0.0005, 0);
     assert_non_null(s);
     ts_tiles_opts o = tt_opts(TT_TILE, 0);
     o.depth = 4;
