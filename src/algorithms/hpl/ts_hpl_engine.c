@@ -123,7 +123,7 @@ static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int devi
     return m;
 }
 
-static size_t host_available(void) {
+size_t ts_hpl_host_available(void) {
     FILE *f = fopen("/proc/meminfo", "r");
     size_t kb = 0;
     if (f) {
@@ -140,7 +140,7 @@ static size_t host_available(void) {
 // Bytes available to this rank: (execution memory, largest block, host memory).
 static void available(ts_hpl_ctx *c, int device, size_t *xmem, size_t *largest, size_t *host) {
     int ls = c->local_size > 0 ? c->local_size : 1;
-    *host = host_available() / (size_t)ls;
+    *host = ts_hpl_host_available() / (size_t)ls;
     if (device && c->dev) {
         size_t used = 0, fr = 0, lg = 0;
         ts_dmem_info(c->dev, &used, &fr, &lg);

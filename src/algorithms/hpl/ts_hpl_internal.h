@@ -36,6 +36,10 @@ struct ts_hpl_ctx {
 int ts_hpl_pivot(const ts_comm *c, double *rec, int w);
 #define TS_HPL_PIVOT_LEN(w) (3 + 2 * (w))
 
+// Host memory this process can still use, in bytes: MemAvailable, else the free pages; 0 when
+// neither is known (ts_hpl_engine.c; HPL's and HPL-MxP's sizing).
+size_t ts_hpl_host_available(void);
+
 // ---- block-cyclic index maps (ts_hpl_grid.c); source process 0 ----
 int64_t ts_hpl_numroc(int64_t n, int64_t nb, int iproc, int nprocs);
 // Local indices on iproc whose global index is < g.

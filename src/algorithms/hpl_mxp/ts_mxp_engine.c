@@ -400,20 +400,6 @@ static int exec_device(const ts_hpl_ctx *c) {
     return c->opts.exec == TS_HPL_EXEC_DEVICE || (c->opts.exec == TS_HPL_EXEC_AUTO && c->dev != NULL);
 }
 
-static size_t host_available(void) {
-    long pages = sysconf(_SC_AVPHYS_PAGES), ps = sysconf(_SC_PAGESIZE);
-    FILE *f = fopen("/proc/meminfo", "r");
-    size_t kb = 0;
-    if (f) {
-        char line[256];
-        while (fgets(line, sizeof line, f))
-            if (sscanf(line, "MemAvailable: %zu kB", &kb) == 1) break;
-        fclose(f);
-    }
-    if (kb) return kb * 1024;
-    return pages > 0 && ps > 0 ? (size_t)pages * (size_t)ps : 0;
-}
-
 // Bytes this rank may use for a run: (free device memory, its largest block) or host memory.
 static void available(ts_hpl_ctx *c, int dev, double *avail, double *largest) {
     if (dev && c->dev) {
@@ -422,7 +408,7 @@ static void available(ts_hpl_ctx *c, int dev, double *avail, double *largest) {
         *avail = (double)fr;
         *largest = (double)lg;
     } else {
-        *avail = *largest = (double)host_available();
+        *avail = *largest = (double)ts_hpl_host_available();
     }
 }
 
