@@ -24,6 +24,17 @@ size_t ts_prec_size(char prec) {
 
 int ts_prec_is_complex(char prec) { return prec == 'c' || prec == 'z'; }
 
+int ts_cplx_scheme_3m(int *three) {
+    const char *v = ts_env_str("TESSERA_CPLX_SCHEME");
+    *three = 0;
+    if (!v || strcasecmp(v, "4m") == 0) return 0;
+    if (strcasecmp(v, "3m") == 0) {
+        *three = 1;
+        return 0;
+    }
+    TS_RAISE(TS_ERR_ARG, "TESSERA_CPLX_SCHEME=%s: expected 4m or 3m", v);
+}
+
 ts_scalar ts_scalar_of(char prec, double re, double im) {
     ts_scalar x;
     memset(&x, 0, sizeof x);
@@ -214,7 +225,7 @@ static int sim_dtrsm(ts_stream *st, char side, char uplo, char ta, char diag, in
 }
 
 // CUDA devices: cuBLAS, or our own kernels (engine tessera): the tensor-core DGEMM, the FP32
-// SGEMM, and CGEMM/ZGEMM by the 4M scheme on those two. Compiled only with the CUDA backend.
+// SGEMM, and CGEMM/ZGEMM by the 4M (or 3M) scheme on those two. Compiled only with the CUDA backend.
 #if TS_HAVE_CUDA
 static int cuda_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, int64_t m,
                      int64_t n, int64_t k, const void *alpha, const void *A, int64_t lda,

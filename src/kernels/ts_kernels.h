@@ -17,6 +17,11 @@ extern "C" {
 // the precision (float, double, float complex as 2 floats, double complex as 2 doubles).
 size_t ts_prec_size(char prec);    // 4, 8, 8, 16; 0 for an unknown letter
 int ts_prec_is_complex(char prec);
+// The scheme of the own CGEMM/ZGEMM (engine tessera on a CUDA device): TESSERA_CPLX_SCHEME = 4m
+// (default: four real GEMMs, a conventional complex GEMM's accuracy) or 3m (three, 3/4 of the flops;
+// the imaginary part's error bound doubles, ts_cgemm_4m.cu). *three = 1 for 3m. TS_ERR_ARG, naming
+// the variable, on any other value.
+int ts_cplx_scheme_3m(int *three);
 // One scalar of any precision (f for s and c, d for d and z; [1] the imaginary part, which real
 // precisions do not read), as alpha and beta are passed.
 typedef union {

@@ -1,4 +1,4 @@
-// ts_cgemm_4m.cu: CGEMM and ZGEMM on our own real kernels by the 4M scheme (engine tessera, 'c' and 'z').
+// ts_cgemm_4m.cu: CGEMM and ZGEMM on our own real kernels by the 4M scheme, or by 3M on request (engine tessera, 'c' and 'z').
 //
 // C = alpha op(A) op(B) + beta C with interleaved complex column-major operands, as MAGMA built
 // its complex GEMM on the real blocking scheme:
@@ -9,7 +9,15 @@
 //   3. a combine kernel writes C = alpha (Cr + i Ci) + beta C (beta == 0 never reads C).
 // Every real and imaginary part is a sum of 2k real products, so the error is that of a
 // conventional complex GEMM: |err| <= gamma_(k+1) (|Ar||Br| + |Ai||Bi|) per part before alpha and
-// beta are applied (no 3M: its Gauss trick loses accuracy in the imaginary part).
+// beta are applied.
+//
+// 3M (TESSERA_CPLX_SCHEME=3m; Higham 1992, as MAGMA built its ZGEMM): the split also writes the
+// sum planes As = Ar + Ai and Bs = Br + Bi, three real GEMMs give P1 = Ar Br, P2 = Ai Bi,
+// P3 = As Bs, and the combine takes Re = P1 - P2, Im = P3 - P1 - P2: 3/4 of the flops and 3/2 of
+// the workspace. The real part keeps 4M's bound; the imaginary part does not: per element
+//   |err(Im)| <= gamma_(k+4) ((|Ar| + |Ai|)(|Br| + |Bi|) + |Ar||Br| + |Ai||Bi|) + O(u^2),
+// at most gamma_(2k+8) |A|_1 |B|_1 (|x|_1 = |re| + |im|): twice 4M's bound in the worst case, and
+// large against |Im| itself where Im cancels (ArBi = -AiBr) while P3, P1, P2 do not.
 //
 // Workspace comes from the stream device's arena; when op(A), op(B) and C do not fit in
 // TESSERA_CPLX_WORKSPACE bytes (default TS_CPLX_WORKSPACE_DEFAULT, never more than the arena's
@@ -31,29 +39,38 @@ constexpr int64_t CPLX_BLOCK_QUANTUM = 128;                   // row/column bloc
 constexpr int64_t CPLX_LD_QUANTUM = 4;                        // plane leading dimensions (float4 loads)
 
 // X(rows x cols, complex, ld) -> re, im (tight, leading dimension ldw); conj negates im.
+// sum != NULL (3M): also re + im.
 template <typename T>
-__global__ void split_kernel(int64_t rows, int64_t cols, const T *X, int64_t ld, int conj, T *re, T *im,
+__global__ void split_kernel(int64_t rows, int64_t cols, const T *X, int64_t ld, int conj, T *re, T *im, T *sum,
                              int64_t ldw) {
     for (int64_t j = blockIdx.y; j < cols; j += gridDim.y)
         for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
              i += (int64_t)gridDim.x * blockDim.x) {
             const T *x = X + 2 * (i + j * ld);
-            re[i + j * ldw] = x[0];
-            im[i + j * ldw] = conj ? -x[1] : x[1];
+            const T r = x[0], q = conj ? -x[1] : x[1];
+            re[i + j * ldw] = r;
+            im[i + j * ldw] = q;
+            if (sum) sum[i + j * ldw] = r + q;
         }
 }
 
 // C = alpha (Cr + i Ci) + beta C; Cr == NULL: the product is zero (k == 0 or alpha == 0).
+// 3M (P2 != NULL): Cr holds P1, Ci P3, and the product is (P1 - P2) + i (P3 - P1 - P2).
 template <typename T>
 __global__ void combine_kernel(int64_t m, int64_t n, T ar, T ai, T br, T bi, const T *Cr, const T *Ci,
-                               int64_t ldw, T *C, int64_t ldc) {
+                               const T *P2, int64_t ldw, T *C, int64_t ldc) {
     const bool beta0 = br == T(0) && bi == T(0);
     for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
         for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < m;
              i += (int64_t)gridDim.x * blockDim.x) {
             T re = T(0), im = T(0);
             if (Cr) {
-                const T pr = Cr[i + j * ldw], pi = Ci[i + j * ldw];
+                T pr = Cr[i + j * ldw], pi = Ci[i + j * ldw];
+                if (P2) {
+                    const T p2 = P2[i + j * ldw];
+                    pi = pi - pr - p2;
+                    pr = pr - p2;
+                }
                 re = ar * pr - ai * pi;
                 im = ar * pi + ai * pr;
             }
@@ -90,20 +107,21 @@ int cuda_check(const char *who, const char *what) {
 
 int64_t round_up(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
 
-// Workspace bytes for an mb x nb block of C with inner dimension k (six planes, 256-byte aligned).
-size_t workspace_bytes(int64_t mb, int64_t nb, int64_t k, size_t es) {
+// Workspace bytes for an mb x nb block of C with inner dimension k: `planes` planes of each of op(A),
+// op(B) and C (2 for 4M, 3 for 3M), 256-byte aligned.
+size_t workspace_bytes(int64_t mb, int64_t nb, int64_t k, size_t es, int planes) {
     const int64_t lm = round_up(mb, CPLX_LD_QUANTUM), lk = round_up(k, CPLX_LD_QUANTUM);
     const int64_t ln = round_up(nb, CPLX_LD_QUANTUM);
     // op(A) block planes hold mb x k (ld lm) or k x mb (ld lk); take the larger, likewise for B.
     const int64_t a = lm * k > lk * mb ? lm * k : lk * mb, b = lk * nb > ln * k ? lk * nb : ln * k;
-    return 2 * ((size_t)a + (size_t)b + (size_t)(lm * nb)) * es + 6 * 256;
+    return (size_t)planes * (((size_t)a + (size_t)b + (size_t)(lm * nb)) * es + 3 * 256);
 }
 
 // Row and column block sizes whose workspace fits in cap: halve the larger until it fits.
-int choose_blocks(const char *who, int64_t m, int64_t n, int64_t k, size_t es, size_t cap, int64_t *mb,
+int choose_blocks(const char *who, int64_t m, int64_t n, int64_t k, size_t es, int planes, size_t cap, int64_t *mb,
                   int64_t *nb) {
     *mb = m, *nb = n;
-    while (workspace_bytes(*mb, *nb, k, es) > cap) {
+    while (workspace_bytes(*mb, *nb, k, es, planes) > cap) {
         int64_t &big = *mb >= *nb ? *mb : *nb, &other = *mb >= *nb ? *nb : *mb;
         if (big > CPLX_BLOCK_QUANTUM) big = round_up((big + 1) / 2, CPLX_BLOCK_QUANTUM);
         else if (other > CPLX_BLOCK_QUANTUM) other = round_up((other + 1) / 2, CPLX_BLOCK_QUANTUM);
@@ -111,7 +129,7 @@ int choose_blocks(const char *who, int64_t m, int64_t n, int64_t k, size_t es, s
             return ts_error_set(TS_ERR_DEVMEM, __FILE__, __LINE__,
                                 "%s: k = %lld needs %zu bytes of workspace even for %lldx%lld blocks; %zu "
                                 "available (TESSERA_CPLX_WORKSPACE and the arena's largest free block)",
-                                who, (long long)k, workspace_bytes(*mb, *nb, k, es), (long long)*mb,
+                                who, (long long)k, workspace_bytes(*mb, *nb, k, es, planes), (long long)*mb,
                                 (long long)*nb, cap);
     }
     return 0;
@@ -119,7 +137,7 @@ int choose_blocks(const char *who, int64_t m, int64_t n, int64_t k, size_t es, s
 
 template <typename T>
 struct Planes {
-    T *re, *im;
+    T *re, *im, *sum; // sum: 3M only
     int64_t ld;
 };
 
@@ -138,7 +156,7 @@ int split_op(cudaStream_t s, const char *who, bool a, char op, const T *X, int64
         rows = k, cols = xb, src = X + 2 * x0 * ld;
     }
     P.ld = round_up(rows, CPLX_LD_QUANTUM);
-    split_kernel<T><<<grid_for(rows, cols), 256, 0, s>>>(rows, cols, src, ld, conj ? 1 : 0, P.re, P.im, P.ld);
+    split_kernel<T><<<grid_for(rows, cols), 256, 0, s>>>(rows, cols, src, ld, conj ? 1 : 0, P.re, P.im, P.sum, P.ld);
     *rop = trans ? 'T' : 'N';
     return cuda_check(who, "split kernel launch");
 }
@@ -156,22 +174,25 @@ int gemm_4m(ts_stream *st, const char *who, char prec, char ta, char tb, int64_t
     cudaStream_t s = (cudaStream_t)ts_stream_native(st);
 
     if (k == 0 || (alpha[0] == T(0) && alpha[1] == T(0))) { // BLAS: A and B are not referenced
-        combine_kernel<T><<<grid_for(m, n), 256, 0, s>>>(m, n, T(0), T(0), beta[0], beta[1], nullptr, nullptr, 0,
-                                                          C, ldc);
+        combine_kernel<T><<<grid_for(m, n), 256, 0, s>>>(m, n, T(0), T(0), beta[0], beta[1], nullptr, nullptr,
+                                                          nullptr, 0, C, ldc);
         return cuda_check(who, "scale kernel launch");
     }
 
+    int three = 0;
+    TS_CHECK(ts_cplx_scheme_3m(&three));
+    const int planes = three ? 3 : 2;
     size_t cap = TS_CPLX_WORKSPACE_DEFAULT, used, free_bytes, largest;
     TS_CHECK(ts_env_size("TESSERA_CPLX_WORKSPACE", &cap));
     ts_dmem_info(d, &used, &free_bytes, &largest);
     if (largest < cap) cap = largest;
     int64_t mb, nb;
-    TS_CHECK(choose_blocks(who, m, n, k, sizeof(T), cap, &mb, &nb));
-    const size_t bytes = workspace_bytes(mb, nb, k, sizeof(T));
+    TS_CHECK(choose_blocks(who, m, n, k, sizeof(T), planes, cap, &mb, &nb));
+    const size_t bytes = workspace_bytes(mb, nb, k, sizeof(T), planes);
     void *ws = NULL;
     TS_CHECK(ts_dmalloc(d, bytes, &ws));
 
-    // Six planes in one block, each 256-byte aligned: A re/im, B re/im, C re/im.
+    // The planes in one block, each 256-byte aligned: A re/im(/sum), B re/im(/sum), C re/im(/P2).
     const int64_t lm = round_up(mb, CPLX_LD_QUANTUM), lk = round_up(k, CPLX_LD_QUANTUM);
     const int64_t ln = round_up(nb, CPLX_LD_QUANTUM);
     const size_t a_el = (size_t)(lm * k > lk * mb ? lm * k : lk * mb);
@@ -184,7 +205,8 @@ int gemm_4m(ts_stream *st, const char *who, char prec, char ta, char tb, int64_t
     };
     Planes<T> pa, pb;
     pa.re = take(a_el), pa.im = take(a_el), pb.re = take(b_el), pb.im = take(b_el);
-    T *cr = take(c_el), *ci = take(c_el);
+    pa.sum = three ? take(a_el) : nullptr, pb.sum = three ? take(b_el) : nullptr;
+    T *cr = take(c_el), *ci = take(c_el), *p2 = three ? take(c_el) : nullptr;
     const int64_t ldw = lm;
 
     int rc = 0;
@@ -195,14 +217,19 @@ int gemm_4m(ts_stream *st, const char *who, char prec, char ta, char tb, int64_t
         for (int64_t j0 = 0; j0 < n && rc == 0; j0 += nb) {
             const int64_t nj = n - j0 < nb ? n - j0 : nb;
             if (i0 == 0 || nb < n) rc = split_op<T>(s, who, false, tb, B, ldb, j0, nj, k, pb, &rtb);
-            // Cr = Ar Br - Ai Bi, Ci = Ar Bi + Ai Br (real GEMMs in stream order on the same stream).
-            if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.re, pa.ld, pb.re, pb.ld, T(0), cr, ldw);
-            if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(-1), pa.im, pa.ld, pb.im, pb.ld, T(1), cr, ldw);
-            if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.re, pa.ld, pb.im, pb.ld, T(0), ci, ldw);
-            if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.im, pa.ld, pb.re, pb.ld, T(1), ci, ldw);
+            if (three) { // P1 = Ar Br (cr), P3 = As Bs (ci), P2 = Ai Bi
+                if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.re, pa.ld, pb.re, pb.ld, T(0), cr, ldw);
+                if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.sum, pa.ld, pb.sum, pb.ld, T(0), ci, ldw);
+                if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.im, pa.ld, pb.im, pb.ld, T(0), p2, ldw);
+            } else { // Cr = Ar Br - Ai Bi, Ci = Ar Bi + Ai Br (real GEMMs in stream order on the same stream)
+                if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.re, pa.ld, pb.re, pb.ld, T(0), cr, ldw);
+                if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(-1), pa.im, pa.ld, pb.im, pb.ld, T(1), cr, ldw);
+                if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.re, pa.ld, pb.im, pb.ld, T(0), ci, ldw);
+                if (rc == 0) rc = real_gemm(st, rta, rtb, mi, nj, k, T(1), pa.im, pa.ld, pb.re, pb.ld, T(1), ci, ldw);
+            }
             if (rc == 0) {
                 combine_kernel<T><<<grid_for(mi, nj), 256, 0, s>>>(mi, nj, alpha[0], alpha[1], beta[0], beta[1], cr,
-                                                                    ci, ldw, C + 2 * (i0 + j0 * ldc), ldc);
+                                                                    ci, p2, ldw, C + 2 * (i0 + j0 * ldc), ldc);
                 rc = cuda_check(who, "combine kernel launch");
             }
         }

@@ -44,7 +44,8 @@ int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n,
 // "invalid" for a malformed TESSERA_SGEMM_TILE).
 const char *ts_cuda_sgemm_tessera_variant(int64_t m, int64_t n, int64_t k, int sms);
 // CGEMM / ZGEMM by the 4M scheme on our real kernels (ts_cgemm_4m.cu): op(A), op(B) split into
-// real and imaginary planes, four real GEMMs (SGEMM / DGEMM above), combined into C. Interleaved
+// real and imaginary planes, four real GEMMs (SGEMM / DGEMM above), combined into C; by 3M (three
+// real GEMMs on the planes and their sums) when TESSERA_CPLX_SCHEME=3m (ts_cplx_scheme_3m). Interleaved
 // complex operands, leading dimensions in complex elements, alpha/beta {re, im} on the host.
 // Workspace from the device arena (TESSERA_CPLX_WORKSPACE caps it; C is blocked when it would
 // not fit); the call waits for the stream before returning.
