@@ -539,14 +539,16 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 // 128-byte line segment XORed by one constant) are conflict-free per quarter-warp.
 // Address arithmetic: the swizzle makes the A and B offsets lane-dependent only through a few
 // per-thread bases (MN-major: 2, one per value of bit 3; K-major: 4, one per j or i), the rest are
-// immediates (tile, k group); the stage ring is a byte offset that every thread holds alike
-// (warp-uniform, so ptxas keeps it in a uniform register), and the copies' destinations are the
-// stage offset plus one per-thread base plus immediates.
+// immediates (tile, k group); the k loop is unrolled by the stage count, so the stage offsets are
+// immediates too (no stage arithmetic), and the copies' destinations are one per-thread base plus
+// immediates.
 // Pipeline (3 stages of cp.async.cg ... L2::128B 16-byte copies): a warp holds its A fragments of
-// the step (16 doubles) and streams B one n8 tile (4 doubles) at a time; the last NQ tiles' B
-// fragments are loaded before the barrier, so after it the 2 NQ remaining DMMAs of the step are
-// issued while the next stage's A fragments load in their place (tile mt's as soon as its last
-// DMMA has issued) and the next copies go out. Copy bounds are precomputed once per block: a bit
+// the step (16 doubles) and streams B one n8 tile (4 doubles) at a time; the copies of the step go
+// out behind the B loads of the second n8 tile (so that the step's first DMMAs do not wait behind
+// them); the last NQ tiles' B fragments are loaded before the barrier, and in the PTX their 2 NQ
+// DMMAs follow it while the next stage's A fragments load in their place (tile mt's as soon as its
+// last DMMA is issued). (ptxas hoists all but one of those DMMAs above the barrier whatever NQ
+// is: bench/notes/gemm-kernels.md, section dmma16.) Copy bounds are precomputed once per block: a bit
 // mask of the thread's chunks inside the tile (predicated copies; a chunk outside leaves stale
 // data that reaches only rows or columns that are never stored) for every k-step inside k; a
 // k-step that reaches past k (the last one), or a block with a half-filled MN-major chunk (odd
