@@ -243,14 +243,21 @@ static void test_tc_variants(void **state) {
     if (!g_set) skip();
     // Every TESSERA_TC_TILE name (large32*: BK = 32; rankklpf: C prefetched into L2, 8-byte
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
-    // the barrier, for ops with A 'N'). TT runs as transposed NN (its only path).
-    static const char *const tiles[] = {"rankk", "small", "large32", "large32pf", "rankklpf"};
+    // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only). TT runs as transposed NN
+    // (its only path).
+    static const char *const tiles[] = {"rankk", "small", "large32", "large32pf", "rankklpf", "dmma16", "dmma16h"};
+    const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
-    for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
+    for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
+        if (!strncmp(tiles[v], "dmma16", 6) && !sm90) continue;
         for (int o = 0; o < 4; o++) {
             tc_case c = {ops[o][0], ops[o][1], 301, 259, 83, 2, 4, 6, 1.0, (o & 1) ? 0.0 : -0.5, 0, tiles[v]};
             run_case(&c, key += 10);
+            // even leading dimensions (16-byte copies in every op), several k-steps by mask, one bounded
+            tc_case e = {ops[o][0], ops[o][1], 300, 262, 16 * 7 + 6, 2, 4, 6, 0.5, (o & 1) ? -1.0 : 0.0, 0, tiles[v]};
+            run_case(&e, key += 10);
         }
+    }
     for (int o = 0; o < 4; o++) {
         tc_case c = {ops[o][0], ops[o][1], 250, 190, 140, 2, 2, 1, 0.75, 0.25, 1, NULL};
         run_case(&c, key += 10);

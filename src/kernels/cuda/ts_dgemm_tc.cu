@@ -1,4 +1,5 @@
-// ts_dgemm_tc.cu: our own DGEMM on the FP64 tensor cores (mma.sync m16n8k8 f64, multistage cp.async pipeline).
+// ts_dgemm_tc.cu: our own DGEMM on the FP64 tensor cores (mma.sync m16n8k8 f64, multistage cp.async pipeline;
+// the dmma16 variants: mma.sync m16n8k16 f64 on sm_90, their own main loop, see "dmma16" below).
 //
 // C = alpha op(A) op(B) + beta C, column-major, any m, n, k, leading dimensions and op combination.
 //
@@ -60,6 +61,7 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192), and the 128x128 shapes for
 //   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
 //   rankk for operands without 16-byte alignment.
+//   dmma16 / dmma16h (m16n8k16, 8-byte fragment loads, sm_90) only when forced, until measured.
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -511,6 +513,317 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
             }
 }
 
+// ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
+//
+// A separate main loop (TESSERA_TC_TILE=dmma16, dmma16h) built on the sm_90 instruction
+// mma.sync.m16n8k16 .f64 (PTX ISA 7.8, sm_90): half the mma issues of m16n8k8 per flop and the
+// accumulators read and written once per 2048 FMA. No relabelling of rows, columns or k: the PTX
+// fragment layout as it is (g = lane/4, t = lane%4):
+//   A (16 x 16) a_i at (row g + 8(i%2), k t + 4(i/2)), i = 0..7;  B (16 x 8) b_i at (k t + 4i, column g);
+//   C c_i at (row g + 8(i/2), column 2t + i%2).
+// Every fragment double is one 8-byte shared load (LDS.64) straight into the register the mma
+// reads: 48 per warp and k16 step for a 32 x 64 warp tile in every op (16 for A's two m16 tiles, 32
+// for B's eight n8 tiles), no register moves. A stage holds BK = 16 k of each operand:
+//   K-major (A 'T', B 'N'): a line of 16 k per row x,  element (x, k) at x*16 + (k ^ ((x & 3) << 2));
+//   MN-major (A 'N', B 'T'): a line of R per k,         element (k, x) at k*R  + (x ^ ((k & 3) << 2)).
+// The XOR touches bits 2-3 of the contiguous index only, so the 16-byte copy chunks (even index,
+// index + 1) stay whole. Bank mapping of one fragment load (8-byte slot = double index mod 16; an
+// LDS.64 of 32 lanes is two half-warps, g = 0..3 and g = 4..7, each needing 16 distinct slots):
+//   MN-major: slot = (x ^ 4t) mod 16 with x mod 16 = g + 8(i%2) (A) or g + 8(nt%2) (B), so
+//     bits 0-1 = g mod 4, bit 2 = g/4 ^ t%2, bit 3 = (i or nt)%2 ^ t/2: the 16 (g mod 4, t) of a
+//     half-warp give 16 distinct slots;
+//   K-major: slot = (t + 4j) ^ 4(x & 3) = t + 4(j ^ (g & 3)) (x & 3 = g & 3 for every tile):
+//     bits 0-1 = t, bits 2-3 = j ^ (g & 3): 16 distinct slots.
+// So every fragment load is 2 wavefronts, the minimum for 256 bytes (tests/kernels/
+// test_dgemm_tc_emul.c replays the maps and counts). The copies (8 consecutive lanes write one
+// 128-byte line segment XORed by one constant) are conflict-free per quarter-warp.
+// Address arithmetic: the swizzle makes the A and B offsets lane-dependent only through a few
+// per-thread bases (MN-major: 2, one per value of bit 3; K-major: 4, one per j or i), the rest are
+// immediates (tile, k group); the k loop is unrolled by the stage count, so the stage offsets are
+// immediates too (no stage arithmetic), and the copies' destinations are one per-thread base plus
+// immediates.
+// Pipeline (3 stages of cp.async.cg ... L2::128B 16-byte copies): a warp holds its A fragments of
+// the step (16 doubles) and streams B one n8 tile (4 doubles) at a time; the copies of the step go
+// out behind the B loads of the second n8 tile (so that the step's first DMMAs do not wait behind
+// them); the last NQ tiles' B fragments are loaded before the barrier, and in the PTX their 2 NQ
+// DMMAs follow it while the next stage's A fragments load in their place (tile mt's as soon as its
+// last DMMA is issued). (ptxas hoists all but one of those DMMAs above the barrier whatever NQ
+// is: bench/notes/gemm-kernels.md, section dmma16.) Copy bounds are precomputed once per block: a bit
+// mask of the thread's chunks inside the tile (predicated copies; a chunk outside leaves stale
+// data that reaches only rows or columns that are never stored) for every k-step inside k; a
+// k-step that reaches past k (the last one), or a block with a half-filled MN-major chunk (odd
+// extent at the edge), takes bounded zero-filling copies.
+
+// d = a b + d for one m16n8k16 tile (sm_90 only; the launcher refuses older devices).
+__device__ __forceinline__ void mma_m16n8k16(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#elif defined(__CUDA_ARCH__)
+    __trap();
+#endif
+}
+
+// 16-byte copy with the L2 128-byte prefetch hint, issued only where `on` (predicated; no zero-fill).
+__device__ __forceinline__ void cp_async16_if(unsigned dst, const double *src, unsigned on) {
+    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
+                 " @p cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n}\n" ::"r"(dst),
+                 "l"(src), "r"(on)
+                 : "memory");
+}
+// The same with a source size (0, 8 or 16 bytes; the rest of the 16 zero-filled).
+__device__ __forceinline__ void cp_async16_n(unsigned dst, const double *src, int bytes) {
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+                 : "memory");
+}
+
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int NQ_>
+struct D16Shape {
+    static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_, NQ = NQ_;
+    static constexpr int BK = 16;
+    static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
+    static constexpr int MT = WM / 16, NT = WN / 8;
+    static constexpr int STAGE_D = (BM + BN) * BK; // doubles per stage (A then B)
+    static constexpr size_t SMEM = (size_t)STAGES * STAGE_D * sizeof(double);
+    static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0 && NQ >= 1 && NQ < NT, "shape");
+    static_assert(SMEM <= 227 * 1024 && STAGES >= 2, "stages");
+};
+// dmma16: 128 x 128, 8 warps (4 x 2) of 32 x 64, 3 stages (96 KB), one block per SM (cuBLAS's
+// 128x128x16 DMMA.16x8x16 kernel has this shape); dmma16h: 128 x 64, 4 warps (4 x 1) of 32 x 64,
+// 3 stages (72 KB), two blocks per SM (one block's epilogue and barrier under the other's loop).
+using ShapeD16 = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 1, /*NQ*/ 2>;
+using ShapeD16H = D16Shape</*BM*/ 128, /*BN*/ 64, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 2, /*NQ*/ 2>;
+
+// One operand's copies: R lines (K-major: rows of op(A) / columns of op(B), 8 chunks of 2 k;
+// MN-major: 16 k lines of R / 2 chunks). Thread tid copies chunk `inner` of lines line0 + j LPP.
+template <int R, bool KMAJOR, int THREADS>
+struct D16Loader {
+    static constexpr int LINE_CHUNKS = KMAJOR ? 8 : R / 2;
+    static constexpr int LPP = THREADS / LINE_CHUNKS;
+    static constexpr int PASSES = (KMAJOR ? R : 16) / LPP;
+    static constexpr int LINE = KMAJOR ? 16 : R;        // doubles per line
+    static constexpr int PERIOD = LPP % 4 == 0 ? 1 : (LPP % 2 == 0 ? 2 : 4); // passes per swizzle key cycle
+    static_assert(THREADS % LINE_CHUNKS == 0 && PASSES * LPP == (KMAJOR ? R : 16) && PASSES % PERIOD == 0,
+                  "loader shape");
+
+    const double *ptr; // this thread's first chunk of the next k-step
+    int64_t ld;
+    int line0, inner, xlim;
+    unsigned dst[PERIOD]; // byte offsets inside the operand's part of a stage, passes 0 .. PERIOD-1
+    unsigned mask;        // bit j: chunk of pass j inside the tile (for k-steps inside k)
+    bool whole;           // no chunk of the block is cut by the tile's edge (MN-major: even extent)
+
+    __device__ __forceinline__ D16Loader(const double *M, int64_t ld_, int64_t x0, int64_t rows, int tid)
+        : ld(ld_), line0(tid / LINE_CHUNKS), inner((tid % LINE_CHUNKS) * 2),
+          xlim((int)min(rows - x0, (int64_t)1 << 30)) {
+        ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
+#pragma unroll
+        for (int r = 0; r < PERIOD; r++) {
+            const int line = line0 + r * LPP;
+            dst[r] = 8u * (unsigned)(line * LINE + (inner ^ ((line & 3) << 2)));
+        }
+        mask = 0;
+#pragma unroll
+        for (int j = 0; j < PASSES; j++)
+            if (KMAJOR ? line0 + j * LPP < xlim : inner + 2 <= xlim) mask |= 1u << j;
+        whole = KMAJOR || xlim >= R || xlim % 2 == 0;
+    }
+    __device__ __forceinline__ unsigned dst_of(int j) const {
+        return dst[j % PERIOD] + 8u * (unsigned)((j / PERIOD) * PERIOD * LPP * LINE);
+    }
+    // A k-step inside k: whole chunks, predicated by the mask.
+    __device__ __forceinline__ void copy(unsigned stage) {
+#pragma unroll
+        for (int j = 0; j < PASSES; j++) cp_async16_if(stage + dst_of(j), ptr + (int64_t)j * LPP * ld, mask & (1u << j));
+        ptr += KMAJOR ? (int64_t)16 : 16 * ld;
+    }
+    // k-step [k0, k0 + 16) with bounds on both sides and zero-fill.
+    __device__ __forceinline__ void copy_bounded(unsigned stage, int64_t k0, int64_t k) {
+#pragma unroll
+        for (int j = 0; j < PASSES; j++) {
+            const int line = line0 + j * LPP;
+            int nv;
+            if (KMAJOR) {
+                const int64_t kl = k - k0 - inner;
+                nv = line < xlim ? (kl >= 2 ? 2 : (kl > 0 ? (int)kl : 0)) : 0;
+            } else {
+                const int xl = xlim - inner;
+                nv = k0 + line < k ? (xl >= 2 ? 2 : (xl > 0 ? xl : 0)) : 0;
+            }
+            cp_async16_n(stage + dst_of(j), ptr + (int64_t)j * LPP * ld, 8 * nv);
+        }
+        ptr += KMAJOR ? (int64_t)16 : 16 * ld;
+    }
+};
+
+template <class S, bool AK, bool BKM, bool CT>
+__global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const TcParams p) {
+    extern __shared__ __align__(128) double smem[];
+    constexpr int BM = S::BM, BN = S::BN, MT = S::MT, NT = S::NT, NQ = S::NQ, CP_AFTER = 1;
+    constexpr unsigned STAGE_B = 8u * S::STAGE_D, B_OFF = 8u * BM * 16;
+
+    int bm, bn;
+    tile_of_block(p, bm, bn);
+    const int64_t m0 = (int64_t)bm * BM, n0 = (int64_t)bn * BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
+    const int g = lane >> 2, t = lane & 3;
+
+    D16Loader<BM, AK, S::THREADS> la(p.A, p.lda, m0, p.m, tid);
+    D16Loader<BN, BKM, S::THREADS> lb(p.B, p.ldb, n0, p.n, tid);
+    const bool whole = la.whole && lb.whole;
+    const unsigned sbase = smem_addr(smem);
+
+    // Fragment bases (doubles inside the operand's part of a stage; see the maps above).
+    int ab[AK ? 4 : 2], bb[BKM ? 4 : 2];
+#pragma unroll
+    for (int q = 0; q < (AK ? 4 : 2); q++)
+        ab[q] = AK ? (wm * S::WM + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BM + wm * S::WM + ((g + 8 * q) ^ (4 * t));
+#pragma unroll
+    for (int q = 0; q < (BKM ? 4 : 2); q++)
+        bb[q] = BKM ? (wn * S::WN + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BN + wn * S::WN + ((g + 8 * q) ^ (4 * t));
+    // a_i of tile mt and b_i of tile nt in the stage at `st` (doubles)
+    auto lda_ = [&](int st, int mt, int i) -> double {
+        const int j = i >> 1, h = i & 1;
+        return AK ? smem[st + ab[j] + 256 * mt + 128 * h] : smem[st + ab[h] + 4 * j * BM + 16 * mt];
+    };
+    auto ldb_ = [&](int st, int nt, int i) -> double {
+        return BKM ? smem[st + B_OFF / 8 + bb[i] + 128 * nt] : smem[st + B_OFF / 8 + bb[nt & 1] + 4 * i * BN + 16 * (nt >> 1)];
+    };
+
+    double acc[MT][NT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
+
+    const int ktiles = (int)((p.k + 15) / 16), kfull = (int)(p.k / 16);
+    // Prologue: k-steps 0 .. STAGES-2 (a group is committed even when empty: uniform wait counts).
+#pragma unroll
+    for (int s = 0; s < S::STAGES - 1; s++) {
+        const unsigned st = sbase + s * STAGE_B;
+        if (whole && s < kfull) {
+            la.copy(st), lb.copy(st + B_OFF);
+        } else if (s < ktiles) {
+            la.copy_bounded(st, 16 * s, p.k), lb.copy_bounded(st + B_OFF, 16 * s, p.k);
+        }
+        cp_async_commit();
+    }
+    if (p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+
+    double fa[MT][8], fb[NT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int i = 0; i < 8; i++) fa[mt][i] = lda_(0, mt, i);
+
+    // The k loop is unrolled by the stage count, so that every stage offset is an immediate of
+    // the shared loads and copies (no stage index arithmetic in the loop).
+    for (int kt0 = 0; kt0 < ktiles; kt0 += S::STAGES) {
+#pragma unroll
+        for (int s = 0; s < S::STAGES; s++) {
+            const int kt = kt0 + s;
+            if (kt >= ktiles) break;
+            // read stage s; k-step kt + STAGES-1 goes into the stage read in step kt-1 (free since
+            // the last barrier); the next step reads stage s + 1.
+            const unsigned ws = ((s + S::STAGES - 1) % S::STAGES) * STAGE_B;
+            const int st = s * (S::STAGE_D), sn = ((s + 1) % S::STAGES) * S::STAGE_D;
+            const int nk = kt + S::STAGES - 1;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(st, nt, i);
+                if (nt == CP_AFTER) { // the copies behind the first B loads (the step's first DMMAs wait for those)
+                    if (whole && nk < kfull) {
+                        la.copy(sbase + ws), lb.copy(sbase + ws + B_OFF);
+                    } else if (nk < ktiles) {
+                        la.copy_bounded(sbase + ws, 16 * (int64_t)nk, p.k);
+                        lb.copy_bounded(sbase + ws + B_OFF, 16 * (int64_t)nk, p.k);
+                    }
+                    cp_async_commit();
+                }
+                if (nt < NT - NQ)
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
+            }
+            // Every fragment of this step is in registers: the stage may be overwritten after the barrier.
+            cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed (this thread's copies)
+            __syncthreads();
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+                for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
+                // tile mt's A fragments are free: the next step's load into their place (after the
+                // last k-step the stage holds stale data that is never used)
+#pragma unroll
+                for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
+            }
+        }
+    }
+    cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
+
+    // Epilogue: acc[mt][nt][2h + c] is row m0 + wm WM + 16 mt + g + 8h, column n0 + wn WN + 8 nt + 2t + c
+    // of the kernel's result; (i, j) is C[i rs + j cs] (CT: the result is C^T, so a thread's two
+    // columns j, j + 1 are adjacent in memory and go as one double2 where C allows).
+    const int64_t rstr = CT ? p.ldc : 1, cstr = CT ? 1 : p.ldc;
+    const bool vec = CT && p.c_vec;
+    auto row = [&](int mt, int h) { return m0 + wm * S::WM + 16 * mt + g + 8 * h; };
+    auto col = [&](int nt) { return n0 + wn * S::WN + 8 * nt + 2 * t; };
+    if (p.beta != 0.0) {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int64_t i = row(mt, h), j = col(nt);
+                    double o0 = 0.0, o1 = 0.0;
+                    if (i < p.m && j < p.n) {
+                        const double *c = p.C + i * rstr + j * cstr;
+                        if (vec && j + 1 < p.n) {
+                            const double2 o = *reinterpret_cast<const double2 *>(c);
+                            o0 = o.x, o1 = o.y;
+                        } else {
+                            o0 = c[0];
+                            if (j + 1 < p.n) o1 = c[cstr];
+                        }
+                    }
+                    acc[mt][nt][2 * h] = p.alpha * acc[mt][nt][2 * h] + p.beta * o0;
+                    acc[mt][nt][2 * h + 1] = p.alpha * acc[mt][nt][2 * h + 1] + p.beta * o1;
+                }
+    } else {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[mt][nt][e] *= p.alpha;
+    }
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int64_t i = row(mt, h), j = col(nt);
+                if (i >= p.m || j >= p.n) continue;
+                double *c = p.C + i * rstr + j * cstr;
+                if (vec && j + 1 < p.n) {
+                    *reinterpret_cast<double2 *>(c) = make_double2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]);
+                } else {
+                    c[0] = acc[mt][nt][2 * h];
+                    if (j + 1 < p.n) c[cstr] = acc[mt][nt][2 * h + 1];
+                }
+            }
+}
+
 // C = beta C (k == 0 or alpha == 0: A and B are not read; beta == 0 writes zeros without reading C).
 __global__ void dscale_kernel(int64_t m, int64_t n, double beta, double *C, int64_t ldc) {
     for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
@@ -551,8 +864,36 @@ int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStr
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum TcVariant { TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_NVARIANTS };
-const char *const tc_variant_names[] = {"rankk", "small", "large32", "large32pf", "rankklpf"};
+template <class S, bool AK, bool BKM, bool CT = false>
+int launch_d16(const TcParams &p0, cudaStream_t s, const char *variant) {
+    TcParams p = p0;
+    p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
+    p.grid_n = (int)((p.n + S::BN - 1) / S::BN);
+    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
+    if ((p.m + S::BM - 1) / S::BM > INT32_MAX || (p.n + S::BN - 1) / S::BN > INT32_MAX || blocks > INT32_MAX ||
+        (p.k + 15) / 16 > INT32_MAX)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                            "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^31-1 tiles of %dx%dx16",
+                            (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
+    auto kern = dgemm_d16_kernel<S, AK, BKM, CT>;
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
+    kern<<<(unsigned)blocks, S::THREADS, S::SMEM, s>>>(p);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
+    return 0;
+}
+
+// The dmma16 shapes in every op (TT as C^T = B A like the others: same maps, same instruction count).
+template <class S>
+int launch_d16_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
+    if (ct) return launch_d16<S, false, true, true>(p, s, variant);
+    if (a_kmajor) return launch_d16<S, true, true>(p, s, variant); // TN (TT never comes here)
+    return b_kmajor ? launch_d16<S, false, true>(p, s, variant) : launch_d16<S, false, false>(p, s, variant);
+}
+
+enum TcVariant { TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16H, TC_NVARIANTS };
+const char *const tc_variant_names[] = {"rankk", "small", "large32", "large32pf", "rankklpf", "dmma16", "dmma16h"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -562,7 +903,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, bool a_kmajor, bool
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf or rankklpf",
+                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16 "
+                            "or dmma16h",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -634,7 +976,12 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKLPF;
     TS_CHECK(choose_variant(m, n, k, dp->sms, a_kmajor, b_kmajor, &v));
+    if ((v == TC_DMMA16 || v == TC_DMMA16H) && dp->cc_major < 9)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 .f64 (sm_90); device %d is cc %d.%d",
+                 tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
     switch (v) {
+    case TC_DMMA16: return launch_d16_ops<ShapeD16>(p, a_kmajor, b_kmajor, ct, s, "dmma16");
+    case TC_DMMA16H: return launch_d16_ops<ShapeD16H>(p, a_kmajor, b_kmajor, ct, s, "dmma16h");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
