@@ -513,6 +513,24 @@ static void update_rest(ts_hpl_state *s, int64_t k, int64_t jl) {
     }
 }
 
+// Receives, in order, the panels up to `last` that this rank needs by step t.
+static void receive_needed(ts_hpl_state *s, int64_t *next, int64_t t, int64_t last) {
+    int64_t npan = (s->N + s->NB - 1) / s->NB;
+    for (; *next < npan && *next <= last; (*next)++) {
+        if (*next % s->Q == s->mycol) continue; // factored here
+        if (need_step(s, *next) > t) break;
+        panel_receive(s, *next);
+    }
+}
+
+// Whether a panel from another process column is still to be received in step t.
+static int receive_pending(const ts_hpl_state *s, int64_t next, int64_t t) {
+    int64_t npan = (s->N + s->NB - 1) / s->NB;
+    for (; next < npan; next++)
+        if (next % s->Q != s->mycol) return need_step(s, next) <= t;
+    return 0;
+}
+
 int ts_hpl_lu(ts_hpl_state *s) {
     const ts_hpl_xops *x = s->x;
     int64_t N = s->N, NB = s->NB;
@@ -548,31 +566,37 @@ int ts_hpl_lu(ts_hpl_state *s) {
         int64_t k = t < 0 ? 0 : t; // the iteration this step belongs to
         int64_t j = t + d;
         s->marks = marks ? &marks[k] : NULL;
-        // 1. the panels of other process columns this rank needs by now, in order (depth 0: panel
-        // j itself; deeper, panels before j only)
-        for (; rnext < npan; rnext++) {
-            if (rnext % s->Q == s->mycol) continue; // factored here
-            if (need_step(s, rnext) > t) break;
-            panel_receive(s, rnext);
+        // 1. the panels of other process columns this rank needs by now, in order: first those the
+        // update of the rest needs (depth 0: panel j itself)
+        receive_needed(s, &rnext, t, t);
+        int own = j < npan && s->mycol == (int)(j % s->Q);
+        int bulk_done = t < 0, queued = 0;
+        int64_t cj = own ? ts_hpl_nbefore(j * NB, NB, s->mycol, s->Q) : 0;
+        // (pipelined: only the previous GEMM on panel j's columns' chunk; before the update of the
+        // rest records these events again)
+        if (own && dev) ts_hpl_fail(s, x->wait(s, s1, pipe ? EV_CHUNK0 + (int)(cj / s->pipe_w) : EV_S0));
+        // a device runs the update of the rest while the host waits for lookahead panels still in
+        // flight (depth >= 2: the panels after t that panel j's columns need)
+        if (dev && !bulk_done && receive_pending(s, rnext, t)) {
+            update_rest(s, t, j < npan ? j : npan - 1);
+            bulk_done = queued = 1;
         }
+        receive_needed(s, &rnext, t, npan);
         // 2. panel j on its process column: its columns receive the pending updates, then it is
-        // factored, sent and loaded; on a device the update of the rest is queued first
-        int bulk_done = t < 0;
-        if (j < npan && s->mycol == (int)(j % s->Q)) {
+        // factored, sent and loaded; on a device the update of the rest is queued before the factorization
+        if (own) {
             int bj = (int)(j % nbuf);
             ts_hpl_panel *pn = &s->pan[bj];
-            int64_t cj = ts_hpl_nbefore(j * NB, NB, s->mycol, s->Q);
             int64_t jbj = N - j * NB < NB ? N - j * NB : NB;
-            // (pipelined: only the previous GEMM on these columns' chunk)
-            if (dev) ts_hpl_fail(s, x->wait(s, s1, pipe ? EV_CHUNK0 + (int)(cj / s->pipe_w) : EV_S0));
             for (int64_t i = t < 0 ? 0 : t; i < j; i++) update(s, &s->pan[i % nbuf], cj, cj + jbj, s1);
-            int queued = dev && t >= 0 && t < j; // (depth 0: the rest needs panel j itself)
-            if (queued) update_rest(s, t, j);
+            if (dev && !bulk_done && t < j) { // (depth 0: the rest needs panel j itself)
+                update_rest(s, t, j);
+                bulk_done = queued = 1;
+            }
             factor(s, pn, bj, j, s1);
             if (queued && x->panel_done) ts_hpl_fail(s, x->panel_done(s, pn->j, EV_S0));
             panel_bcast(s, pn);
             panel_load(s, pn, bj, s1);
-            bulk_done = bulk_done || queued;
         }
         // 3. the rest with the oldest pending panel (depth 0: panel j, just received or factored)
         if (!bulk_done) update_rest(s, t, j < npan ? j : npan - 1);
