@@ -7,7 +7,8 @@
 # MULTI_STEPS selects parts and their order (default hpl,gemm,blas3,hpcg; groups and single runs
 # are listed below, where the steps run); MULTI_DEADLINE_S bounds the whole script. MULTI_HPL_N sets
 # N for the 2 x G/2 run (default: sized like the others, the same memory fraction); MULTI_GEMM_N the
-# host GEMM sizes (32768 49152); MULTI_HPCG_RT HPCG's run time (30 s).
+# host GEMM sizes (32768 49152); MULTI_HPCG_RT HPCG's run time (30 s). MULTI_STEPS=hpl,hpl-depth2 runs
+# the Linpack grids at lookahead depth 1 (the default) and then depth 2 at the same N.
 # NVLink multicast (NVLS) stays off: NCCL_NVLS_ENABLE=0 unless the caller sets it.
 set -uo pipefail
 tessera=${1:?usage: bench/multi.sh path/to/tessera OUTDIR}
@@ -44,23 +45,31 @@ counts="1"
 for g in 2 4 8; do [ "$g" -le "$ngpu" ] && counts="$counts $g"; done
 echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); counts: $counts" >&2
 
-# Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-host =
+# Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-depth2 =
+# hpl-1x1-d2,hpl-1xG-d2,hpl-2xG-d2 (--depth 2); hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
 # hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-nvidia-1 and hpcg-nvidia-G (NVIDIA's HPCG beside ours), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-midx, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
 G=${counts##* }
-hpl_grid() { # hpl_grid NAME P Q [env...]
+hpl_grid() { # hpl_grid NAME P Q [env...]; HPL_N (N) and HPL_ARGS (more flags, e.g. --depth 2) when set
   local name=$1 p=$2 q=$3; shift 3
   local n=$((p * q)) nopt=()
   [ "$p" -gt 1 ] && [ -n "${MULTI_HPL_N:-}" ] && nopt=(-N "$MULTI_HPL_N")
+  [ -n "${HPL_N:-}" ] && nopt=(-N "$HPL_N")
   if [ "$n" = 1 ]; then
-    run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" hpl -P 1 -Q 1 --json "$out/$name.json"
+    run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" hpl "${nopt[@]}" ${HPL_ARGS:-} -P 1 -Q 1 \
+        --json "$out/$name.json"
   else
     run "$name" 400 "${mpi[@]}" "$n" env OPENBLAS_NUM_THREADS=$((cores / n)) "$@" "$tessera" hpl "${nopt[@]}" \
-        -P "$p" -Q "$q" --json "$out/$name.json"
+        ${HPL_ARGS:-} -P "$p" -Q "$q" --json "$out/$name.json"
   fi
+}
+hpl_n_of() { # the N of an earlier run's JSON, or nothing
+  python3 -c 'import json, sys
+d = json.load(open(sys.argv[1])); r = d["results"] if isinstance(d, dict) else d
+print(r[0]["extra"]["N"])' "$1" 2>/dev/null
 }
 hpcg_run() { # hpcg_run NAME RANKS [env...]; HPCG_GRID="--npx a --npy b --npz c" sets the process grid
   # MULTI_HPCG_REF_DROP1 / MULTI_HPCG_REF_DROPG: the reference CG's drop at 256^3 per rank on one rank /
@@ -81,6 +90,7 @@ expand() {
   for s in ${steps//,/ }; do
     case $s in
       hpl) echo hpl-1x1 hpl-1xG hpl-2xG ;;
+      hpl-depth2) echo hpl-1x1-d2 hpl-1xG-d2 hpl-2xG-d2 ;;
       hpl-host) echo hpl-1xG-host hpl-2xG-host ;;
       hpcg) echo hpcg-1 hpcg-G hpcg-G-nccl ;;
       *) echo "$s" ;;
@@ -100,6 +110,11 @@ for s in $(expand); do
     # the host path of the panel broadcast and of the row swaps (MPI through host memory)
     hpl-1xG-host) hpl_grid "hpl-1x$G-host" 1 "$G" TESSERA_HPL_NCCL=0 ;;
     hpl-2xG-host) hpl_grid "hpl-2x$((G / 2))-host" 2 $((G / 2)) TESSERA_HPL_NCCL=0 ;;
+    # lookahead depth 2 at the N of the depth-1 run of the same grid when it ran (else sized for depth 2)
+    hpl-1x1-d2) HPL_N=$(hpl_n_of "$out/hpl-1x1.json") HPL_ARGS="--depth 2" hpl_grid hpl-1x1-d2 1 1 ;;
+    hpl-1xG-d2) HPL_N=$(hpl_n_of "$out/hpl-1x$G.json") HPL_ARGS="--depth 2" hpl_grid "hpl-1x$G-d2" 1 "$G" ;;
+    hpl-2xG-d2)
+      HPL_N=$(hpl_n_of "$out/hpl-2x$((G / 2)).json") HPL_ARGS="--depth 2" hpl_grid "hpl-2x$((G / 2))-d2" 2 $((G / 2)) ;;
     hpcg-1) hpcg_run hpcg-1 1 ;;
     # the halo through host staging and MPI (the default on GPUs is NCCL)
     hpcg-G) hpcg_run "hpcg-$G" "$G" TESSERA_HPCG_NCCL=0 ;;

@@ -15,9 +15,9 @@ run -- hpl -N 1000 -P 2 -Q 2
 expect_rc 2
 expect_out "tessera hpl: -P 2 -Q 2 needs at least 4 processes; 1 is running \(start it with mpiexec -n 4\)"
 expect_no_out "HPL.dat"
-run -- hpl -N 1000 --depth 2
+run -- hpl -N 1000 --depth 5
 expect_rc 2
-expect_out "--depth 2: look-ahead depth 0 or 1"
+expect_out "--depth 5: look-ahead depth 0..4"
 
 run -- gemm 64 --engine cpu --device 1
 expect_rc 2

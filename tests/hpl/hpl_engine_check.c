@@ -3,13 +3,18 @@
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
 //                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
 //                         [--want-swap NAME] [--want-wide COL] [--want-usolve NAME] [--want-pipe on|off]
-//                         [--perturb]
+//                         [--perturb] [--compare-depth R] [--sweep-depths LIST]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
 // NBMIN/NDIV pairs), as HPL.dat lists would. --panel device is the engine's default device panel
 // (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel. --want-wide COL:
 // the panel stream was widened to the whole device at panel column COL (-1: never; device path).
+// --sweep-depths 0,2: the DEPTHs the sweep takes (default 0,1). --compare-depth R: each case also
+// runs with lookahead depth R first, and the two solutions must agree to rounding:
+// ||x - x_R||_oo <= DEPTH_AGREE ||x_R||_oo (any depth applies each column's updates in the same order,
+// so they differ only by how the BLAS splits the columns of a call; a lost or repeated update
+// moves x by O(1)). Every run must report the depth it was given (result's depth).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +30,21 @@ static double zero_col_hook(int64_t i, int64_t j, double v, void *arg) {
 
 static void perturb_hook(double *x, int64_t n, void *arg) {
     x[n / 2] += 1e-3 * (fabs(x[n / 2]) + 1.0);
+}
+
+#define DEPTH_AGREE 1e-9
+
+// --compare-depth: the solution of a run, copied before the check
+typedef struct {
+    double *x;
+    int64_t n;
+} capture;
+static void capture_hook(double *x, int64_t n, void *arg) {
+    capture *c = arg;
+    free(c->x);
+    c->x = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+    if (c->x) memcpy(c->x, x, sizeof(double) * (size_t)n);
+    c->n = c->x ? n : 0;
 }
 
 static int parse_case(const char *s, ts_hpl_case *c) {
@@ -107,6 +127,11 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
         what = "WRONG WIDENING";
         ok = 0;
     }
+    if (ok && rc == 0 && r.depth != c->depth) {
+        printf("     ran with lookahead depth %d, given %d\n", r.depth, c->depth);
+        what = "WRONG DEPTH";
+        ok = 0;
+    }
     if (ok && t->exec && rc == 0 && !r.skipped && strcmp(r.exec_used, t->exec) != 0) {
         what = "WRONG EXEC";
         ok = 0;
@@ -159,7 +184,9 @@ int main(int argc, char **argv) {
     o.engine = "auto";
     o.record_iterations = 1;
     tally t = {.expect = "pass"};
-    int perturb = 0, sweep = 0;
+    int perturb = 0, sweep = 0, cmp_depth = -1;
+    int depths[8] = {0, 1}, ndepths = 2;
+    capture cap = {NULL, 0};
     int64_t zero_col = -1;
     int first = 1;
     for (; first < argc && !strncmp(argv[first], "--", 2); first++) {
@@ -195,6 +222,16 @@ int main(int argc, char **argv) {
             perturb = 1;
         } else if (!strcmp(a, "--sweep")) {
             sweep = 1;
+        } else if (!strcmp(a, "--compare-depth") && first + 1 < argc) {
+            cmp_depth = atoi(argv[++first]);
+        } else if (!strcmp(a, "--sweep-depths") && first + 1 < argc) {
+            ndepths = 0;
+            for (const char *q = argv[++first]; *q && ndepths < 8;) {
+                char *end;
+                depths[ndepths++] = (int)strtol(q, &end, 10);
+                q = *end == ',' ? end + 1 : end;
+                if (end == q && *q) break;
+            }
         } else if (!strcmp(a, "--zero-col") && first + 1 < argc) {
             zero_col = atoll(argv[++first]);
         } else {
@@ -208,13 +245,53 @@ int main(int argc, char **argv) {
         return 1;
     }
     t.rank = ts_hpl_ctx_rank(ctx);
+    if (perturb && cmp_depth >= 0) {
+        fprintf(stderr, "--perturb and --compare-depth exclude each other\n");
+        return 2;
+    }
     ts_hpl_ctx_set_hooks(ctx, zero_col >= 0 ? zero_col_hook : NULL, &zero_col,
-                         perturb ? perturb_hook : NULL, NULL);
+                         perturb ? perturb_hook : cmp_depth >= 0 ? capture_hook : NULL,
+                         perturb ? NULL : &cap);
     for (int i = first; i < argc; i++) {
         ts_hpl_case c;
         if (parse_case(argv[i], &c) < 0) {
             fprintf(stderr, "bad case '%s'\n", argv[i]);
             t.bad++;
+            continue;
+        }
+        if (cmp_depth >= 0) { // the case at depth R, then as given: the same solution
+            ts_hpl_case ref = c;
+            ref.depth = cmp_depth;
+            run_one(ctx, &ref, &t);
+            double *xr = cap.x;
+            int64_t nr = cap.n;
+            cap.x = NULL;
+            cap.n = 0;
+            run_one(ctx, &c, &t);
+            double dmax = 0, xmax = 0;
+            int same = xr && cap.x && nr == c.N && cap.n == c.N;
+            if (t.rank != 0) { // (x is replicated on the grid; rank 0 is in it, an idle rank is not)
+                free(xr);
+                free(cap.x);
+                cap.x = NULL;
+                cap.n = 0;
+                continue;
+            }
+            for (int64_t k = 0; same && k < nr; k++) {
+                double dk = fabs(cap.x[k] - xr[k]);
+                if (!(dk <= dmax)) dmax = dk; // (NaN counts)
+                if (fabs(xr[k]) > xmax) xmax = fabs(xr[k]);
+            }
+            int ok = same && dmax <= DEPTH_AGREE * xmax;
+            if (!ok) t.bad++;
+            if (t.rank == 0)
+                printf("%s depth %d against depth %d, N=%lld: ||x - x_ref||_oo = %.3e, ||x_ref||_oo = %.3e "
+                       "(bound %.0e relative)%s\n", ok ? "ok  " : "BAD ", c.depth, cmp_depth, (long long)c.N,
+                       dmax, xmax, DEPTH_AGREE, same ? "" : " (a solution is missing)");
+            free(xr);
+            free(cap.x);
+            cap.x = NULL;
+            cap.n = 0;
             continue;
         }
         if (!sweep) {
@@ -225,10 +302,10 @@ int main(int argc, char **argv) {
         for (int pf = 0; pf < 3; pf++)
             for (int rf = 0; rf < 3; rf++)
                 for (int bc = 0; bc < 6; bc++)
-                    for (int dp = 0; dp < 2; dp++)
+                    for (int di = 0; di < ndepths; di++)
                         for (int sw = 0; sw < 3; sw++) {
                             ts_hpl_case v = c;
-                            v.pfact = pf; v.rfact = rf; v.bcast = bc; v.depth = dp; v.swap = sw;
+                            v.pfact = pf; v.rfact = rf; v.bcast = bc; v.depth = depths[di]; v.swap = sw;
                             const int *nn = nbmin_ndiv[(pf + rf + bc + sw) % 3];
                             v.nbmin = nn[0]; v.ndiv = nn[1];
                             v.swap_threshold = (bc % 2) ? 8 : 64;

@@ -178,7 +178,7 @@ static void test_skips(void **state) {
     assert_true(r.skipped);
     assert_non_null(strstr(r.why, "largest N"));
     ts_hpl_result_free(&r);
-    int64_t fit = ts_hpl_max_n(g_ctx, 1, 1, 256, 0.5);
+    int64_t fit = ts_hpl_max_n(g_ctx, 1, 1, 256, 1, 0.5);
     assert_true(fit >= 256 && fit < ((int64_t)1 << 26));
     assert_int_equal(fit % 256, 0);
     // a grid larger than the processes

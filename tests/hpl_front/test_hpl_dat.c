@@ -262,13 +262,34 @@ static void test_ranges(void **state) {
     expect_line_error(21, "0 1 7        RFACTs", "RFACTs value 7 is out of range");
     expect_line_error(23, "6            BCASTs", "BCASTs value 6 is out of range");
     expect_line_error(25, "-1           DEPTHs", "DEPTHs value -1 is out of range");
-    expect_line_error(25, "2            DEPTHs", "DEPTHs value 2 is out of range: look-ahead depth 0 or 1");
+    expect_line_error(25, "5            DEPTHs", "DEPTHs value 5 is out of range: look-ahead depth 0 to 4");
     expect_line_error(26, "3            SWAP", "SWAP value 3 is out of range");
     expect_line_error(27, "-5           swapping threshold", "swapping threshold value -5");
     expect_line_error(28, "2            L1", "L1 value 2 is out of range");
     expect_line_error(29, "2            U", "U value 2 is out of range");
     expect_line_error(30, "5            Equilibration", "equilibration value 5 is out of range");
     expect_line_error(31, "0            memory alignment", "ALIGN value 0 is out of range");
+}
+
+// DEPTH 0..4 are read as given (the engine runs each: never replaced by another depth).
+static void test_depths(void **state) {
+    (void)state;
+    ts_hpl_dat d;
+    for (int v = 0; v <= 4; v++) {
+        char line[64];
+        snprintf(line, sizeof line, "%d            DEPTHs", v);
+        const char *p = write_dat(25, line, 31);
+        assert_int_equal(ts_hpl_dat_read(p, &d), 0);
+        assert_int_equal(d.ndepth, 1);
+        assert_int_equal(d.depth[0], v);
+        ts_hpl_case c;
+        ts_hpl_case_at(&d, 0, &c);
+        assert_int_equal(c.depth, v);
+        char tv[32];
+        ts_hpl_tv_format(&c, tv, sizeof tv);
+        assert_int_equal(tv[2], '0' + v); // WR<depth>...: the T/V code names it
+        unlink(p);
+    }
 }
 
 static void test_device_out_file(void **state) {
@@ -313,6 +334,7 @@ int main(void) {
         cmocka_unit_test(test_multi_valued),   cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_truncated),      cmocka_unit_test(test_bad_numbers),
         cmocka_unit_test(test_counts),         cmocka_unit_test(test_ranges),
+        cmocka_unit_test(test_depths),
         cmocka_unit_test(test_device_out_file), cmocka_unit_test(test_check_grids),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

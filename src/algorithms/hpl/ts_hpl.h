@@ -12,6 +12,9 @@
 #include <stdio.h>
 
 #define TS_HPL_MAX_PARAM 20
+// Deepest lookahead the engine runs (HPL.dat DEPTH, --depth): d + 1 panel buffers (HPL_pdgesvK2's
+// semantics); a deeper one is refused with its line rather than run shallower
+#define TS_HPL_MAX_DEPTH 4
 
 // HPL.dat, as HPL 2.3 reads it (testing/ptest/HPL_pdinfo.c): 31 lines, lists of at most 20.
 typedef struct {
@@ -111,6 +114,7 @@ typedef struct {
     char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
     char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1), "local-fused"
                              // (P = 1 in one pass: the device default; TESSERA_HPL_SWAP)
+    int depth;               // the lookahead depth that ran (the case's DEPTH, never replaced)
     int64_t pipe_cols;       // device path: the update pipelined in chunks of this many local columns
                              // (swaps and U of a chunk beside the GEMM of the one before), 0: not
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", or "inverse" (a GEMM with
@@ -162,8 +166,9 @@ int ts_hpl_ctx_size(const ts_hpl_ctx *c);
 // The devices this rank opened (NULL when none): for reports.
 struct ts_devset *ts_hpl_ctx_devset(ts_hpl_ctx *c);
 // Largest N whose matrix fits the memory this context would use for a P x Q grid (for sizing and
-// for the "N does not fit" message), at `fraction` of the available memory.
-int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, double fraction);
+// for the "N does not fit" message), at `fraction` of the available memory, with the panel buffers
+// of lookahead depth `depth` (d + 1 of them, at least 2).
+int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, int depth, double fraction);
 // Runs one case (collective). Ranks outside the P x Q grid idle until the end, as in HPL.
 // Returns 0 (the result says passed/failed/skipped) or a negative ts_status for a runtime failure,
 // agreed on by all ranks.

@@ -1,7 +1,7 @@
 // ts_hpl_bcast.c: panel broadcast along the process row (HPL's 1rg, 1rM, 2rg, 2rM, Lng, LnM; MPI_Bcast).
 //
 // Rings: the root posts non-blocking sends; a receiving rank waits for the panel, then forwards it
-// with non-blocking sends that are completed before the buffer is reused (two panels later), so
+// with non-blocking sends that are completed before the buffer is reused (nbuf panels later), so
 // a root never waits for a busy neighbour. Long variants (spread then roll) are collective.
 #include <stdlib.h>
 #include <string.h>

@@ -12,6 +12,9 @@
 #include "core/ts_json.h"
 #include "ts_config.h"
 
+#define TS_HPL_STR_(x) #x
+#define TS_HPL_STR(x) TS_HPL_STR_(x)
+
 // ---- reading -------------------------------------------------------------------------------
 // HPL_pdinfo reads each line with fgets and its values with sscanf("%s") + atoi/atof, so a bad
 // number silently becomes 0, a missing value repeats the previous one, and out-of-range choices are
@@ -201,10 +204,10 @@ static int read_lines(dat_reader *r, ts_hpl_dat *d) {
     TS_CHECK(read_int_list(r, "BCASTs", d->nbcast, 0, 5, "0=1rg 1=1rM 2=2rg 3=2rM 4=Lng 5=LnM "
                            "(HPL 2.3 would silently use 1rM)", d->bcast));
     TS_CHECK(read_count(r, "lookahead depths (DEPTH)", &d->ndepth));
-    // HPL 2.3 runs any depth; the engine here has depths 0 and 1, and a deeper one is refused with
-    // its line rather than run as depth 1 under a result line that names it.
-    TS_CHECK(read_int_list(r, "DEPTHs", d->ndepth, 0, 1, "look-ahead depth 0 or 1 (deeper look-ahead is "
-                           "not implemented here)", d->depth));
+    // HPL 2.3 runs any depth; the engine here has depths 0..TS_HPL_MAX_DEPTH, and a deeper one is
+    // refused with its line rather than run shallower under a result line that names it.
+    TS_CHECK(read_int_list(r, "DEPTHs", d->ndepth, 0, TS_HPL_MAX_DEPTH, "look-ahead depth 0 to "
+                           TS_HPL_STR(TS_HPL_MAX_DEPTH) " (deeper look-ahead is not implemented here)", d->depth));
     // 26-31: single values
     TS_CHECK(read_single_int(r, "SWAP (0=bin-exch,1=long,2=mix)", &d->swap));
     TS_CHECK(check_range(r, "SWAP", d->swap, 0, 2, "0 = binary exchange, 1 = long, 2 = mix "

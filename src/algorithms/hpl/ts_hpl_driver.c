@@ -122,6 +122,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     ts_json_bool(j, "skipped", r->skipped);
     if (r->skipped) ts_json_str(j, "why", r->why);
     ts_json_str(j, "tv", tv);
+    ts_json_int(j, "depth", r->depth); // the lookahead depth that ran (the T/V code's third character)
     ts_json_str(j, "exec", r->exec_used);
     ts_json_str(j, "panel", r->panel_used);
     ts_json_str(j, "u_solve", r->u_solve);

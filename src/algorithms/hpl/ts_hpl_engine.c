@@ -102,14 +102,17 @@ typedef struct {
     size_t A;      // the largest single execution allocation (the local matrix)
 } mem_need;
 
-static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int device) {
+static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int device, int depth) {
     mem_need m;
     size_t d = sizeof(double);
     size_t A = (size_t)pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d;
     size_t U = (size_t)(NB * (nq + 2)) * d;
     size_t scr = (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
-    size_t pan = 2 * ((size_t)((mp + NB) * NB + NB + 1) * d + (size_t)(8 * NB) * sizeof(int64_t)) +
-                 3 * (size_t)(NB * NB) * d; // + inv(L11) of both panels and the identity (trsm_inv)
+    // the panel buffers (d + 1 for lookahead depth d, at least 2), each with its inv(L11), and the
+    // identity (trsm_inv)
+    size_t nbuf = (size_t)ts_hpl_nbuf(depth);
+    size_t pan = nbuf * ((size_t)((mp + NB) * NB + NB + 1) * d + (size_t)(8 * NB) * sizeof(int64_t)) +
+                 (nbuf + 1) * (size_t)(NB * NB) * d;
     size_t stage = 2 * (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
     m.A = A;
     if (device) {
@@ -159,21 +162,21 @@ static int fits(mem_need m, size_t xmem, size_t largest, size_t host, int device
     return (double)(m.xmem + m.host) <= fraction * (double)host;
 }
 
-static int64_t max_n_local(ts_hpl_ctx *c, int P, int Q, int NB, double fraction, int device) {
+static int64_t max_n_local(ts_hpl_ctx *c, int P, int Q, int NB, double fraction, int device, int depth) {
     size_t xmem, largest, host;
     available(c, device, &xmem, &largest, &host);
     if (xmem == 0 || host == 0) return -1;
     int64_t lo = 0, hi = 1;
     // the rank (0, 0) holds the most
     while (hi < ((int64_t)1 << 40)) {
-        mem_need m = need_for(ts_hpl_numroc(hi, NB, 0, P), ts_hpl_numroc(hi + 1, NB, 0, Q), hi, NB, device);
+        mem_need m = need_for(ts_hpl_numroc(hi, NB, 0, P), ts_hpl_numroc(hi + 1, NB, 0, Q), hi, NB, device, depth);
         if (!fits(m, xmem, largest, host, device, fraction)) break;
         lo = hi;
         hi *= 2;
     }
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        mem_need m = need_for(ts_hpl_numroc(mid, NB, 0, P), ts_hpl_numroc(mid + 1, NB, 0, Q), mid, NB, device);
+        mem_need m = need_for(ts_hpl_numroc(mid, NB, 0, P), ts_hpl_numroc(mid + 1, NB, 0, Q), mid, NB, device, depth);
         if (fits(m, xmem, largest, host, device, fraction)) lo = mid;
         else hi = mid;
     }
@@ -184,9 +187,9 @@ static int exec_device(const ts_hpl_ctx *c) {
     return c->opts.exec == TS_HPL_EXEC_DEVICE || (c->opts.exec == TS_HPL_EXEC_AUTO && c->dev_ok);
 }
 
-int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, double fraction) {
-    if (P < 1 || Q < 1 || NB < 1 || !(fraction > 0)) return -1;
-    int64_t n = max_n_local(c, P, Q, NB, fraction, exec_device(c) && c->dev_ok);
+int64_t ts_hpl_max_n(ts_hpl_ctx *c, int P, int Q, int NB, int depth, double fraction) {
+    if (P < 1 || Q < 1 || NB < 1 || depth < 0 || !(fraction > 0)) return -1;
+    int64_t n = max_n_local(c, P, Q, NB, fraction, exec_device(c) && c->dev_ok, depth);
     double v = (double)n;
     ts_comm_allreduce_d(&c->world, &v, 1, TS_COMM_MIN);
     return (int64_t)v;
@@ -218,6 +221,10 @@ static const char *case_problem(const ts_hpl_case *hc, int size) {
     if (hc->ndiv < 2) return "NDIV < 2";
     if (hc->bcast < 0 || hc->bcast > 5) return "BCAST must be 0..5";
     if (hc->depth < 0) return "DEPTH < 0";
+    if (hc->depth > TS_HPL_MAX_DEPTH) {
+        snprintf(msg, sizeof msg, "DEPTH %d: the lookahead depth here is 0..%d", hc->depth, TS_HPL_MAX_DEPTH);
+        return msg;
+    }
     if (hc->swap < 0 || hc->swap > 2) return "SWAP must be 0, 1 or 2";
     return NULL;
 }
@@ -225,7 +232,7 @@ static const char *case_problem(const ts_hpl_case *hc, int size) {
 static void state_free(ts_hpl_state *s) {
     const ts_hpl_xops *x = s->x;
     if (!x) return;
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < TS_HPL_NPANBUF; b++) {
         ts_hpl_panel *p = &s->pan[b];
         if (p->buf) x->hfree(s, p->buf);
         free(p->plan);
@@ -245,7 +252,7 @@ static void state_free(ts_hpl_state *s) {
     if (s->xgat) x->xfree(s, s->xgat);
     if (s->xgst) x->xfree(s, s->xgst);
     s->xgat = s->xgst = NULL;
-    for (int b = 0; b < 2; b++)
+    for (int b = 0; b < TS_HPL_NPANBUF; b++)
         if (s->pan[b].xlinv) x->xfree(s, s->pan[b].xlinv), s->pan[b].xlinv = NULL;
     if (s->xident) x->xfree(s, s->xident);
     s->xident = NULL;
@@ -272,7 +279,9 @@ static int state_alloc(ts_hpl_state *s) {
         TS_CHECK(x->halloc(s, n, (void **)&s->hrecv[st]));
     }
     if (!x->is_device) s->xscr[1] = NULL;
-    for (int b = 0; b < 2; b++) {
+    s->depth = s->hc->depth;
+    s->nbuf = ts_hpl_nbuf(s->depth);
+    for (int b = 0; b < s->nbuf; b++) {
         ts_hpl_panel *p = &s->pan[b];
         p->cap = (size_t)((mp + NB) * NB + NB + 1);
         TS_CHECK(x->halloc(s, p->cap * sizeof(double), (void **)&p->buf));
@@ -317,7 +326,7 @@ static int state_alloc(ts_hpl_state *s) {
         if (rc2 == 0) rc2 = x->sync(s, 0);
         free(id);
         TS_CHECK(rc2);
-        for (int b = 0; b < 2; b++) TS_CHECK(x->xmalloc(s, nn * sizeof(double), (void **)&s->pan[b].xlinv));
+        for (int b = 0; b < s->nbuf; b++) TS_CHECK(x->xmalloc(s, nn * sizeof(double), (void **)&s->pan[b].xlinv));
     }
     s->xsol = calloc((size_t)(s->N + 1), sizeof(double));
     if (!s->xsol) TS_RAISE(TS_ERR_NOMEM, "solution vector");
@@ -343,11 +352,11 @@ static int check_memory(ts_hpl_ctx *c, ts_hpl_result *r, ts_hpl_state *s, int de
     size_t xmem, largest, host;
     double frac = dev ? 0.98 : 0.95;
     available(c, dev, &xmem, &largest, &host);
-    mem_need m = need_for(s->mp, s->nq, s->N, s->NB, dev);
+    mem_need m = need_for(s->mp, s->nq, s->N, s->NB, dev, s->hc->depth);
     *ok = fits(m, xmem, largest, host, dev, frac);
     TS_CHECK(ts_comm_allreduce_i(&s->grid, ok, 1, TS_COMM_MIN));
     if (!*ok) {
-        double v = (double)max_n_local(c, s->P, s->Q, (int)s->NB, frac, dev);
+        double v = (double)max_n_local(c, s->P, s->Q, (int)s->NB, frac, dev, s->hc->depth);
         TS_CHECK(ts_comm_allreduce_d(&s->grid, &v, 1, TS_COMM_MIN));
         char why[256];
         snprintf(why, sizeof why,
@@ -472,7 +481,6 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     TS_CHECK(ts_comm_barrier(&s->grid));
     stamp(r->start_time);
     double t0 = ts_now();
-    s->depth = hc->depth;
     rc = ts_hpl_lu(s);
     TS_CHECK(agree(&s->grid, rc));
     int info = s->info;
@@ -504,6 +512,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->trsm_inv ? "inverse" : "trsm");
     r->pipe_cols = s->pipe_w;
+    r->depth = s->depth;
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",
              s->P == 1 ? (s->swap_used[0] ? s->swap_used : "local") : s->nccl_col == 1 ? "nccl" : s->nccl_col ? "devexch-emul" : hc->swap == 2 ? "mix" : hc->swap == 0 ? "binexch" : "long");
@@ -575,6 +584,7 @@ int ts_hpl_ctx_has_cuda(const ts_hpl_ctx *c) {
 
 static int run_case(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, grid_body body) {
     memset(r, 0, sizeof *r);
+    r->depth = hc->depth;
     snprintf(r->exec_used, sizeof r->exec_used, "none");
     snprintf(r->engine_used, sizeof r->engine_used, "none");
     const char *bad = case_problem(hc, c->world.size);

@@ -55,6 +55,20 @@ int64_t ts_hpl_l2g(int64_t l, int64_t nb, int iproc, int nprocs);
 #define TS_HPL_ST_PIPE 2
 #define TS_HPL_MAX_CHUNKS 16
 #define TS_HPL_MAX_NB 8192
+// Panel buffers: the lookahead depth d needs d + 1 (the d pending panels and the one being
+// factored); depth 0 keeps two (the next panel's buffer is free while the update reads the last)
+#define TS_HPL_NPANBUF (TS_HPL_MAX_DEPTH + 1)
+static inline int ts_hpl_nbuf(int depth) { return depth + 1 > 2 ? depth + 1 : 2; }
+// Event slots of the factorization loop (ts_hpl_lu.c): EV_LOAD0 + b the panel in buffer b is
+// loaded (stream 1); EV_USED0 + b stream 0's last update that read buffer b is done; EV_S0 the last
+// work on stream 0; the pipelined update's EV_CHUNK0 + i (the last GEMM on chunk i) and EV_PIPE.
+#define TS_HPL_EV_LOAD0 0
+#define TS_HPL_EV_USED0 TS_HPL_NPANBUF
+#define TS_HPL_EV_S0 (2 * TS_HPL_NPANBUF)
+#define TS_HPL_NEV_LOOP (2 * TS_HPL_NPANBUF + 1) // the slots without the pipelined update's
+#define TS_HPL_EV_CHUNK0 TS_HPL_NEV_LOOP
+#define TS_HPL_EV_PIPE (TS_HPL_EV_CHUNK0 + TS_HPL_MAX_CHUNKS)
+#define TS_HPL_NEV (TS_HPL_EV_PIPE + 1)
 typedef struct {
     int64_t k;              // panel index; -1 when unused
     int64_t j;              // first global column (and row of the diagonal block)
@@ -135,7 +149,7 @@ typedef struct {
                    const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                    double *C, int64_t ldc);
     int (*sync)(ts_hpl_state *s, int st);
-    // ev = slot 0..7: record on st; make st wait for it; wait on the host
+    // ev = slot 0..TS_HPL_NEV-1: record on st; make st wait for it; wait on the host
     int (*record)(ts_hpl_state *s, int ev, int st);
     int (*wait)(ts_hpl_state *s, int st, int ev);
     int (*ev_sync)(ts_hpl_state *s, int ev);
@@ -182,8 +196,9 @@ struct ts_hpl_state {
     double *xscr[TS_HPL_NSTREAM];   // execution scratch for row swaps
     double *hsend[TS_HPL_NSTREAM], *hrecv[TS_HPL_NSTREAM]; // host staging for swaps
     int64_t scr_cols[TS_HPL_NSTREAM];
-    ts_hpl_panel pan[2];
-    int depth;
+    ts_hpl_panel pan[TS_HPL_NPANBUF];
+    int nbuf;                   // panel buffers in use: ts_hpl_nbuf(depth)
+    int depth;                  // lookahead depth run (HPL.dat DEPTH, 0..TS_HPL_MAX_DEPTH)
     int panel_dev;              // 1: panels factored in execution memory (one process row)
     int panel_gather;           // 1: several process rows, panels gathered on the diagonal block's
                                 // device, factored there and scattered back (needs nccl_col)

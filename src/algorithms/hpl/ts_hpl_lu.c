@@ -1,9 +1,17 @@
-// ts_hpl_lu.c: right-looking blocked LU of [A|b] over the P x Q grid, lookahead depth 0 or 1 (HPL_pdgesv0 / HPL_pdgesvK2).
+// ts_hpl_lu.c: right-looking blocked LU of [A|b] over the P x Q grid, lookahead depth 0..TS_HPL_MAX_DEPTH (HPL_pdgesv0 / HPL_pdgesvK2).
 //
 // Per panel k: factor (process column of the panel), broadcast along process rows, then for the
-// trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. With lookahead the
-// columns of panel k+1 are updated first, panel k+1 is factored and sent, then the rest is
-// updated; on a device the rest goes on stream 0 while the next panel is handled on stream 1.
+// trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. With lookahead depth d
+// (HPL_pdgesvK2) d panels are pending: in the step that factors panel j, panel j's columns first
+// receive the updates of the pending panels j-d .. j-1 in order, panel j is factored and sent, and
+// the rest of the trailing matrix (right of panel j) is updated by the oldest pending panel j-d
+// only; every column thus sees the panels' updates in the factorization's order, as with depth 0.
+// The first d panels are factored ahead (a prologue folded into iteration 0) and the last d steps
+// only drain the pending updates. On a device the rest goes on stream 0 while the next panel is
+// handled on stream 1. A rank outside a panel's process column receives it when it first needs it:
+// at the bulk update it makes (step j) or at the lookahead update of a panel of its own (step
+// j' - d for the next own panel j' <= j + d), so with d >= 2 the broadcast has more steps to arrive
+// while the device works through queued updates.
 // Pipelined (s->pipe_w > 0): the rest is cut at fixed column boundaries into chunks; stream
 // TS_HPL_ST_PIPE swaps the rows of a chunk and forms its U while stream 0 runs the GEMM of the
 // chunk before, and it may start on a chunk as soon as the previous update's GEMM on that chunk is
@@ -18,17 +26,23 @@
 // Events: EV_LOAD0+b the panel in buffer b is loaded (stream 1); EV_S0 the last work on stream 0;
 // EV_USED0+b stream 0's last update that read buffer b (its execution copy and swap plan) is done.
 // Pipelined update: EV_CHUNK0+i the last GEMM on chunk i (stream 0); EV_PIPE a chunk's swaps and U
-// are done (its swap stream).
-enum { EV_LOAD0 = 0, EV_S0 = 2, EV_USED0 = 4, EV_CHUNK0 = 8, EV_PIPE = 8 + TS_HPL_MAX_CHUNKS };
+// are done (its swap stream). b < s->nbuf <= TS_HPL_NPANBUF (ts_hpl_internal.h).
+enum {
+    EV_LOAD0 = TS_HPL_EV_LOAD0, EV_S0 = TS_HPL_EV_S0, EV_USED0 = TS_HPL_EV_USED0,
+    EV_CHUNK0 = TS_HPL_EV_CHUNK0, EV_PIPE = TS_HPL_EV_PIPE
+};
 
 // Timing stamps of one iteration, read after the factorization (so that recording them never
-// waits): the panel factorization issued in the iteration (the next panel under lookahead), and
-// for each of the (at most two) update calls the row swaps and the TRSM + GEMM; end0 closes the
-// iteration on stream 0. On a device these are events on the stream that ran the step; on the CPU
-// path the host clock.
+// waits): the panel factorizations issued in the iteration (panel k+d under lookahead depth d;
+// iteration 0 also has the prologue's panels 0..d-1), and for each update call (the lookahead
+// updates of the factored panel's columns, one per pending panel, and the update of the rest) the
+// row swaps and the TRSM + GEMM; end0 closes the iteration on stream 0. On a device these are
+// events on the stream that ran the step; on the CPU path the host clock.
+#define MK_FACT (TS_HPL_MAX_DEPTH + 1)                               // factorizations of iteration 0
+#define MK_UPD (TS_HPL_MAX_DEPTH * (TS_HPL_MAX_DEPTH + 1) / 2 + 1) // its update calls
 struct ts_hpl_marks {
-    int f0[2], f1[2], nf;
-    int sw0[2], sw1[2], up0[2], gm0[2], up1[2], ust[2]; // gm0: after the TRSM and U's copy
+    int f0[MK_FACT], f1[MK_FACT], nf;
+    int sw0[MK_UPD], sw1[MK_UPD], up0[MK_UPD], gm0[MK_UPD], up1[MK_UPD], ust[MK_UPD]; // gm0: after the TRSM and U's copy
     int nup;
     // pipelined chunks: swap start/end and U end on the swap stream, GEMM start/end on stream 0
     int pa[TS_HPL_MAX_CHUNKS], pb[TS_HPL_MAX_CHUNKS], pc[TS_HPL_MAX_CHUNKS], pd[TS_HPL_MAX_CHUNKS],
@@ -39,9 +53,10 @@ struct ts_hpl_marks {
 #define TS_HPL_MAX_STAMPS 65536
 
 static void marks_clear(struct ts_hpl_marks *m) {
-    m->f0[0] = m->f0[1] = m->f1[0] = m->f1[1] = m->end0 = -1;
+    m->end0 = -1;
+    for (int i = 0; i < MK_FACT; i++) m->f0[i] = m->f1[i] = -1;
     m->nf = 0;
-    for (int i = 0; i < 2; i++) m->sw0[i] = m->sw1[i] = m->up0[i] = m->gm0[i] = m->up1[i] = -1, m->ust[i] = 0;
+    for (int i = 0; i < MK_UPD; i++) m->sw0[i] = m->sw1[i] = m->up0[i] = m->gm0[i] = m->up1[i] = -1, m->ust[i] = 0;
     m->nup = 0;
     m->npc = 0;
 }
@@ -112,7 +127,7 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     double t0 = ts_now();
     int64_t m = s->mp - p->lr0; // = ldw: with P = 1 the panel is the whole local column
     double *Ap = s->A + p->lr0 + p->pc * s->lda;
-    struct ts_hpl_marks *mk = s->marks && s->marks->nf < 2 ? s->marks : NULL;
+    struct ts_hpl_marks *mk = s->marks && s->marks->nf < MK_FACT ? s->marks : NULL;
     if (mk) mk->f0[mk->nf] = stamp(s, st);
     int rc = x->getrf(s, st, m, p->jb, Ap, s->lda, p->xpiv, p->xpiv + p->jb);
     if (mk) mk->f1[mk->nf++] = stamp(s, st);
@@ -170,7 +185,7 @@ static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t 
     double *G = s->xgat, *S = s->xgst, *D = s->xgat + s->N * NB; // D: L11, jb x jb, contiguous
     double *Ap = s->A + p->lr0 + p->pc * s->lda;
     const int64_t mine = m[me];
-    struct ts_hpl_marks *mk = s->marks && s->marks->nf < 2 ? s->marks : NULL;
+    struct ts_hpl_marks *mk = s->marks && s->marks->nf < MK_FACT ? s->marks : NULL;
     if (mk) mk->f0[mk->nf] = stamp(s, st);
     // 1. the parts to curr (every call below is made even after a failure: the others wait for it)
     int rc = 0;
@@ -276,7 +291,7 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
         p->loaded = 1;
         return ts_hpl_fail(s, panel_inverse(s, p, st));
     }
-    rc = x->wait(s, st, EV_USED0 + b); // the previous user of this buffer (two panels ago) is done
+    rc = x->wait(s, st, EV_USED0 + b); // the previous user of this buffer (nbuf panels ago) is done
     if (!p->dev_fact) {
         p->xW = p->xbuf;
         p->xld = p->ldw;
@@ -322,7 +337,7 @@ static int gemm_l_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, in
 static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st) {
     int64_t nc = c1 - c0;
     if (nc <= 0) return 0;
-    struct ts_hpl_marks *mk = s->marks && s->marks->nup < 2 ? s->marks : NULL;
+    struct ts_hpl_marks *mk = s->marks && s->marks->nup < MK_UPD ? s->marks : NULL;
     int u = mk ? mk->nup++ : 0;
     if (mk) mk->ust[u] = st, mk->sw0[u] = stamp(s, st);
     ts_hpl_laswp(s, p, c0, c1, st);
@@ -462,91 +477,144 @@ static int record_iter(ts_hpl_state *s, ts_hpl_panel *p, double t_it) {
     return 0;
 }
 
+// The step in which a rank of process column mycol, which does not own panel i, first needs it:
+// its bulk update (step i), or the lookahead update of its own next panel m <= i + d (step m - d).
+// Non-decreasing in i, so the ranks receive the panels in order.
+static int64_t need_step(const ts_hpl_state *s, int64_t i) {
+    int64_t m = i + 1 + ((s->mycol - (i + 1)) % s->Q + s->Q) % s->Q; // next panel of this column
+    return m - s->depth < i ? m - s->depth : i;
+}
+
+// Panel k from the process row (this rank's column does not own it), into buffer k % nbuf, loaded
+// on stream 1.
+static void panel_receive(ts_hpl_state *s, int64_t k) {
+    int b = (int)(k % s->nbuf);
+    ts_hpl_panel *p = &s->pan[b];
+    panel_recycle(s, p, b);
+    ts_hpl_panel_geom(s, p, k);
+    panel_bcast(s, p);
+    panel_load(s, p, b, s->x->is_device ? 1 : 0);
+}
+
+// The update of the rest with the oldest pending panel k: the local columns right of panel jl (the
+// last panel factored so far), on stream 0 (pipelined when asked).
+static void update_rest(ts_hpl_state *s, int64_t k, int64_t jl) {
+    const ts_hpl_xops *x = s->x;
+    int b = (int)(k % s->nbuf);
+    ts_hpl_panel *p = &s->pan[b];
+    int64_t end = (jl + 1) * s->NB < s->N ? (jl + 1) * s->NB : s->N;
+    int64_t c0 = ts_hpl_nbefore(end, s->NB, s->mycol, s->Q);
+    if (x->is_device) ts_hpl_fail(s, x->wait(s, 0, EV_LOAD0 + b));
+    if (x->is_device && s->pipe_w > 0) update_pipe(s, p, b, c0, s->nq);
+    else update(s, p, c0, s->nq, 0);
+    if (x->is_device) {
+        ts_hpl_fail(s, x->record(s, EV_S0, 0));
+        ts_hpl_fail(s, x->record(s, EV_USED0 + b, 0));
+    }
+}
+
+// Receives, in order, the panels up to `last` that this rank needs by step t.
+static void receive_needed(ts_hpl_state *s, int64_t *next, int64_t t, int64_t last) {
+    int64_t npan = (s->N + s->NB - 1) / s->NB;
+    for (; *next < npan && *next <= last; (*next)++) {
+        if (*next % s->Q == s->mycol) continue; // factored here
+        if (need_step(s, *next) > t) break;
+        panel_receive(s, *next);
+    }
+}
+
+// Whether a panel from another process column is still to be received in step t.
+static int receive_pending(const ts_hpl_state *s, int64_t next, int64_t t) {
+    int64_t npan = (s->N + s->NB - 1) / s->NB;
+    for (; next < npan; next++)
+        if (next % s->Q != s->mycol) return need_step(s, next) <= t;
+    return 0;
+}
+
 int ts_hpl_lu(ts_hpl_state *s) {
     const ts_hpl_xops *x = s->x;
     int64_t N = s->N, NB = s->NB;
     int64_t npan = (N + NB - 1) / NB;
-    int la = s->depth >= 1;
+    const int d = s->depth, nbuf = s->nbuf;
     int dev = x->is_device;
     int s0 = 0, s1 = dev ? 1 : 0;
     double t_start = ts_now();
     int pipe = dev && s->pipe_w > 0;
-    // timing stamps: 15 per iteration at most (+ 5 per pipelined chunk), plus the start
+    if (d < 0 || d > TS_HPL_MAX_DEPTH || nbuf != ts_hpl_nbuf(d))
+        return ts_hpl_fail(s, TS_ERROR(TS_ERR_ARG, "hpl: lookahead depth %d with %d panel buffers", d, nbuf));
+    // timing stamps: per iteration 2 per factorization and 4 per update call (d lookahead updates and
+    // the rest) and the end, + 5 per pipelined chunk; iteration 0 has the prologue's too; plus the start
     struct ts_hpl_marks *marks = NULL;
     int start0 = -1;
-    int64_t per = 15 + (pipe ? 5 * TS_HPL_MAX_CHUNKS : 0);
-    if (npan * per + 1 <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)(npan * per + 1)) == 0)
+    int64_t per = 2 + 4 * (d + 1) + 1 + (pipe ? 5 * TS_HPL_MAX_CHUNKS : 0);
+    int64_t nstamps = npan * per + 2 * d + 2 * d * (d + 1) + 1;
+    if (nstamps <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)nstamps) == 0)
         marks = malloc(sizeof(*marks) * (size_t)npan);
     for (int64_t k = 0; marks && k < npan; k++) marks_clear(&marks[k]);
     if (marks) start0 = x->stamp(s, s0);
-    for (int b = 0; b < 2; b++) {
+    for (int b = 0; b < TS_HPL_NPANBUF; b++) {
         s->pan[b].k = -1;
         s->pan[b].nsreq = 0;
         s->pan[b].loaded = 0;
     }
     if (dev) ts_hpl_fail(s, x->record(s, EV_S0, s0));
-    for (int64_t k = 0; k < npan; k++) {
-        int b = (int)(k & 1);
-        ts_hpl_panel *p = &s->pan[b];
-        double t_it = ts_now();
+    int64_t rnext = 0; // the next panel this rank may have to receive
+    double t_it = ts_now();
+    // Step t factors panel j = t + d (when there is one) and, for t >= 0, updates the rest with
+    // panel t; steps t < 0 are the prologue, counted in iteration 0.
+    for (int64_t t = -d; t < npan; t++) {
+        int64_t k = t < 0 ? 0 : t; // the iteration this step belongs to
+        int64_t j = t + d;
         s->marks = marks ? &marks[k] : NULL;
-        // 1. panel k on every rank of the grid
-        if (!la || k == 0) {
-            if (dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
-            if (s->mycol == (int)(k % s->Q)) factor(s, p, b, k, s1);
-            else {
-                panel_recycle(s, p, b);
-                ts_hpl_panel_geom(s, p, k);
-            }
-            panel_bcast(s, p);
-            panel_load(s, p, b, s1);
-        } else if (s->mycol != (int)(k % s->Q)) {
-            panel_recycle(s, p, b);
-            ts_hpl_panel_geom(s, p, k);
-            panel_bcast(s, p);
-            panel_load(s, p, b, s1);
+        // 1. the panels of other process columns this rank needs by now, in order: first those the
+        // update of the rest needs (depth 0: panel j itself)
+        receive_needed(s, &rnext, t, t);
+        int own = j < npan && s->mycol == (int)(j % s->Q);
+        int bulk_done = t < 0, queued = 0;
+        int64_t cj = own ? ts_hpl_nbefore(j * NB, NB, s->mycol, s->Q) : 0;
+        // (pipelined: only the previous GEMM on panel j's columns' chunk; before the update of the
+        // rest records these events again)
+        if (own && dev) ts_hpl_fail(s, x->wait(s, s1, pipe ? EV_CHUNK0 + (int)(cj / s->pipe_w) : EV_S0));
+        // a device runs the update of the rest while the host waits for lookahead panels still in
+        // flight (depth >= 2: the panels after t that panel j's columns need)
+        if (dev && !bulk_done && receive_pending(s, rnext, t)) {
+            update_rest(s, t, j < npan ? j : npan - 1);
+            bulk_done = queued = 1;
         }
-        if (dev) ts_hpl_fail(s, x->wait(s, s0, EV_LOAD0 + b));
-        // 2. trailing update, next panel first
-        int64_t tc0 = ts_hpl_nbefore(p->j + p->jb, NB, s->mycol, s->Q);
-        if (la && k + 1 < npan && s->mycol == (int)((k + 1) % s->Q)) {
-            int64_t jn = p->j + p->jb;
-            int64_t jb2 = N - jn < NB ? N - jn : NB;
-            int64_t la1 = tc0 + jb2;
-            ts_hpl_panel *pn = &s->pan[b ^ 1];
-            // (pipelined: only the previous GEMM on these columns' chunk)
-            if (dev) ts_hpl_fail(s, x->wait(s, s1, pipe ? EV_CHUNK0 + (int)(tc0 / s->pipe_w) : EV_S0));
-            update(s, p, tc0, la1, s1);
-            if (dev) {
-                if (pipe) update_pipe(s, p, b, la1, s->nq);
-                else update(s, p, la1, s->nq, s0);
-                ts_hpl_fail(s, x->record(s, EV_S0, s0));
-                ts_hpl_fail(s, x->record(s, EV_USED0 + b, s0));
+        receive_needed(s, &rnext, t, npan);
+        // 2. panel j on its process column: its columns receive the pending updates, then it is
+        // factored, sent and loaded; on a device the update of the rest is queued before the factorization
+        if (own) {
+            int bj = (int)(j % nbuf);
+            ts_hpl_panel *pn = &s->pan[bj];
+            int64_t jbj = N - j * NB < NB ? N - j * NB : NB;
+            for (int64_t i = t < 0 ? 0 : t; i < j; i++) update(s, &s->pan[i % nbuf], cj, cj + jbj, s1);
+            if (dev && !bulk_done && t < j) { // (depth 0: the rest needs panel j itself)
+                update_rest(s, t, j);
+                bulk_done = queued = 1;
             }
-            factor(s, pn, b ^ 1, k + 1, s1);
-            if (dev && x->panel_done) ts_hpl_fail(s, x->panel_done(s, pn->j, EV_S0));
+            factor(s, pn, bj, j, s1);
+            if (queued && x->panel_done) ts_hpl_fail(s, x->panel_done(s, pn->j, EV_S0));
             panel_bcast(s, pn);
-            panel_load(s, pn, b ^ 1, s1);
-            if (!dev) update(s, p, la1, s->nq, s0);
-        } else {
-            if (pipe) update_pipe(s, p, b, tc0, s->nq);
-            else update(s, p, tc0, s->nq, s0);
-            if (dev) ts_hpl_fail(s, x->record(s, EV_S0, s0));
-            if (dev) ts_hpl_fail(s, x->record(s, EV_USED0 + b, s0));
+            panel_load(s, pn, bj, s1);
         }
+        // 3. the rest with the oldest pending panel (depth 0: panel j, just received or factored)
+        if (!bulk_done) update_rest(s, t, j < npan ? j : npan - 1);
+        if (t < 0) continue;
         if (s->marks) s->marks->end0 = stamp(s, s0);
         s->marks = NULL;
-        // 3. bookkeeping. A failure is not agreed here: a grid-wide call inside the loop would
+        // 4. bookkeeping. A failure is not agreed here: a grid-wide call inside the loop would
         // deadlock with a lookahead broadcast; a failed rank keeps communicating (its device calls
         // fail at once) and all ranks agree after the factorization.
+        ts_hpl_panel *p = &s->pan[t % nbuf];
         if (s->grid.rank == 0) {
             double now = ts_now();
             record_iter(s, p, now - t_it);
             if (s->ctx->opts.progress) {
                 // On a device this iteration's update was only queued; the one before has finished
                 // when the host got here on the panel's owner (the lookahead panel just factored
-                // reused its buffer, and the host waited for that panel), so the display counts the
-                // columns up to this panel: the rate it shows is not the rate of queued work.
+                // waited for it on its columns), so the display counts the columns up to this panel:
+                // the rate it shows is not the rate of queued work.
                 int64_t done = dev ? p->j : p->j + p->jb;
                 double left = (double)(N - done);
                 s->ctx->opts.progress(s->ctx->opts.progress_ctx, done, N, now - t_start,
@@ -555,11 +623,12 @@ int ts_hpl_lu(ts_hpl_state *s) {
         } else {
             s->t_iter_fact = s->t_iter_bcast = s->t_iter_swap = s->t_iter_update = 0;
         }
+        t_it = ts_now();
     }
-    for (int b = 0; b < 2; b++) panel_recycle(s, &s->pan[b], b);
+    for (int b = 0; b < nbuf; b++) panel_recycle(s, &s->pan[b], b);
     for (int st = 0; st <= s1; st++) ts_hpl_fail(s, x->sync(s, st));
     if (pipe) ts_hpl_fail(s, x->sync(s, TS_HPL_ST_PIPE));
-    if (marks && s->err == 0 && s->grid.rank == 0) phase_split(s, marks, npan, start0, la && dev);
+    if (marks && s->err == 0 && s->grid.rank == 0) phase_split(s, marks, npan, start0, d >= 1 && dev);
     free(marks);
     return s->err;
 }

@@ -12,7 +12,7 @@
 #include "core/ts_timer.h"
 #include "kernels/ts_lu_kernels.h"
 
-#define NEV (8 + TS_HPL_MAX_CHUNKS + 1) // the loop's slots, then one per pipelined chunk (ts_hpl_lu.c)
+#define NEV TS_HPL_NEV // the loop's slots, with one per pipelined chunk (ts_hpl_internal.h)
 
 typedef struct {
     ts_device *dev;

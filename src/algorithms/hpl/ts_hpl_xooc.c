@@ -24,7 +24,7 @@
 #include "kernels/ts_lu_kernels.h"
 #include "runtime/ts_tiles.h"
 
-#define NEV 8
+#define NEV TS_HPL_NEV_LOOP // the loop's slots (no pipelined update here; ts_hpl_internal.h)
 #define MAXPIN 32
 
 typedef struct hop hop;

@@ -60,7 +60,8 @@ static void usage(FILE *f) {
         "  -N/-NB/-P/-Q      one test without a file (WR11C2R4 settings, threshold 16); each also\n"
         "                    as --N n or -N=n\n"
         "                    with neither: ./HPL.dat if it exists, else sized for the machine\n"
-        "  --depth d         look-ahead depth, 0 or 1 (replaces the DEPTH list of HPL.dat)\n"
+        "  --depth d         look-ahead depth 0..4 (replaces the DEPTH list of HPL.dat; 1 without\n"
+        "                    a file)\n"
         "  --exec MODE       auto (device when present), cpu, device, ooc (out-of-core)\n"
         "  --panel ENGINE    who factors the panels: cpu (host), device (our recursive panel\n"
         "                    on the GPU, HPL's PFACT/RFACT/NBMIN/NDIV), cusolver (dgetrf),\n"
@@ -109,9 +110,9 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
             if (m < 0 || ts_cli_int(CMD, "-Q (process columns)", v, 1, &a->Q) < 0) return -1;
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--depth", NULL, &v)) != 0) {
             if (m < 0 || ts_cli_int(CMD, "--depth", v, 0, &a->depth) < 0) return -1;
-            if (a->depth > 1) {
-                ts_cli_errorf(CMD, "--depth %d: look-ahead depth 0 or 1 (deeper look-ahead is not implemented here)",
-                              a->depth);
+            if (a->depth > TS_HPL_MAX_DEPTH) {
+                ts_cli_errorf(CMD, "--depth %d: look-ahead depth 0..%d (deeper look-ahead is not implemented here)",
+                              a->depth, TS_HPL_MAX_DEPTH);
                 return -1;
             }
         } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--exec", NULL, &v)) != 0) {
@@ -306,10 +307,12 @@ static void dat_from_flags(ts_hpl_dat *d, int64_t N, int NB, int P, int Q) {
 // Every (grid, NB) of the file must hold its largest N. Returns 0, or sets msg and returns -1.
 static int check_fit(ts_hpl_ctx *ctx, const ts_hpl_dat *d, double fraction, char *msg, size_t len) {
     int64_t nmax_req = 0;
+    int dmax = 0; // the deepest lookahead listed holds the most panel buffers
     for (int i = 0; i < d->nN; i++) if (d->N[i] > nmax_req) nmax_req = d->N[i];
+    for (int i = 0; i < d->ndepth; i++) if (d->depth[i] > dmax) dmax = d->depth[i];
     for (int g = 0; g < d->ngrid; g++) {
         for (int b = 0; b < d->nNB; b++) {
-            int64_t fit = ts_hpl_max_n(ctx, d->P[g], d->Q[g], d->NB[b], fraction);
+            int64_t fit = ts_hpl_max_n(ctx, d->P[g], d->Q[g], d->NB[b], dmax, fraction);
             if (fit < 0) continue; // the engine cannot tell; HPL would try and skip on failure
             if (nmax_req > fit) {
                 snprintf(msg, len, "N=%lld does not fit in memory: the largest N that fits a %d x %d "
@@ -423,16 +426,17 @@ int ts_cmd_hpl(int argc, char **argv) {
         else if (!Q) Q = size / P > 0 ? size / P : 1;
         else if (!P) P = size / Q > 0 ? size / Q : 1;
         int64_t N = a.N;
+        int depth = a.depth >= 0 ? a.depth : 1; // (WR11C2R4's depth unless --depth)
         if (N < 0) {
             if (dev) {
                 double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_AUTO;
-                N = ts_hpl_max_n(ctx, P, Q, NB, frac);
+                N = ts_hpl_max_n(ctx, P, Q, NB, depth, frac);
             } else {
                 double budget = a.time_budget > 0 ? a.time_budget : HPL_CPU_BUDGET_S;
                 if (root) N = cpu_n_for_budget(budget, NB);
                 bcast_bytes(&N, sizeof N);
                 double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_AUTO;
-                int64_t fit = ts_hpl_max_n(ctx, P, Q, NB, frac);
+                int64_t fit = ts_hpl_max_n(ctx, P, Q, NB, depth, frac);
                 if (fit > 0 && N > fit) N = fit;
             }
             if (N <= 0) {
@@ -448,7 +452,7 @@ int ts_cmd_hpl(int argc, char **argv) {
                        (long long)N, NB, P, Q, dev ? "device memory" : "CPU time budget");
         }
         dat_from_flags(&dat, N, NB, P, Q);
-        if (a.depth >= 0) dat.depth[0] = a.depth;
+        dat.depth[0] = depth;
     }
 
     // HPL 2.3 refuses grids larger than the process count.
