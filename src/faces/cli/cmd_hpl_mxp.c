@@ -58,7 +58,9 @@ static void usage(FILE *f) {
         "                    LU without pivoting is then unstable and the run must fail)\n"
         "  -q                no progress line\n"
         "  -v, --verbose     debug log lines (the residual of every refinement step)\n\n"
-        "P x Q grids other than 1 x 1 are not implemented yet (skipped).\n"
+        "P x Q grids run over MPI with P Q ranks, one a GPU (mpiexec -n PQ; 2D block-cyclic like hpl);\n"
+        "without -N, N is sized so that each rank holds about the share of its memory a 1 x 1 run\n"
+        "would; look-ahead runs on 1 x 1 only.\n"
         "exit: 0 all tests passed, 1 a test failed (residual, iteration cap, breakdown), 2 bad input,\n"
         "3 runtime failure/skipped test\n");
 }
@@ -205,7 +207,7 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         int64_t N = a.N;
         if (N < 0) {
             const double frac = a.mem_fraction > 0 ? a.mem_fraction : MXP_MEM_FRACTION_AUTO;
-            const int64_t fit = ts_mxp_max_n(ctx, NB, frac);
+            const int64_t fit = ts_mxp_max_n_grid(ctx, NB, P, Q, frac);
             N = dev ? fit : (fit > 0 && fit < MXP_N_CPU ? fit : MXP_N_CPU);
             if (N <= 0) {
                 if (root) ts_cli_errorf(CMD, "cannot size the problem for this machine; give -N");
@@ -238,18 +240,23 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
     }
     if (dat_path || a.N >= 0) { // explicit sizes must fit
         const double frac = a.mem_fraction > 0 ? a.mem_fraction : MXP_MEM_FRACTION_CHECK;
-        for (int b = 0; b < dat.head.nNB; b++) {
-            const int64_t fit = ts_mxp_max_n(ctx, dat.head.NB[b], frac);
-            for (int i = 0; i < dat.head.nN; i++)
-                if (fit > 0 && dat.head.N[i] > fit) {
-                    if (root)
-                        ts_cli_errorf(CMD, "N=%lld does not fit in memory: the largest N that fits with NB=%d is %lld "
-                                      "(at %.0f%% of the memory; --mem-fraction changes the share)",
-                                      (long long)dat.head.N[i], dat.head.NB[b], (long long)fit, frac * 100.0);
-                    code = TS_EXIT_USAGE;
-                    goto done;
-                }
-        }
+        for (int g = 0; g < dat.head.ngrid; g++)
+            for (int b = 0; b < dat.head.nNB; b++) {
+                const int P = dat.head.P[g], Q = dat.head.Q[g];
+                const int64_t fit = ts_mxp_max_n_grid(ctx, dat.head.NB[b], P, Q, frac);
+                for (int i = 0; i < dat.head.nN; i++)
+                    if (fit > 0 && dat.head.N[i] > fit) {
+                        if (root) {
+                            char grid[48] = "";
+                            if (P * Q > 1) snprintf(grid, sizeof grid, " on the %d x %d grid", P, Q);
+                            ts_cli_errorf(CMD, "N=%lld does not fit in memory: the largest N that fits with NB=%d%s is "
+                                          "%lld (at %.0f%% of the memory; --mem-fraction changes the share)",
+                                          (long long)dat.head.N[i], dat.head.NB[b], grid, (long long)fit, frac * 100.0);
+                        }
+                        code = TS_EXIT_USAGE;
+                        goto done;
+                    }
+            }
     }
     if (root && ts_hpl_open_output(&dat.head, &out) < 0) {
         ts_cli_errorf(CMD, "%s", ts_error_last()->message);
