@@ -311,7 +311,6 @@ static int correct(mx_run *s, const double *v, double vmax) {
 // r = b - A x with A regenerated in FP64; the scaled residual and its norms.
 static int residual(mx_run *s, double *ratio) {
     const int64_t N = s->N;
-    ts_mxp_result *r = s->r;
     TS_CHECK(ts_mxp_resid(s->k, N, 0, 0, N, N, s->d, s->x, s->b, s->rv));
     TS_CHECK(ts_mxp_kern_sync(s->k));
     TS_CHECK(ex_get(&s->ex, s->hr, s->rv, sizeof(double) * (size_t)N));
@@ -321,17 +320,31 @@ static int residual(mx_run *s, double *ratio) {
         if (fabs(s->hr[i]) > nr || isnan(s->hr[i])) nr = fabs(s->hr[i]);
         if (fabs(s->hx[i]) > nx || isnan(s->hx[i])) nx = fabs(s->hx[i]);
     }
+    *ratio = ts_mxp_check(s->r, N, nr, nx, s->normA, s->normb);
+    return 0;
+}
+
+double ts_mxp_check(ts_mxp_result *r, int64_t N, double nr, double nx, double normA, double normb) {
     r->eps = DBL_EPSILON / 2.0;
     r->norm_r = nr;
     r->norm_x = nx;
-    r->norm_A = s->normA;
-    r->norm_b = s->normb;
-    const double den = r->eps * (r->norm_A * nx + r->norm_b) * (double)N;
-    *ratio = den > 0 ? nr / den : (nr == 0 ? 0.0 : INFINITY);
-    if (isnan(nr)) *ratio = NAN;
-    r->resid = *ratio;
+    r->norm_A = normA;
+    r->norm_b = normb;
+    const double den = r->eps * (normA * nx + normb) * (double)N;
+    double ratio = den > 0 ? nr / den : (nr == 0 ? 0.0 : INFINITY);
+    if (isnan(nr)) ratio = NAN;
+    r->resid = ratio;
     r->checked = 1;
-    return 0;
+    return ratio;
+}
+
+void ts_mxp_times(ts_mxp_result *r, int64_t N, double t0, double t1, double t2) {
+    ts_mxp_stamp(r->end_time);
+    r->t_lu = t1 - t0;
+    r->t_ir = t2 - t1;
+    r->time = t2 - t0;
+    r->gflops = r->time > 0 ? ts_hpl_gflops(N, r->time) : 0.0;
+    r->gflops_lu = r->t_lu > 0 ? ts_hpl_flops(N) / r->t_lu / 1e9 : 0.0;
 }
 
 int ts_mxp_refine(const ts_mxp_opts *o, double thr, ts_mxp_result *r, const ts_mxp_refiner *f) {
@@ -524,13 +537,7 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
     } else {
         r->stop = 3;
     }
-    const double t2 = ts_now();
-    ts_mxp_stamp(r->end_time);
-    r->t_lu = t1 - t0;
-    r->t_ir = t2 - t1;
-    r->time = t2 - t0;
-    r->gflops = r->time > 0 ? ts_hpl_gflops(s.N, r->time) : 0.0;
-    r->gflops_lu = r->t_lu > 0 ? ts_hpl_flops(s.N) / r->t_lu / 1e9 : 0.0;
+    ts_mxp_times(r, s.N, t0, t1, ts_now());
 out:
     run_free(&s);
     if (s.ex.st) ts_stream_destroy(s.ex.st);
@@ -547,10 +554,10 @@ int ts_mxp_run(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mx
     else if (mc->P < 1 || mc->Q < 1) ts_mxp_skip(r, "P and Q must be positive");
     else if ((int64_t)mc->P * mc->Q > c->world.size) ts_mxp_skip(r, "the grid needs more processes than are running");
     else if (mc->P * mc->Q != 1)
-        return ts_mxp_run_grid(c, o, mc, r);
+        rc = ts_mxp_run_grid(c, o, mc, r);
     else if (c->world.rank == 0)
         rc = run_one(c, o, mc, r);
-    // every rank gets rank 0's result and the agreed status
+    // every rank (idle ones too) gets rank 0's result and the agreed status
     int st = rc;
     ts_comm_allreduce_i(&c->world, &st, 1, TS_COMM_MIN);
     ts_comm_bcast(&c->world, r, sizeof *r, 0);

@@ -17,7 +17,6 @@
 // rows; the correction by a block forward and back substitution with the inverted diagonal blocks
 // (per block: the partial sums reduced along the diagonal owner's process row, the owner's GEMV
 // with the inverse, the result broadcast along its process column); norms reduced over the grid.
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,7 +352,6 @@ static int grid_correct(void *arg, int first) {
 static int grid_residual(void *arg, double *ratio) {
     mg_run *s = arg;
     const int64_t N = s->N, NB = s->NB, mp = s->mp;
-    ts_mxp_result *r = s->r;
     memset(s->hr, 0, sizeof(double) * (size_t)(mp + 1));
     TS_CHECK(ts_mxp_ex_put(&s->ex, s->acc, s->hr, sizeof(double) * (size_t)(mp > 0 ? mp : 1)));
     for (int64_t li = 0; li < s->nbr; li++)
@@ -378,17 +376,7 @@ static int grid_residual(void *arg, double *ratio) {
         else if (fabs(s->hx[i]) > nrm[1]) nrm[1] = fabs(s->hx[i]);
     }
     TS_CHECK(ts_comm_allreduce_d(&s->grid, nrm, 4, TS_COMM_MAX));
-    const double nr = nrm[2] > 0 ? NAN : nrm[0], nx = nrm[3] > 0 ? NAN : nrm[1];
-    r->eps = DBL_EPSILON / 2.0;
-    r->norm_r = nr;
-    r->norm_x = nx;
-    r->norm_A = s->normA;
-    r->norm_b = s->normb;
-    const double den = r->eps * (r->norm_A * nx + r->norm_b) * (double)N;
-    *ratio = den > 0 ? nr / den : (nr == 0 ? 0.0 : INFINITY);
-    if (isnan(nr)) *ratio = NAN;
-    r->resid = *ratio;
-    r->checked = 1;
+    *ratio = ts_mxp_check(s->r, N, nrm[2] > 0 ? NAN : nrm[0], nrm[3] > 0 ? NAN : nrm[1], s->normA, s->normb);
     return 0;
 }
 
@@ -485,13 +473,7 @@ static int run_member(mg_run *s) {
     } else {
         r->stop = 3;
     }
-    const double t2 = ts_now();
-    ts_mxp_stamp(r->end_time);
-    r->t_lu = t1 - t0;
-    r->t_ir = t2 - t1;
-    r->time = t2 - t0;
-    r->gflops = r->time > 0 ? ts_hpl_gflops(s->N, r->time) : 0.0;
-    r->gflops_lu = r->t_lu > 0 ? ts_hpl_flops(s->N) / r->t_lu / 1e9 : 0.0;
+    ts_mxp_times(r, s->N, t0, t1, ts_now());
     // the verdict and its figures are the grid's, not a rank's
     TS_CHECK(ts_comm_same_on_ranks(&s->grid, r->passed, "hpl-mxp: the verdict"));
     TS_CHECK(ts_comm_same_on_ranks(&s->grid, r->iterations, "hpl-mxp: the iteration count"));
@@ -526,11 +508,5 @@ int ts_mxp_run_grid(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, 
     ts_comm_free(&s.row);
     ts_comm_free(&s.col);
     ts_comm_free(&s.grid);
-    // every rank (idle ones too) gets rank 0's result and the agreed status
-    int st = rc;
-    ts_comm_allreduce_i(&c->world, &st, 1, TS_COMM_MIN);
-    ts_comm_bcast(&c->world, r, sizeof *r, 0);
-    if (st < 0 && rc == 0)
-        return ts_error_set(st, __FILE__, __LINE__, "hpl-mxp: another rank failed (%s)", ts_status_name(st));
-    return st;
+    return rc;
 }

@@ -39,8 +39,14 @@ typedef struct {
 } ts_mxp_refiner;
 int ts_mxp_refine(const ts_mxp_opts *o, double threshold, ts_mxp_result *r, const ts_mxp_refiner *f);
 
+// HPL's check from the reduced norms: eps, the norms, the scaled residual (returned; NaN when
+// ||r|| is) and checked into r.
+double ts_mxp_check(ts_mxp_result *r, int64_t N, double norm_r, double norm_x, double norm_A, double norm_b);
+// The end time and the LU (t0 to t1), refinement (t1 to t2) and credited seconds and rates into r.
+void ts_mxp_times(ts_mxp_result *r, int64_t N, double t0, double t1, double t2);
+
 // The P x Q engine (ts_mxp_grid.c): collective over the context's ranks (those outside the grid
-// idle); rank 0's result, the status agreed by the grid's ranks.
+// idle); this rank's status (ts_mxp_run agrees it and sends rank 0's result to every rank).
 int ts_mxp_run_grid(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mxp_result *r);
 
 #endif
