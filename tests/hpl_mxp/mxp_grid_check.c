@@ -1,13 +1,15 @@
 // mxp_grid_check.c: runs HPL-MxP cases on P x Q grids under MPI and checks each against the 1 x 1 run of the same N, NB and seed; exits 1 on any failure.
 //
-// usage: mxp_grid_check [--exec cpu|device] [--prec fp16|bf16] [--expect pass|breakdown] CASE...
+// usage: mxp_grid_check [--exec cpu|device] [--depth -1|0|1] [--prec fp16|bf16] [--expect pass|fail] CASE...
 // CASE = N:NB:P:Q[:PMAP]. For each case, rank 0 first runs the 1 x 1 grid (the other ranks idle),
 // then the P x Q grid; rank 0 checks the grid's run as the 1 x 1 tests do (valid, the iteration
 // count, the credited flops) and against the 1 x 1 run: the same iteration count (within one),
 // the first solve's scaled residual within 5 % (the FP32 sums of the 16-bit GEMMs are rounded in
 // another order) and the solutions equal to 1e-12 relative in the max norm (both meet the FP64
 // threshold; observed about 2e-15; a bound far below FP32's 6e-8, so a solution that is only
-// as good as the low-precision factors fails).
+// as good as the low-precision factors fails). --depth: the look-ahead asked for (-1, the default:
+// 1 on devices, 0 on the CPU), checked in the result; with look-ahead the grid case runs twice and
+// must give the same residual history bit for bit (its two streams ordered by events, not by luck).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,13 +59,14 @@ int main(int argc, char **argv) {
     ho.panel_on_device = -1;
     ho.engine = "auto";
     ts_mxp_fmt fmt = TS_MXP_FP16;
-    int expect_breakdown = 0, first = 1;
+    int expect_fail = 0, first = 1, depth = -1;
     for (; first < argc && argv[first][0] == '-'; first += 2) {
         if (first + 1 >= argc) return 2;
         const char *v = argv[first + 1];
         if (!strcmp(argv[first], "--exec")) ho.exec = !strcmp(v, "device") ? TS_HPL_EXEC_DEVICE : TS_HPL_EXEC_CPU;
         else if (!strcmp(argv[first], "--prec")) fmt = !strcmp(v, "bf16") ? TS_MXP_BF16 : TS_MXP_FP16;
-        else if (!strcmp(argv[first], "--expect")) expect_breakdown = !strcmp(v, "breakdown");
+        else if (!strcmp(argv[first], "--expect")) expect_fail = !strcmp(v, "fail");
+        else if (!strcmp(argv[first], "--depth")) depth = atoi(v);
         else return 2;
     }
     ts_hpl_ctx *c = NULL;
@@ -83,21 +86,37 @@ int main(int argc, char **argv) {
         if (!x1 || !xg) return 1;
         ts_mxp_opts o;
         memset(&o, 0, sizeof o);
-        o.gen = expect_breakdown ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT;
-        ts_mxp_result r1, rg;
+        o.gen = expect_fail ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT;
+        o.depth = depth;
+        ts_mxp_result r1, rg, r2;
         o.x_out = x1;
         if (ts_mxp_run(c, &o, &one, &r1) < 0 || (o.x_out = xg, ts_mxp_run(c, &o, &g, &rg)) < 0) {
             fprintf(stderr, "mxp_grid_check: %s: %s\n", label, ts_error_last()->message);
             return 1;
         }
+        const int want_depth = ho.exec == TS_HPL_EXEC_DEVICE && depth != 0 ? 1 : 0;
+        if (want_depth && !expect_fail && ts_mxp_run(c, &o, &g, &r2) < 0) {
+            fprintf(stderr, "mxp_grid_check: %s: %s\n", label, ts_error_last()->message);
+            return 1;
+        }
         if (root) {
             CHECK(!strncmp(rg.exec_used, want_exec, strlen(want_exec)), "exec %s", rg.exec_used);
-            if (expect_breakdown) {
-                // the matrix without diagonal dominance: the entries grow until a pivot is not finite;
-                // where that happens depends on the rounding of the sums, so only that both break down
-                CHECK(!rg.passed && rg.stop == 3 && rg.breakdown > 0, "no breakdown (stop %d)", rg.stop);
-                CHECK(!r1.passed && r1.stop == 3 && r1.breakdown > 0, "no breakdown on 1 x 1 (stop %d)", r1.stop);
-                CHECK(!rg.checked, "a residual after a breakdown");
+            CHECK(rg.depth == want_depth, "depth %d, %d wanted", rg.depth, want_depth);
+            if (want_depth && !expect_fail) {
+                CHECK(r2.n_history == rg.n_history, "a second run: %d steps, %d before", r2.n_history, rg.n_history);
+                for (int i = 0; i < rg.n_history && i < r2.n_history; i++)
+                    CHECK(r2.history[i] == rg.history[i], "a second run: step %d %.17g, %.17g before", i,
+                          r2.history[i], rg.history[i]);
+            }
+            if (expect_fail) {
+                // the matrix without diagonal dominance (--test-matrix plain): the LU without pivoting
+                // breaks down (a pivot not finite; where depends on the rounding of the sums) or the
+                // refinement cannot reach the threshold: the run fails on the grid as on 1 x 1
+                CHECK(!rg.passed && rg.stop != 0, "the grid passed (stop %d)", rg.stop);
+                CHECK(!r1.passed && r1.stop != 0, "1 x 1 passed (stop %d)", r1.stop);
+                CHECK((rg.stop == 3) == (rg.breakdown > 0), "stop %d, breakdown %lld", rg.stop, (long long)rg.breakdown);
+                CHECK(rg.stop != 3 || !rg.checked, "a residual after a breakdown");
+                if (root) printf("%s: failed as expected (stop %d; 1 x 1: stop %d)\n", label, rg.stop, r1.stop);
             } else {
                 check_valid(label, &g, &rg);
                 check_valid(label, &one, &r1);

@@ -54,7 +54,7 @@ static void usage(FILE *f) {
         "  -v, --verbose     debug log lines (the residual of every refinement step)\n\n"
         "P x Q grids run over MPI with P Q ranks, one a GPU (mpiexec -n PQ; 2D block-cyclic like hpl);\n"
         "without -N, N is sized so that each rank holds about the share of its memory a 1 x 1 run\n"
-        "would; look-ahead runs on 1 x 1 only.\n"
+        "would.\n"
         "exit: 0 all tests passed, 1 a test failed (residual, iteration cap, breakdown), 2 bad input,\n"
         "3 runtime failure/skipped test\n");
 }
