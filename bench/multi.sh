@@ -5,7 +5,9 @@
 # and cuBLASXt side by side; HPCG on 1 and G ranks when the build has its GPU path. One JSON per run
 # in OUTDIR, a table at the end. Usage: bench/multi.sh path/to/tessera OUTDIR
 # MULTI_STEPS selects parts and their order (default hpl,gemm,blas3,hpcg; groups and single runs
-# are listed below, where the steps run); MULTI_DEADLINE_S bounds the whole script. MULTI_HPL_N sets
+# are listed below, where the steps run; mxp = HPL-MxP on 1 x 1 and 2 x 2); MULTI_DEADLINE_S bounds
+# the whole script. MULTI_MXP_N sets N of the 2 x 2 HPL-MxP run (default: sized like the 1 x 1 run,
+# the same share of each GPU's memory, so about twice its N). MULTI_HPL_N sets
 # N for the 2 x G/2 run (default: sized like the others, the same memory fraction); MULTI_GEMM_N the
 # host GEMM sizes (32768 49152); MULTI_HPCG_RT HPCG's run time (30 s). MULTI_STEPS=hpl,hpl-depth2 runs
 # the Linpack grids at lookahead depth 1 (the default) and then depth 2 at the same N.
@@ -46,7 +48,8 @@ for g in 2 4 8; do [ "$g" -le "$ngpu" ] && counts="$counts $g"; done
 echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); counts: $counts" >&2
 
 # Steps run in the order MULTI_STEPS lists them. Groups: hpl = hpl-1x1,hpl-1xG,hpl-2xG; hpl-depth2 =
-# hpl-1x1-d2,hpl-1xG-d2,hpl-2xG-d2 (--depth 2); hpl-host =
+# hpl-1x1-d2,hpl-1xG-d2,hpl-2xG-d2 (--depth 2); mxp = mxp-1x1,mxp-2x2 (HPL-MxP, FP16; the 2 x 2 grid
+# needs 4 GPUs); hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
 # hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-nvidia-1 and hpcg-nvidia-G (NVIDIA's HPCG beside ours), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-midx, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
@@ -71,6 +74,18 @@ hpl_n_of() { # the N of an earlier run's JSON, or nothing
 d = json.load(open(sys.argv[1])); r = d["results"] if isinstance(d, dict) else d
 print(r[0]["extra"]["N"])' "$1" 2>/dev/null
 }
+mxp_grid() { # mxp_grid NAME P Q [env...]: HPL-MxP, one rank a GPU, N sized from each GPU's memory
+  local name=$1 p=$2 q=$3; shift 3
+  local n=$((p * q)) nopt=()
+  [ "$n" -gt 1 ] && [ -n "${MULTI_MXP_N:-}" ] && nopt=(-N "$MULTI_MXP_N")
+  if [ "$n" -gt "$ngpu" ]; then echo "== $name: skipped (needs $n GPUs, $ngpu here)" >&2; return; fi
+  if [ "$n" = 1 ]; then
+    run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" hpl-mxp -P 1 -Q 1 --json "$out/$name.json"
+  else
+    run "$name" 500 "${mpi[@]}" "$n" env OPENBLAS_NUM_THREADS=$((cores / n > 0 ? cores / n : 1)) "$@" "$tessera" hpl-mxp \
+        "${nopt[@]}" -P "$p" -Q "$q" --json "$out/$name.json"
+  fi
+}
 hpcg_run() { # hpcg_run NAME RANKS [env...]; HPCG_GRID="--npx a --npy b --npz c" sets the process grid
   # MULTI_HPCG_REF_DROP1 / MULTI_HPCG_REF_DROPG: the reference CG's drop at 256^3 per rank on one rank /
   # on G ranks in HPCG's default grid (extra.ref_drop of an earlier run): given, the host's reference CG
@@ -92,6 +107,7 @@ expand() {
       hpl) echo hpl-1x1 hpl-1xG hpl-2xG ;;
       hpl-depth2) echo hpl-1x1-d2 hpl-1xG-d2 hpl-2xG-d2 ;;
       hpl-host) echo hpl-1xG-host hpl-2xG-host ;;
+      mxp) echo mxp-1x1 mxp-2x2 ;;
       hpcg) echo hpcg-1 hpcg-G hpcg-G-nccl ;;
       *) echo "$s" ;;
     esac
@@ -115,6 +131,11 @@ for s in $(expand); do
     hpl-1xG-d2) HPL_N=$(hpl_n_of "$out/hpl-1x$G.json") HPL_ARGS="--depth 2" hpl_grid "hpl-1x$G-d2" 1 "$G" ;;
     hpl-2xG-d2)
       HPL_N=$(hpl_n_of "$out/hpl-2x$((G / 2)).json") HPL_ARGS="--depth 2" hpl_grid "hpl-2x$((G / 2))-d2" 2 $((G / 2)) ;;
+    # HPL-MxP: one GPU, then a 2 x 2 grid of four (panels broadcast in FP16 by NCCL along the
+    # process rows and columns; mxp-2x2-host: through host memory and MPI)
+    mxp-1x1) mxp_grid mxp-1x1 1 1 ;;
+    mxp-2x2) mxp_grid mxp-2x2 2 2 NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT ;;
+    mxp-2x2-host) mxp_grid mxp-2x2-host 2 2 TESSERA_HPL_NCCL=0 ;;
     hpcg-1) hpcg_run hpcg-1 1 ;;
     # the halo through host staging and MPI (the default on GPUs is NCCL)
     hpcg-G) hpcg_run "hpcg-$G" "$G" TESSERA_HPCG_NCCL=0 ;;

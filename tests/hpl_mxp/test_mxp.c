@@ -208,7 +208,7 @@ static void test_run_cpu(void **state) {
     ts_mxp_case mb = {501, 48, 1, 1, 0, 16.0, TS_MXP_BF16};
     assert_int_equal(ts_mxp_run(c, &o, &mb, &r), 0);
     check_valid(&mb, &r);
-    // a grid other than 1 x 1 is skipped with its reason
+    // a grid needs its P x Q processes: skipped with its reason in one process
     ts_mxp_case mg = {100, 16, 1, 2, 0, 16.0, TS_MXP_FP16};
     assert_int_equal(ts_mxp_run(c, &o, &mg, &r), 0);
     assert_true(r.skipped);

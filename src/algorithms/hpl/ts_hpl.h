@@ -229,6 +229,23 @@ typedef struct {
 // "Finished N tests with the following results: ... End of Tests." block.
 void ts_hpl_print_summary(FILE *f, const ts_hpl_tally *t, double threshold);
 
+// Results-schema JSON of a Linpack front (hpl, its cuSOLVER baseline, hpl-mxp): opens the entry of
+// one timed solve of order N (seconds, TFLOP/s from gflops when time > 0, the residual against the
+// threshold when checked) and writes its shape; precision is a one-letter code among the common
+// fields ('d'), or 0 with precision_name written after them ("fp16"). The caller writes "extra"
+// and ends the entry (ts_results_entry_end).
+struct ts_json;
+typedef struct {
+    const char *bench, *engine, *where;
+    char precision;
+    const char *precision_name;
+    int64_t N;
+    double time, gflops;
+    int checked;
+    double resid, threshold;
+} ts_hpl_json_entry;
+void ts_hpl_json_entry_begin(struct ts_json *j, const ts_hpl_json_entry *e);
+
 // HPL's output stream from lines 3-4: stdout (6), stderr (7) or the named file (TS_ERR_IO).
 int ts_hpl_open_output(const ts_hpl_dat *d, FILE **out);
 void ts_hpl_close_output(FILE *f); // closes only a file, never stdout/stderr

@@ -82,27 +82,33 @@ static int exec_is_device(const char *exec) {
     return !strncmp(exec, "device", 6) || !strcmp(exec, "ooc");
 }
 
-// Opens a results entry for one timed factorization (time, rate, residual against the
-// threshold) and writes its shape; the caller writes "extra" and ends the entry.
-static void json_entry_begin(ts_json *j, const char *bench, const char *engine, const char *where,
-                             const ts_hpl_case *c, const ts_hpl_result *r) {
+void ts_hpl_json_entry_begin(ts_json *j, const ts_hpl_json_entry *e) {
     ts_result_common rc;
     memset(&rc, 0, sizeof rc);
-    rc.bench = bench;
-    rc.engine = engine;
-    rc.precision = 'd';
-    rc.where = where;
+    rc.bench = e->bench;
+    rc.engine = e->engine;
+    rc.precision = e->precision;
+    rc.where = e->where;
     rc.reps = 1;
-    rc.sec_median = rc.sec_min = rc.sec_max = r->time;
-    if (r->time > 0) rc.tf_median = rc.tf_min = rc.tf_max = r->gflops / 1e3;
+    rc.sec_median = rc.sec_min = rc.sec_max = e->time;
+    if (e->time > 0) rc.tf_median = rc.tf_min = rc.tf_max = e->gflops / 1e3;
     else rc.tf_median = rc.tf_min = rc.tf_max = -1.0;
-    rc.verified = r->checked;
-    rc.error = r->checked ? r->resid : NAN;
-    rc.bound = r->checked ? c->threshold : NAN;
+    rc.verified = e->checked;
+    rc.error = e->checked ? e->resid : NAN;
+    rc.bound = e->checked ? e->threshold : NAN;
     ts_results_entry_begin(j, &rc);
+    if (!e->precision && e->precision_name) ts_json_str(j, "precision", e->precision_name);
     ts_json_begin_object(j, "shape");
-    ts_json_int(j, "n", c->N);
+    ts_json_int(j, "n", e->N);
     ts_json_end_object(j);
+}
+
+// The entry of one HPL factorization (or its baseline's): double precision.
+static void json_entry_begin(ts_json *j, const char *bench, const char *engine, const char *where,
+                             const ts_hpl_case *c, const ts_hpl_result *r) {
+    const ts_hpl_json_entry e = {bench, engine, where, 'd', NULL, c->N, r->time, r->gflops,
+                                 r->checked, r->resid, c->threshold};
+    ts_hpl_json_entry_begin(j, &e);
 }
 
 static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r, const ts_hpl_ceiling *ceil) {

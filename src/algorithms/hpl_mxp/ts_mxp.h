@@ -44,6 +44,7 @@ typedef struct {
     // progress on rank 0 after each block column of the LU (may be NULL), as ts_hpl_opts'
     void (*progress)(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done);
     void *progress_ctx;
+    double *x_out;           // tests: the solution (N entries) on rank 0 after a refinement (may be NULL)
 } ts_mxp_opts;
 
 typedef struct {
@@ -69,15 +70,21 @@ typedef struct {
     char start_time[32], end_time[32];
 } ts_mxp_result;
 
-// Runs one case (collective over the context's ranks; the 1 x 1 grid on rank 0, the others idle).
+// Runs one case (collective over the context's ranks: the 1 x 1 grid on rank 0, a P x Q grid on
+// the first P Q ranks (ts_mxp_grid.c); the others idle).
 // Returns 0 (the result says passed, failed, broke down or skipped) or a negative ts_status for a
 // runtime failure, agreed by all ranks.
 int ts_mxp_run(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mxp_result *r);
 // Largest N (a multiple of NB) whose run fits this rank's memory at `fraction` of it (device memory
 // on the device path), -1 when unknown.
 int64_t ts_mxp_max_n(ts_hpl_ctx *c, int NB, double fraction);
+// Collective over the context's ranks: the largest N (a multiple of NB) whose share on rank (0, 0)
+// of a P x Q grid (the largest share) fits every rank's memory at `fraction`; -1 when unknown.
+int64_t ts_mxp_max_n_grid(ts_hpl_ctx *c, int NB, int P, int Q, double fraction);
 // Bytes one run of order N needs on its device (or host, CPU path).
 double ts_mxp_bytes(int64_t N, int NB, int device);
+// Bytes the rank with the largest share, (0, 0), needs on a P x Q grid (P = Q = 1: ts_mxp_bytes).
+double ts_mxp_bytes_grid(int64_t N, int NB, int P, int Q, int device);
 // The power-of-two scale of L21 and inv(U11) in 16 bits: 2^ceil(log2(N/4)), 1 for N <= 4 (their
 // entries are about 4/N with this generator's diagonal of about N/4).
 float ts_mxp_scale(int64_t N);

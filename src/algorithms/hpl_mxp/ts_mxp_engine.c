@@ -8,6 +8,7 @@
 
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "algorithms/hpl_mxp/ts_mxp.h"
+#include "algorithms/hpl_mxp/ts_mxp_internal.h"
 #include "core/ts_error.h"
 #include "core/ts_log.h"
 #include "core/ts_rng.h"
@@ -15,12 +16,7 @@
 
 // ---- where the matrix lives: host memory, or one device's memory and one of its streams ----
 
-typedef struct {
-    ts_device *dev; // NULL: the host
-    ts_stream *st;
-} mx_exec;
-
-static int ex_alloc(mx_exec *e, size_t bytes, void **p) {
+int ts_mxp_ex_alloc(ts_mxp_exec *e, size_t bytes, void **p) {
     *p = NULL;
     if (bytes == 0) bytes = 8;
     if (e->dev) return ts_dmalloc(e->dev, bytes, p);
@@ -29,13 +25,13 @@ static int ex_alloc(mx_exec *e, size_t bytes, void **p) {
     return 0;
 }
 
-static void ex_free(mx_exec *e, void *p) {
+void ts_mxp_ex_free(ts_mxp_exec *e, void *p) {
     if (!p) return;
     if (e->dev) ts_dfree(e->dev, p);
     else free(p);
 }
 
-static int ex_put(mx_exec *e, void *x, const void *h, size_t bytes) {
+int ts_mxp_ex_put(ts_mxp_exec *e, void *x, const void *h, size_t bytes) {
     if (!e->dev) {
         memmove(x, h, bytes);
         return 0;
@@ -44,7 +40,7 @@ static int ex_put(mx_exec *e, void *x, const void *h, size_t bytes) {
     return ts_stream_sync(e->st);
 }
 
-static int ex_get(mx_exec *e, void *h, const void *x, size_t bytes) {
+int ts_mxp_ex_get(ts_mxp_exec *e, void *h, const void *x, size_t bytes) {
     if (!e->dev) {
         memmove(h, x, bytes);
         return 0;
@@ -52,6 +48,12 @@ static int ex_get(mx_exec *e, void *h, const void *x, size_t bytes) {
     TS_CHECK(ts_copy_async(e->st, TS_COPY_D2H, h, x, bytes));
     return ts_stream_sync(e->st);
 }
+
+#define ex_alloc ts_mxp_ex_alloc
+#define ex_free ts_mxp_ex_free
+#define ex_put ts_mxp_ex_put
+#define ex_get ts_mxp_ex_get
+typedef ts_mxp_exec mx_exec;
 
 // ---- one run ----
 
@@ -309,7 +311,6 @@ static int correct(mx_run *s, const double *v, double vmax) {
 // r = b - A x with A regenerated in FP64; the scaled residual and its norms.
 static int residual(mx_run *s, double *ratio) {
     const int64_t N = s->N;
-    ts_mxp_result *r = s->r;
     TS_CHECK(ts_mxp_resid(s->k, N, 0, 0, N, N, s->d, s->x, s->b, s->rv));
     TS_CHECK(ts_mxp_kern_sync(s->k));
     TS_CHECK(ex_get(&s->ex, s->hr, s->rv, sizeof(double) * (size_t)N));
@@ -319,34 +320,42 @@ static int residual(mx_run *s, double *ratio) {
         if (fabs(s->hr[i]) > nr || isnan(s->hr[i])) nr = fabs(s->hr[i]);
         if (fabs(s->hx[i]) > nx || isnan(s->hx[i])) nx = fabs(s->hx[i]);
     }
-    r->eps = DBL_EPSILON / 2.0;
-    r->norm_r = nr;
-    r->norm_x = nx;
-    r->norm_A = s->normA;
-    r->norm_b = s->normb;
-    const double den = r->eps * (r->norm_A * nx + r->norm_b) * (double)N;
-    *ratio = den > 0 ? nr / den : (nr == 0 ? 0.0 : INFINITY);
-    if (isnan(nr)) *ratio = NAN;
-    r->resid = *ratio;
-    r->checked = 1;
+    *ratio = ts_mxp_check(s->r, N, nr, nx, s->normA, s->normb);
     return 0;
 }
 
-// Classic iterative refinement from x = U^-1 L^-1 b, stopping at the threshold.
-static int refine(mx_run *s) {
-    ts_mxp_result *r = s->r;
-    const int cap = s->o->max_iter > 0 && s->o->max_iter < TS_MXP_MAX_ITER ? s->o->max_iter : TS_MXP_MAX_ITER;
-    const double thr = s->mc->threshold;
+double ts_mxp_check(ts_mxp_result *r, int64_t N, double nr, double nx, double normA, double normb) {
+    r->eps = DBL_EPSILON / 2.0;
+    r->norm_r = nr;
+    r->norm_x = nx;
+    r->norm_A = normA;
+    r->norm_b = normb;
+    const double den = r->eps * (normA * nx + normb) * (double)N;
+    double ratio = den > 0 ? nr / den : (nr == 0 ? 0.0 : INFINITY);
+    if (isnan(nr)) ratio = NAN;
+    r->resid = ratio;
+    r->checked = 1;
+    return ratio;
+}
+
+void ts_mxp_times(ts_mxp_result *r, int64_t N, double t0, double t1, double t2) {
+    ts_mxp_stamp(r->end_time);
+    r->t_lu = t1 - t0;
+    r->t_ir = t2 - t1;
+    r->time = t2 - t0;
+    r->gflops = r->time > 0 ? ts_hpl_gflops(N, r->time) : 0.0;
+    r->gflops_lu = r->t_lu > 0 ? ts_hpl_flops(N) / r->t_lu / 1e9 : 0.0;
+}
+
+int ts_mxp_refine(const ts_mxp_opts *o, double thr, ts_mxp_result *r, const ts_mxp_refiner *f) {
+    const int cap = o->max_iter > 0 && o->max_iter < TS_MXP_MAX_ITER ? o->max_iter : TS_MXP_MAX_ITER;
     double best = INFINITY;
-    // x = 0, then the first solve
-    memset(s->hx, 0, sizeof(double) * (size_t)s->N);
-    TS_CHECK(ex_put(&s->ex, s->x, s->hx, sizeof(double) * (size_t)s->N));
-    TS_CHECK(correct(s, s->b, s->normb));
+    TS_CHECK(f->correct(f->arg, 1));
     r->iterations = 0;
     r->n_history = 0;
     for (;;) {
         double ratio;
-        TS_CHECK(residual(s, &ratio));
+        TS_CHECK(f->residual(f->arg, &ratio));
         if (r->n_history < TS_MXP_MAX_ITER + 1) r->history[r->n_history++] = ratio;
         TS_LOG_D("hpl-mxp: refinement %d: ||r||_oo %.3e, scaled residual %.6e", r->iterations, r->norm_r, ratio);
         if (ratio < thr) {
@@ -363,9 +372,26 @@ static int refine(mx_run *s) {
             r->stop = 1;
             return 0;
         }
-        TS_CHECK(correct(s, s->rv, r->norm_r));
+        TS_CHECK(f->correct(f->arg, 0));
         r->iterations++;
     }
+}
+
+static int refine_residual(void *arg, double *ratio) { return residual(arg, ratio); }
+
+// x = 0, then x += U^-1 L^-1 b (first) or x += U^-1 L^-1 r.
+static int refine_correct(void *arg, int first) {
+    mx_run *s = arg;
+    if (!first) return correct(s, s->rv, s->r->norm_r);
+    memset(s->hx, 0, sizeof(double) * (size_t)s->N);
+    TS_CHECK(ex_put(&s->ex, s->x, s->hx, sizeof(double) * (size_t)s->N));
+    return correct(s, s->b, s->normb);
+}
+
+// Classic iterative refinement from x = U^-1 L^-1 b, stopping at the threshold.
+static int refine(mx_run *s) {
+    const ts_mxp_refiner f = {s, refine_residual, refine_correct};
+    return ts_mxp_refine(s->o, s->mc->threshold, s->r, &f);
 }
 
 // Devices: one 16-bit GEMM and one GEMV of the LU's and the solves' kinds on each stream before the
@@ -384,24 +410,23 @@ static int warm_up(mx_run *s) {
     return ts_mxp_kern_sync(s->k);
 }
 
-static void stamp(char out[32]) {
+void ts_mxp_stamp(char out[32]) {
     time_t t = time(NULL);
     struct tm tmv;
     localtime_r(&t, &tmv);
     if (strftime(out, 32, "%a %b %e %H:%M:%S %Y", &tmv) == 0) out[0] = 0;
 }
 
-static void skip(ts_mxp_result *r, const char *why) {
+void ts_mxp_skip(ts_mxp_result *r, const char *why) {
     r->skipped = 1;
     snprintf(r->why, sizeof r->why, "%s", why);
 }
 
-static int exec_device(const ts_hpl_ctx *c) {
+int ts_mxp_exec_device(const ts_hpl_ctx *c) {
     return c->opts.exec == TS_HPL_EXEC_DEVICE || (c->opts.exec == TS_HPL_EXEC_AUTO && c->dev != NULL);
 }
 
-// Bytes this rank may use for a run: (free device memory, its largest block) or host memory.
-static void available(ts_hpl_ctx *c, int dev, double *avail, double *largest) {
+void ts_mxp_available(ts_hpl_ctx *c, int dev, double *avail, double *largest) {
     if (dev && c->dev) {
         size_t used = 0, fr = 0, lg = 0;
         ts_dmem_info(c->dev, &used, &fr, &lg);
@@ -412,31 +437,39 @@ static void available(ts_hpl_ctx *c, int dev, double *avail, double *largest) {
     }
 }
 
-int64_t ts_mxp_max_n(ts_hpl_ctx *c, int NB, double fraction) {
-    if (NB < 1 || !(fraction > 0)) return -1;
-    const int dev = exec_device(c);
+static int64_t max_n_local(ts_hpl_ctx *c, int NB, int P, int Q, double fraction) {
+    if (NB < 1 || P < 1 || Q < 1 || !(fraction > 0)) return -1;
+    const int dev = ts_mxp_exec_device(c);
     double avail, largest;
-    available(c, dev, &avail, &largest);
+    ts_mxp_available(c, dev, &avail, &largest);
     if (!(avail > 0)) return -1;
+#define MXP_FITS(n)                                                                                            \
+    (ts_mxp_bytes_grid((n), NB, P, Q, dev) <= fraction * avail &&                                              \
+     4.0 * (double)round_up(ts_hpl_numroc((n), NB, 0, P), 32) * (double)ts_hpl_numroc((n), NB, 0, Q) <= largest)
     int64_t lo = 0, hi = 1;
-    while (hi < ((int64_t)1 << 32) && ts_mxp_bytes(hi, NB, dev) <= fraction * avail &&
-           4.0 * (double)round_up(hi, 32) * (double)hi <= largest)
-        lo = hi, hi *= 2;
+    while (hi < ((int64_t)1 << 32) && MXP_FITS(hi)) lo = hi, hi *= 2;
     while (hi - lo > 1) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (ts_mxp_bytes(mid, NB, dev) <= fraction * avail && 4.0 * (double)round_up(mid, 32) * (double)mid <= largest)
-            lo = mid;
-        else
-            hi = mid;
+        if (MXP_FITS(mid)) lo = mid;
+        else hi = mid;
     }
+#undef MXP_FITS
     return lo - lo % NB;
+}
+
+int64_t ts_mxp_max_n(ts_hpl_ctx *c, int NB, double fraction) { return max_n_local(c, NB, 1, 1, fraction); }
+
+int64_t ts_mxp_max_n_grid(ts_hpl_ctx *c, int NB, int P, int Q, double fraction) {
+    double v = (double)max_n_local(c, NB, P, Q, fraction);
+    ts_comm_allreduce_d(&c->world, &v, 1, TS_COMM_MIN); // one N for every rank
+    return (int64_t)v;
 }
 
 // The case on rank 0 (the 1 x 1 grid).
 static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mxp_result *r) {
-    const int dev = exec_device(c);
+    const int dev = ts_mxp_exec_device(c);
     if (dev && !c->dev) {
-        skip(r, "the device path needs a device (TESSERA_SIM_DEVICES for simulated ones)");
+        ts_mxp_skip(r, "the device path needs a device (TESSERA_SIM_DEVICES for simulated ones)");
         return 0;
     }
     mx_run s;
@@ -452,7 +485,7 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
     s.depth = dev && o->depth != 0 ? 1 : 0; // look-ahead needs a second stream
     r->depth = s.depth;
     double avail, largest;
-    available(c, dev, &avail, &largest);
+    ts_mxp_available(c, dev, &avail, &largest);
     const double need = ts_mxp_bytes(s.N, mc->NB, dev);
     if (need > 0.98 * avail) {
         char why[256];
@@ -460,7 +493,7 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
         snprintf(why, sizeof why, "N=%lld does not fit in %s memory (%.2f GiB needed, %.2f GiB free); the largest N "
                  "that fits is %lld", (long long)s.N, dev ? "device" : "host", need / (1 << 30), avail / (1 << 30),
                  (long long)fit);
-        skip(r, why);
+        ts_mxp_skip(r, why);
         return 0;
     }
     int rc = 0;
@@ -473,7 +506,7 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
         char why[256];
         snprintf(why, sizeof why, "memory allocation failed for N=%lld: %.160s", (long long)s.N, ts_error_last()->message);
         ts_error_clear();
-        skip(r, why);
+        ts_mxp_skip(r, why);
         rc = 0;
         goto out;
     }
@@ -488,7 +521,7 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
     if (dev) TS_CHECK_GOTO(warm_up(&s), rc, out);
 
     // the timed part: the LU and the refinement (with its first solve and every residual)
-    stamp(r->start_time);
+    ts_mxp_stamp(r->start_time);
     const double t0 = ts_now();
     TS_CHECK_GOTO(factor(&s, t0), rc, out);
     const double t1 = ts_now();
@@ -500,16 +533,11 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
     }
     if (r->breakdown == 0) {
         TS_CHECK_GOTO(refine(&s), rc, out);
+        if (o->x_out) memcpy(o->x_out, s.hx, sizeof(double) * (size_t)s.N);
     } else {
         r->stop = 3;
     }
-    const double t2 = ts_now();
-    stamp(r->end_time);
-    r->t_lu = t1 - t0;
-    r->t_ir = t2 - t1;
-    r->time = t2 - t0;
-    r->gflops = r->time > 0 ? ts_hpl_gflops(s.N, r->time) : 0.0;
-    r->gflops_lu = r->t_lu > 0 ? ts_hpl_flops(s.N) / r->t_lu / 1e9 : 0.0;
+    ts_mxp_times(r, s.N, t0, t1, ts_now());
 out:
     run_free(&s);
     if (s.ex.st) ts_stream_destroy(s.ex.st);
@@ -521,15 +549,15 @@ int ts_mxp_run(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mx
     snprintf(r->exec_used, sizeof r->exec_used, "none");
     snprintf(r->engine_used, sizeof r->engine_used, "none");
     int rc = 0;
-    if (mc->N < 1) skip(r, "N must be >= 1");
-    else if (mc->NB < 1 || mc->NB > TS_HPL_MAX_NB) skip(r, "NB must be in 1..8192");
-    else if (mc->P < 1 || mc->Q < 1) skip(r, "P and Q must be positive");
-    else if ((int64_t)mc->P * mc->Q > c->world.size) skip(r, "the grid needs more processes than are running");
+    if (mc->N < 1) ts_mxp_skip(r, "N must be >= 1");
+    else if (mc->NB < 1 || mc->NB > TS_HPL_MAX_NB) ts_mxp_skip(r, "NB must be in 1..8192");
+    else if (mc->P < 1 || mc->Q < 1) ts_mxp_skip(r, "P and Q must be positive");
+    else if ((int64_t)mc->P * mc->Q > c->world.size) ts_mxp_skip(r, "the grid needs more processes than are running");
     else if (mc->P * mc->Q != 1)
-        skip(r, "P x Q grids other than 1 x 1 are not implemented in hpl-mxp yet (one rank, one GPU)");
+        rc = ts_mxp_run_grid(c, o, mc, r);
     else if (c->world.rank == 0)
         rc = run_one(c, o, mc, r);
-    // every rank gets rank 0's result and the agreed status
+    // every rank (idle ones too) gets rank 0's result and the agreed status
     int st = rc;
     ts_comm_allreduce_i(&c->world, &st, 1, TS_COMM_MIN);
     ts_comm_bcast(&c->world, r, sizeof *r, 0);

@@ -145,24 +145,10 @@ void ts_mxp_print_test(FILE *f, const ts_mxp_case *c, const ts_mxp_result *r, in
 // ---- JSON ----
 
 static void json_entry(ts_json *j, const ts_mxp_case *c, const ts_mxp_result *r, ts_mxp_gen_kind gen) {
-    ts_result_common rc;
-    memset(&rc, 0, sizeof rc);
-    rc.bench = "hpl-mxp";
-    rc.engine = r->engine_used[0] ? r->engine_used : "tessera";
-    rc.precision = 0; // written below as the 16-bit format's name
-    rc.where = !strncmp(r->exec_used, "device", 6) ? "device" : "host";
-    rc.reps = 1;
-    rc.sec_median = rc.sec_min = rc.sec_max = r->time;
-    if (r->time > 0) rc.tf_median = rc.tf_min = rc.tf_max = r->gflops / 1e3;
-    else rc.tf_median = rc.tf_min = rc.tf_max = -1.0;
-    rc.verified = r->checked;
-    rc.error = r->checked ? r->resid : NAN;
-    rc.bound = r->checked ? c->threshold : NAN;
-    ts_results_entry_begin(j, &rc);
-    ts_json_str(j, "precision", ts_mxp_fmt_name(c->fmt));
-    ts_json_begin_object(j, "shape");
-    ts_json_int(j, "n", c->N);
-    ts_json_end_object(j);
+    const ts_hpl_json_entry e = {"hpl-mxp", r->engine_used[0] ? r->engine_used : "tessera",
+                                 !strncmp(r->exec_used, "device", 6) ? "device" : "host", 0, ts_mxp_fmt_name(c->fmt),
+                                 c->N, r->time, r->gflops, r->checked, r->resid, c->threshold};
+    ts_hpl_json_entry_begin(j, &e);
     char tv[16];
     ts_mxp_tv(c, tv);
     ts_json_begin_object(j, "extra");

@@ -13,6 +13,7 @@
 #include "core/ts_timer.h"
 #include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_cli_linpack.h"
 #include "faces/cli/ts_cli_opts.h"
 #include "kernels/ts_kernels.h"
 #include "ts_config.h"
@@ -33,19 +34,12 @@
 #define HPL_CPU_MIN_N 2000
 
 typedef struct {
-    const char *dat;
-    int64_t N;        // -1: not given
-    int NB, P, Q;     // 0: not given
-    int depth;        // -1: not given
-    int verbose;      // -v: debug log lines
-    ts_hpl_exec exec;
+    ts_linpack_args lp; // the options shared with hpl-mxp (ts_cli_linpack.h)
     int panel;        // -1 auto, 0 cpu, 1 device (ours), 2 cusolver
     int baseline;     // 1: --baseline cusolver
     double ceiling;   // --ceiling S: seconds per GEMM engine for the DGEMM ceiling (0: none)
-    const char *json, *plot;
-    double mem_fraction; // 0: not given
+    const char *plot;
     double time_budget;  // 0: not given
-    int quiet;
 } hpl_args;
 
 static void usage(FILE *f) {
@@ -82,107 +76,68 @@ static void usage(FILE *f) {
         "exit: 0 all tests passed, 1 a residual FAILED, 2 bad input, 3 runtime failure/skipped test\n");
 }
 
-static int parse_args(int argc, char **argv, hpl_args *a) {
-    memset(a, 0, sizeof *a);
-    a->N = -1;
-    a->depth = -1;
-    a->panel = -1;
-    a->exec = TS_HPL_EXEC_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int m;
-        if (ts_cli_flag(argv[i], "--help", "-h")) {
-            usage(stdout);
-            return 1;
-        }
-        if (ts_cli_flag(argv[i], "-q", "--quiet")) { a->quiet = 1; continue; }
-        if (ts_cli_flag(argv[i], "-v", "--verbose")) { a->verbose = 1; continue; }
-        if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--dat", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            a->dat = v;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-N", "--N", &v)) != 0) {
-            if (m < 0 || ts_cli_i64(CMD, "-N", v, 0, &a->N) < 0) return -1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-NB", "--NB", &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "-NB (block size)", v, 1, &a->NB) < 0) return -1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-P", "--P", &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "-P (process rows)", v, 1, &a->P) < 0) return -1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-Q", "--Q", &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "-Q (process columns)", v, 1, &a->Q) < 0) return -1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--depth", NULL, &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "--depth", v, 0, &a->depth) < 0) return -1;
-            if (a->depth > TS_HPL_MAX_DEPTH) {
-                ts_cli_errorf(CMD, "--depth %d: look-ahead depth 0..%d (deeper look-ahead is not implemented here)",
-                              a->depth, TS_HPL_MAX_DEPTH);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--exec", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            if (!strcmp(v, "auto")) a->exec = TS_HPL_EXEC_AUTO;
-            else if (!strcmp(v, "cpu")) a->exec = TS_HPL_EXEC_CPU;
-            else if (!strcmp(v, "device")) a->exec = TS_HPL_EXEC_DEVICE;
-            else if (!strcmp(v, "ooc")) a->exec = TS_HPL_EXEC_OOC;
-            else {
-                ts_cli_errorf(CMD, "--exec: '%s' is not one of auto, cpu, device, ooc", v);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--panel", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            if (!strcmp(v, "auto")) a->panel = -1;
-            else if (!strcmp(v, "cpu")) a->panel = 0;
-            else if (!strcmp(v, "device")) a->panel = 1;
-            else if (!strcmp(v, "cusolver")) a->panel = 2;
-            else {
-                ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, cusolver, auto", v);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--baseline", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            if (strcmp(v, "cusolver") != 0) {
-                ts_cli_errorf(CMD, "--baseline: '%s' is not a baseline (cusolver)", v);
-                return -1;
-            }
-            a->baseline = 1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--ceiling", NULL, &v)) != 0) {
-            if (m < 0 || ts_parse_duration(v, "--ceiling", &a->ceiling) < 0 || !(a->ceiling > 0)) {
-                ts_cli_errorf(CMD, "--ceiling: '%s' is not a positive duration (e.g. 20, 20s, 1m)", v);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--json", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            a->json = v;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--plot", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            a->plot = v;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--mem-fraction", NULL, &v)) != 0) {
-            if (m < 0 || ts_cli_double(CMD, "--mem-fraction", v, &a->mem_fraction) < 0) return -1;
-            if (!(a->mem_fraction > 0.0 && a->mem_fraction <= 1.0)) {
-                ts_cli_errorf(CMD, "--mem-fraction: '%s' must be in (0, 1]", v);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--time-budget", NULL, &v)) != 0) {
-            if (m < 0 || ts_parse_duration(v, "--time-budget", &a->time_budget) < 0 ||
-                !(a->time_budget > 0)) {
-                ts_cli_errorf(CMD, "--time-budget: '%s' is not a positive duration (e.g. 90, 90s, 2m)", v);
-                return -1;
-            }
-        } else {
-            ts_cli_errorf(CMD, "unknown option '%s' (tessera hpl --help)", argv[i]);
+static const ts_linpack_spec g_spec = {CMD, usage, 0, 0, 1, TS_HPL_MAX_DEPTH, " (deeper look-ahead is not implemented here)"};
+
+// The command's own options (ts_linpack_parse's `own`).
+static int own_opt(void *ctx, int argc, char **argv, int *pi) {
+    hpl_args *a = ctx;
+    const char *v = NULL;
+    int m;
+    if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--panel", NULL, &v)) != 0) {
+        if (m < 0) return -1;
+        if (!strcmp(v, "auto")) a->panel = -1;
+        else if (!strcmp(v, "cpu")) a->panel = 0;
+        else if (!strcmp(v, "device")) a->panel = 1;
+        else if (!strcmp(v, "cusolver")) a->panel = 2;
+        else {
+            ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, cusolver, auto", v);
             return -1;
         }
+    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--baseline", NULL, &v)) != 0) {
+        if (m < 0) return -1;
+        if (strcmp(v, "cusolver") != 0) {
+            ts_cli_errorf(CMD, "--baseline: '%s' is not a baseline (cusolver)", v);
+            return -1;
+        }
+        a->baseline = 1;
+    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--ceiling", NULL, &v)) != 0) {
+        if (m < 0 || ts_parse_duration(v, "--ceiling", &a->ceiling) < 0 || !(a->ceiling > 0)) {
+            ts_cli_errorf(CMD, "--ceiling: '%s' is not a positive duration (e.g. 20, 20s, 1m)", v);
+            return -1;
+        }
+    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--plot", NULL, &v)) != 0) {
+        if (m < 0) return -1;
+        a->plot = v;
+    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--time-budget", NULL, &v)) != 0) {
+        if (m < 0 || ts_parse_duration(v, "--time-budget", &a->time_budget) < 0 ||
+            !(a->time_budget > 0)) {
+            ts_cli_errorf(CMD, "--time-budget: '%s' is not a positive duration (e.g. 90, 90s, 2m)", v);
+            return -1;
+        }
+    } else {
+        return 0;
     }
-    if (a->dat && (a->N >= 0 || a->NB || a->P || a->Q)) {
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, hpl_args *a) {
+    memset(a, 0, sizeof *a);
+    a->panel = -1;
+    const int rc = ts_linpack_parse(&g_spec, argc, argv, &a->lp, own_opt, a);
+    if (rc != 0) return rc;
+    if (a->lp.dat && (a->lp.N >= 0 || a->lp.NB || a->lp.P || a->lp.Q)) {
         ts_cli_errorf(CMD, "--dat and -N/-NB/-P/-Q exclude each other (the file gives them)");
         return -1;
     }
-    if (a->baseline && a->exec == TS_HPL_EXEC_CPU) {
+    if (a->baseline && a->lp.exec == TS_HPL_EXEC_CPU) {
         ts_cli_errorf(CMD, "--baseline cusolver runs on the GPU: it cannot go with --exec cpu");
         return -1;
     }
-    if (a->ceiling > 0 && a->exec == TS_HPL_EXEC_CPU) {
+    if (a->ceiling > 0 && a->lp.exec == TS_HPL_EXEC_CPU) {
         ts_cli_errorf(CMD, "--ceiling measures the devices' DGEMM: it cannot go with --exec cpu");
         return -1;
     }
-    if (a->dat && a->time_budget > 0) {
+    if (a->lp.dat && a->time_budget > 0) {
         ts_cli_errorf(CMD, "--time-budget sizes N, which --dat gives");
         return -1;
     }
@@ -247,14 +202,6 @@ static void square_grid(int n, int *P, int *Q) {
     while (p > 1 && n % p) p--;
     *P = p < 1 ? 1 : p;
     *Q = n / *P;
-}
-
-static int device_expected(ts_hpl_exec exec) {
-    if (exec == TS_HPL_EXEC_CPU) return 0;
-    if (exec == TS_HPL_EXEC_DEVICE || exec == TS_HPL_EXEC_OOC) return 1;
-    int sim = 0;
-    if (ts_env_int("TESSERA_SIM_DEVICES", &sim) < 0) sim = 0;
-    return ts_cuda_device_count() > 0 || sim > 0;
 }
 
 // DGEMM rate of the CPU BLAS on the HPL update shape (n x n x NB), GFLOP/s.
@@ -335,12 +282,12 @@ int ts_cmd_hpl(int argc, char **argv) {
     int prc = parse_args(argc, argv, &a);
     if (prc > 0) return TS_EXIT_OK;
     if (prc < 0) return TS_EXIT_USAGE;
-    if (a.quiet) ts_cli_set_verbosity(-1);
-    else if (a.verbose) ts_cli_set_verbosity(1);
+    if (a.lp.quiet) ts_cli_set_verbosity(-1);
+    else if (a.lp.verbose) ts_cli_set_verbosity(1);
 
     // Which input: --dat, flags, ./HPL.dat (as xhpl), or the machine.
-    int from_flags = a.N >= 0 || a.NB || a.P || a.Q || a.time_budget > 0;
-    const char *dat_path = a.dat;
+    int from_flags = a.lp.N >= 0 || a.lp.NB || a.lp.P || a.lp.Q || a.time_budget > 0;
+    const char *dat_path = a.lp.dat;
     if (!dat_path && !from_flags && access("HPL.dat", F_OK) == 0) dat_path = "HPL.dat";
 
     // Every rank reads the file; failures are agreed once the context (and MPI) is up.
@@ -355,15 +302,15 @@ int ts_cmd_hpl(int argc, char **argv) {
             report_input_error(dat_msg);
             return TS_EXIT_USAGE;
         }
-        if (dat_rc == 0 && a.depth >= 0) {
+        if (dat_rc == 0 && a.lp.depth >= 0) {
             dat.ndepth = 1;
-            dat.depth[0] = a.depth;
+            dat.depth[0] = a.lp.depth;
         }
     }
 
     ts_hpl_opts o;
     memset(&o, 0, sizeof o);
-    o.exec = a.exec;
+    o.exec = a.lp.exec;
     o.panel_on_device = a.panel < 0 ? -1 : a.panel == 0 ? 0 : 1;
     o.panel = a.panel < 0 ? TS_HPL_PANEL_AUTO : a.panel == 0 ? TS_HPL_PANEL_CPU
               : a.panel == 1 ? TS_HPL_PANEL_TESSERA : TS_HPL_PANEL_CUSOLVER;
@@ -372,8 +319,8 @@ int ts_cmd_hpl(int argc, char **argv) {
     o.engine = "auto";
     o.progress = ts_hpl_progress_cb;
     o.progress_ctx = &g_progress;
-    o.record_iterations = a.json || a.plot;
-    g_progress.enabled = !a.quiet;
+    o.record_iterations = a.lp.json || a.plot;
+    g_progress.enabled = !a.lp.quiet;
 
     ts_hpl_ctx *ctx = NULL;
     int rc = ts_hpl_ctx_create(&o, &ctx);
@@ -407,7 +354,7 @@ int ts_cmd_hpl(int argc, char **argv) {
     if (a.baseline && !ts_hpl_ctx_has_cuda(ctx)) {
         if (root)
             ts_cli_errorf(CMD, "--baseline cusolver needs a CUDA GPU: %s",
-                          device_expected(TS_HPL_EXEC_AUTO) && ts_cuda_device_count() == 0
+                          ts_linpack_device_expected(TS_HPL_EXEC_AUTO) && ts_cuda_device_count() == 0
                               ? "the devices of this run are simulated (cuSOLVER has no simulated stand-in)"
                               : "no CUDA device is visible");
         code = TS_EXIT_USAGE;
@@ -416,26 +363,26 @@ int ts_cmd_hpl(int argc, char **argv) {
 
     if (!dat_path) {
         // One test from the flags; what is not given comes from the machine.
-        int dev = device_expected(a.exec);
-        int NB = a.NB ? a.NB : dev ? HPL_NB_DEVICE : HPL_NB_CPU;
-        int P = a.P, Q = a.Q;
+        int dev = ts_linpack_device_expected(a.lp.exec);
+        int NB = a.lp.NB ? a.lp.NB : dev ? HPL_NB_DEVICE : HPL_NB_CPU;
+        int P = a.lp.P, Q = a.lp.Q;
         // On devices one process row: panels are factored on the device and broadcast device to
         // device only with P = 1 (several process rows factor them on the host, far slower today)
         if (!P && !Q && dev) P = 1, Q = size;
         else if (!P && !Q) square_grid(size, &P, &Q);
         else if (!Q) Q = size / P > 0 ? size / P : 1;
         else if (!P) P = size / Q > 0 ? size / Q : 1;
-        int64_t N = a.N;
-        int depth = a.depth >= 0 ? a.depth : 1; // (WR11C2R4's depth unless --depth)
+        int64_t N = a.lp.N;
+        int depth = a.lp.depth >= 0 ? a.lp.depth : 1; // (WR11C2R4's depth unless --depth)
         if (N < 0) {
             if (dev) {
-                double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_AUTO;
+                double frac = a.lp.mem_fraction > 0 ? a.lp.mem_fraction : HPL_MEM_FRACTION_AUTO;
                 N = ts_hpl_max_n(ctx, P, Q, NB, depth, frac);
             } else {
                 double budget = a.time_budget > 0 ? a.time_budget : HPL_CPU_BUDGET_S;
                 if (root) N = cpu_n_for_budget(budget, NB);
                 bcast_bytes(&N, sizeof N);
-                double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_AUTO;
+                double frac = a.lp.mem_fraction > 0 ? a.lp.mem_fraction : HPL_MEM_FRACTION_AUTO;
                 int64_t fit = ts_hpl_max_n(ctx, P, Q, NB, depth, frac);
                 if (fit > 0 && N > fit) N = fit;
             }
@@ -447,7 +394,7 @@ int ts_cmd_hpl(int argc, char **argv) {
             }
             N -= N % NB;
             if (N == 0) N = NB;
-            if (root && !a.quiet)
+            if (root && !a.lp.quiet)
                 ts_log(TS_LOG_INFO, "hpl: sized N=%lld NB=%d P=%d Q=%d for this machine (%s)",
                        (long long)N, NB, P, Q, dev ? "device memory" : "CPU time budget");
         }
@@ -470,9 +417,9 @@ int ts_cmd_hpl(int argc, char **argv) {
     }
 
     // Explicit sizes must fit.
-    if (dat_path || a.N >= 0) {
+    if (dat_path || a.lp.N >= 0) {
         char msg[512];
-        double frac = a.mem_fraction > 0 ? a.mem_fraction : HPL_MEM_FRACTION_CHECK;
+        double frac = a.lp.mem_fraction > 0 ? a.lp.mem_fraction : HPL_MEM_FRACTION_CHECK;
         // Agreed, in case ranks see different memory.
         int misfit = check_fit(ctx, &dat, frac, msg, sizeof msg) < 0;
         int who_fit = first_failed(rank, size, misfit);
@@ -491,7 +438,7 @@ int ts_cmd_hpl(int argc, char **argv) {
             open_failed = 1;
             snprintf(open_msg, sizeof open_msg, "%s", ts_error_last()->message);
         }
-        const char *paths[2] = {a.json, a.plot};
+        const char *paths[2] = {a.lp.json, a.plot};
         for (int i = 0; i < 2 && !open_failed; i++) {
             if (!paths[i]) continue;
             int existed = access(paths[i], F_OK) == 0;
@@ -547,7 +494,7 @@ int ts_cmd_hpl(int argc, char **argv) {
 
     ts_hpl_drive_opts dopt = {
         .out = out,
-        .json_path = a.json,
+        .json_path = a.lp.json,
         .plot_path = a.plot,
         .progress = &g_progress,
         .print_params = 1,

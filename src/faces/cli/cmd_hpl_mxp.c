@@ -10,6 +10,7 @@
 #include "core/ts_log.h"
 #include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
+#include "faces/cli/ts_cli_linpack.h"
 #include "faces/cli/ts_cli_opts.h"
 
 #define CMD "hpl-mxp"
@@ -22,17 +23,10 @@
 #define MXP_MEM_FRACTION_CHECK 0.98 // an explicit N must fit this share
 
 typedef struct {
-    const char *dat;
-    int64_t N;
-    int NB, P, Q;
+    ts_linpack_args lp;     // the options shared with hpl (ts_cli_linpack.h); depth -1: auto
     int nprec;
     ts_mxp_fmt prec;
-    ts_hpl_exec exec;
-    const char *json;
-    double mem_fraction;
-    int quiet, verbose;
     int plain;              // --test-matrix plain: not diagonally dominant (tests only)
-    int depth;              // -1 auto
 } mxp_args;
 
 static void usage(FILE *f) {
@@ -58,101 +52,54 @@ static void usage(FILE *f) {
         "                    LU without pivoting is then unstable and the run must fail)\n"
         "  -q                no progress line\n"
         "  -v, --verbose     debug log lines (the residual of every refinement step)\n\n"
-        "P x Q grids other than 1 x 1 are not implemented yet (skipped).\n"
+        "P x Q grids run over MPI with P Q ranks, one a GPU (mpiexec -n PQ; 2D block-cyclic like hpl);\n"
+        "without -N, N is sized so that each rank holds about the share of its memory a 1 x 1 run\n"
+        "would.\n"
         "exit: 0 all tests passed, 1 a test failed (residual, iteration cap, breakdown), 2 bad input,\n"
         "3 runtime failure/skipped test\n");
 }
 
-static int parse_args(int argc, char **argv, mxp_args *a) {
-    memset(a, 0, sizeof *a);
-    a->N = -1;
-    a->depth = -1;
-    a->exec = TS_HPL_EXEC_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        int m;
-        if (ts_cli_flag(argv[i], "--help", "-h")) {
-            usage(stdout);
-            return 1;
-        }
-        if (ts_cli_flag(argv[i], "-q", "--quiet")) { a->quiet = 1; continue; }
-        if (ts_cli_flag(argv[i], "-v", "--verbose")) { a->verbose = 1; continue; }
-        if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--dat", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            a->dat = v;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-N", "--N", &v)) != 0) {
-            if (m < 0 || ts_cli_i64(CMD, "-N", v, 1, &a->N) < 0) return -1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-NB", "--NB", &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "-NB (block size)", v, 1, &a->NB) < 0) return -1;
-            if (a->NB > 8192) {
-                ts_cli_errorf(CMD, "-NB %d: at most 8192", a->NB);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-P", "--P", &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "-P (process rows)", v, 1, &a->P) < 0) return -1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "-Q", "--Q", &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "-Q (process columns)", v, 1, &a->Q) < 0) return -1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--prec", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            if (!strcmp(v, "fp8")) {
-                ts_cli_errorf(CMD, "--prec fp8: not implemented (FP8 is not list-eligible since June 2025; fp16, bf16)");
-                return -1;
-            }
-            if (ts_mxp_fmt_parse(v, &a->prec) < 0) {
-                ts_cli_errorf(CMD, "--prec: '%s' is not one of fp16, bf16", v);
-                return -1;
-            }
-            a->nprec = 1;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--depth", NULL, &v)) != 0) {
-            if (m < 0 || ts_cli_int(CMD, "--depth", v, 0, &a->depth) < 0) return -1;
-            if (a->depth > 1) {
-                ts_cli_errorf(CMD, "--depth %d: look-ahead depth 0 or 1", a->depth);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--exec", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            if (!strcmp(v, "auto")) a->exec = TS_HPL_EXEC_AUTO;
-            else if (!strcmp(v, "cpu")) a->exec = TS_HPL_EXEC_CPU;
-            else if (!strcmp(v, "device")) a->exec = TS_HPL_EXEC_DEVICE;
-            else {
-                ts_cli_errorf(CMD, "--exec: '%s' is not one of auto, cpu, device", v);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--json", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            a->json = v;
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--mem-fraction", NULL, &v)) != 0) {
-            if (m < 0 || ts_cli_double(CMD, "--mem-fraction", v, &a->mem_fraction) < 0) return -1;
-            if (!(a->mem_fraction > 0.0 && a->mem_fraction <= 1.0)) {
-                ts_cli_errorf(CMD, "--mem-fraction: '%s' must be in (0, 1]", v);
-                return -1;
-            }
-        } else if ((m = ts_cli_value_opt(CMD, argc, argv, &i, "--test-matrix", NULL, &v)) != 0) {
-            if (m < 0) return -1;
-            if (!strcmp(v, "plain")) a->plain = 1;
-            else if (!strcmp(v, "dominant")) a->plain = 0;
-            else {
-                ts_cli_errorf(CMD, "--test-matrix: '%s' is not one of dominant, plain", v);
-                return -1;
-            }
-        } else {
-            ts_cli_errorf(CMD, "unknown option '%s' (tessera hpl-mxp --help)", argv[i]);
+static const ts_linpack_spec g_spec = {CMD, usage, 1, 8192, 0, 1, ""}; // NB at most 8192 (HPL's engine limit)
+
+// The command's own options (ts_linpack_parse's `own`).
+static int own_opt(void *ctx, int argc, char **argv, int *pi) {
+    mxp_args *a = ctx;
+    const char *v = NULL;
+    int m;
+    if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--prec", NULL, &v)) != 0) {
+        if (m < 0) return -1;
+        if (!strcmp(v, "fp8")) {
+            ts_cli_errorf(CMD, "--prec fp8: not implemented (FP8 is not list-eligible since June 2025; fp16, bf16)");
             return -1;
         }
+        if (ts_mxp_fmt_parse(v, &a->prec) < 0) {
+            ts_cli_errorf(CMD, "--prec: '%s' is not one of fp16, bf16", v);
+            return -1;
+        }
+        a->nprec = 1;
+    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--test-matrix", NULL, &v)) != 0) {
+        if (m < 0) return -1;
+        if (!strcmp(v, "plain")) a->plain = 1;
+        else if (!strcmp(v, "dominant")) a->plain = 0;
+        else {
+            ts_cli_errorf(CMD, "--test-matrix: '%s' is not one of dominant, plain", v);
+            return -1;
+        }
+    } else {
+        return 0;
     }
-    if (a->dat && (a->N >= 0 || a->NB || a->P || a->Q || a->nprec)) {
+    return 1;
+}
+
+static int parse_args(int argc, char **argv, mxp_args *a) {
+    memset(a, 0, sizeof *a);
+    const int rc = ts_linpack_parse(&g_spec, argc, argv, &a->lp, own_opt, a);
+    if (rc != 0) return rc;
+    if (a->lp.dat && (a->lp.N >= 0 || a->lp.NB || a->lp.P || a->lp.Q || a->nprec)) {
         ts_cli_errorf(CMD, "--dat and -N/-NB/-P/-Q/--prec exclude each other (the file gives them)");
         return -1;
     }
     return 0;
-}
-
-static int device_expected(ts_hpl_exec exec) {
-    if (exec == TS_HPL_EXEC_CPU) return 0;
-    if (exec == TS_HPL_EXEC_DEVICE) return 1;
-    int sim = 0;
-    if (ts_env_int("TESSERA_SIM_DEVICES", &sim) < 0) sim = 0;
-    return ts_cuda_device_count() > 0 || sim > 0;
 }
 
 static ts_hpl_progress g_progress;
@@ -162,11 +109,11 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
     int prc = parse_args(argc, argv, &a);
     if (prc > 0) return TS_EXIT_OK;
     if (prc < 0) return TS_EXIT_USAGE;
-    if (a.quiet) ts_cli_set_verbosity(-1);
-    else if (a.verbose) ts_cli_set_verbosity(1);
+    if (a.lp.quiet) ts_cli_set_verbosity(-1);
+    else if (a.lp.verbose) ts_cli_set_verbosity(1);
 
-    const int from_flags = a.N >= 0 || a.NB || a.P || a.Q || a.nprec;
-    const char *dat_path = a.dat;
+    const int from_flags = a.lp.N >= 0 || a.lp.NB || a.lp.P || a.lp.Q || a.nprec;
+    const char *dat_path = a.lp.dat;
     if (!dat_path && !from_flags && access("HPL-MxP.dat", F_OK) == 0) dat_path = "HPL-MxP.dat";
     ts_mxp_dat dat;
     memset(&dat, 0, sizeof dat);
@@ -174,7 +121,7 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         ts_cli_errorf(CMD, "%s", ts_error_last()->message);
         return TS_EXIT_USAGE;
     }
-    if (a.json && ts_cli_check_output(CMD, "--json", a.json) != 0) return TS_EXIT_USAGE;
+    if (a.lp.json && ts_cli_check_output(CMD, "--json", a.lp.json) != 0) return TS_EXIT_USAGE;
     ts_devset_opts dopts; // a malformed TESSERA_* device setting is bad input
     if (ts_devset_opts_init(&dopts) < 0) {
         ts_cli_errorf(CMD, "%s", ts_error_last()->message);
@@ -183,10 +130,10 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
 
     ts_hpl_opts o;
     memset(&o, 0, sizeof o);
-    o.exec = a.exec;
+    o.exec = a.lp.exec;
     o.panel_on_device = -1;
     o.engine = "auto";
-    g_progress.enabled = !a.quiet;
+    g_progress.enabled = !a.lp.quiet;
     ts_hpl_ctx *ctx = NULL;
     if (ts_hpl_ctx_create(&o, &ctx) < 0) {
         ts_cli_errorf(CMD, "cannot set up: %s", ts_error_last()->message);
@@ -199,20 +146,20 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
     FILE *out = NULL;
 
     if (!dat_path) {
-        const int dev = device_expected(a.exec);
-        const int NB = a.NB ? a.NB : dev ? MXP_NB_DEVICE : MXP_NB_CPU;
-        int P = a.P ? a.P : 1, Q = a.Q ? a.Q : 1;
-        int64_t N = a.N;
+        const int dev = ts_linpack_device_expected(a.lp.exec);
+        const int NB = a.lp.NB ? a.lp.NB : dev ? MXP_NB_DEVICE : MXP_NB_CPU;
+        int P = a.lp.P ? a.lp.P : 1, Q = a.lp.Q ? a.lp.Q : 1;
+        int64_t N = a.lp.N;
         if (N < 0) {
-            const double frac = a.mem_fraction > 0 ? a.mem_fraction : MXP_MEM_FRACTION_AUTO;
-            const int64_t fit = ts_mxp_max_n(ctx, NB, frac);
+            const double frac = a.lp.mem_fraction > 0 ? a.lp.mem_fraction : MXP_MEM_FRACTION_AUTO;
+            const int64_t fit = ts_mxp_max_n_grid(ctx, NB, P, Q, frac);
             N = dev ? fit : (fit > 0 && fit < MXP_N_CPU ? fit : MXP_N_CPU);
             if (N <= 0) {
                 if (root) ts_cli_errorf(CMD, "cannot size the problem for this machine; give -N");
                 code = TS_EXIT_RUNTIME;
                 goto done;
             }
-            if (root && !a.quiet)
+            if (root && !a.lp.quiet)
                 ts_log(TS_LOG_INFO, "hpl-mxp: sized N=%lld NB=%d for this machine (%s)", (long long)N, NB,
                        dev ? "device memory" : "CPU default");
         }
@@ -236,20 +183,25 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         code = TS_EXIT_USAGE;
         goto done;
     }
-    if (dat_path || a.N >= 0) { // explicit sizes must fit
-        const double frac = a.mem_fraction > 0 ? a.mem_fraction : MXP_MEM_FRACTION_CHECK;
-        for (int b = 0; b < dat.head.nNB; b++) {
-            const int64_t fit = ts_mxp_max_n(ctx, dat.head.NB[b], frac);
-            for (int i = 0; i < dat.head.nN; i++)
-                if (fit > 0 && dat.head.N[i] > fit) {
-                    if (root)
-                        ts_cli_errorf(CMD, "N=%lld does not fit in memory: the largest N that fits with NB=%d is %lld "
-                                      "(at %.0f%% of the memory; --mem-fraction changes the share)",
-                                      (long long)dat.head.N[i], dat.head.NB[b], (long long)fit, frac * 100.0);
-                    code = TS_EXIT_USAGE;
-                    goto done;
-                }
-        }
+    if (dat_path || a.lp.N >= 0) { // explicit sizes must fit
+        const double frac = a.lp.mem_fraction > 0 ? a.lp.mem_fraction : MXP_MEM_FRACTION_CHECK;
+        for (int g = 0; g < dat.head.ngrid; g++)
+            for (int b = 0; b < dat.head.nNB; b++) {
+                const int P = dat.head.P[g], Q = dat.head.Q[g];
+                const int64_t fit = ts_mxp_max_n_grid(ctx, dat.head.NB[b], P, Q, frac);
+                for (int i = 0; i < dat.head.nN; i++)
+                    if (fit > 0 && dat.head.N[i] > fit) {
+                        if (root) {
+                            char grid[48] = "";
+                            if (P * Q > 1) snprintf(grid, sizeof grid, " on the %d x %d grid", P, Q);
+                            ts_cli_errorf(CMD, "N=%lld does not fit in memory: the largest N that fits with NB=%d%s is "
+                                          "%lld (at %.0f%% of the memory; --mem-fraction changes the share)",
+                                          (long long)dat.head.N[i], dat.head.NB[b], grid, (long long)fit, frac * 100.0);
+                        }
+                        code = TS_EXIT_USAGE;
+                        goto done;
+                    }
+            }
     }
     if (root && ts_hpl_open_output(&dat.head, &out) < 0) {
         ts_cli_errorf(CMD, "%s", ts_error_last()->message);
@@ -257,7 +209,7 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         goto done;
     }
 
-    ts_mxp_drive_opts dopt = {out, a.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT, a.depth};
+    ts_mxp_drive_opts dopt = {out, a.lp.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT, a.lp.depth};
     ts_hpl_tally t;
     int rc = ts_mxp_drive(ctx, &dat, &dopt, &t);
     if (t.runtime_error < 0 || rc < 0) {
