@@ -56,6 +56,8 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     o->diag_trmm = 1;
     o->forward = 1;
     o->tri_base = -1;
+    o->grid = 1;
+    TS_CHECK(ts_env_bool("TESSERA_TILES_GRID", &o->grid));
     TS_CHECK(ts_env_bool("TESSERA_TILES_SAVE_C", &o->save_c));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_RANK", &o->diag_rank));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_TRMM", &o->diag_trmm));
@@ -166,7 +168,9 @@ int ts_tiles_create(ts_devset *devs, const ts_tiles_opts *opts, ts_tiles **out) 
         opts = &def;
     }
     TS_CHECK(check_opts(opts));
+    if (opts->devices < 0) TS_RAISE(TS_ERR_ARG, "ts_tiles_create: devices %d must be >= 0 (0: all)", opts->devices);
     int ndev = ts_devset_count(devs);
+    if (opts->devices > 0 && opts->devices < ndev) ndev = opts->devices;
     if (ndev == 0 && opts->cpu_share == 0)
         TS_RAISE(TS_ERR_ARG, "ts_tiles_create: no devices and the CPU worker is off (cpu_share 0)");
     ts_tiles *rt = calloc(1, sizeof *rt);

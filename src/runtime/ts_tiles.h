@@ -55,6 +55,14 @@ typedef struct {
                          // GEMM (ts_dev_trmm_blocked); -1: tile / 8 (at least 32), 0: not split
     int forward;         // 1: a TRMM/TRSM chain's next tile starts on the device that computes its
                          // predecessor without waiting for the write-back (TESSERA_TILES_FORWARD, 1)
+    int devices;         // the first `devices` devices of the set take part, 0: all of them (a benchmark's
+                         // 1/2/4-device comparison in one process)
+    int grid;            // GEMM: 1: the devices start from the corners of a pr x pc grid of blocks of C
+                         // (pr * pc = devices, near square), so that each device's region needs its own
+                         // block rows of A and block columns of B and shares each with one neighbour;
+                         // 0: from points spread evenly along the column-major tile order (for a square
+                         // C and no CPU worker all in block row 0, so every device reads all of A)
+                         // (TESSERA_TILES_GRID, 1)
     const char *perfdb;  // performance database file (NULL: $TESSERA_PERFDB, else ~/.cache/tessera/perfdb.txt);
                          // read and written only with cpu_share TS_TILES_CPU_ADAPTIVE
 } ts_tiles_opts;
