@@ -131,8 +131,34 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
         TS_CHECK(ts_event_create(dev, &dc->slots[s].ready));
     }
     dc->cursor = (int64_t)d * c->ntasks / (c->nworkers > 0 ? c->nworkers : 1);
+    if (!c->l3 && rt->opts.grid) dc->cursor = tl_grid_origin(c->mt, c->nt, rt->ndev, d);
     dc->origin = dc->cursor;
     return 0;
+}
+
+// The grid of the devices' starting blocks: pr x pc = ndev with pr <= pc, the pair whose block
+// (mt/pr x nt/pc tiles) needs the fewest panels (mt/pr + nt/pc); device d starts at the corner of
+// block (d / pc, d % pc). Each device then reads the block rows of A of its own block row and the
+// block columns of B of its own block column, every panel shared with the devices of the same
+// block row or column (by peer copies), instead of all of A (origins along block row 0).
+void tl_grid_shape(int64_t mt, int64_t nt, int ndev, int *pr, int *pc) {
+    int br = 1;
+    double best = -1;
+    for (int r = 1; r <= ndev; r++) {
+        if (ndev % r) continue;
+        int q = ndev / r;
+        double cost = (double)mt / r + (double)nt / q;
+        if (r <= mt && q <= nt && (best < 0 || cost < best - 1e-9)) best = cost, br = r;
+    }
+    *pr = br, *pc = ndev / br;
+}
+
+int64_t tl_grid_origin(int64_t mt, int64_t nt, int ndev, int d) {
+    int pr, pc;
+    if (ndev <= 1) return 0;
+    tl_grid_shape(mt, nt, ndev, &pr, &pc);
+    int64_t i0 = (int64_t)(d / pc) * mt / pr, j0 = (int64_t)(d % pc) * nt / pc;
+    return i0 + j0 * mt;
 }
 
 void tl_cache_teardown(tl_call *c, int d) {

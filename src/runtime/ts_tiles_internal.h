@@ -249,6 +249,10 @@ struct tl_call {
 // ---- cache (ts_tiles_cache.c); every function with the call lock held unless noted ----
 int tl_cache_setup(tl_call *c, int d, size_t budget);      // no lock (before the workers start)
 void tl_cache_teardown(tl_call *c, int d);                 // no lock (after they stopped)
+// opts.grid: the pr x pc grid of starting blocks of ndev devices over mt x nt C tiles, and the
+// task (i + j*mt) device d starts from (the corner of its block).
+void tl_grid_shape(int64_t mt, int64_t nt, int ndev, int *pr, int *pc);
+int64_t tl_grid_origin(int64_t mt, int64_t nt, int ndev, int d);
 // Returns the slot of tile (mat, idx) on device d with a reader reference, loading it (from a peer
 // or the host) on a miss. May drop and retake the lock while waiting for room.
 int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot);
