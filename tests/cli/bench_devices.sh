@@ -24,6 +24,11 @@ assert "ratio" in rows[1]["extra"], rows[1]  # against the first row (one device
 PY
 done
 
+# Above the full recomputation's size (m*n*k > 2^27), beta 0: C0 is not made, Freivalds alone.
+run TESSERA_SIM_DEVICES=2 TESSERA_TILE=128 TESSERA_TILES_CPU=0 -- gemm 640 --where host --engine tiles --devices 2,1 --beta 0 --reps 1 --warmup 0
+expect_rc 0
+count_rows '^tiles/[12] +d +640 +640 +640 NN +host .* PASS$' 2
+
 # A wrong result on any pass is caught (the corrupted element is added after each row's run).
 run TESSERA_SIM_DEVICES=2 TESSERA_TILE=64 TESSERA_TEST_CORRUPT_GEMM=1 -- gemm 256 --where host --engine tiles --devices 1,2 --beta 0 --reps 1 --warmup 0
 expect_rc 1
