@@ -136,7 +136,7 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
     return 0;
 }
 
-// The grid of the devices' starting blocks: pr x pc = ndev with pr <= pc, the pair whose block
+// The grid of the devices' starting blocks: pr x pc = ndev, the pair whose block
 // (mt/pr x nt/pc tiles) needs the fewest panels (mt/pr + nt/pc); device d starts at the corner of
 // block (d / pc, d % pc). Each device then reads the block rows of A of its own block row and the
 // block columns of B of its own block column, every panel shared with the devices of the same
@@ -426,6 +426,32 @@ static int find_peer(tl_call *c, int d, int mat, int64_t idx, int *pslot) {
     return -1;
 }
 
+// opts.h2d_ahead (GEMM): waits until fewer than that many of device d's host loads are unfinished
+// (dropping the lock while it waits for the oldest). A slot's ready event may have been recorded
+// again for a later load of the slot: waiting for that one waits longer, never forever.
+static int h2d_room(tl_call *c, int d) {
+    tl_devcall *dc = &c->dc[d];
+    int cap = c->rt->opts.h2d_ahead;
+    if (cap <= 0 || c->l3) return 0;
+    while (dc->hq_count > 0) {
+        ts_event *ev = dc->slots[dc->hq[dc->hq_head]].ready;
+        int q = ts_event_query(ev);
+        if (q < 0) return tl_event_failed(c, d, q);
+        if (q == 0) {
+            if (dc->hq_count < cap) break;
+            // only this worker records this device's load events and fills its queue
+            pthread_mutex_unlock(&c->lock);
+            int rc = ts_event_sync(ev);
+            pthread_mutex_lock(&c->lock);
+            if (rc < 0) return tl_event_failed(c, d, rc);
+            if (c->abort) return aborted(c);
+        }
+        dc->hq_head = (dc->hq_head + 1) % TL_HQ;
+        dc->hq_count--;
+    }
+    return 0;
+}
+
 // Queues the load of (mat, idx) into slot s of device d: from a peer's cache or from the host.
 static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
     tl_devrt *dr = &c->rt->dev[d];
@@ -464,6 +490,10 @@ static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
         if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_h2d);
         if (rc < 0) return tl_call_fail(c, rc);
         dc->bytes_h2d += width * rows;
+        if (c->rt->opts.h2d_ahead > 0 && !c->l3 && dc->hq_count < TL_HQ) {
+            dc->hq[(dc->hq_head + dc->hq_count) % TL_HQ] = s;
+            dc->hq_count++;
+        }
     }
     return 0;
 }
@@ -474,6 +504,11 @@ int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot) {
     if (s >= 0) {
         dc->hits++;
     } else {
+        // Room for a host load first (opts.h2d_ahead), while the tile is not in this device's map:
+        // a peer that looked it up during the wait would copy a slot whose ready event is stale.
+        // The wait may let a peer start loading it: load_tile then takes it from there.
+        int ps;
+        if (find_peer(c, d, mat, idx, &ps) < 0) TS_CHECK(h2d_room(c, d));
         dc->misses++;
         TS_CHECK(take_slot(c, d, &s));
         // take_slot may have dropped the lock, but only this worker fills this device's cache.

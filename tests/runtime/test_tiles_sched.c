@@ -284,6 +284,36 @@ static void test_grid_peer_bytes(void **state) {
     ts_devset_close(s);
 }
 
+// The first wave (opts.grid 2, h2d_ahead 4): four paced devices, 2 x 2 C tiles of 64 with 12 k-steps,
+// one tile per device. Each tile's panels of A and B are shared with one neighbour; the rotated
+// k-loops and the limit on queued host loads make every device load its half of its panels from the
+// host (12 of its 24 tiles) and take the rest from its neighbours, instead of the first worker to
+// take the lock loading all 48 (and taking three of the four tiles with its depth). Byte counts.
+static void test_first_wave_loads(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(4, NULL, 0, 0.17, 0.01);
+    assert_non_null(s);
+    tt_prob p;
+    assert_int_equal(tt_make(&p, 'd', 'N', 'N', 128, 128, 768, 0, 47), 0);
+    p.beta[0] = p.beta[1] = 0;
+    ts_tiles_opts o = tt_opts(64, 0);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    ts_tiles_stats st;
+    run_ok(rt, &p, &st);
+    print_stats("4 devices, one tile each", &st);
+    const size_t tile = 64 * 64 * 8;
+    assert_int_equal(st.bytes_h2d, 48 * tile); // A and B once
+    for (int d = 0; d < 4; d++) {
+        assert_int_equal(st.tiles_dev[d], 1);
+        // its half of 24, give or take a few taken in another order under load
+        assert_true(st.bytes_h2d_dev[d] >= 8 * tile && st.bytes_h2d_dev[d] <= 16 * tile);
+    }
+    ts_tiles_destroy(rt);
+    tt_free(&p);
+    ts_devset_close(s);
+}
+
 int main(void) {
     ts_cpu_blas_set_threads(1);
     const struct CMUnitTest tests[] = {
@@ -295,6 +325,7 @@ int main(void) {
         cmocka_unit_test(test_cpu_auto_slow_cpu),
         cmocka_unit_test(test_grid_shape),
         cmocka_unit_test(test_grid_peer_bytes),
+        cmocka_unit_test(test_first_wave_loads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
