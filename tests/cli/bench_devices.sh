@@ -28,6 +28,10 @@ done
 run TESSERA_SIM_DEVICES=2 TESSERA_TILE=128 TESSERA_TILES_CPU=0 -- gemm 640 --where host --engine tiles --devices 2,1 --beta 0 --reps 1 --warmup 0
 expect_rc 0
 count_rows '^tiles/[12] +d +640 +640 +640 NN +host .* PASS$' 2
+# ... and without the check (C0 is made then: the timed runs start from it)
+run TESSERA_SIM_DEVICES=2 TESSERA_TILE=128 TESSERA_TILES_CPU=0 -- gemm 640 --where host --engine tiles --devices 1,2 --beta 0 --reps 1 --warmup 0 --no-verify
+expect_rc 0
+count_rows '^tiles/[12] +d +640 +640 +640 NN +host .* SKIPPED$' 2
 
 # A wrong result on any pass is caught (the corrupted element is added after each row's run).
 run TESSERA_SIM_DEVICES=2 TESSERA_TILE=64 TESSERA_TEST_CORRUPT_GEMM=1 -- gemm 256 --where host --engine tiles --devices 1,2 --beta 0 --reps 1 --warmup 0

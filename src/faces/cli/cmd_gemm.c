@@ -363,7 +363,8 @@ static int check_memory(gemm_ctx *c) {
             double ea, eb, ec, es = (double)ts_prec_size(o->b.precs[p]);
             buffer_elems(o, o->shapes[s], &ea, &eb, &ec);
             double dev_need = (ea + eb + ec) * es + 3 * 256.0;
-            int no_c0 = o->b.ncounts > 0 && o->b.beta[0] == 0 && o->b.beta[1] == 0 && !needs_ref(o, o->shapes[s]);
+            int no_c0 = o->b.ncounts > 0 && o->b.verify && o->b.beta[0] == 0 && o->b.beta[1] == 0 &&
+                        !needs_ref(o, o->shapes[s]);
             double host_need = (ea + eb + (no_c0 ? 1 : 2) * ec) * es + (needs_ref(o, o->shapes[s]) ? ec * es : 0);
             shape_t sh = o->shapes[s];
             if (devs && dev_need > (double)free_b)
@@ -468,10 +469,12 @@ static int setup_buffers(gemm_ctx *c, shape_t s, char prec, int device) {
     c->bytesA = (size_t)ea * es, c->bytesB = (size_t)eb * es, c->bytesC = (size_t)ec * es;
     TS_CHECK(host_alloc(c, c->bytesA, &c->hA));
     TS_CHECK(host_alloc(c, c->bytesB, &c->hB));
-    // --devices with beta 0 and no full recomputation: C0 is never read (every row checks its last
-    // run, the check ignores C0 when beta is 0), so it is not made: a third less host memory to pin
+    // --devices with beta 0, verified, no full recomputation: C0 is never read (every row checks its
+    // last run, which time_host then starts from NaN, and the check ignores C0 when beta is 0), so it
+    // is not made (must match last_run_checked): a third less host memory to pin
     // and fill at the sizes that take the most
-    int no_c0 = c->o->b.ncounts > 0 && c->o->b.beta[0] == 0 && c->o->b.beta[1] == 0 && !needs_ref(c->o, s);
+    int no_c0 = c->o->b.ncounts > 0 && c->o->b.verify && c->o->b.beta[0] == 0 && c->o->b.beta[1] == 0 &&
+                !needs_ref(c->o, s);
     TS_CHECK(host_alloc(c, no_c0 ? 64 : c->bytesC, &c->hC0));
     TS_CHECK(host_alloc(c, c->bytesC, &c->hC));
     if (needs_ref(c->o, s)) TS_CHECK(host_alloc(c, c->bytesC, &c->hCref));
