@@ -8,7 +8,9 @@
 # Usage: bench/tiles4.sh path/to/tessera OUTDIR. Estimate on 4 H100/H200 (512 GiB host): ~1.5 min
 # the GEMM step (pinning 2 x 19 GB, 6 rows of 3 runs: ~60 s of GEMMs, 2-4 s of checks per row),
 # ~1.5-2 min the level-3 step (4 x 19 GB pinned, 11 rows of 3 runs); ~3-4 min in all.
-# TILES4_COUNTS overrides the GEMM's device counts (default 1,2,G); TILES4_STEPS=gemm,blas3 selects.
+# TILES4_COUNTS overrides the GEMM's device counts (default 1,2,G); TILES4_STEPS=gemm,blas3 selects;
+# TILES4_TRACE=1 writes the tile runtime's timeline of each count's last GEMM (OUTDIR/trace-gemm-Ndev.json;
+# the stamps are stream callbacks: not for the rates of record).
 set -uo pipefail
 tessera=${1:?usage: bench/tiles4.sh path/to/tessera OUTDIR}
 out=${2:?usage: bench/tiles4.sh path/to/tessera OUTDIR}
@@ -31,7 +33,8 @@ step() { # step NAME command...
 }
 if [[ ",$steps," == *",gemm,"* ]]; then
   step "gemm-tiles4" "$tessera" gemm "$n" --where host --engine tiles,cublasxt --xt-block 8192 \
-      --devices "$counts" --beta 0 --warmup 1 --reps 2 --json "$out/gemm-tiles4.json"
+      --devices "$counts" --beta 0 --warmup 1 --reps 2 --json "$out/gemm-tiles4.json" \
+      ${TILES4_TRACE:+--trace "$out/trace-gemm.json"}
 fi
 if [[ ",$steps," == *",blas3,"* ]]; then
   step "blas3-tiles4" "$tessera" blas3 --routine all "$nb" --engine tiles,cublasxt --xt-block 8192 \

@@ -33,6 +33,18 @@ run TESSERA_SIM_DEVICES=2 TESSERA_TILE=128 TESSERA_TILES_CPU=0 -- gemm 640 --whe
 expect_rc 0
 count_rows '^tiles/[12] +d +640 +640 +640 NN +host .* SKIPPED$' 2
 
+# --trace: one timeline per count
+run TESSERA_SIM_DEVICES=2 TESSERA_TILE=64 TESSERA_TILES_CPU=0 -- gemm 256 --where host --engine tiles --devices 1,2 --beta 0 --reps 1 --warmup 0 --trace "$TMP/tr.json"
+expect_rc 0
+python3 - "$TMP" <<'PY' || fail "one trace per device count"
+import json, os, sys
+for n in (1, 2):
+    ev = json.load(open(os.path.join(sys.argv[1], "tr-%ddev.json" % n)))
+    ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+    tids = {e.get("tid") for e in ev if e.get("ph") == "X"}
+    assert len(tids) >= n, (n, tids)
+PY
+
 # A wrong result on any pass is caught (the corrupted element is added after each row's run).
 run TESSERA_SIM_DEVICES=2 TESSERA_TILE=64 TESSERA_TEST_CORRUPT_GEMM=1 -- gemm 256 --where host --engine tiles --devices 1,2 --beta 0 --reps 1 --warmup 0
 expect_rc 1

@@ -110,7 +110,8 @@ static void usage(FILE *f) {
         "  --xt-block N[,N...] cuBLASXt block dimension, one row each (default 4096)\n"
         "  --devices N[,N...]  tiles, cublasxt: run on the first N devices, each count in turn on the same\n"
         "                      host operands (e.g. 1,2,4; rows name their count; default: every device)\n"
-        "  --trace FILE.json   engine tiles: timeline of its last timed run (Chrome trace format)\n"
+        "  --trace FILE.json   engine tiles: timeline of its last timed run (Chrome trace format; with\n"
+        "                      --devices one per count, FILE-Ndev.json)\n"
         "  --where device|host operands resident on the device, or in host memory with the transfers\n"
         "                      timed in (device engines)\n"
         "  --warmup N          untimed runs first (default 2)\n"
@@ -664,7 +665,15 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     }
     if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
     if (rc >= 0 && e == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->tiles_last;
-    if (rc >= 0 && e == TS_ENGINE_TILES && c->o->b.trace && ts_tiles_trace_write(c->h.tiles, c->o->b.trace) < 0) {
+    char trace[1100]; // --devices: one trace per count, FILE.json -> FILE-Ndev.json
+    const char *tp = c->o->b.trace;
+    if (tp && c->o->b.ncounts > 0) {
+        size_t len = strlen(tp);
+        int dot = len > 5 && !strcmp(tp + len - 5, ".json");
+        snprintf(trace, sizeof trace, "%.*s-%ddev%s", (int)(dot ? len - 5 : len), tp, row->b.ndev, dot ? ".json" : "");
+        tp = trace;
+    }
+    if (rc >= 0 && e == TS_ENGINE_TILES && tp && ts_tiles_trace_write(c->h.tiles, tp) < 0) {
         ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
         ts_error_clear();
     }
