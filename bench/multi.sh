@@ -51,7 +51,7 @@ echo "== $ngpu GPUs: $(nvidia-smi --query-gpu=name --format=csv,noheader | head 
 # hpl-1x1-d2,hpl-1xG-d2,hpl-2xG-d2 (--depth 2); mxp = mxp-1x1,mxp-2x2 (HPL-MxP, FP16; the 2 x 2 grid
 # needs 4 GPUs); hpl-host =
 # hpl-1xG-host,hpl-2xG-host; hpcg = hpcg-1,hpcg-G,hpcg-G-nccl; single runs also hpcg-1-graph and
-# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), hpcg-nvidia-1 and hpcg-nvidia-G (NVIDIA's HPCG beside ours), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-midx, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
+# hpcg-G-nccl-graph (TESSERA_HPCG_GRAPH=1), tiles4 (bench/tiles4.sh), hpcg-nvidia-1 and hpcg-nvidia-G (NVIDIA's HPCG beside ours), hpcg-G-nccl-graph-nohb, hpcg-G-nccl-graph-noov, hpcg-G-nccl-graph-midx, hpcg-G-nccl-graph-z, hpcg-1-pair, hpcg-orders-G, hpcg-orders-G-full, hpcg-orders-G-budget; gemm and blas3 as they are.
 # MULTI_DEADLINE_S (seconds from the start): a step is skipped once it has passed, and a run's
 # timeout is cut to what is left, so a short device lease still returns every finished run.
 deadline=${MULTI_DEADLINE_S:-0}
@@ -227,6 +227,11 @@ for s in $(expand); do
             --routine all ${MULTI_BLAS3_N:-32768} --engine $eng --xt-block 8192 --gemm-ref --reps 2 \
             --json "$out/blas3-${g}gpu.json"
       done ;;
+    tiles4)
+      # the tile runtime and cuBLASXt on 1, 2, G GPUs in one process per command (host data made and
+      # pinned once; bench/tiles4.sh: DGEMM 49152, the five double level-3 routines at 49152 on G,
+      # the bars' ratios printed; ~3-4 min on 4 H200s)
+      run tiles4 420 "$here/tiles4.sh" "$tessera" "$out" ;;
     *) echo "multi.sh: unknown step '$s'" >&2; status=2 ;;
   esac
 done

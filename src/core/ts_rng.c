@@ -126,14 +126,18 @@ double ts_gaussian_at(uint64_t key, uint64_t index, double mean, double stddev) 
     return mean + stddev * z;
 }
 
-void ts_fill_uniform_d(uint64_t key, double *x, int64_t n) {
-    for (int64_t i = 0; i < n; i++) x[i] = ts_uniform_at(key, (uint64_t)i);
+void ts_fill_uniform_d(uint64_t key, double *x, int64_t n) { ts_fill_uniform_d_from(key, x, 0, n); }
+
+void ts_fill_uniform_s(uint64_t key, float *x, int64_t n) { ts_fill_uniform_s_from(key, x, 0, n); }
+
+void ts_fill_uniform_d_from(uint64_t key, double *x, int64_t first, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = ts_uniform_at(key, (uint64_t)(first + i));
 }
 
-void ts_fill_uniform_s(uint64_t key, float *x, int64_t n) {
+void ts_fill_uniform_s_from(uint64_t key, float *x, int64_t first, int64_t n) {
     // 24 bits so that every value is exact in float and stays below 0.5.
     for (int64_t i = 0; i < n; i++)
-        x[i] = (float)((double)(counter_bits(key, (uint64_t)i) >> 40) * 0x1p-24 - 0.5);
+        x[i] = (float)((double)(counter_bits(key, (uint64_t)(first + i)) >> 40) * 0x1p-24 - 0.5);
 }
 
 void ts_fill_gaussian_d(uint64_t key, double *x, int64_t n, double mean, double stddev) {

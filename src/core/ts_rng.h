@@ -73,6 +73,9 @@ double ts_uniform_at(uint64_t key, uint64_t index);                     // [-0.5
 double ts_gaussian_at(uint64_t key, uint64_t index, double mean, double stddev); // Box-Muller
 void ts_fill_uniform_d(uint64_t key, double *x, int64_t n);
 void ts_fill_uniform_s(uint64_t key, float *x, int64_t n);
+// Elements first .. first+n-1 of those streams into x[0..n) (a part of a larger fill, e.g. one thread's).
+void ts_fill_uniform_d_from(uint64_t key, double *x, int64_t first, int64_t n);
+void ts_fill_uniform_s_from(uint64_t key, float *x, int64_t first, int64_t n);
 void ts_fill_gaussian_d(uint64_t key, double *x, int64_t n, double mean, double stddev);
 
 #ifdef __cplusplus

@@ -55,6 +55,8 @@ struct ts_engines {
     ts_devset *devs;
     ts_tiles *tiles;
     ts_cublasxt *xt;
+    int ndev;       // devices the set-wide engines use (0: all)
+    int tiles_trace; // the tile runtime's trace flag (kept when it is reopened)
 };
 
 int ts_engines_create(ts_devset *devs, ts_engines **out) {
@@ -78,11 +80,13 @@ int ts_engines_open(ts_engines *x, ts_engine e, int trace) {
         ts_tiles_opts to;
         TS_CHECK(ts_tiles_opts_init(&to));
         to.trace = trace;
+        to.devices = x->ndev;
+        x->tiles_trace = trace;
         return ts_tiles_create(x->devs, &to, &x->tiles);
     }
     if (e == TS_ENGINE_CUBLASXT && !x->xt) {
 #if TS_HAVE_CUDA
-        return ts_cublasxt_create(x->devs, &x->xt);
+        return ts_cublasxt_create(x->devs, x->ndev, &x->xt);
 #else
         TS_RAISE(TS_ERR_UNSUPPORTED, "this build has no CUDA backend");
 #endif
@@ -91,6 +95,30 @@ int ts_engines_open(ts_engines *x, ts_engine e, int trace) {
 }
 
 ts_tiles *ts_engines_tiles(const ts_engines *x) { return x ? x->tiles : NULL; }
+
+int ts_engines_set_devices(ts_engines *x, int ndev) {
+    int have = ts_devset_count(x->devs);
+    if (ndev < 0 || ndev > have)
+        TS_RAISE(TS_ERR_ARG, "ts_engines_set_devices: %d devices asked, the set has %d", ndev, have);
+    if (ndev == have) ndev = 0;
+    if (ndev == x->ndev) return 0;
+    int had_tiles = x->tiles != NULL, had_xt = x->xt != NULL;
+    ts_tiles_destroy(x->tiles);
+    x->tiles = NULL;
+#if TS_HAVE_CUDA
+    ts_cublasxt_destroy(x->xt);
+    x->xt = NULL;
+#endif
+    x->ndev = ndev;
+    if (had_tiles) TS_CHECK(ts_engines_open(x, TS_ENGINE_TILES, x->tiles_trace));
+    if (had_xt) TS_CHECK(ts_engines_open(x, TS_ENGINE_CUBLASXT, 0));
+    return 0;
+}
+
+int ts_engines_devices(const ts_engines *x) {
+    int have = ts_devset_count(x->devs);
+    return x->ndev > 0 && x->ndev < have ? x->ndev : have;
+}
 
 #if TS_HAVE_CUDA
 static int xt_ready(const ts_engines *x) {

@@ -41,6 +41,11 @@ void ts_engines_destroy(ts_engines *x); // NULL is fine
 // or not on these devices.
 int ts_engines_open(ts_engines *x, ts_engine e, int trace);
 ts_tiles *ts_engines_tiles(const ts_engines *x); // NULL until tiles is opened
+// The set-wide engines use the first ndev devices of the set from now on (0 or the set's size: all):
+// those already open are closed and opened again over that many (the tile runtime with its trace
+// flag; cuBLASXt's block dimension must be set again). TS_ERR_ARG when the set has fewer.
+int ts_engines_set_devices(ts_engines *x, int ndev);
+int ts_engines_devices(const ts_engines *x); // devices the set-wide engines use
 // cuBLASXt's block dimension (cublasXtSetBlockDim) for the calls that follow.
 int ts_engines_set_xt_block(ts_engines *x, int block);
 

@@ -22,6 +22,7 @@
 #define TL_RESERVE_MAX 64
 #define TL_MEM_FRACTION_DEFAULT 0.9
 #define TL_PINS_DEFAULT 8
+#define TL_H2D_AHEAD_DEFAULT 4 // GEMM host loads queued ahead per device (~10 ms of a 55 GB/s link at T = 4096)
 
 // ---------------------------------------------------------------- options
 
@@ -56,6 +57,15 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     o->diag_trmm = 1;
     o->forward = 1;
     o->tri_base = -1;
+    o->grid = 2;
+    o->h2d_ahead = TL_H2D_AHEAD_DEFAULT;
+    TS_CHECK(ts_env_int("TESSERA_TILES_H2D_AHEAD", &o->h2d_ahead));
+    if (o->h2d_ahead < 0 || o->h2d_ahead > TL_HQ)
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_H2D_AHEAD=%d out of range 0..%d (0: no limit)", o->h2d_ahead, TL_HQ);
+    TS_CHECK(ts_env_int("TESSERA_TILES_GRID", &o->grid));
+    if (o->grid < 0 || o->grid > 2)
+        TS_RAISE(TS_ERR_PARSE, "TESSERA_TILES_GRID=%d: 0 (starts along the task order), 1 (grid of blocks) or 2 "
+                               "(grid and rotated k-loops)", o->grid);
     TS_CHECK(ts_env_bool("TESSERA_TILES_SAVE_C", &o->save_c));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_RANK", &o->diag_rank));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_TRMM", &o->diag_trmm));
@@ -93,6 +103,9 @@ static int check_opts(const ts_tiles_opts *o) {
                  o->cpu_share);
     if (o->depth < 0 || o->depth > TL_DEPTH_MAX)
         TS_RAISE(TS_ERR_ARG, "ts_tiles: depth %d out of range 0..%d (0: auto)", o->depth, TL_DEPTH_MAX);
+    if (o->grid < 0 || o->grid > 2) TS_RAISE(TS_ERR_ARG, "ts_tiles: grid %d out of range 0..2", o->grid);
+    if (o->h2d_ahead < 0 || o->h2d_ahead > TL_HQ)
+        TS_RAISE(TS_ERR_ARG, "ts_tiles: h2d_ahead %d out of range 0..%d", o->h2d_ahead, TL_HQ);
     if (o->reserve < 0 || o->reserve > TL_RESERVE_MAX)
         TS_RAISE(TS_ERR_ARG, "ts_tiles: reserve %d out of range 0..%d", o->reserve, TL_RESERVE_MAX);
     if (!(o->mem_fraction > 0 && o->mem_fraction <= 1))
@@ -166,7 +179,9 @@ int ts_tiles_create(ts_devset *devs, const ts_tiles_opts *opts, ts_tiles **out) 
         opts = &def;
     }
     TS_CHECK(check_opts(opts));
+    if (opts->devices < 0) TS_RAISE(TS_ERR_ARG, "ts_tiles_create: devices %d must be >= 0 (0: all)", opts->devices);
     int ndev = ts_devset_count(devs);
+    if (opts->devices > 0 && opts->devices < ndev) ndev = opts->devices;
     if (ndev == 0 && opts->cpu_share == 0)
         TS_RAISE(TS_ERR_ARG, "ts_tiles_create: no devices and the CPU worker is off (cpu_share 0)");
     ts_tiles *rt = calloc(1, sizeof *rt);
@@ -438,6 +453,7 @@ static void call_stats(const tl_call *c, ts_tiles_stats *s) {
         const tl_devcall *dc = &c->dc[d];
         s->tiles_dev[d] = dc->tiles_done;
         s->bytes_h2d += dc->bytes_h2d;
+        s->bytes_h2d_dev[d] = dc->bytes_h2d;
         s->bytes_d2h += dc->bytes_d2h;
         s->bytes_save += dc->bytes_save;
         s->bytes_p2p += dc->bytes_p2p;
@@ -683,4 +699,7 @@ void ts_tiles_stats_json(ts_json *j, const ts_tiles_stats *t) {
     ts_json_num(j, "cpu_gflops", t->cpu_gflops);
     ts_json_int(j, "devices_failed", t->devices_failed);
     ts_json_int(j, "reruns", t->reruns);
+    ts_json_begin_array(j, "bytes_h2d_per_device");
+    for (int d = 0; d < t->ndev; d++) ts_json_int(j, NULL, (int64_t)t->bytes_h2d_dev[d]);
+    ts_json_end_array(j);
 }

@@ -55,6 +55,21 @@ typedef struct {
                          // GEMM (ts_dev_trmm_blocked); -1: tile / 8 (at least 32), 0: not split
     int forward;         // 1: a TRMM/TRSM chain's next tile starts on the device that computes its
                          // predecessor without waiting for the write-back (TESSERA_TILES_FORWARD, 1)
+    int devices;         // the first `devices` devices of the set take part, 0: all of them (a benchmark's
+                         // 1/2/4-device comparison in one process)
+    int grid;            // GEMM: 1: the devices start from the corners of a pr x pc grid of blocks of C
+                         // (pr * pc = devices, near square), so that each device's region needs its own
+                         // block rows of A and block columns of B and shares each with one neighbour;
+                         // 2 (default): also each C tile (i, j) runs its k-loop from panel
+                         // (i*kt/mt + j*kt/nt) mod kt, so that devices sharing a panel start their
+                         // first tiles at different halves of it (disjoint first loads from the host);
+                         // 0: from points spread evenly along the column-major tile order (for a square
+                         // C all in one block row, so every device reads all of A), k from 0
+                         // (TESSERA_TILES_GRID, 2)
+    int h2d_ahead;       // GEMM: host loads a device may have queued and not finished, 0: no limit. A worker
+                         // that queued its whole first tiles' loads at once took every shared panel's
+                         // host load before its peers asked (they then waited on its link); with a
+                         // small limit the devices' requests interleave (TESSERA_TILES_H2D_AHEAD, 4)
     const char *perfdb;  // performance database file (NULL: $TESSERA_PERFDB, else ~/.cache/tessera/perfdb.txt);
                          // read and written only with cpu_share TS_TILES_CPU_ADAPTIVE
 } ts_tiles_opts;
@@ -87,13 +102,14 @@ typedef struct ts_tiles_stats {
     double dev_gflops, cpu_gflops;       // measured rates of this call (devices together; CPU worker)
     int devices_failed;                  // devices that failed during the call (their tiles were re-run)
     int64_t reruns;                      // C tiles given back by a failed device and run again elsewhere
+    size_t bytes_h2d_dev[TS_MAX_DEVICES]; // bytes_h2d by device (who loaded the shared panels)
 } ts_tiles_stats;
 
 // Writes what one call did as members of the JSON object that is open (the "extra" object of a
 // results entry, docs/results.md): bytes_h2d, bytes_d2h, bytes_save, bytes_p2p, bytes_h2d_noreuse,
 // cache_hits, cache_misses, peer_fetches, cpu_share, tile, tiles, tiles_cpu, tiles_per_device,
 // steals, cpu_mode, cpu_share_planned (null: none), cpu_steals, dev_gflops, cpu_gflops,
-// devices_failed, reruns. Every tool that reports the runtime writes it through this function.
+// devices_failed, reruns, bytes_h2d_per_device. Every tool that reports the runtime writes it through this function.
 void ts_tiles_stats_json(ts_json *j, const ts_tiles_stats *t);
 
 // Creates a runtime over the devices of `devs` (which must outlive it) and the CPU. opts NULL =

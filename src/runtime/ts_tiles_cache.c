@@ -131,8 +131,34 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
         TS_CHECK(ts_event_create(dev, &dc->slots[s].ready));
     }
     dc->cursor = (int64_t)d * c->ntasks / (c->nworkers > 0 ? c->nworkers : 1);
+    if (!c->l3 && rt->opts.grid) dc->cursor = tl_grid_origin(c->mt, c->nt, rt->ndev, d);
     dc->origin = dc->cursor;
     return 0;
+}
+
+// The grid of the devices' starting blocks: pr x pc = ndev, the pair whose block
+// (mt/pr x nt/pc tiles) needs the fewest panels (mt/pr + nt/pc); device d starts at the corner of
+// block (d / pc, d % pc). Each device then reads the block rows of A of its own block row and the
+// block columns of B of its own block column, every panel shared with the devices of the same
+// block row or column (by peer copies), instead of all of A (origins along block row 0).
+void tl_grid_shape(int64_t mt, int64_t nt, int ndev, int *pr, int *pc) {
+    int br = 1;
+    double best = -1;
+    for (int r = 1; r <= ndev; r++) {
+        if (ndev % r) continue;
+        int q = ndev / r;
+        double cost = (double)mt / r + (double)nt / q;
+        if (r <= mt && q <= nt && (best < 0 || cost < best - 1e-9)) best = cost, br = r;
+    }
+    *pr = br, *pc = ndev / br;
+}
+
+int64_t tl_grid_origin(int64_t mt, int64_t nt, int ndev, int d) {
+    int pr, pc;
+    if (ndev <= 1) return 0;
+    tl_grid_shape(mt, nt, ndev, &pr, &pc);
+    int64_t i0 = (int64_t)(d / pc) * mt / pr, j0 = (int64_t)(d % pc) * nt / pc;
+    return i0 + j0 * mt;
 }
 
 void tl_cache_teardown(tl_call *c, int d) {
@@ -400,6 +426,32 @@ static int find_peer(tl_call *c, int d, int mat, int64_t idx, int *pslot) {
     return -1;
 }
 
+// opts.h2d_ahead (GEMM): waits until fewer than that many of device d's host loads are unfinished
+// (dropping the lock while it waits for the oldest). A slot's ready event may have been recorded
+// again for a later load of the slot: waiting for that one waits longer, never forever.
+static int h2d_room(tl_call *c, int d) {
+    tl_devcall *dc = &c->dc[d];
+    int cap = c->rt->opts.h2d_ahead;
+    if (cap <= 0 || c->l3) return 0;
+    while (dc->hq_count > 0) {
+        ts_event *ev = dc->slots[dc->hq[dc->hq_head]].ready;
+        int q = ts_event_query(ev);
+        if (q < 0) return tl_event_failed(c, d, q);
+        if (q == 0) {
+            if (dc->hq_count < cap) break;
+            // only this worker records this device's load events and fills its queue
+            pthread_mutex_unlock(&c->lock);
+            int rc = ts_event_sync(ev);
+            pthread_mutex_lock(&c->lock);
+            if (rc < 0) return tl_event_failed(c, d, rc);
+            if (c->abort) return aborted(c);
+        }
+        dc->hq_head = (dc->hq_head + 1) % TL_HQ;
+        dc->hq_count--;
+    }
+    return 0;
+}
+
 // Queues the load of (mat, idx) into slot s of device d: from a peer's cache or from the host.
 static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
     tl_devrt *dr = &c->rt->dev[d];
@@ -438,6 +490,10 @@ static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
         if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_h2d);
         if (rc < 0) return tl_call_fail(c, rc);
         dc->bytes_h2d += width * rows;
+        if (c->rt->opts.h2d_ahead > 0 && !c->l3 && dc->hq_count < TL_HQ) {
+            dc->hq[(dc->hq_head + dc->hq_count) % TL_HQ] = s;
+            dc->hq_count++;
+        }
     }
     return 0;
 }
@@ -448,6 +504,11 @@ int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot) {
     if (s >= 0) {
         dc->hits++;
     } else {
+        // Room for a host load first (opts.h2d_ahead), while the tile is not in this device's map:
+        // a peer that looked it up during the wait would copy a slot whose ready event is stale.
+        // The wait may let a peer start loading it: load_tile then takes it from there.
+        int ps;
+        if (find_peer(c, d, mat, idx, &ps) < 0) TS_CHECK(h2d_room(c, d));
         dc->misses++;
         TS_CHECK(take_slot(c, d, &s));
         // take_slot may have dropped the lock, but only this worker fills this device's cache.

@@ -14,6 +14,7 @@
 #define TL_PINS_MAX 32      // upper bound of opts.keep_pins
 #define TL_MIN_AB_SLOTS 4   // A and B slots a device needs besides its C slots (two k-steps)
 #define TL_REVIVALS 8       // recoveries per device and call after failures caused by a peer
+#define TL_HQ 64            // upper bound of opts.h2d_ahead (host loads in flight tracked per device)
 
 // Matrix an A/B/C tile belongs to (slot keys).
 enum { TL_NONE = 0, TL_A = 1, TL_B = 2, TL_C = 3 };
@@ -98,6 +99,8 @@ typedef struct {
     int ring_head, ring_count;
     tl_flight flight[TL_DEPTH_MAX];
     int flight_head, flight_count;
+    int hq[TL_HQ];     // GEMM, opts.h2d_ahead: slots whose host load may still run, oldest first
+    int hq_head, hq_count;
     int rs[64];        // reservation station (task ids), opts.reserve entries at most
     int rs_count;
     int64_t cursor;    // position in the task order where this device's next pick starts
@@ -249,6 +252,18 @@ struct tl_call {
 // ---- cache (ts_tiles_cache.c); every function with the call lock held unless noted ----
 int tl_cache_setup(tl_call *c, int d, size_t budget);      // no lock (before the workers start)
 void tl_cache_teardown(tl_call *c, int d);                 // no lock (after they stopped)
+// opts.grid: the pr x pc grid of starting blocks of ndev devices over mt x nt C tiles, and the
+// task (i + j*mt) device d starts from (the corner of its block).
+void tl_grid_shape(int64_t mt, int64_t nt, int ndev, int *pr, int *pc);
+int64_t tl_grid_origin(int64_t mt, int64_t nt, int ndev, int d);
+// opts.grid 2: the k-step GEMM C tile (i, j) starts its k-loop at (the rest follow cyclically, the
+// first one applying beta). On the grid's block corners it differs by kt/pr or kt/pc between devices
+// that share a panel, so their first tiles load different tiles of it from the host and take the
+// rest from each other. It depends on the tile alone: results do not depend on who ran the tile.
+static inline int64_t tl_k_start(int grid, int64_t mt, int64_t nt, int64_t kt, int64_t i, int64_t j) {
+    if (grid < 2 || kt <= 1) return 0;
+    return (i * kt / mt + j * kt / nt) % kt;
+}
 // Returns the slot of tile (mat, idx) on device d with a reader reference, loading it (from a peer
 // or the host) on a miss. May drop and retake the lock while waiting for room.
 int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot);

@@ -4,7 +4,9 @@
 // room in its pipeline. It keeps a small reservation station (opts.reserve tasks claimed ahead of
 // time, BLASX); it refills it from the shared pending queue with the tasks that score best on its
 // cache (A tiles of the block row plus B tiles of the block column it already holds; ties go to the
-// task nearest after its cursor, so that devices start in separate regions of C and stay there),
+// task nearest after its cursor, so that devices start in separate regions of C and stay there; for
+// GEMM the starting tiles are the corners of a near-square grid of blocks, opts.grid, so that a
+// device's region shares its panels of A with one neighbour and of B with another),
 // and starts the best-scoring reserved task. When nothing is pending and its station is empty, it
 // steals the best task from the fullest station of another device (a slow device's claims go to a
 // fast one at the tail). The CPU worker takes pending tasks only: the ones the devices like least,

@@ -125,7 +125,9 @@ static int run_task(tl_call *c, int d, int t) {
             c->pub[t] = (unsigned char)tl_cache_publish(c, d, cs, key);
         }
     }
-    for (int64_t l = 0; !c->l3 && l < c->kt; l++) {
+    const int64_t l0 = c->l3 ? 0 : tl_k_start(c->rt->opts.grid, c->mt, c->nt, c->kt, i, j);
+    for (int64_t s = 0; !c->l3 && s < c->kt; s++) {
+        const int64_t l = (l0 + s) % c->kt; // k-steps from l0 on (opts.grid 2), beta with the first
         int64_t kb = tl_dim(c->k, T, l);
         int sa, sb;
         // The C slot cannot move while we wait here: it is read (readers = 1) until the flight retires.
@@ -137,10 +139,10 @@ static int run_task(tl_call *c, int d, int t) {
         tl_slot *a = &dc->slots[sa], *b = &dc->slots[sb];
         rc = ts_stream_wait_event(dr->s_comp, a->ready);
         if (rc >= 0) rc = ts_stream_wait_event(dr->s_comp, b->ready);
-        if (rc >= 0 && l == 0) rc = stamp_on(c, dr->s_comp, f->trace, 2);
+        if (rc >= 0 && s == 0) rc = stamp_on(c, dr->s_comp, f->trace, 2);
         if (rc >= 0)
             rc = ts_dev_gemm(dr->s_comp, c->engine, c->prec, c->ta, c->tb, mb, nb, kb, c->alpha, a->ptr,
-                             c->ta == 'N' ? mb : kb, b->ptr, c->tb == 'N' ? kb : nb, l == 0 ? c->beta : c->one,
+                             c->ta == 'N' ? mb : kb, b->ptr, c->tb == 'N' ? kb : nb, s == 0 ? c->beta : c->one,
                              csl->ptr, mb);
         tl_ref refs[2] = {{d, sa}, {d, sb}};
         if (rc < 0) {
@@ -220,6 +222,7 @@ void tl_dev_failed(tl_call *c, int d, int rc) {
         dc->ring_head = (dc->ring_head + 1) % TL_RING;
         dc->ring_count--;
     }
+    dc->hq_count = 0; // its host loads are not waited for any more (events of failed streams)
     int given = 0;
     while (dc->flight_count > 0) {
         tl_flight *f = &dc->flight[dc->flight_head];

@@ -44,7 +44,7 @@ static void test_dgemm(void **state) {
     assert_int_equal(ts_host_pin(s, C, sizeof(double) * m * n, &h[2]), 0);
     double alpha = 1.5, beta = 0.75;
     ts_cublasxt *xt = NULL;
-    assert_int_equal(ts_cublasxt_create(s, &xt), 0);
+    assert_int_equal(ts_cublasxt_create(s, 0, &xt), 0);
     assert_int_equal(ts_cublasxt_set_block(xt, 512), 0); // several blocks per dimension
     assert_int_equal(ts_cublasxt_gemm(xt, 'd', 'N', 'N', m, n, k, &alpha, A, m, B, k, &beta, C, m), 0);
     ts_gemm_cpu('d', 'N', 'N', m, n, k, &alpha, A, m, B, k, &beta, R, m);

@@ -69,6 +69,8 @@ static void usage(FILE *f) {
         "  --engine E[,E...]   tiles (tile runtime), cublasxt (cuBLASXt over every CUDA device), cpu (CPU BLAS);\n"
         "                      run side by side on the same host-resident data (default tiles with devices, else cpu)\n"
         "  --xt-block N[,N...] cuBLASXt block dimension, one row each (default 4096)\n"
+        "  --devices N[,N...]  run on the first N devices, each count in turn on the same host data (e.g.\n"
+        "                      1,2,4; rows name their count, vs_gemm is against the GEMM of the same count)\n"
         "  --gemm-ref          also run the tile runtime's GEMM at n x n x n and report each rate against it\n"
         "  --trace PREFIX      engine tiles: timeline of the last timed run of each routine, size and precision\n"
         "                      in PREFIX-ROUTINE-PREC-MxN.json (Chrome trace format, docs/runtime.md)\n"
@@ -280,7 +282,8 @@ typedef struct {
     char flags[5];
     double flops;
     int outside;
-    double vs_gemm; // 0 = none
+    double vs_gemm; // 0 = none: against the GEMM reference of the same pass (device count)
+    int pass;       // --devices item the row ran with
 } row_t;
 
 typedef struct {
@@ -360,16 +363,18 @@ out:
 
 // The tile runtime's GEMM at n x n x n (alpha, beta as given) on the same buffers, checked with
 // Freivalds (ts_gemm_verify, bound TS_GEMM_VERIFY_BOUND).
-static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row) {
+static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row, int make_data) {
     b3_opts *o = c->o;
     ts_scalar al = ts_scalar_of(prec, o->b.alpha[0], ts_prec_is_complex(prec) ? o->b.alpha[1] : 0);
     ts_scalar be = ts_scalar_of(prec, o->b.beta[0], ts_prec_is_complex(prec) ? o->b.beta[1] : 0);
     prob p = {.r = TS_L3_SYMM, .prec = prec, .m = n, .n = n, .k = n};
     size_t es = ts_prec_size(prec), bytes = (size_t)n * (size_t)n * es;
     uint64_t key = data_key(o->b.seed ^ 0x6e33ULL, &p, 0);
-    fill(prec, key + 1, c->buf.A, (size_t)n * (size_t)n);
-    fill(prec, key + 2, c->buf.B, (size_t)n * (size_t)n);
-    fill(prec, key + 3, c->buf.C0, (size_t)n * (size_t)n);
+    if (make_data) { // the first pass; the others reuse A, B and C0
+        fill(prec, key + 1, c->buf.A, (size_t)n * (size_t)n);
+        fill(prec, key + 2, c->buf.B, (size_t)n * (size_t)n);
+        fill(prec, key + 3, c->buf.C0, (size_t)n * (size_t)n);
+    }
     copy_bytes(c->buf.W, c->buf.C0, bytes);
     double *sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
@@ -419,6 +424,8 @@ static void print_row(ctx_t *c, const row_t *r) {
     else snprintf(size, sizeof size, "%lldx%lld", (long long)r->shape.a, (long long)r->shape.b);
     if (r->b.engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->b.xt_block);
     else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->b.engine));
+    if (c->o->b.ncounts > 0 && r->b.ndev > 0) // --devices: the count after the engine
+        snprintf(eng + strlen(eng), sizeof eng - strlen(eng), "/%d", r->b.ndev);
     if (r->b.ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->b.ratio);
     if (r->vs_gemm > 0) snprintf(vsg, sizeof vsg, "%.2fx", r->vs_gemm);
     if (r->b.verified) {
@@ -562,17 +569,22 @@ static void default_shapes(ctx_t *c) {
 }
 
 // Every routine and engine on one (size, precision).
+// The GEMM reference rows (one per pass), then every routine with every engine and pass: the
+// routine's data and check vectors are made once and serve every pass.
 static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
     b3_opts *o = c->o;
-    double gemm_tf = 0;
-    if (o->gemm_ref) {
+    int npass = ts_bench_npasses(&c->h);
+    double gemm_tf[TS_BENCH_MAX_COUNTS] = {0};
+    for (int pass = 0; pass < npass && o->gemm_ref; pass++) {
+        if (ts_bench_use_pass(&c->h, pass) < 0) return ts_error_last()->code;
         row_t *row = new_row(c);
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
         row->r = -1, row->prec = prec, row->shape = s, row->b.engine = TS_ENGINE_TILES, row->b.reps = o->b.reps;
+        row->b.ndev = ts_bench_row_devices(&c->h, TS_ENGINE_TILES);
         strcpy(row->flags, "NN");
         row->flops = 2.0 * (double)s.a * (double)s.a * (double)s.a * (ts_prec_is_complex(prec) ? 4 : 1);
-        if (run_gemm_ref(c, prec, s.a, row) < 0) ts_bench_row_failed(&c->h, &row->b, "gemm reference", worst);
-        else gemm_tf = row->b.tf_med;
+        if (run_gemm_ref(c, prec, s.a, row, pass == 0) < 0) ts_bench_row_failed(&c->h, &row->b, "gemm reference", worst);
+        else gemm_tf[pass] = row->b.tf_med;
         ts_bench_row_done(&row->b, worst);
         progress_clear(c);
         print_row(c, row);
@@ -585,7 +597,12 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
         if (o->b.verify && ts_l3_verify_prepare(&p, c->buf.A, c->buf.B, c->buf.C0, CHECK_NVEC, o->b.seed, &cr) < 0)
             return ts_error_last()->code;
         int first = c->h.nrows;
-        for (int e = 0; e < o->b.nengines; e++) {
+        for (int q = 0; q < npass * o->b.nengines; q++) {
+            int e = q % o->b.nengines, pass = q / o->b.nengines;
+            if (e == 0 && ts_bench_use_pass(&c->h, pass) < 0) {
+                ts_l3_verify_free(cr);
+                return ts_error_last()->code;
+            }
             row_t *row = new_row(c);
             if (!row) {
                 ts_l3_verify_free(cr);
@@ -593,6 +610,8 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
             }
             row->r = r, row->prec = prec, row->shape = s, row->b.engine = o->b.engines[e];
             row->b.xt_block = o->b.xt_block[e], row->b.reps = o->b.reps, row->flops = p.flops;
+            row->b.ndev = ts_bench_row_devices(&c->h, row->b.engine);
+            row->pass = pass;
             ts_l3_flags(&p, row->flags);
             if (run_row(c, &p, cr, row) < 0) {
                 char what[64];
@@ -606,7 +625,7 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
         ts_bench_set_ratios(&c->h, first);
         for (int i = first; i < c->h.nrows; i++) {
             row_t *q = TS_BENCH_ROW(&c->h, i, row_t);
-            if (gemm_tf > 0 && !q->b.failed) q->vs_gemm = q->b.tf_med / gemm_tf;
+            if (gemm_tf[q->pass] > 0 && !q->b.failed) q->vs_gemm = q->b.tf_med / gemm_tf[q->pass];
             progress_clear(c);
             print_row(c, q);
         }
@@ -626,7 +645,7 @@ static double total_flops(ctx_t *c) {
             for (int r = 0; r < NROUT; r++)
                 if (routine_runs(o, r, o->b.precs[q])) t += make_prob(o, r, o->b.precs[q], o->shapes[s]).flops * runs * o->b.nengines;
         }
-    return t;
+    return t * ts_bench_npasses(&c->h);
 }
 
 int ts_cmd_blas3(int argc, char **argv) {
@@ -644,6 +663,7 @@ int ts_cmd_blas3(int argc, char **argv) {
         o.b.xt_block[0] = 0;
     }
     if ((rc = open_engines(&c))) goto out;
+    if ((rc = ts_bench_check_counts(&c.h))) goto out;
     if (o.nshapes == 0) default_shapes(&c);
     if ((rc = check_memory(&c))) goto out;
 

@@ -108,7 +108,10 @@ static void usage(FILE *f) {
         "                      (tiles, cublasxt: operands in host memory, every device of the set;\n"
         "                      default: cublas on a GPU machine, cpu otherwise)\n"
         "  --xt-block N[,N...] cuBLASXt block dimension, one row each (default 4096)\n"
-        "  --trace FILE.json   engine tiles: timeline of its last timed run (Chrome trace format)\n"
+        "  --devices N[,N...]  tiles, cublasxt: run on the first N devices, each count in turn on the same\n"
+        "                      host operands (e.g. 1,2,4; rows name their count; default: every device)\n"
+        "  --trace FILE.json   engine tiles: timeline of its last timed run (Chrome trace format; with\n"
+        "                      --devices one per count, FILE-Ndev.json)\n"
         "  --where device|host operands resident on the device, or in host memory with the transfers\n"
         "                      timed in (device engines)\n"
         "  --warmup N          untimed runs first (default 2)\n"
@@ -361,7 +364,9 @@ static int check_memory(gemm_ctx *c) {
             double ea, eb, ec, es = (double)ts_prec_size(o->b.precs[p]);
             buffer_elems(o, o->shapes[s], &ea, &eb, &ec);
             double dev_need = (ea + eb + ec) * es + 3 * 256.0;
-            double host_need = (ea + eb + 2 * ec) * es + (needs_ref(o, o->shapes[s]) ? ec * es : 0);
+            int no_c0 = o->b.ncounts > 0 && o->b.verify && o->b.beta[0] == 0 && o->b.beta[1] == 0 &&
+                        !needs_ref(o, o->shapes[s]);
+            double host_need = (ea + eb + (no_c0 ? 1 : 2) * ec) * es + (needs_ref(o, o->shapes[s]) ? ec * es : 0);
             shape_t sh = o->shapes[s];
             if (devs && dev_need > (double)free_b)
                 return ts_cli_usage_error(CMD, "%lldx%lldx%lld %c: needs %.2f GiB on device %d, %.2f GiB available",
@@ -444,10 +449,7 @@ static uint64_t data_key(uint64_t seed, shape_t s, char prec, int role) {
     return ts_mix64(h ^ ((uint64_t)(unsigned char)prec << 8) ^ (uint64_t)role);
 }
 
-static void fill(char prec, uint64_t key, void *x, size_t bytes) {
-    if (prec == 's' || prec == 'c') ts_fill_uniform_s(key, x, (int64_t)(bytes / sizeof(float)));
-    else ts_fill_uniform_d(key, x, (int64_t)(bytes / sizeof(double)));
-}
+static void fill(char prec, uint64_t key, void *x, size_t bytes) { ts_bench_fill(prec, key, x, bytes); }
 
 static int host_alloc(gemm_ctx *c, size_t bytes, void **p) { return ts_bench_host_alloc(&c->h, bytes, p); }
 static void host_free(gemm_ctx *c, void *p) { ts_bench_host_free(&c->h, p); }
@@ -468,12 +470,18 @@ static int setup_buffers(gemm_ctx *c, shape_t s, char prec, int device) {
     c->bytesA = (size_t)ea * es, c->bytesB = (size_t)eb * es, c->bytesC = (size_t)ec * es;
     TS_CHECK(host_alloc(c, c->bytesA, &c->hA));
     TS_CHECK(host_alloc(c, c->bytesB, &c->hB));
-    TS_CHECK(host_alloc(c, c->bytesC, &c->hC0));
+    // --devices with beta 0, verified, no full recomputation: C0 is never read (every row checks its
+    // last run, which time_host then starts from NaN, and the check ignores C0 when beta is 0), so it
+    // is not made (must match last_run_checked): a third less host memory to pin
+    // and fill at the sizes that take the most
+    int no_c0 = c->o->b.ncounts > 0 && c->o->b.verify && c->o->b.beta[0] == 0 && c->o->b.beta[1] == 0 &&
+                !needs_ref(c->o, s);
+    TS_CHECK(host_alloc(c, no_c0 ? 64 : c->bytesC, &c->hC0));
     TS_CHECK(host_alloc(c, c->bytesC, &c->hC));
     if (needs_ref(c->o, s)) TS_CHECK(host_alloc(c, c->bytesC, &c->hCref));
     fill(prec, data_key(c->o->b.seed, s, prec, 1), c->hA, c->bytesA);
     fill(prec, data_key(c->o->b.seed, s, prec, 2), c->hB, c->bytesB);
-    fill(prec, data_key(c->o->b.seed, s, prec, 3), c->hC0, c->bytesC);
+    if (!no_c0) fill(prec, data_key(c->o->b.seed, s, prec, 3), c->hC0, c->bytesC);
     if (!device) return 0;
     TS_CHECK(ts_dmalloc(c->dev, c->bytesA, &c->dA));
     TS_CHECK(ts_dmalloc(c->dev, c->bytesB, &c->dB));
@@ -512,8 +520,11 @@ static int enqueue_device_once(gemm_ctx *c, ts_engine e, const job *j, int host)
     return 0;
 }
 
+static int last_run_checked(const gemm_ctx *c, const job *j, int on_host);
+
 static int time_host(gemm_ctx *c, ts_engine e, const job *j, int reps, double *sec) {
-    memcpy(c->hC, c->hC0, c->bytesC);
+    if (last_run_checked(c, j, 1)) ts_bench_set(c->hC, 0xff, c->bytesC); // the last run's C is checked
+    else ts_bench_copy(c->hC, c->hC0, c->bytesC);
     for (int w = 0; w < c->o->b.warmup; w++) TS_CHECK(run_host_once(c, e, j, c->hC));
     for (int r = 0; r < reps; r++) {
         double t0 = ts_now();
@@ -527,7 +538,7 @@ static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int rep
     int rc = 0, nev = 0;
     ts_event **ev = calloc((size_t)reps + 1, sizeof *ev);
     if (!ev) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-    if (host) memcpy(c->hC, c->hC0, c->bytesC);
+    if (host) ts_bench_copy(c->hC, c->hC0, c->bytesC);
     else TS_CHECK_GOTO(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC), rc, out);
     for (; nev <= reps; nev++) TS_CHECK_GOTO(ts_event_create(c->dev, &ev[nev]), rc, out);
     for (int w = 0; w < c->o->b.warmup; w++) TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
@@ -553,8 +564,8 @@ out:
 static int checked_run(gemm_ctx *c, ts_engine e, const job *j, int on_host, int host_operands) {
     int beta_zero = j->beta.d[0] == 0 && j->beta.d[1] == 0;
     if (on_host || host_operands) {
-        if (beta_zero) memset(c->hC, 0xff, c->bytesC);
-        else memcpy(c->hC, c->hC0, c->bytesC);
+        if (beta_zero) ts_bench_set(c->hC, 0xff, c->bytesC);
+        else ts_bench_copy(c->hC, c->hC0, c->bytesC);
     }
     if (on_host) return run_host_once(c, e, j, c->hC);
     if (!host_operands) {
@@ -618,12 +629,19 @@ static int default_reps(gemm_ctx *c, ts_engine e) {
     return row_on_host(c, e) ? 3 : 10;
 }
 
+// --devices with beta 0 on the host: C is poisoned (NaN) before the row's runs and the result of its
+// last timed run is the one checked (every run writes all of C from A and B alone), which saves a
+// run per row at the sizes where a run takes seconds.
+static int last_run_checked(const gemm_ctx *c, const job *j, int on_host) {
+    return c->o->b.ncounts > 0 && on_host && c->o->b.verify && j->beta.d[0] == 0 && j->beta.d[1] == 0;
+}
+
 // The row's rates from its timings, then (with verification) the checked run and its check.
 static int rate_and_check(gemm_ctx *c, ts_engine e, const job *j, int on_host, int host_operands, double *sec,
                           gemm_row *row) {
     ts_bench_set_rates(&row->b, gemm_flops(j->prec, row->shape), sec);
     if (!c->o->b.verify) return 0;
-    TS_CHECK(checked_run(c, e, j, on_host, host_operands));
+    if (!last_run_checked(c, j, on_host)) TS_CHECK(checked_run(c, e, j, on_host, host_operands));
     maybe_corrupt(j, c->hC);
     verify_row(c, j, row->shape, row);
     return 0;
@@ -647,7 +665,15 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     }
     if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
     if (rc >= 0 && e == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->tiles_last;
-    if (rc >= 0 && e == TS_ENGINE_TILES && c->o->b.trace && ts_tiles_trace_write(c->h.tiles, c->o->b.trace) < 0) {
+    char trace[1100]; // --devices: one trace per count, FILE.json -> FILE-Ndev.json
+    const char *tp = c->o->b.trace;
+    if (tp && c->o->b.ncounts > 0) {
+        size_t len = strlen(tp);
+        int dot = len > 5 && !strcmp(tp + len - 5, ".json");
+        snprintf(trace, sizeof trace, "%.*s-%ddev%s", (int)(dot ? len - 5 : len), tp, row->b.ndev, dot ? ".json" : "");
+        tp = trace;
+    }
+    if (rc >= 0 && e == TS_ENGINE_TILES && tp && ts_tiles_trace_write(c->h.tiles, tp) < 0) {
         ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
         ts_error_clear();
     }
@@ -719,6 +745,8 @@ static void print_row(gemm_ctx *c, const gemm_row *r) {
     if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->b.engine));
     else if (r->b.engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->b.xt_block);
     else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->b.engine));
+    if (c->o->b.ncounts > 0 && r->b.ndev > 0) // --devices: the count after the engine
+        snprintf(eng + strlen(eng), sizeof eng - strlen(eng), "/%d", r->b.ndev);
     if (r->b.failed) {
         fprintf(c->h.out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n",
                 eng, r->prec, (long long)r->shape.m, (long long)r->shape.n,
@@ -824,6 +852,7 @@ static gemm_row *group_row(gemm_ctx *c, shape_t s, char prec, const char ops[2],
     row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
     row->requested = c->o->b.engines[e];
     row->b.xt_block = c->o->b.xt_block[e];
+    row->b.ndev = ts_bench_row_devices(&c->h, row->requested);
     return row;
 }
 
@@ -855,7 +884,9 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
             if (c->st && renew_stream(c) < 0) return ts_error_last()->code;
         }
     }
-    for (int e = 0; e < n && !inter; e++) {
+    for (int q = 0; q < (inter ? 0 : ts_bench_npasses(&c->h) * n); q++) {
+        int e = q % n;
+        if (e == 0 && ts_bench_use_pass(&c->h, q / n) < 0) return ts_error_last()->code;
         gemm_row *row = group_row(c, s, prec, ops, e);
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
         snprintf(what, sizeof what, "%s %lldx%lldx%lld %c %s", ts_engines_name(resolved[e]), (long long)s.m,
@@ -929,6 +960,7 @@ int ts_cmd_gemm(int argc, char **argv) {
     for (int i = 0; i < o.b.nengines; i++) device_rows |= c.dev && is_device_engine(resolved[i]);
     if (!device_rows) c.dev = NULL;
     if (any_engine_is(&o, TS_ENGINE_TILES) && (rc = ts_bench_open(&c.h, TS_ENGINE_TILES, "--engine tiles"))) goto out;
+    if ((rc = ts_bench_check_counts(&c.h))) goto out;
     if (o.nshapes == 0) default_shapes(&c);
     for (int s = 0; s < o.nshapes; s++)
         for (int p = 0; p < o.nops; p++)
@@ -944,7 +976,7 @@ int ts_cmd_gemm(int argc, char **argv) {
     for (int s = 0; s < o.nshapes; s++)
         for (int p = 0; p < o.b.nprecs; p++)
             for (int e = 0; e < o.b.nengines; e++)
-                total += gemm_flops(o.b.precs[p], o.shapes[s]) * o.nops *
+                total += gemm_flops(o.b.precs[p], o.shapes[s]) * o.nops * ts_bench_npasses(&c.h) *
                          (o.b.warmup + default_reps(&c, resolved[e]) + o.b.verify);
     ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
     print_preamble(&c);

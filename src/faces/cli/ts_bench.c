@@ -7,6 +7,7 @@
 
 #include "core/ts_env.h"
 #include "core/ts_error.h"
+#include "core/ts_rng.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_cli_opts.h"
 
@@ -124,6 +125,24 @@ static int xt_blocks(ts_bench_opts *o, const char *v) {
     return 0;
 }
 
+// --devices 1,2,4: distinct counts, each at least 1 (checked against the set once it is open).
+static int device_counts(ts_bench_opts *o, const char *v) {
+    int64_t c[TS_BENCH_MAX_COUNTS + 1];
+    int n = 0;
+    if (ts_parse_i64_list(v, "--devices", c, TS_BENCH_MAX_COUNTS + 1, &n) < 0 || n < 1 || n > TS_BENCH_MAX_COUNTS)
+        return ts_cli_usage_error(o->cmd, "--devices: '%s': expected 1 to %d device counts (e.g. 1,2,4)", v,
+                                  TS_BENCH_MAX_COUNTS);
+    for (int q = 0; q < n; q++) {
+        if (c[q] < 1 || c[q] > TS_MAX_DEVICES)
+            return ts_cli_usage_error(o->cmd, "--devices: %lld out of range 1..%d", (long long)c[q], TS_MAX_DEVICES);
+        for (int p = 0; p < q; p++)
+            if (c[p] == c[q]) return ts_cli_usage_error(o->cmd, "--devices: %lld given twice", (long long)c[q]);
+        o->counts[q] = (int)c[q];
+    }
+    o->ncounts = n;
+    return 0;
+}
+
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i) {
     const char *a = argv[*i], *v;
     int r;
@@ -145,6 +164,7 @@ int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i) {
         o->seed = (uint64_t)s;
         return 1;
     }
+    if (VALUE("--devices", NULL)) return BAD(device_counts(o, v));
     if (VALUE("--json", NULL)) return r < 0 ? -1 : (o->json = v, 1);
     if (VALUE("--trace", NULL)) return r < 0 ? -1 : (o->trace = v, 1);
 #undef BAD
@@ -221,6 +241,33 @@ int ts_bench_open(ts_bench *b, ts_engine e, const char *what) {
     return 0;
 }
 
+int ts_bench_check_counts(ts_bench *b) {
+    ts_bench_opts *o = b->o;
+    if (o->ncounts == 0) return 0;
+    int have = ts_devset_count(b->devs);
+    for (int i = 0; i < o->nengines; i++)
+        if (!ts_engine_is_set_wide(o->engines[i]))
+            return ts_cli_usage_error(o->cmd, "--devices: engine %s runs on one device or the host; the device "
+                                      "counts apply to tiles and cublasxt only", ts_engines_name(o->engines[i]));
+    for (int q = 0; q < o->ncounts; q++)
+        if (o->counts[q] > have)
+            return ts_cli_usage_error(o->cmd, "--devices: %d devices asked, %d open", o->counts[q], have);
+    return 0;
+}
+
+int ts_bench_npasses(const ts_bench *b) { return b->o->ncounts > 0 ? b->o->ncounts : 1; }
+
+int ts_bench_use_pass(ts_bench *b, int p) {
+    if (b->o->ncounts == 0) return 0;
+    TS_CHECK(ts_engines_set_devices(b->eng, b->o->counts[p]));
+    b->tiles = ts_engines_tiles(b->eng);
+    return 0;
+}
+
+int ts_bench_row_devices(const ts_bench *b, ts_engine e) {
+    return ts_engine_is_set_wide(e) && b->eng ? ts_engines_devices(b->eng) : 0;
+}
+
 void ts_bench_print_tiles_set(ts_bench *b) {
     int nd = ts_tiles_device_count(b->tiles);
     fprintf(b->out, "tiles: %d %s device%s%s, tile %lld\n", nd, ts_backend_name(ts_devset_backend(b->devs)),
@@ -262,7 +309,7 @@ void ts_bench_set_ratios(ts_bench *b, int first) {
     const ts_bench_row *base = row_at(b, first);
     for (int i = first; i < b->nrows; i++) {
         ts_bench_row *r = row_at(b, i);
-        if (b->o->nengines > 1 && !base->failed && !r->failed && base->tf_med > 0) r->ratio = r->tf_med / base->tf_med;
+        if ((b->o->nengines > 1 || b->o->ncounts > 1) && !base->failed && !r->failed && base->tf_med > 0) r->ratio = r->tf_med / base->tf_med;
     }
 }
 
@@ -338,6 +385,39 @@ int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t 
     return ts_engines_set_xt_block(b->eng, block);
 }
 
+// Chunks of 64 MiB (a multiple of every element size) handed out to the threads.
+#define PAR_CHUNK ((size_t)64 << 20)
+
+void ts_bench_copy(void *dst, const void *src, size_t bytes) {
+    int64_t nchunks = (int64_t)((bytes + PAR_CHUNK - 1) / PAR_CHUNK);
+#pragma omp parallel for schedule(dynamic)
+    for (int64_t c = 0; c < nchunks; c++) {
+        size_t off = (size_t)c * PAR_CHUNK, len = bytes - off < PAR_CHUNK ? bytes - off : PAR_CHUNK;
+        memcpy((char *)dst + off, (const char *)src + off, len);
+    }
+}
+
+void ts_bench_set(void *dst, int byte, size_t bytes) {
+    int64_t nchunks = (int64_t)((bytes + PAR_CHUNK - 1) / PAR_CHUNK);
+#pragma omp parallel for schedule(dynamic)
+    for (int64_t c = 0; c < nchunks; c++) {
+        size_t off = (size_t)c * PAR_CHUNK, len = bytes - off < PAR_CHUNK ? bytes - off : PAR_CHUNK;
+        memset((char *)dst + off, byte, len);
+    }
+}
+
+void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes) {
+    int single = prec == 's' || prec == 'c';
+    size_t es = single ? sizeof(float) : sizeof(double), n = bytes / es, per = PAR_CHUNK / es;
+    int64_t nchunks = (int64_t)((n + per - 1) / per);
+#pragma omp parallel for schedule(dynamic)
+    for (int64_t c = 0; c < nchunks; c++) {
+        size_t first = (size_t)c * per, len = n - first < per ? n - first : per;
+        if (single) ts_fill_uniform_s_from(key, (float *)x + first, (int64_t)first, (int64_t)len);
+        else ts_fill_uniform_d_from(key, (double *)x + first, (int64_t)first, (int64_t)len);
+    }
+}
+
 void ts_bench_xt_end(ts_bench *b, const int pins[3]) {
     for (int q = 0; q < 3; q++)
         if (pins[q] >= 0) ts_host_unpin(b->devs, pins[q]);
@@ -377,6 +457,7 @@ int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j)) {
 
 void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r) {
     if (r->engine == TS_ENGINE_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
+    if (r->ndev > 0) ts_json_int(j, "devices", r->ndev);
     ts_json_int(j, "warmup", b->o->warmup);
 }
 

@@ -23,6 +23,7 @@
 #define TS_BENCH_MAX_XT_BLOCKS 4
 #define TS_BENCH_XT_BLOCK_DEFAULT 4096
 #define TS_BENCH_MAX_DIM 2147483647LL // CBLAS and cuBLAS take int dimensions
+#define TS_BENCH_MAX_COUNTS 8         // --devices list items
 
 // The options both commands take.
 typedef struct {
@@ -40,12 +41,14 @@ typedef struct {
     uint64_t seed;
     const char *json, *trace;
     int verbosity;
+    int counts[TS_BENCH_MAX_COUNTS]; // --devices: device counts the set-wide engines run on, in turn (0 items: all)
+    int ncounts;
 } ts_bench_opts;
 
 // Defaults: alpha = beta = 1, verify on, seed 1 (warmup and reps 0: the command sets its own).
 void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allowed, int nallowed);
 // argv[*i] when it is one of the common options (--prec/-p, --alpha, --beta, --engine/-e, --xt-block,
-// --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v): 1 consumed (with its value),
+// --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v, --devices): 1 consumed (with its value),
 // 0 not one of them, -1 bad (the message is printed).
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
 // The command line: --help (usage printed, -1), the common options, the command's own (own:
@@ -78,6 +81,7 @@ typedef struct {
     double ratio;     // TFLOP/s against the first engine of its group (0 = none)
     int has_tiles;    // tiles: what the runtime did in the last timed run
     ts_tiles_stats tiles;
+    int ndev;         // set-wide engines (tiles, cublasxt): devices the row ran on (0: not one)
 } ts_bench_row;
 
 typedef struct {
@@ -100,6 +104,22 @@ int ts_bench_begin(ts_bench *b, ts_bench_opts *o, size_t row_size, int check_tra
 // Opens a set-wide engine (tiles, cublasxt) over every device, or says why not ("<what>: not
 // available: ..."): 0, TS_EXIT_USAGE or TS_EXIT_RUNTIME.
 int ts_bench_open(ts_bench *b, ts_engine e, const char *what);
+// --devices: every count is 1..the devices open and every engine set-wide (tiles, cublasxt); 0 or
+// TS_EXIT_USAGE (the message printed). Without --devices: one pass over every device.
+int ts_bench_check_counts(ts_bench *b);
+// Passes of a run: the --devices items, or 1.
+int ts_bench_npasses(const ts_bench *b);
+// Pass p: the set-wide engines over its device count (reopened when it changes; b->tiles follows).
+// 0 or a negative status.
+int ts_bench_use_pass(ts_bench *b, int p);
+// The devices a row of engine e runs on now (0 for engines that are not set-wide).
+int ts_bench_row_devices(const ts_bench *b, ts_engine e);
+// Host memory work split over the cores (OpenMP): copy, set, fill with ts_uniform_at(key, i)
+// (exactly the values of the serial fills of core/ts_rng.h: float for s/c, double for d/z).
+void ts_bench_copy(void *dst, const void *src, size_t bytes);
+void ts_bench_set(void *dst, int byte, size_t bytes);
+void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes);
+
 // The "tiles: N devices ..., tile T" line.
 void ts_bench_print_tiles_set(ts_bench *b);
 void ts_bench_end(ts_bench *b);
@@ -137,7 +157,7 @@ void ts_bench_xt_end(ts_bench *b, const int pins[3]);
 void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t);
 // Writes the results document to --json FILE through write(); -1 when it could not be written.
 int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j));
-// The results entry's "xt_block" (cublasxt) and "warmup" members.
+// The results entry's "xt_block" (cublasxt), "devices" (set-wide engines) and "warmup" members.
 void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r);
 
 // Test hook: adds 1e6 to the real part of element idx of C.

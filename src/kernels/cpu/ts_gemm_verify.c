@@ -44,7 +44,10 @@
 typedef double complex zd;
 
 // y = op(M) x for op(M) rows x cols; M stored with leading dimension ld (cols x rows when t != 'N').
-// Vectors are double (real) or interleaved double pairs read as double complex.
+// Vectors are double (real) or interleaved double pairs read as double complex. The products and
+// norms are split over the cores by blocks of VB result rows (OpenMP); every element keeps its
+// serial order of summation, so the check's numbers do not depend on the thread count.
+#define VB 2048
 typedef void (*matvec_fn)(char t, int64_t rows, int64_t cols, const void *M, int64_t ld,
                           const double *x, double *y);
 // ||op(M)||_inf, with tmp holding `rows` doubles.
@@ -55,13 +58,18 @@ typedef double (*norm_fn)(char t, int64_t rows, int64_t cols, const void *M, int
                            const double *x, double *y) {                                          \
         const T *M = Mv;                                                                          \
         if (t == 'N') {                                                                           \
-            for (int64_t i = 0; i < rows; i++) y[i] = 0.0;                                        \
-            for (int64_t p = 0; p < cols; p++) {                                                  \
-                const T *col = M + p * ld;                                                        \
-                double xp = x[p];                                                                 \
-                for (int64_t i = 0; i < rows; i++) y[i] += (double)col[i] * xp;                   \
+            _Pragma("omp parallel for schedule(static)")                                          \
+            for (int64_t b = 0; b < (rows + VB - 1) / VB; b++) {                                  \
+                int64_t i0 = b * VB, i1 = i0 + VB < rows ? i0 + VB : rows;                        \
+                for (int64_t i = i0; i < i1; i++) y[i] = 0.0;                                     \
+                for (int64_t p = 0; p < cols; p++) {                                              \
+                    const T *col = M + p * ld;                                                    \
+                    double xp = x[p];                                                             \
+                    for (int64_t i = i0; i < i1; i++) y[i] += (double)col[i] * xp;                \
+                }                                                                                 \
             }                                                                                     \
         } else {                                                                                  \
+            _Pragma("omp parallel for schedule(static)")                                          \
             for (int64_t i = 0; i < rows; i++) {                                                  \
                 const T *col = M + i * ld;                                                        \
                 double s = 0.0;                                                                   \
@@ -75,10 +83,15 @@ typedef double (*norm_fn)(char t, int64_t rows, int64_t cols, const void *M, int
         const T *M = Mv;                                                                          \
         double nrm = 0.0;                                                                         \
         if (t == 'N') {                                                                           \
-            for (int64_t i = 0; i < rows; i++) tmp[i] = 0.0;                                      \
-            for (int64_t p = 0; p < cols; p++)                                                    \
-                for (int64_t i = 0; i < rows; i++) tmp[i] += fabs((double)M[i + p * ld]);         \
+            _Pragma("omp parallel for schedule(static)")                                          \
+            for (int64_t b = 0; b < (rows + VB - 1) / VB; b++) {                                  \
+                int64_t i0 = b * VB, i1 = i0 + VB < rows ? i0 + VB : rows;                        \
+                for (int64_t i = i0; i < i1; i++) tmp[i] = 0.0;                                   \
+                for (int64_t p = 0; p < cols; p++)                                                \
+                    for (int64_t i = i0; i < i1; i++) tmp[i] += fabs((double)M[i + p * ld]);      \
+            }                                                                                     \
         } else {                                                                                  \
+            _Pragma("omp parallel for schedule(static)")                                          \
             for (int64_t i = 0; i < rows; i++) {                                                  \
                 double s = 0.0;                                                                   \
                 for (int64_t p = 0; p < cols; p++) s += fabs((double)M[p + i * ld]);              \
@@ -100,14 +113,19 @@ typedef double (*norm_fn)(char t, int64_t rows, int64_t cols, const void *M, int
         const zd *x = (const zd *)xv;                                                             \
         zd *y = (zd *)yv;                                                                         \
         if (t == 'N') {                                                                           \
-            for (int64_t i = 0; i < rows; i++) y[i] = 0.0;                                        \
-            for (int64_t p = 0; p < cols; p++) {                                                  \
-                const T *col = M + 2 * p * ld;                                                    \
-                zd xp = x[p];                                                                     \
-                for (int64_t i = 0; i < rows; i++) y[i] += load_##L(col + 2 * i, 0) * xp;         \
+            _Pragma("omp parallel for schedule(static)")                                          \
+            for (int64_t b = 0; b < (rows + VB - 1) / VB; b++) {                                  \
+                int64_t i0 = b * VB, i1 = i0 + VB < rows ? i0 + VB : rows;                        \
+                for (int64_t i = i0; i < i1; i++) y[i] = 0.0;                                     \
+                for (int64_t p = 0; p < cols; p++) {                                              \
+                    const T *col = M + 2 * p * ld;                                                \
+                    zd xp = x[p];                                                                 \
+                    for (int64_t i = i0; i < i1; i++) y[i] += load_##L(col + 2 * i, 0) * xp;      \
+                }                                                                                 \
             }                                                                                     \
         } else {                                                                                  \
             int conj = t == 'C';                                                                  \
+            _Pragma("omp parallel for schedule(static)")                                          \
             for (int64_t i = 0; i < rows; i++) {                                                  \
                 const T *col = M + 2 * i * ld;                                                    \
                 zd s = 0.0;                                                                       \
@@ -120,12 +138,16 @@ typedef double (*norm_fn)(char t, int64_t rows, int64_t cols, const void *M, int
                            double *tmp) {                                                         \
         const T *M = Mv;                                                                          \
         double nrm = 0.0;                                                                         \
-        for (int64_t i = 0; i < rows; i++) tmp[i] = 0.0;                                          \
-        for (int64_t p = 0; p < cols; p++)                                                        \
-            for (int64_t i = 0; i < rows; i++) {                                                  \
-                const T *e = t == 'N' ? M + 2 * (i + p * ld) : M + 2 * (p + i * ld);              \
-                tmp[i] += hypot((double)e[0], (double)e[1]);                                      \
-            }                                                                                     \
+        _Pragma("omp parallel for schedule(static)")                                              \
+        for (int64_t b = 0; b < (rows + VB - 1) / VB; b++) {                                      \
+            int64_t i0 = b * VB, i1 = i0 + VB < rows ? i0 + VB : rows;                            \
+            for (int64_t i = i0; i < i1; i++) tmp[i] = 0.0;                                       \
+            for (int64_t p = 0; p < cols; p++)                                                    \
+                for (int64_t i = i0; i < i1; i++) {                                               \
+                    const T *e = t == 'N' ? M + 2 * (i + p * ld) : M + 2 * (p + i * ld);          \
+                    tmp[i] += hypot((double)e[0], (double)e[1]);                                  \
+                }                                                                                 \
+        }                                                                                         \
         for (int64_t i = 0; i < rows; i++)                                                        \
             if (!(tmp[i] <= nrm)) nrm = tmp[i];                                                   \
         return nrm;                                                                               \

@@ -19,10 +19,11 @@ struct ts_cublasxt {
 #define XT_FAIL(s, what) ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cuBLASXt %s: %s", (what), \
                                       cublasGetStatusString(s))
 
-int ts_cublasxt_create(ts_devset *devs, ts_cublasxt **out) {
+int ts_cublasxt_create(ts_devset *devs, int ndev, ts_cublasxt **out) {
     if (!out) TS_RAISE(TS_ERR_ARG, "ts_cublasxt_create: out is NULL");
     *out = NULL;
     int n = devs ? ts_devset_count(devs) : 0;
+    if (ndev > 0 && ndev < n) n = ndev;
     if (n == 0 || ts_devset_backend(devs) != TS_BACKEND_CUDA)
         TS_RAISE(TS_ERR_UNSUPPORTED, "cuBLASXt needs CUDA devices (the set has %d %s device%s)", n,
                  devs ? ts_backend_name(ts_devset_backend(devs)) : "none", n == 1 ? "" : "s");

@@ -65,7 +65,8 @@ int ts_cuda_sm_census(ts_stream *st, int blocks, int *distinct);
 // native ids, CPU ratio 0). block: cublasXtSetBlockDim. A, B, C are host pointers (column-major);
 // the call returns when C is complete. Declared without CUDA types, so callers need no CUDA headers.
 typedef struct ts_cublasxt ts_cublasxt;
-int ts_cublasxt_create(ts_devset *devs, ts_cublasxt **out); // TS_ERR_UNSUPPORTED on sim/empty sets
+// The first ndev devices of the set (0: all). TS_ERR_UNSUPPORTED on sim/empty sets.
+int ts_cublasxt_create(ts_devset *devs, int ndev, ts_cublasxt **out);
 int ts_cublasxt_set_block(ts_cublasxt *xt, int block);
 int ts_cublasxt_gemm(ts_cublasxt *xt, char prec, char ta, char tb, int64_t m, int64_t n, int64_t k,
                      const void *alpha, const void *A, int64_t lda, const void *B, int64_t ldb,
