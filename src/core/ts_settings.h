@@ -1,13 +1,13 @@
 // ts_settings.h: the table of every environment variable Tessera reads, and its one reader.
 //
-// src/core/ts_settings.c holds ONE table (name, type, layer, kind, default, effect, reader); every
-// read of the environment in src/ goes through it (ts_env_* in ts_env.h), except the faces, which
-// may read their own keys directly. docs/settings.md's tables are generated from it and checked
-// against it (tests/docs/check_docs.py settings). Reading a name that is not in the table, or
-// reading it as another type than its entry says, is a mistake in the code: it aborts in debug
-// builds (the tests) and fails the read in release builds. A TESSERA_* variable in the environment
-// that is not in the table (a misspelling) gets one warning on stderr, once per process, naming the
-// closest known setting.
+// src/core/ts_settings.def holds ONE table (name, type, layer, kind, default, effect, reader),
+// compiled into ts_settings.c; every read of the environment in src/ goes through it (ts_env_* in
+// ts_env.h), except the faces, which may read their own keys directly. docs/settings.md's tables
+// are generated from it and checked against it (tests/docs/check_docs.py settings). Reading a name
+// that is not in the table, or reading it as another type than its entry says, is a mistake in the
+// code: it aborts in debug builds (the tests) and fails the read in release builds. A TESSERA_*
+// variable in the environment that is not in the table (a misspelling) gets one warning on stderr,
+// once per process, naming the closest known setting.
 #ifndef TS_SETTINGS_H
 #define TS_SETTINGS_H
 

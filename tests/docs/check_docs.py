@@ -6,7 +6,7 @@
                                 bench/results/README.md exists; a result file cited as
                                 `<commit>:bench/results/...` exists in that commit (checked when
                                 ROOT is a git checkout that has the commit)
-  check_docs.py settings ROOT   the table of settings (src/core/ts_settings.c) holds every
+  check_docs.py settings ROOT   the table of settings (src/core/ts_settings.def) holds every
                                 "TESSERA_*" name of src/ and every name src/ reads through ts_env_*
                                 with its type, its "read in" files read it, getenv appears only in
                                 the faces and the reader, and docs/settings.md's generated tables
@@ -94,7 +94,8 @@ def check_links(root):
     return bad, n
 
 
-SETTINGS_C = os.path.join("src", "core", "ts_settings.c")
+SETTINGS_C = "src/core/ts_settings.c"  # the reader
+SETTINGS_DEF = "src/core/ts_settings.def"  # its table
 TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|[A-Za-z_][A-Za-z0-9_]*|[(),]')
 TYPES = {"TS_SET_STR": "string", "TS_SET_INT": "int", "TS_SET_I64": "int64", "TS_SET_DOUBLE": "number",
          "TS_SET_SIZE": "size", "TS_SET_BOOL": "bool"}
@@ -111,12 +112,11 @@ def c_string(tok):
 
 
 def parse_settings(root):
-    """the entries of the table in src/core/ts_settings.c, as dicts of FIELDS, in order"""
-    text = open(os.path.join(root, SETTINGS_C), encoding="utf-8").read()
+    """the entries of the table in src/core/ts_settings.def, as dicts of FIELDS, in order"""
+    text = open(os.path.join(root, SETTINGS_DEF), encoding="utf-8").read()
     macros = {m.group(1): "".join(c_string(t) for t in re.findall(r'"(?:[^"\\]|\\.)*"', m.group(2)))
               for m in re.finditer(r'#define (\w+)\s+\\?\s*((?:"(?:[^"\\]|\\.)*"\s*\\?\s*)+)', text)}
-    body = text[text.index("static const ts_setting table[] = {"):]
-    body = body[:body.index("\n};")]
+    body = re.sub(r"#define .*?[^\\]\n", "", text, flags=re.S)
     toks = [t for t in TOKEN.findall(body) if not t.startswith("//")]
     out, i = [], 0
     while i < len(toks):
@@ -141,7 +141,7 @@ def parse_settings(root):
                 elif len(a) == 1 and a[0] in macros:
                     vals.append(macros[a[0]])
                 else:
-                    raise SystemExit(f"{SETTINGS_C}: cannot read the argument {' '.join(a)}")
+                    raise SystemExit(f"{SETTINGS_DEF}: cannot read the argument {' '.join(a)}")
             if len(vals) == 7:
                 vals.append(None)
             out.append(dict(zip(FIELDS, vals)))
@@ -180,7 +180,7 @@ def render_layer(entries, layer):
     return "\n".join(rows)
 
 
-BLOCK = re.compile(r"(<!-- generated from src/core/ts_settings.c: (\w+) -->\n)(.*?)(\n<!-- end of generated table -->)",
+BLOCK = re.compile(r"(<!-- generated from src/core/ts_settings.def: (\w+) -->\n)(.*?)(\n<!-- end of generated table -->)",
                    re.S)
 
 
@@ -195,7 +195,7 @@ def settings_doc(root, entries, write=False):
         seen.append(layer)
         want = render_layer(entries, layer)
         if m.group(3) != want:
-            bad.append(f"docs/settings.md: the table of layer '{layer}' differs from {SETTINGS_C} "
+            bad.append(f"docs/settings.md: the table of layer '{layer}' differs from {SETTINGS_DEF} "
                        "(tests/docs/check_docs.py settings-write ROOT rewrites it)")
         return m.group(1) + want + m.group(4)
 
@@ -214,18 +214,18 @@ def check_settings(root, write=False):
     for e in entries:
         for f in ("default", "effect"):
             if "|" in e[f] or "\n" in e[f]:
-                bad.append(f"{SETTINGS_C}: {e['name']}: the {f} must be one line without '|'")
+                bad.append(f"{SETTINGS_DEF}: {e['name']}: the {f} must be one line without '|'")
         for f in e["read_in"].split():
             p = os.path.join(root, "src", f)
             if not f.startswith(("core/", "device/", "kernels/", "comm/", "runtime/", "algorithms/", "faces/")):
                 if not glob.glob(os.path.join(root, f.rstrip("/"))):
-                    bad.append(f"{SETTINGS_C}: {e['name']}: read in {f}, which does not exist")
+                    bad.append(f"{SETTINGS_DEF}: {e['name']}: read in {f}, which does not exist")
                 continue
             key = '"' + (family_prefix(e["name"]) or e["name"] + '"')
             if not os.path.exists(p):
-                bad.append(f"{SETTINGS_C}: {e['name']}: read in src/{f}, which does not exist")
+                bad.append(f"{SETTINGS_DEF}: {e['name']}: read in src/{f}, which does not exist")
             elif key not in open(p, encoding="utf-8", errors="replace").read():
-                bad.append(f"{SETTINGS_C}: {e['name']}: read in src/{f}, which does not name it")
+                bad.append(f"{SETTINGS_DEF}: {e['name']}: read in src/{f}, which does not name it")
     names = set()
     for f in sorted(glob.glob(os.path.join(root, "src", "**", "*.*"), recursive=True)):
         if not f.endswith((".c", ".h", ".cu", ".cuh")):
@@ -245,7 +245,7 @@ def check_settings(root, write=False):
             bad.append(f"{rel}: calls getenv (only the faces and {SETTINGS_C} read the environment)")
     for v in sorted(names):
         if not find_setting(entries, v):
-            bad.append(f"{SETTINGS_C}: {v} (named in src/) is not in the table of settings")
+            bad.append(f"{SETTINGS_DEF}: {v} (named in src/) is not in the table of settings")
     bad += settings_doc(root, entries, write)
     return bad, len(entries)
 
