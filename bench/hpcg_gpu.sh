@@ -24,7 +24,7 @@ if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DTESSERA_CUDA=ON &&
   say "== BUILD FAILED"; tail -40 "$OUT/hpcg-build.txt" >&2; exit 2
 fi
 say "== build: $((SECONDS - t0)) s"
-obj=$(find "$build" -name 'ts_hpcg_xk.cu.o' | head -1)
+obj=$(find "$build" -name 'ts_hpcg_opt_kernels.cu.o' | head -1)
 if [ -n "$obj" ] && command -v cuobjdump >/dev/null; then
   cuobjdump -res-usage "$obj" 2>&1 | grep -A1 -E "k_sweep|k_restrict|k_dot" >"$OUT/hpcg-resources.txt"
   cuobjdump -sass -fun '_Z7k_sweepILi0EEv16ts_hpcg_xk_sweep' "$obj" >>"$OUT/hpcg-resources.txt" 2>&1

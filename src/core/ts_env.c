@@ -1,4 +1,4 @@
-// ts_env.c: strict parsers for numbers, sizes, durations and lists, and TESSERA_* lookups.
+// ts_env.c: strict parsers for numbers, sizes, durations and lists (the values of flags and settings).
 #include "ts_env.h"
 
 #include "ts_error.h"
@@ -277,34 +277,4 @@ int ts_parse_size_sweep(const char *s, const char *what, int64_t *out, int max, 
     return parse_list(s, what, sweep_item, &so, max, n);
 }
 
-const char *ts_env_str(const char *name) {
-    const char *v = name ? getenv(name) : NULL;
-    return (v && v[0] != '\0') ? v : NULL;
-}
-
-#define ENV_LOOKUP(fn_name, type, parser)                                                         \
-    int fn_name(const char *name, type *out) {                                                    \
-        const char *v = ts_env_str(name);                                                         \
-        if (!v) return 0;                                                                         \
-        type tmp = 0;                                                                             \
-        TS_CHECK(parser(v, name, &tmp));                                                          \
-        *out = tmp;                                                                               \
-        return 1;                                                                                 \
-    }
-
-ENV_LOOKUP(ts_env_int, int, ts_parse_int)
-ENV_LOOKUP(ts_env_i64, int64_t, ts_parse_i64)
-ENV_LOOKUP(ts_env_double, double, ts_parse_double)
-ENV_LOOKUP(ts_env_size, size_t, ts_parse_size)
-ENV_LOOKUP(ts_env_bool, int, ts_parse_bool)
-
-int ts_env_launch_size(void) {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS"};
-    int size = 1;
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        int n = v ? atoi(v) : 0;
-        if (n > size) size = n;
-    }
-    return size;
-}
+// The environment lookups (ts_env_str, ts_env_int, ...) are in ts_settings.c, beside the table of settings.

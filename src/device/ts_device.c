@@ -263,7 +263,7 @@ fail:
 // GPUs this process may see, without initializing CUDA: the entries of CUDA_VISIBLE_DEVICES, or
 // the driver's list. Fills ids (up to 64) and returns the count (0 if unknown).
 static int visible_gpus(char ids[][64]) {
-    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    const char *v = ts_env_raw("CUDA_VISIBLE_DEVICES");
     int n = 0;
     if (v) {
         char buf[1024];

@@ -1,6 +1,7 @@
 // ts_perfdb.c: the tile runtime's performance database (workload class -> device/CPU rates and ratio), kept in a text file.
 #include "runtime/ts_perfdb.h"
 
+#include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "core/ts_log.h"
 
@@ -43,7 +44,7 @@ int ts_perfdb_open(const char *path, ts_perfdb **out) {
     *out = NULL;
     ts_perfdb *db = calloc(1, sizeof *db);
     if (!db) TS_RAISE(TS_ERR_NOMEM, "ts_perfdb_open: out of host memory");
-    const char *env = getenv("TESSERA_PERFDB"), *home = getenv("HOME");
+    const char *env = ts_env_str("TESSERA_PERFDB"), *home = ts_env_str("HOME");
     if (path && *path) snprintf(db->path, sizeof db->path, "%s", path);
     else if (env && *env) snprintf(db->path, sizeof db->path, "%s", env);
     else snprintf(db->path, sizeof db->path, "%s/.cache/tessera/perfdb.txt", home && *home ? home : ".");

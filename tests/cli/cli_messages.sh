@@ -1,7 +1,7 @@
 # cli_messages.sh: what a new user trips over (issue: user-facing defects, item 10): `tessera version`
 # with arguments, a grid from -P/-Q larger than the process count (no HPL.dat to blame), a deeper
 # look-ahead than the engine has, --device with host engines only, gemm's help, rates below
-# 1 TFLOP/s in GFLOP/s.
+# 1 TFLOP/s in GFLOP/s, a misspelt TESSERA_* variable.
 source "$(dirname "$0")/lib.sh"
 
 run -- version
@@ -45,4 +45,14 @@ run TESSERA_PROGRESS=1 -- hpl -N 1500 -NB 128
 expect_rc 0
 expect_out "column [0-9]+/1500, [0-9.]+ GFLOP/s"
 expect_no_out "0\.[0-9]+ TFLOP/s"
+# A misspelt setting draws one warning naming the closest known one, however many settings the
+# command reads (the tile runtime on two simulated devices reads dozens); the run goes on.
+run TESSERA_SIM_DEVICES=2 TESSERA_TILEZ=64 TESSERA_SIM_DEVICE=3 -- gemm 128 --engine tiles
+expect_rc 0
+count_rows "^tessera: warning: TESSERA_TILEZ is not a Tessera setting \(did you mean TESSERA_TILE\?" 1
+count_rows "^tessera: warning: TESSERA_SIM_DEVICE is not a Tessera setting \(did you mean TESSERA_SIM_DEVICES\?" 1
+count_rows "is not a Tessera setting" 2
+run TESSERA_SIM_DEVICES=2 TESSERA_TILE=64 -- gemm 128 --engine tiles
+expect_rc 0
+expect_no_out "warning"
 finish

@@ -170,6 +170,8 @@ static void test_sweeps(void **state) {
     assert_int_equal(n, 63);
 }
 
+// The lookups, on registered settings of each type (the table: core/ts_settings.c); the variables
+// are unset again at the end.
 static void test_env(void **state) {
     (void)state;
     int i = 5;
@@ -177,35 +179,39 @@ static void test_env(void **state) {
     double d = 5;
     size_t z = 5;
     int b = 5;
-    assert_int_equal(unsetenv("TESSERA_TEST_X"), 0);
-    assert_int_equal(ts_env_int("TESSERA_TEST_X", &i), 0);
+    assert_int_equal(unsetenv("TESSERA_TILES_DEPTH"), 0);
+    assert_int_equal(ts_env_int("TESSERA_TILES_DEPTH", &i), 0);
     assert_int_equal(i, 5);
-    assert_null(ts_env_str("TESSERA_TEST_X"));
-    assert_int_equal(setenv("TESSERA_TEST_X", "", 1), 0);
-    assert_int_equal(ts_env_int("TESSERA_TEST_X", &i), 0);
-    assert_null(ts_env_str("TESSERA_TEST_X"));
-    assert_int_equal(setenv("TESSERA_TEST_X", "12", 1), 0);
-    assert_int_equal(ts_env_int("TESSERA_TEST_X", &i), 1);
+    assert_null(ts_env_str("TESSERA_TILES_DEPTH"));
+    assert_null(ts_env_raw("TESSERA_TILES_DEPTH"));
+    assert_int_equal(setenv("TESSERA_TILES_DEPTH", "", 1), 0);
+    assert_int_equal(ts_env_int("TESSERA_TILES_DEPTH", &i), 0);
+    assert_null(ts_env_str("TESSERA_TILES_DEPTH"));
+    assert_string_equal(ts_env_raw("TESSERA_TILES_DEPTH"), ""); // set, but empty
+    assert_int_equal(setenv("TESSERA_TILES_DEPTH", "12", 1), 0);
+    assert_int_equal(ts_env_int("TESSERA_TILES_DEPTH", &i), 1);
     assert_int_equal(i, 12);
-    assert_int_equal(ts_env_i64("TESSERA_TEST_X", &v), 1);
-    assert_true(v == 12);
-    assert_int_equal(ts_env_double("TESSERA_TEST_X", &d), 1);
-    assert_true(d == 12);
-    assert_int_equal(ts_env_size("TESSERA_TEST_X", &z), 1);
-    assert_true(z == 12);
-    assert_string_equal(ts_env_str("TESSERA_TEST_X"), "12");
-    assert_int_equal(setenv("TESSERA_TEST_X", "12abc", 1), 0);
+    assert_string_equal(ts_env_str("TESSERA_TILES_DEPTH"), "12");
+    assert_int_equal(setenv("TESSERA_TILES_DEPTH", "12abc", 1), 0);
     i = 5;
-    assert_int_equal(ts_env_int("TESSERA_TEST_X", &i), TS_ERR_PARSE);
+    assert_int_equal(ts_env_int("TESSERA_TILES_DEPTH", &i), TS_ERR_PARSE);
     assert_int_equal(i, 5);
-    expect_msg("TESSERA_TEST_X", "12abc");
-    assert_int_equal(setenv("TESSERA_TEST_X", "2G", 1), 0);
-    assert_int_equal(ts_env_size("TESSERA_TEST_X", &z), 1);
+    expect_msg("TESSERA_TILES_DEPTH", "12abc");
+    assert_int_equal(setenv("TESSERA_TILE", "12", 1), 0);
+    assert_int_equal(ts_env_i64("TESSERA_TILE", &v), 1);
+    assert_true(v == 12);
+    assert_int_equal(setenv("TESSERA_TILES_MEM", "0.5", 1), 0);
+    assert_int_equal(ts_env_double("TESSERA_TILES_MEM", &d), 1);
+    assert_true(d == 0.5);
+    assert_int_equal(setenv("TESSERA_SIM_MEM", "2G", 1), 0);
+    assert_int_equal(ts_env_size("TESSERA_SIM_MEM", &z), 1);
     assert_true(z == (2ull << 30));
-    assert_int_equal(setenv("TESSERA_TEST_X", "off", 1), 0);
-    assert_int_equal(ts_env_bool("TESSERA_TEST_X", &b), 1);
+    assert_int_equal(setenv("TESSERA_TILES_PEER", "off", 1), 0);
+    assert_int_equal(ts_env_bool("TESSERA_TILES_PEER", &b), 1);
     assert_int_equal(b, 0);
-    assert_int_equal(unsetenv("TESSERA_TEST_X"), 0);
+    const char *names[] = {"TESSERA_TILES_DEPTH", "TESSERA_TILE", "TESSERA_TILES_MEM", "TESSERA_SIM_MEM",
+                           "TESSERA_TILES_PEER"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) assert_int_equal(unsetenv(names[k]), 0);
 }
 
 int main(void) {

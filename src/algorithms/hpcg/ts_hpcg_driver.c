@@ -138,7 +138,7 @@ int ts_hpcg_share_threads(const ts_comm *comm, int *threads) {
     // Ranks sharing a node share its cores: without OMP_NUM_THREADS each rank takes its share.
     // (Every rank's OpenMP team spanning all cores oversubscribes them, and the reference SYMGS's
     // plane pipeline, whose threads wait on each other, then slows by orders of magnitude.)
-    if (!getenv("OMP_NUM_THREADS")) {
+    if (!ts_env_raw("OMP_NUM_THREADS")) {
         int lr = 0, ls = 1;
         TS_CHECK(ts_comm_node_local(comm, &lr, &ls));
         int share = omp_get_num_procs() / (ls > 0 ? ls : 1);

@@ -1,14 +1,14 @@
 // ts_hpcg_opt.h: HPCG's optimized problem (JPL multicolouring, permuted sliced ELL, every level) and its implementation, on the host or a device.
 //
 // One code path serves the CPU engine and the device engines: the problem is built and solved by
-// the kernels of ts_hpcg_xk.h, run through an executor that is either the host (memory from
+// the kernels of ts_hpcg_opt_kernels.h, run through an executor that is either the host (memory from
 // malloc, each kernel's CPU version called directly) or a device stream (memory from the device
 // arena, kernels enqueued: the CUDA versions on GPUs, the CPU versions on simulated devices).
 #ifndef TS_HPCG_OPT_H
 #define TS_HPCG_OPT_H
 
 #include "algorithms/hpcg/ts_hpcg.h"
-#include "algorithms/hpcg/ts_hpcg_xk.h"
+#include "algorithms/hpcg/ts_hpcg_opt_kernels.h"
 #include "device/ts_device.h"
 #include "ts_config.h"
 
@@ -33,7 +33,7 @@ int ts_hpcg_xrun(const ts_hpcg_exec *X, const ts_kernel *k);
 #else
 #define TS_HPCG_XK_CUDA(name) NULL
 #endif
-// Runs kernel `name` of ts_hpcg_xk.h with the argument struct a.
+// Runs kernel `name` of ts_hpcg_opt_kernels.h with the argument struct a.
 #define TS_HPCG_XRUN(X, name, a)                                                                   \
     ts_hpcg_xrun((X), &(ts_kernel){#name, 0.0, ts_hpcg_xk_##name##_cpu, TS_HPCG_XK_CUDA(name), &(a),   \
                                    sizeof(a)})
@@ -55,7 +55,7 @@ struct ts_hpcg_olevel {
     int ncolors, nblk;               // nblk = 2 * ncolors: blocks 2c, 2c + 1 of colour c
     int32_t *color, *perm;           // natural row -> colour, -> permuted row
     int32_t *bkey;                   // natural row -> block (during the optimization only)
-    ts_hpcg_cblk blk[TS_HPCG_MAX_BLOCKS]; // the blocks (host copy of xblk); ts_hpcg_xk.h
+    ts_hpcg_cblk blk[TS_HPCG_MAX_BLOCKS]; // the blocks (host copy of xblk); ts_hpcg_opt_kernels.h
     ts_hpcg_cblk *xblk;
     int32_t *lcol, *ucol;
     double *lval, *uval, *diag, *diag_saved;
@@ -151,6 +151,13 @@ int ts_hpcg_opt_halo_begin(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x);
 int ts_hpcg_opt_halo_end(ts_hpcg_opt *O);
 int ts_hpcg_opt_halo(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x);
 int ts_hpcg_opt_spmv(ts_hpcg_opt *O, ts_hpcg_olevel *L, double *x, double *y);
+// The residual at the coarse points of level L restricted, pairs [k0, k1) (L->fr, L->cq).
+int ts_hpcg_opt_restrict(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x, int32_t k0, int32_t k1);
+// One colour c of a Gauss-Seidel sweep or product (`mode`, ts_hpcg_opt_kernels.h) in one launch:
+// both its blocks (part 0), only the rows without halo columns (part 1), or only its halo block
+// (part 2). Shared by SYMGS and the split SpMV.
+int ts_hpcg_opt_sweep_part(ts_hpcg_opt *O, ts_hpcg_olevel *L, int c, int part, int mode, const double *r, double *x,
+                           double *t);
 // One SYMGS in colour order: from x = 0 (zero_x: x is set to 0 first, no halo exchange needed), or
 // from the given x (halo exchanged first).
 int ts_hpcg_opt_symgs(ts_hpcg_opt *O, ts_hpcg_olevel *L, const double *r, double *x, int zero_x);

@@ -60,7 +60,7 @@ int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     int share = (int)(cores / (c->local_size > 0 ? c->local_size : 1));
     // Ranks sharing a node share its cores: the CPU BLAS gets this rank's share unless told
-    if (c->local_size > 1 && !getenv("OPENBLAS_NUM_THREADS") && !getenv("OMP_NUM_THREADS"))
+    if (c->local_size > 1 && !ts_env_raw("OPENBLAS_NUM_THREADS") && !ts_env_raw("OMP_NUM_THREADS"))
         ts_cpu_blas_set_threads(share > 0 ? share : 1);
     int threads = share - 1;
     if (threads > 0) {
@@ -397,7 +397,7 @@ static ts_hpl_panel_engine panel_choice(const ts_hpl_ctx *c, int dev, int *asked
     if (pe != TS_HPL_PANEL_AUTO) return pe;
     if (pd == 0) return TS_HPL_PANEL_CPU;
     if (pd == 1) return TS_HPL_PANEL_CUSOLVER;
-    const char *env = getenv("TESSERA_HPL_PANEL");
+    const char *env = ts_env_str("TESSERA_HPL_PANEL");
     if (env && *env) {
         if (!strcmp(env, "tessera")) return TS_HPL_PANEL_TESSERA;
         if (!strcmp(env, "cusolver")) return TS_HPL_PANEL_CUSOLVER;

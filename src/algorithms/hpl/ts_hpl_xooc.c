@@ -212,11 +212,11 @@ static int x_init(ts_hpl_state *s) {
     o->set = s->ctx->devs;
     ts_tiles_opts to;
     TS_CHECK(ts_tiles_opts_init(&to));
-    if (!getenv("TESSERA_TILES_CPU")) to.cpu_share = 0; // the host factors panels meanwhile
+    if (!ts_env_raw("TESSERA_TILES_CPU")) to.cpu_share = 0; // the host factors panels meanwhile
     // No saved copies of C tiles: with k = NB the copy would cost more than the tile's GEMM (it
     // ran at ~5 GB/s on the worker thread, 16 s per iteration at N = 98304). A device failure then
     // ends the run with an error (the residual check would catch a torn tile anyway).
-    if (!getenv("TESSERA_TILES_SAVE_C")) to.save_c = 0;
+    if (!ts_env_raw("TESSERA_TILES_SAVE_C")) to.save_c = 0;
     TS_CHECK(ts_engine_parse(s->ctx->opts.engine ? s->ctx->opts.engine : "auto", &to.engine));
     if (to.engine == TS_ENGINE_TILES) to.engine = TS_ENGINE_AUTO;
     if (s->panel_dev) {

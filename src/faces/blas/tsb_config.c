@@ -10,6 +10,8 @@
 
 #include "tsb_internal.h"
 
+#include "core/ts_settings.h"
+
 // The keys a config file may set, one per line ("KEY = VALUE" or "KEY VALUE", '#' starts a
 // comment); the environment variable of the same name wins over the file. The fixed keys, then
 // TESSERA_BLAS_DISABLE_<R> and TESSERA_BLAS_THRESHOLD_<R> for every routine R in the order of the
@@ -145,6 +147,7 @@ static void apply(int i, const char *v) {
 }
 
 static void config_init(void) {
+    ts_settings_check_once(); // a misspelt TESSERA_* variable: one warning, as from the commands
     for (int i = 0; i < NFIXED; i++) snprintf(keys[i], sizeof keys[i], "%s", fixed_keys[i]);
     for (int r = 0; r < TSB_NROUTINES; r++) {
         snprintf(keys[KEY_DISABLE + r], sizeof keys[0], "TESSERA_BLAS_DISABLE_%s", routine_names[r]);

@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
@@ -898,7 +899,7 @@ static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
 int choose_variant(int64_t m, int64_t n, int64_t k, int sms, bool a_kmajor, bool b_kmajor, TcVariant *v) {
-    const char *force = getenv("TESSERA_TC_TILE");
+    const char *force = ts_env_str("TESSERA_TC_TILE");
     if (force && *force) {
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "kernels/cuda/ts_cuda_kernels.h"
 #include "kernels/ts_kernels.h"
@@ -281,7 +282,7 @@ static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS
 // prefetch). Measured on H200 at n = 8192 against cuBLAS in the same runs (bench/notes, 2026-11-23):
 // large 0.78-0.84x over NN/NT/TN/TT, ahead of the cp.async variants since removed.
 int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
-    const char *force = getenv("TESSERA_SGEMM_TILE");
+    const char *force = ts_env_str("TESSERA_SGEMM_TILE");
     if (force && *force) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;

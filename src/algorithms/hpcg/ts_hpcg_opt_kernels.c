@@ -1,7 +1,7 @@
-// ts_hpcg_xk.c: the CPU versions of HPCG's optimized kernels (OpenMP over rows); the CPU engine and simulated devices run them.
+// ts_hpcg_opt_kernels.c: the CPU versions of HPCG's optimized kernels (OpenMP over rows); the CPU engine and simulated devices run them.
 #include <string.h>
 
-#include "algorithms/hpcg/ts_hpcg_xk.h"
+#include "algorithms/hpcg/ts_hpcg_opt_kernels.h"
 #include "core/ts_error.h"
 #include "ts_config.h"
 

@@ -1,9 +1,9 @@
-// ts_hpcg_xk.cu: the CUDA versions of HPCG's optimized kernels: one thread per row running the per-row code of ts_hpcg_xk.h, CUB for the colour sort, block reductions for DDOT.
+// ts_hpcg_opt_kernels.cu: the CUDA versions of HPCG's optimized kernels: one thread per row running the per-row code of ts_hpcg_opt_kernels.h, CUB for the colour sort, block reductions for DDOT.
 #include <cuda_runtime.h>
 
 #include <cub/cub.cuh>
 
-#include "algorithms/hpcg/ts_hpcg_xk.h"
+#include "algorithms/hpcg/ts_hpcg_opt_kernels.h"
 #include "core/ts_error.h"
 
 #define TPB 256 // threads per block of the row kernels

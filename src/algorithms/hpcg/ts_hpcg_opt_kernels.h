@@ -1,11 +1,11 @@
-// ts_hpcg_xk.h: HPCG's optimized kernels: argument structs, the per-row code shared by the CPU and CUDA versions, entry points.
+// ts_hpcg_opt_kernels.h: HPCG's optimized kernels: argument structs, the per-row code shared by the CPU and CUDA versions, entry points.
 //
 // Every kernel of the optimized HPCG (problem generation, JPL colouring, the permuted sliced ELL,
 // SpMV, the Gauss-Seidel colour sweeps, restriction, prolongation, WAXPBY, DDOT, halo packing)
 // has one argument struct and two entry points with the ts_kernel contract (device/ts_device.h):
 // ts_hpcg_xk_<name>_cpu(args) runs on host memory (OpenMP over rows; the CPU engine and the
 // simulated devices run it) and ts_hpcg_xk_<name>_cuda(stream, args) enqueues the CUDA version
-// (cuda/ts_hpcg_xk.cu). Both call the same per-row functions below, so a GPU kernel computes what
+// (cuda/ts_hpcg_opt_kernels.cu). Both call the same per-row functions below, so a GPU kernel computes what
 // the tested CPU code computes; only the rounding of fused multiply-adds and the order of DDOT's
 // sums may differ.
 //
