@@ -202,7 +202,8 @@ static void run_case(const tc_case *c, uint64_t key) {
     const char *variant = "-";
 #if TS_HAVE_CUDA
     variant = c->misalign || lda % 2 || ldb % 2 ? "rankk/8-byte copies"
-                                                : ts_cuda_dgemm_tessera_variant(c->ta, c->tb, m, n, k, ts_device_props_of(d)->sms);
+                                                : ts_cuda_dgemm_tessera_variant(c->ta, c->tb, m, n, k, ts_device_props_of(d)->sms,
+                                                                                ts_device_props_of(d)->cc_major);
     if (c->tile && !c->misalign && lda % 2 == 0 && ldb % 2 == 0) variant = c->tile;
 #endif
     printf("  %c%c %5lldx%5lldx%5lld ld+(%lld,%lld,%lld) alpha=%g beta=%g%s [%s]: vs cublas %.3g (bound %g), "

@@ -30,9 +30,9 @@ int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n,
                           double alpha, const double *A, int64_t lda, const double *B, int64_t ldb,
                           double beta, double *C, int64_t ldc);
 // The tile variant ts_cuda_dgemm_tessera picks for op(A) op(B) of this shape on a device with `sms`
-// multiprocessors (a name of tc_variant_names; "invalid" for a malformed TESSERA_TC_TILE). Operands
+// multiprocessors and compute capability major `cc_major` (a name of tc_variant_names; "invalid" for a malformed TESSERA_TC_TILE). Operands
 // that are not 16-byte aligned (or odd leading dimensions) always run "rankk" with 8-byte copies.
-const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m, int64_t n, int64_t k, int sms);
+const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m, int64_t n, int64_t k, int sms, int cc_major);
 
 // Our own SGEMM on the FP32 FMA path (ts_sgemm.cu; no tensor cores, no reduced precision): the
 // same contract as ts_cuda_dgemm_tessera. Tile variant by shape (TESSERA_SGEMM_TILE=large|small

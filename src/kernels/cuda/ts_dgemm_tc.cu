@@ -898,7 +898,7 @@ const char *const tc_variant_names[] = {"rankk", "small", "large32", "large32pf"
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
-int choose_variant(int64_t m, int64_t n, int64_t k, int sms, bool a_kmajor, bool b_kmajor, TcVariant *v) {
+int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool a_kmajor, bool b_kmajor, TcVariant *v) {
     const char *force = ts_env_str("TESSERA_TC_TILE");
     if (force && *force) {
         for (int i = 0; i < TC_NVARIANTS; i++)
@@ -914,7 +914,12 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, bool a_kmajor, bool
     // 64x64 tiles beat rankklpf for k = 256 and 512 (0.85/0.87 of cuBLAS against 0.78/0.84); at
     // 16384^3 the 128x128 shapes beat it for NT (large32pf 0.84 against 0.79) and TN (large32 0.89
     // against 0.83), while at 8192 rankkl (rankklpf's TN loop) stays ahead (NT 0.96, TN 0.89).
-    if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
+    // dmma16 (mma.m16n8k16, sm_90) measured on an H100 (bench/notes/gemm-kernels.md, 064012d): at
+    // 8192^3 0.995 / 1.026 / 0.988 / 0.978 of cuBLAS in NN / NT / TN / TT against the automatic
+    // choice's 0.924 / 0.982 / 0.922 / 0.927; at 16384^2 x 1024 0.825 against 0.930 (its one block
+    // per SM pays the fill and epilogue of every tile): taken where k and the tile count are large.
+    if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 8192 && m >= 8192 && n >= 8192) *v = TC_DMMA16;
+    else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
     return 0;
@@ -924,14 +929,15 @@ bool aligned16(const void *p, int64_t ld) { return ((uintptr_t)p % 16) == 0 && l
 
 } // namespace
 
-extern "C" const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m, int64_t n, int64_t k, int sms) {
+extern "C" const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m, int64_t n, int64_t k, int sms,
+                                                     int cc_major) {
     TcVariant v = TC_RANKKLPF;
     bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
     if (a_kmajor && !b_kmajor) { // TT runs as NN on (n, m)
         int64_t x = m;
         m = n, n = x, a_kmajor = false, b_kmajor = true;
     }
-    return choose_variant(m, n, k, sms, a_kmajor, b_kmajor, &v) < 0 ? "invalid" : tc_variant_names[v];
+    return choose_variant(m, n, k, sms, cc_major, a_kmajor, b_kmajor, &v) < 0 ? "invalid" : tc_variant_names[v];
 }
 
 extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
@@ -976,7 +982,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     if (!aligned16(A, lda) || !aligned16(B, ldb))
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKLPF;
-    TS_CHECK(choose_variant(m, n, k, dp->sms, a_kmajor, b_kmajor, &v));
+    TS_CHECK(choose_variant(m, n, k, dp->sms, dp->cc_major, a_kmajor, b_kmajor, &v));
     if ((v == TC_DMMA16 || v == TC_DMMA16H) && dp->cc_major < 9)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 .f64 (sm_90); device %d is cc %d.%d",
                  tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
