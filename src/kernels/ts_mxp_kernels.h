@@ -55,6 +55,12 @@ int ts_mxp_set_diag(ts_mxp_kern *k, int64_t n, const double *d, float *A, int64_
 // block's columns), b and r m (b NULL: r = -A x).
 int ts_mxp_resid(ts_mxp_kern *k, int64_t N, int64_t row0, int64_t col0, int64_t m, int64_t n,
                  const double *d, const double *x, const double *b, double *r);
+// The same over a rank's share of a 2D block-cyclic distribution (blocks of nb, the rank at (prow,
+// pcol) of a P x Q grid): local row i is global row ((i / nb) P + prow) nb + i % nb, local column j
+// likewise with Q and pcol; m local rows, n local columns, d, b and r by local row, x by local
+// column. One launch for the whole share (m <= the context's max_m).
+int ts_mxp_resid_bc(ts_mxp_kern *k, int64_t N, int64_t nb, int P, int prow, int Q, int pcol, int64_t m, int64_t n,
+                    const double *d, const double *x, const double *b, double *r);
 
 // LU without pivoting of the jb x jb block A11 (FP32, in place: unit L below, U on and above the
 // diagonal), then Linv = inv(L) and Uinv = inv(U) (jb x jb, ld ldi, zero outside their triangle).
@@ -101,6 +107,8 @@ typedef struct {
     int64_t N, row0, col0, m, n;
     const double *d, *x, *b;
     double *r;
+    int64_t nb;             // block-cyclic map (ts_mxp_resid_bc): local row i at global row0 +
+    int P, prow, Q, pcol;   // ((i / nb) P + prow) nb + i % nb, columns alike (P = Q = 1: contiguous)
 } ts_mxp_resid_args;
 typedef struct {
     ts_mxp_kern *k;

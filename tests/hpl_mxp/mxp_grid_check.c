@@ -52,6 +52,29 @@ static void check_valid(const char *label, const ts_mxp_case *mc, const ts_mxp_r
     CHECK(r->eps == 0x1p-53, "eps %g", r->eps);
 }
 
+// The grid's refinement phases (rank 0's seconds): reported, none negative, the first solve and the
+// residual measured, the corrections where there were some, and together about the refinement's
+// time: no more than it, and all but a little of it (what lies outside them is the breakdown
+// check and the loop's bookkeeping; PHASE_SLACK_S leaves room for a rank descheduled there).
+#define PHASE_SLACK_S 0.05
+static void check_phases(const char *label, const ts_mxp_result *r) {
+    CHECK(r->phases == 1, "no refinement phases");
+    double sum = 0.0;
+    for (int p = 0; p < TS_MXP_PHASES; p++) {
+        CHECK(r->phase_s[p] >= 0.0, "phase %s %g", ts_mxp_phase_name((ts_mxp_phase)p), r->phase_s[p]);
+        sum += r->phase_s[p];
+    }
+    CHECK(r->phase_s[TS_MXP_PH_FIRST_FWD] > 0 && r->phase_s[TS_MXP_PH_FIRST_BACK] > 0, "first solve %g, %g",
+          r->phase_s[TS_MXP_PH_FIRST_FWD], r->phase_s[TS_MXP_PH_FIRST_BACK]);
+    CHECK(r->phase_s[TS_MXP_PH_RESID_GEN] > 0 && r->phase_s[TS_MXP_PH_RESID_RED] > 0, "residual %g, %g",
+          r->phase_s[TS_MXP_PH_RESID_GEN], r->phase_s[TS_MXP_PH_RESID_RED]);
+    if (r->iterations > 0)
+        CHECK(r->phase_s[TS_MXP_PH_CORR_FWD] > 0 && r->phase_s[TS_MXP_PH_CORR_BACK] > 0, "corrections %g, %g",
+              r->phase_s[TS_MXP_PH_CORR_FWD], r->phase_s[TS_MXP_PH_CORR_BACK]);
+    CHECK(sum <= r->t_ir * (1 + 1e-9) + 1e-9, "phases sum to %g s, refinement %g s", sum, r->t_ir);
+    CHECK(sum >= 0.5 * r->t_ir || r->t_ir - sum <= PHASE_SLACK_S, "phases sum to %g s, refinement %g s", sum, r->t_ir);
+}
+
 int main(int argc, char **argv) {
     ts_hpl_opts ho;
     memset(&ho, 0, sizeof ho);
@@ -120,6 +143,7 @@ int main(int argc, char **argv) {
             } else {
                 check_valid(label, &g, &rg);
                 check_valid(label, &one, &r1);
+                check_phases(label, &rg);
                 CHECK(abs(rg.iterations - r1.iterations) <= 1, "iterations %d, 1 x 1 %d", rg.iterations, r1.iterations);
                 CHECK(fabs(rg.history[0] - r1.history[0]) <= 0.05 * r1.history[0], "first solve %g, 1 x 1 %g",
                       rg.history[0], r1.history[0]);

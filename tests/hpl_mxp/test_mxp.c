@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "algorithms/hpl/ts_hpl_internal.h"
 #include "algorithms/hpl_mxp/ts_mxp.h"
 #include "core/ts_error.h"
 #include "core/ts_rng.h"
@@ -116,6 +117,46 @@ static void test_gen_resid(void **state) {
         assert_true(fabs(r[i] - s) <= 1e-13);
     }
     free(A);
+    ts_mxp_kern_destroy(k);
+}
+
+// The residual over a rank's block-cyclic share in one call against the element formula, for every
+// rank of a 2 x 3 grid (blocks of 5, N = 37: the last block narrower), and the P = Q = 1 map.
+static void test_resid_bc(void **state) {
+    (void)state;
+    const int64_t N = 37, nb = 5;
+    ts_mxp_kern *k;
+    assert_int_equal(ts_mxp_kern_create(NULL, TS_MXP_FP16, nb, 64, &k), 0);
+    const int grids[2][2] = {{2, 3}, {1, 1}};
+    for (int gi = 0; gi < 2; gi++) {
+        const int P = grids[gi][0], Q = grids[gi][1];
+        for (int prow = 0; prow < P; prow++)
+            for (int pcol = 0; pcol < Q; pcol++) {
+                const int64_t m = ts_hpl_numroc(N, nb, prow, P), n = ts_hpl_numroc(N, nb, pcol, Q);
+                double d[40], x[40], b[40], r[40];
+                for (int64_t i = 0; i < m; i++) d[i] = 10.0 + (double)i, b[i] = 0.25 * (double)i;
+                for (int64_t j = 0; j < n; j++) x[j] = 1.0 / (1.0 + (double)j);
+                assert_int_equal(ts_mxp_resid_bc(k, N, nb, P, prow, Q, pcol, m, n, d, x, b, r), 0);
+                int diag = 0;
+                for (int64_t i = 0; i < m; i++) {
+                    const int64_t g = ts_hpl_l2g(i, nb, prow, P);
+                    double s = b[i];
+                    for (int64_t j = 0; j < n; j++) {
+                        const int64_t h = ts_hpl_l2g(j, nb, pcol, Q);
+                        diag += g == h;
+                        s -= (g == h ? d[i] : ts_mxp_element(N, g, h)) * x[j];
+                    }
+                    assert_true(fabs(r[i] - s) <= 1e-13);
+                }
+                // the diagonal elements here: those of the blocks on this rank's row and column
+                int64_t want = 0;
+                for (int64_t kb = 0; kb * nb < N; kb++)
+                    if (kb % P == prow && kb % Q == pcol) want += N - kb * nb < nb ? N - kb * nb : nb;
+                assert_int_equal(diag, want);
+            }
+    }
+    assert_int_not_equal(ts_mxp_resid_bc(k, N, nb, 2, 2, 1, 0, 3, 3, NULL, NULL, NULL, NULL), 0); // prow beyond P
+    ts_error_clear();
     ts_mxp_kern_destroy(k);
 }
 
@@ -320,6 +361,7 @@ static void test_dat(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lcg64),       cmocka_unit_test(test_to16),   cmocka_unit_test(test_gen_resid),
+        cmocka_unit_test(test_resid_bc),
         cmocka_unit_test(test_getrf_inv),   cmocka_unit_test(test_run_cpu), cmocka_unit_test(test_run_sim),
         cmocka_unit_test(test_unstable),    cmocka_unit_test(test_dat),
     };

@@ -47,6 +47,19 @@ typedef struct {
     double *x_out;           // tests: the solution (N entries) on rank 0 after a refinement (may be NULL)
 } ts_mxp_opts;
 
+// Phases of the P x Q engine's refinement, timed on rank 0 (each ends where its device work is done).
+typedef enum {
+    TS_MXP_PH_FIRST_FWD = 0, // the first solve's forward substitution (L, from b)
+    TS_MXP_PH_FIRST_BACK,    // the first solve's back substitution (U)
+    TS_MXP_PH_RESID_GEN,     // every residual's A x with A regenerated in FP64
+    TS_MXP_PH_RESID_RED,     // every residual's reduction along the process rows, norms and check
+    TS_MXP_PH_CORR_FWD,      // the corrections' forward substitutions
+    TS_MXP_PH_CORR_BACK,     // the corrections' back substitutions
+    TS_MXP_PH_UPDATE,        // x = 0 and every x += c
+    TS_MXP_PHASES
+} ts_mxp_phase;
+const char *ts_mxp_phase_name(ts_mxp_phase p); // "first_forward", ... (the JSON keys)
+
 typedef struct {
     double time;             // LU + refinement seconds (the credited time)
     double gflops;           // (2/3 N^3 + 3/2 N^2) / time / 1e9
@@ -63,6 +76,8 @@ typedef struct {
     int stop;                // how the refinement ended: 0 converged, 1 the iteration cap, 2 diverged or
                              // not finite, 3 not run (breakdown)
     int depth;               // the look-ahead depth that ran
+    int phases;              // 1: phase_s holds the refinement's phases (the P x Q engine)
+    double phase_s[TS_MXP_PHASES];
     int skipped;
     char why[256];
     char exec_used[32];      // "cpu", "device:cuda", "device:sim"

@@ -142,6 +142,13 @@ void ts_mxp_print_test(FILE *f, const ts_mxp_case *c, const ts_mxp_result *r, in
     }
 }
 
+const char *ts_mxp_phase_name(ts_mxp_phase p) {
+    static const char *const names[TS_MXP_PHASES] = {"first_forward",  "first_back",      "residual_regeneration",
+                                                     "residual_reduction", "correction_forward", "correction_back",
+                                                     "solution_update"};
+    return p >= 0 && p < TS_MXP_PHASES ? names[p] : "?";
+}
+
 // ---- JSON ----
 
 static void json_entry(ts_json *j, const ts_mxp_case *c, const ts_mxp_result *r, ts_mxp_gen_kind gen) {
@@ -181,6 +188,11 @@ static void json_entry(ts_json *j, const ts_mxp_case *c, const ts_mxp_result *r,
     ts_json_num(j, "lu_seconds", r->t_lu);
     ts_json_num(j, "refinement_seconds", r->t_ir);
     ts_json_num(j, "generation_seconds", r->t_gen);
+    if (r->phases) { // where the refinement's time went (rank 0 of the grid)
+        ts_json_begin_object(j, "refinement_phases");
+        for (int p = 0; p < TS_MXP_PHASES; p++) ts_json_num(j, ts_mxp_phase_name((ts_mxp_phase)p), r->phase_s[p]);
+        ts_json_end_object(j);
+    }
     ts_json_num(j, "gflops", r->gflops);
     ts_json_num(j, "gflops_lu", r->gflops_lu);
     ts_json_num(j, "flops", ts_hpl_flops(c->N));

@@ -15,10 +15,11 @@
 // column and block row k+1 up to date, then a second stream factors and broadcasts panel k+1
 // (into a second pair of 16-bit panels) while the first runs the rest of update k.
 // Refinement: x is held by process columns (the entries of the local columns), b, d and r by
-// process rows. r = b - A x with every local block regenerated in FP64, reduced along the process
-// rows; the correction by a block forward and back substitution with the inverted diagonal blocks
-// (per block: the partial sums reduced along the diagonal owner's process row, the owner's GEMV
-// with the inverse, the result broadcast along its process column); norms reduced over the grid.
+// process rows. r = b - A x with every local block regenerated in FP64 (one launch), reduced along
+// the process rows; the correction by a block forward and back substitution with the inverted
+// diagonal blocks (per block: the partial sums reduced along the diagonal owner's process row, the
+// owner's GEMV with the inverse, the result broadcast along its process column, the next block's
+// rows updated first and the rest of the column on the second stream); norms reduced over the grid.
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,9 @@ typedef struct {
     ts_mxp_exec ex1;             // stream 1 (look-ahead), or ex
     ts_mxp_kern *k1;             // stream 1's kernel context (NULL: none)
     ts_event *ev_upd, *ev_pan;   // stream 0's next block column and row updated; stream 1's panel done
+    ts_event *ev_z, *ev_tall[2]; // refinement: a block of the solve's vector ready on stream 0; the last two
+    int64_t tall_at[2];          // tall GEMVs on stream 1 (the sweep step each was queued at, -1 none)
+    int64_t ntall;               // tall GEMVs queued in this sweep
     ts_mxp_exec *pex;            // where the broadcasts run: ex1 during the look-ahead LU, else ex
     uint16_t *L16b, *U16b;       // look-ahead: the second pair of 16-bit panels
     int64_t N, NB, nblk, mp, nq, lda, nbr, nbc; // nbr, nbc: local block rows, block columns
@@ -55,9 +59,11 @@ typedef struct {
     float *t, *y, *z, *w;        // execution: partial sums (rows), NB scratch, z and w (columns)
     double *hd, *hb, *hx, *hr, *hv; // host: d, b (rows), x (columns), r (rows), NB doubles
     float *hf;                   // host: NB floats
+    float *hzero;                // host: mp zeros (the solve's partial sums reset)
     void *stage;                 // host staging of the broadcasts on the device path without NCCL
     size_t stage_bytes;
     double normA, normb;
+    double *ph;                  // the result's refinement phases (seconds, summed), or NULL
 } mg_run;
 
 static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -75,9 +81,9 @@ static double grid_bytes(int64_t N, int NB, int P, int Q, int device) {
                + 2.0 * 2.0 * nb * nb                       // the inverses in 16 bits
                + 8.0 * nbc * mp                            // the generator's row sums
                + 8.0 * (2.0 * mp + nq) + 4.0 * (mp + 2.0 * nq + nb);
-    if (device) // scratch, cuSOLVER, the look-ahead's second pair of panels
-        b += 8.0 * TS_MXP_CHUNKS * nb + 4.0 * nb * nb + (double)(64 << 20) + 2.0 * (double)round_up((int64_t)mp, 8) * nb +
-             2.0 * nb * nq;
+    if (device) // scratch (the residual's, every local row), cuSOLVER, the look-ahead's second pair of panels
+        b += 8.0 * TS_MXP_CHUNKS * (mp > nb ? mp : nb) + 4.0 * nb * nb + (double)(64 << 20) +
+             2.0 * (double)round_up((int64_t)mp, 8) * nb + 2.0 * nb * nq;
     return b;
 }
 
@@ -132,11 +138,14 @@ static void mg_free(mg_run *s) {
     void *xs[] = {s->A, s->Linv, s->Uinv, s->L16, s->U16, s->Di16, s->d,    s->x,
                   s->acc, s->t, s->y, s->z, s->w, s->L16b, s->U16b};
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) ts_mxp_ex_free(&s->ex, xs[i]);
-    free(s->hd), free(s->hb), free(s->hx), free(s->hr), free(s->hv), free(s->hf), free(s->stage);
+    free(s->hd), free(s->hb), free(s->hx), free(s->hr), free(s->hv), free(s->hf), free(s->hzero), free(s->stage);
     ts_mxp_kern_destroy(s->k);
     ts_mxp_kern_destroy(s->k1);
     if (s->ev_upd) ts_event_destroy(s->ev_upd);
     if (s->ev_pan) ts_event_destroy(s->ev_pan);
+    if (s->ev_z) ts_event_destroy(s->ev_z);
+    for (int i = 0; i < 2; i++)
+        if (s->ev_tall[i]) ts_event_destroy(s->ev_tall[i]);
     if (s->ex1.st && s->ex1.st != s->ex.st) ts_stream_destroy(s->ex1.st);
     ts_dcomm_destroy(s->drow);
     ts_dcomm_destroy(s->dcol);
@@ -166,6 +175,7 @@ static int mg_alloc(mg_run *s) {
     s->hr = malloc(sizeof(double) * 2 * hn);
     s->hv = malloc(sizeof(double) * 2 * (size_t)NB);
     s->hf = malloc(sizeof(float) * 2 * (size_t)NB);
+    s->hzero = calloc(hn, sizeof(float));
     if (e->dev) {
         size_t a = 2 * (size_t)(round_up(mp, 8) * NB), b = 2 * (size_t)(NB * nq);
         s->stage_bytes = a > b ? a : b;
@@ -173,9 +183,10 @@ static int mg_alloc(mg_run *s) {
         s->stage = malloc(s->stage_bytes);
         if (!s->stage) TS_RAISE(TS_ERR_NOMEM, "hpl-mxp: host staging of %zu bytes", s->stage_bytes);
     }
-    if (!s->hd || !s->hb || !s->hx || !s->hr || !s->hv || !s->hf)
+    if (!s->hd || !s->hb || !s->hx || !s->hr || !s->hv || !s->hf || !s->hzero)
         TS_RAISE(TS_ERR_NOMEM, "hpl-mxp: host vectors of %zu", hn);
-    TS_CHECK(ts_mxp_kern_create(e->st, s->mc->fmt, NB, NB, &s->k));
+    // the residual regenerates all local blocks in one launch: scratch for every local row
+    TS_CHECK(ts_mxp_kern_create(e->st, s->mc->fmt, NB, mp > NB ? mp : NB, &s->k));
     s->ex1 = *e;
     if (s->depth > 0) {
         TS_CHECK(ts_mxp_ex_alloc(e, 2 * (size_t)(round_up(mp, 8) * NB), (void **)&s->L16b));
@@ -183,6 +194,8 @@ static int mg_alloc(mg_run *s) {
         TS_CHECK(ts_stream_create(e->dev, &s->ex1.st));
         TS_CHECK(ts_event_create(e->dev, &s->ev_upd));
         TS_CHECK(ts_event_create(e->dev, &s->ev_pan));
+        TS_CHECK(ts_event_create(e->dev, &s->ev_z));
+        for (int i = 0; i < 2; i++) TS_CHECK(ts_event_create(e->dev, &s->ev_tall[i]));
         TS_CHECK(ts_mxp_kern_create(s->ex1.st, s->mc->fmt, NB, 1, &s->k1));
     }
     return 0;
@@ -374,24 +387,60 @@ static int factor(mg_run *s, double t0) {
 }
 
 // ---- the refinement ----
+//
+// A substitution sweeps the blocks in order (forward: L, then z; back: U, then w). Step n's
+// diagonal block kb needs the partial sums of its rows over the block columns before it in the
+// sweep, reduced along its process row. So that the chain of diagonal steps does not wait for the
+// tall GEMVs, block kb's process column adds its contribution to the next step's rows first (the
+// near GEMV, stream 0, right after z_kb), and to the rest of the column after (the tall GEMV: on
+// stream 1 where there is one, running while the next steps reduce, solve and broadcast). The tall
+// GEMV of step m covers the rows of steps m+2 onward: stream 0 touches the rows of step n only
+// after every tall GEMV queued at step n-2 or before (wait_tall).
 
-// One substitution (forward: L, then z; back: U, then w) over the grid. v (forward: this rank's
-// rows of the right-hand side, scaled by 1/vmax) feeds the diagonal owners.
+// Adds the seconds since *t to phase p and restarts *t.
+static void lap(mg_run *s, ts_mxp_phase p, double *t) {
+    const double now = ts_now();
+    if (s->ph) s->ph[p] += now - *t;
+    *t = now;
+}
+
+// Stream 0 waits for the latest tall GEMV queued at sweep step n-2 or before (the last two are kept).
+static int wait_tall(mg_run *s, int64_t n) {
+    if (!s->k1) return 0; // one stream: its order suffices
+    int last = -1;
+    for (int i = 0; i < 2; i++)
+        if (s->tall_at[i] >= 0 && s->tall_at[i] <= n - 2 && (last < 0 || s->tall_at[i] > s->tall_at[last])) last = i;
+    return last < 0 ? 0 : ts_stream_wait_event(s->ex.st, s->ev_tall[last]);
+}
+
+// t[r0, r1) += A[r0, r1) of block column lc0 (jb wide) times vec (stream 1 after vec is ready on stream 0).
+static int tall(mg_run *s, int64_t n, int64_t r0, int64_t r1, int64_t lc0, int64_t jb, const float *vec) {
+    const float *A = s->A + r0 + lc0 * s->lda;
+    if (!s->k1) return ts_mxp_sgemv(s->k, r1 - r0, jb, 1.0f, A, s->lda, vec, 1.0f, s->t + r0);
+    TS_CHECK(ts_stream_wait_event(s->ex1.st, s->ev_z));
+    TS_CHECK(ts_mxp_sgemv(s->k1, r1 - r0, jb, 1.0f, A, s->lda, vec, 1.0f, s->t + r0));
+    const int slot = s->ntall++ % 2;
+    s->tall_at[slot] = n;
+    return ts_event_record(s->ev_tall[slot], s->ex1.st);
+}
+
+// One substitution over the grid (back 0: forward with L into z; 1: back with U into w). v (forward:
+// this rank's rows of the right-hand side, scaled by 1/vmax) feeds the diagonal owners.
 static int substitute(mg_run *s, int back, const double *v, double vmax) {
     const int64_t NB = s->NB, lda = s->lda;
     ts_mxp_kern *k = s->k;
     float *out = back ? s->w : s->z;
-    memset(s->hf, 0, sizeof(float) * (size_t)NB);
-    for (int64_t i = 0; i < s->mp; i += NB) // t = 0
-        TS_CHECK(ts_mxp_ex_put(&s->ex, s->t + i, s->hf, sizeof(float) * (size_t)(s->mp - i < NB ? s->mp - i : NB)));
+    if (s->mp > 0) TS_CHECK(ts_mxp_ex_put(&s->ex, s->t, s->hzero, sizeof(float) * (size_t)s->mp)); // t = 0
+    s->ntall = 0;
+    s->tall_at[0] = s->tall_at[1] = -1;
     for (int64_t n = 0; n < s->nblk; n++) {
         const int64_t kb = back ? s->nblk - 1 - n : n, j = kb * NB, jb = bwidth(s, kb);
         const int prow = (int)(kb % s->P), pcol = (int)(kb % s->Q);
         const int inrow = s->myrow == prow, incol = s->mycol == pcol;
-        const int64_t lr0 = lrow(s, j), lc0 = lcol(s, j), lr1 = lrow(s, j + jb);
+        const int64_t lr0 = lrow(s, j), lc0 = lcol(s, j);
         if (inrow) { // the partial sums of block kb's rows, summed on the diagonal owner
-            TS_CHECK(ts_mxp_kern_sync(k));
-            TS_CHECK(ts_mxp_ex_get(&s->ex, s->hf, s->t + lr0, sizeof(float) * (size_t)jb));
+            TS_CHECK(wait_tall(s, n));
+            TS_CHECK(ts_mxp_ex_get(&s->ex, s->hf, s->t + lr0, sizeof(float) * (size_t)jb)); // (waits for stream 0)
             for (int64_t i = 0; i < jb; i++) s->hv[i] = s->hf[i];
             if (s->Q > 1) TS_CHECK(ts_comm_reduce_sum_d(&s->row, s->hv, s->hv + NB, (int)jb, pcol));
             else memcpy(s->hv + NB, s->hv, sizeof(double) * (size_t)jb);
@@ -406,46 +455,61 @@ static int substitute(mg_run *s, int back, const double *v, double vmax) {
         }
         if (!incol) continue;
         TS_CHECK(bcast(s, 1, out + lc0, sizeof(float) * (size_t)jb, prow));
-        if (!back && s->mp > lr1) // t += L(below, kb) z_kb
-            TS_CHECK(ts_mxp_sgemv(k, s->mp - lr1, jb, 1.0f, s->A + lr1 + lc0 * lda, lda, out + lc0, 1.0f, s->t + lr1));
-        if (back && lr0 > 0) // t += U(above, kb) w_kb
-            TS_CHECK(ts_mxp_sgemv(k, lr0, jb, 1.0f, s->A + lc0 * lda, lda, out + lc0, 1.0f, s->t));
+        if (s->k1) TS_CHECK(ts_event_record(s->ev_z, s->ex.st));
+        // the local rows of the next step's block [a0, a1) and the rest of the sweep's side [b0, b1)
+        // (forward: L below block kb, t += L z_kb; back: U above it, t += U w_kb)
+        int64_t a0, a1, b0, b1;
+        if (!back) {
+            const int64_t e1 = j + jb, e2 = e1 + NB < s->N ? e1 + NB : s->N;
+            a0 = lrow(s, e1), a1 = lrow(s, e2), b0 = a1, b1 = s->mp;
+        } else {
+            a0 = lrow(s, j - NB > 0 ? j - NB : 0), a1 = lr0, b0 = 0, b1 = a0;
+        }
+        if (a1 > a0) {
+            TS_CHECK(wait_tall(s, n + 1));
+            TS_CHECK(ts_mxp_sgemv(k, a1 - a0, jb, 1.0f, s->A + a0 + lc0 * lda, lda, out + lc0, 1.0f, s->t + a0));
+        }
+        if (b1 > b0) TS_CHECK(tall(s, n, b0, b1, lc0, jb, out + lc0));
     }
-    return ts_mxp_kern_sync(k);
+    TS_CHECK(ts_mxp_kern_sync(k));
+    return s->k1 ? ts_mxp_kern_sync(s->k1) : 0;
 }
 
 // x += U^-1 L^-1 v, v this rank's rows (host), of largest magnitude vmax over the grid.
-static int correct(mg_run *s, const double *v, double vmax) {
+static int correct(mg_run *s, const double *v, double vmax, int first) {
     if (!(vmax > 0)) return 0;
+    double t = ts_now();
     TS_CHECK(substitute(s, 0, v, vmax));
+    lap(s, first ? TS_MXP_PH_FIRST_FWD : TS_MXP_PH_CORR_FWD, &t);
     TS_CHECK(substitute(s, 1, v, vmax));
+    lap(s, first ? TS_MXP_PH_FIRST_BACK : TS_MXP_PH_CORR_BACK, &t);
     if (s->nq > 0) TS_CHECK(ts_mxp_axpy(s->k, s->nq, vmax, s->w, s->x));
-    return ts_mxp_kern_sync(s->k);
+    TS_CHECK(ts_mxp_kern_sync(s->k));
+    lap(s, TS_MXP_PH_UPDATE, &t);
+    return 0;
 }
 
 static int grid_correct(void *arg, int first) {
     mg_run *s = arg;
-    if (!first) return correct(s, s->hr, s->r->norm_r);
+    if (!first) return correct(s, s->hr, s->r->norm_r, 0);
+    double t = ts_now();
     memset(s->hx, 0, sizeof(double) * (size_t)(s->nq + 1));
     TS_CHECK(ts_mxp_ex_put(&s->ex, s->x, s->hx, sizeof(double) * (size_t)(s->nq > 0 ? s->nq : 1)));
-    return correct(s, s->hb, s->normb);
+    lap(s, TS_MXP_PH_UPDATE, &t);
+    return correct(s, s->hb, s->normb, 1);
 }
 
-// r = b - A x with this rank's blocks regenerated in FP64, summed along the process rows; the
-// scaled residual from norms reduced over the grid (the same on every rank).
+// r = b - A x with this rank's blocks regenerated in FP64 (one launch over all of them), summed
+// along the process rows; the scaled residual from norms reduced over the grid (the same on every
+// rank).
 static int grid_residual(void *arg, double *ratio) {
     mg_run *s = arg;
-    const int64_t N = s->N, NB = s->NB, mp = s->mp;
-    memset(s->hr, 0, sizeof(double) * (size_t)(mp + 1));
-    TS_CHECK(ts_mxp_ex_put(&s->ex, s->acc, s->hr, sizeof(double) * (size_t)(mp > 0 ? mp : 1)));
-    for (int64_t li = 0; li < s->nbr; li++)
-        for (int64_t lj = 0; lj < s->nbc; lj++) {
-            const int64_t gr = ts_hpl_l2g(li * NB, NB, s->myrow, s->P), gc = ts_hpl_l2g(lj * NB, NB, s->mycol, s->Q);
-            const int64_t m = N - gr < NB ? N - gr : NB, n = N - gc < NB ? N - gc : NB;
-            double *a = s->acc + li * NB;
-            TS_CHECK(ts_mxp_resid(s->k, N, gr, gc, m, n, s->d + li * NB, s->x + lj * NB, a, a));
-        }
+    const int64_t N = s->N, mp = s->mp;
+    double t = ts_now();
+    if (mp > 0)
+        TS_CHECK(ts_mxp_resid_bc(s->k, N, s->NB, s->P, s->myrow, s->Q, s->mycol, mp, s->nq, s->d, s->x, NULL, s->acc));
     TS_CHECK(ts_mxp_kern_sync(s->k));
+    lap(s, TS_MXP_PH_RESID_GEN, &t);
     if (mp > 0) TS_CHECK(ts_mxp_ex_get(&s->ex, s->hr, s->acc, sizeof(double) * (size_t)mp));
     if (s->nq > 0) TS_CHECK(ts_mxp_ex_get(&s->ex, s->hx, s->x, sizeof(double) * (size_t)s->nq));
     if (mp > 0 && s->Q > 1) TS_CHECK(ts_comm_allreduce_d(&s->row, s->hr, (int)mp, TS_COMM_SUM));
@@ -461,6 +525,7 @@ static int grid_residual(void *arg, double *ratio) {
     }
     TS_CHECK(ts_comm_allreduce_d(&s->grid, nrm, 4, TS_COMM_MAX));
     *ratio = ts_mxp_check(s->r, N, nrm[2] > 0 ? NAN : nrm[0], nrm[3] > 0 ? NAN : nrm[1], s->normA, s->normb);
+    lap(s, TS_MXP_PH_RESID_RED, &t);
     return 0;
 }
 
@@ -477,6 +542,19 @@ static int gather_x(mg_run *s, double *x_out) {
 }
 
 // ---- one run on the grid ----
+
+// The refinement's phases on rank 0 (debug: -v).
+static void log_phases(const ts_mxp_result *r) {
+    char line[512];
+    int at = 0;
+    double sum = 0.0;
+    for (int p = 0; p < TS_MXP_PHASES && at < (int)sizeof line; p++) {
+        at += snprintf(line + at, sizeof line - (size_t)at, "%s%s %.4f", p ? ", " : "",
+                       ts_mxp_phase_name((ts_mxp_phase)p), r->phase_s[p]);
+        sum += r->phase_s[p];
+    }
+    TS_LOG_D("hpl-mxp: refinement phases on rank 0 (s): %s; sum %.4f", line, sum);
+}
 
 // Collective over the grid: 1 when every rank's flag is 1.
 static int all_ok(mg_run *s, int ok) {
@@ -541,6 +619,7 @@ static int run_member(mg_run *s) {
         for (int i = 0; i < 2; i++) {
             if (!ks[i]) continue;
             TS_CHECK(ts_mxp_gemm(ks[i], nb, nb, nb, 1.0f, s->Di16, s->NB, s->Di16, s->NB, 0.0f, s->Uinv, s->NB));
+            TS_CHECK(ts_mxp_sgemv(ks[i], nb, nb, 1.0f, s->Uinv, s->NB, s->Uinv, 0.0f, s->Linv)); // the solves' GEMV
             TS_CHECK(ts_mxp_kern_sync(ks[i]));
         }
     }
@@ -561,7 +640,11 @@ static int run_member(mg_run *s) {
     r->breakdown = isfinite(bd) ? (int64_t)bd : 0;
     if (r->breakdown == 0) {
         const ts_mxp_refiner f = {s, grid_residual, grid_correct};
+        memset(r->phase_s, 0, sizeof r->phase_s);
+        r->phases = 1;
+        s->ph = r->phase_s;
         TS_CHECK(ts_mxp_refine(s->o, s->mc->threshold, r, &f));
+        if (s->grid.rank == 0) log_phases(r);
     } else {
         r->stop = 3;
     }

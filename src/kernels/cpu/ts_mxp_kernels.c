@@ -89,20 +89,26 @@ int ts_mxp_gen_cpu(void *vargs) {
     return 0;
 }
 
+// Global index of local index l of a block-cyclic map (blocks of nb, member p of np).
+static int64_t bc_global(int64_t l, int64_t nb, int p, int np) { return ((l / nb) * np + p) * nb + l % nb; }
+
 int ts_mxp_resid_cpu(void *vargs) {
     const ts_mxp_resid_args *a = vargs;
     if (a->m <= 0) return 0;
     for (int64_t i = 0; i < a->m; i++) a->r[i] = a->b ? a->b[i] : 0.0;
     const ts_lcg64_jump step = ts_lcg64_jump_n(1);
+    const ts_lcg64_jump skip = ts_lcg64_jump_n((uint64_t)(a->P - 1) * (uint64_t)a->nb + 1u); // the next local row block
     for (int64_t j = 0; j < a->n; j++) {
-        const int64_t gj = a->col0 + j;
+        const int64_t gj = a->col0 + bc_global(j, a->nb, a->pcol, a->Q);
         const double xj = a->x[j];
-        uint64_t x = ts_lcg64_apply(ts_lcg64_jump_n(1u + (uint64_t)a->row0 + (uint64_t)gj * (uint64_t)a->N),
-                                    TS_MXP_SEED_A);
+        int64_t gi = a->row0 + bc_global(0, a->nb, a->prow, a->P);
+        uint64_t x = ts_lcg64_apply(ts_lcg64_jump_n(1u + (uint64_t)gi + (uint64_t)gj * (uint64_t)a->N), TS_MXP_SEED_A);
         for (int64_t i = 0; i < a->m; i++) {
-            const double v = a->row0 + i == gj ? a->d[i] : ts_mxp_value(x);
+            const double v = gi == gj ? a->d[i] : ts_mxp_value(x);
             a->r[i] -= v * xj;
-            x = ts_lcg64_apply(step, x);
+            const int across = (i + 1) % a->nb == 0;
+            x = ts_lcg64_apply(across ? skip : step, x);
+            gi += across ? (int64_t)(a->P - 1) * a->nb + 1 : 1;
         }
     }
     return 0;
@@ -302,7 +308,20 @@ int ts_mxp_resid(ts_mxp_kern *k, int64_t N, int64_t row0, int64_t col0, int64_t 
     if (m <= 0) return 0;
     if (m > k->max_m) TS_RAISE(TS_ERR_ARG, "mxp resid: %lld rows, the context has room for %lld", (long long)m,
                                (long long)k->max_m);
-    ts_mxp_resid_args a = {k, N, row0, col0, m, n, d, x, b, r};
+    const int64_t whole = m > n ? m : n; // one block: the contiguous map
+    ts_mxp_resid_args a = {k, N, row0, col0, m, n, d, x, b, r, whole, 1, 0, 1, 0};
+    return run(k, "mxp_resid", 6.0 * (double)m * (double)n, ts_mxp_resid_cpu, CUDA_FN(ts_mxp_resid_cuda), &a,
+               sizeof a);
+}
+
+int ts_mxp_resid_bc(ts_mxp_kern *k, int64_t N, int64_t nb, int P, int prow, int Q, int pcol, int64_t m, int64_t n,
+                    const double *d, const double *x, const double *b, double *r) {
+    if (m <= 0) return 0;
+    if (m > k->max_m) TS_RAISE(TS_ERR_ARG, "mxp resid: %lld rows, the context has room for %lld", (long long)m,
+                               (long long)k->max_m);
+    if (nb <= 0 || P < 1 || Q < 1 || prow < 0 || prow >= P || pcol < 0 || pcol >= Q)
+        TS_RAISE(TS_ERR_ARG, "mxp resid: blocks of %lld at (%d, %d) of %d x %d", (long long)nb, prow, pcol, P, Q);
+    ts_mxp_resid_args a = {k, N, 0, 0, m, n, d, x, b, r, nb, P, prow, Q, pcol};
     return run(k, "mxp_resid", 6.0 * (double)m * (double)n, ts_mxp_resid_cpu, CUDA_FN(ts_mxp_resid_cuda), &a,
                sizeof a);
 }

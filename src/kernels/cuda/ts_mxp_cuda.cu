@@ -82,19 +82,33 @@ __global__ void mxp_gen_kernel(int64_t N, int64_t row0, int64_t col0, int64_t m,
     part[(int64_t)blockIdx.y * m + i] = s;
 }
 
+__device__ static int64_t bc_global(int64_t l, int64_t nb, int p, int np) { return ((l / nb) * np + p) * nb + l % nb; }
+
+// Thread: one local row of one chunk of local columns (a block-cyclic map: ts_mxp_resid_args); the
+// state walks the row by the jump of N draws, and by (ab, cb) into the next local column block.
 __global__ void mxp_resid_kernel(int64_t N, int64_t row0, int64_t col0, int64_t m, int64_t n, int64_t w,
-                                 uint64_t an, uint64_t cn, const double *__restrict__ d,
-                                 const double *__restrict__ xv, double *part) {
+                                 uint64_t an, uint64_t cn, uint64_t ab, uint64_t cb, int64_t nb, int P, int prow,
+                                 int Q, int pcol, const double *__restrict__ d, const double *__restrict__ xv,
+                                 double *part) {
     const int64_t i = (int64_t)blockIdx.x * THREADS + threadIdx.x;
     if (i >= m) return;
     const int64_t c0 = (int64_t)blockIdx.y * w, c1 = c0 + w < n ? c0 + w : n;
-    const int64_t gi = row0 + i;
-    uint64_t x = jump_apply(1u + (uint64_t)gi + (uint64_t)(col0 + c0) * (uint64_t)N, TS_MXP_SEED_A);
+    const int64_t gi = row0 + bc_global(i, nb, prow, P);
+    int64_t gj = col0 + bc_global(c0, nb, pcol, Q);
+    uint64_t x = jump_apply(1u + (uint64_t)gi + (uint64_t)gj * (uint64_t)N, TS_MXP_SEED_A);
     double s = 0.0;
+    int64_t left = nb - c0 % nb; // columns to the end of this local block
     for (int64_t j = c0; j < c1; j++) {
-        const double v = gi == col0 + j ? d[i] : value_of(x);
+        const double v = gi == gj ? d[i] : value_of(x);
         s = fma(v, xv[j], s);
-        x = an * x + cn;
+        if (--left) {
+            x = an * x + cn;
+            gj++;
+        } else {
+            x = ab * x + cb;
+            gj += (int64_t)(Q - 1) * nb + 1;
+            left = nb;
+        }
     }
     part[(int64_t)blockIdx.y * m + i] = s;
 }
@@ -141,8 +155,9 @@ extern "C" int ts_mxp_resid_cuda(void *native_stream, void *vargs) {
     const ts_lcg64_jump jn = ts_lcg64_jump_n((uint64_t)a->N);
     dim3 grid((unsigned)((a->m + THREADS - 1) / THREADS), (unsigned)nch);
     if (a->n > 0) {
-        mxp_resid_kernel<<<grid, THREADS, 0, s>>>(a->N, a->row0, a->col0, a->m, a->n, w, jn.a, jn.c, a->d, a->x,
-                                                  a->k->scratch);
+        const ts_lcg64_jump jb = ts_lcg64_jump_n(((uint64_t)(a->Q - 1) * (uint64_t)a->nb + 1u) * (uint64_t)a->N);
+        mxp_resid_kernel<<<grid, THREADS, 0, s>>>(a->N, a->row0, a->col0, a->m, a->n, w, jn.a, jn.c, jb.a, jb.c, a->nb,
+                                                  a->P, a->prow, a->Q, a->pcol, a->d, a->x, a->k->scratch);
         LAUNCHED("mxp_resid_kernel");
     } else {
         CUDA_OK(cudaMemsetAsync(a->k->scratch, 0, sizeof(double) * (size_t)a->m, s), "cudaMemsetAsync (residual)");
