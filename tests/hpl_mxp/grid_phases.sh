@@ -1,6 +1,6 @@
 # grid_phases.sh MPIEXEC TESSERA: a 1 x 2 grid on two ranks (CPU path) reports its refinement's phases:
 # extra.refinement_phases in the JSON (every phase, none negative, together no more than the
-# refinement's seconds and all but a little of them) and the phases line of -v's log.
+# refinement's seconds and all but a little of them: they tile it) and the phases line of -v's log.
 mpiexec=$1 tessera=$2
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -15,13 +15,14 @@ e = json.load(open(sys.argv[1]))["results"][0]["extra"]
 assert e["P"] == 1 and e["Q"] == 2 and e["passed"] is True, e
 ph = e["refinement_phases"]
 names = ["first_forward", "first_back", "residual_regeneration", "residual_reduction",
-         "correction_forward", "correction_back", "solution_update"]
+         "correction_forward", "correction_back", "solution_update", "breakdown_check"]
 assert sorted(ph) == sorted(names), ph
 assert all(v >= 0 for v in ph.values()), ph
 assert ph["first_forward"] > 0 and ph["first_back"] > 0 and ph["residual_regeneration"] > 0, ph
 assert e["iterations"] == 0 or (ph["correction_forward"] > 0 and ph["correction_back"] > 0), ph
 t, s = e["refinement_seconds"], sum(ph.values())
 assert s <= t * (1 + 1e-9) + 1e-9, (s, t)
-assert s >= 0.5 * t or t - s <= 0.05, (s, t)  # (0.05 s: room for a rank descheduled outside the phases)
+# the phases tile the refinement up to its last residual: only the return from there is outside
+assert s >= 0.9 * t or t - s <= 0.05, (s, t)
 print("grid phases ok: %.4f of %.4f s" % (s, t))
 PY

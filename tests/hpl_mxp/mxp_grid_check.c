@@ -54,8 +54,8 @@ static void check_valid(const char *label, const ts_mxp_case *mc, const ts_mxp_r
 
 // The grid's refinement phases (rank 0's seconds): reported, none negative, the first solve and the
 // residual measured, the corrections where there were some, and together about the refinement's
-// time: no more than it, and all but a little of it (what lies outside them is the breakdown
-// check and the loop's bookkeeping; PHASE_SLACK_S leaves room for a rank descheduled there).
+// time: no more than it, and all but a little of it (they tile it from the LU's end to the last
+// residual; only the return from there lies outside, PHASE_SLACK_S room for a rank descheduled there).
 #define PHASE_SLACK_S 0.05
 static void check_phases(const char *label, const ts_mxp_result *r) {
     CHECK(r->phases == 1, "no refinement phases");
@@ -72,7 +72,7 @@ static void check_phases(const char *label, const ts_mxp_result *r) {
         CHECK(r->phase_s[TS_MXP_PH_CORR_FWD] > 0 && r->phase_s[TS_MXP_PH_CORR_BACK] > 0, "corrections %g, %g",
               r->phase_s[TS_MXP_PH_CORR_FWD], r->phase_s[TS_MXP_PH_CORR_BACK]);
     CHECK(sum <= r->t_ir * (1 + 1e-9) + 1e-9, "phases sum to %g s, refinement %g s", sum, r->t_ir);
-    CHECK(sum >= 0.5 * r->t_ir || r->t_ir - sum <= PHASE_SLACK_S, "phases sum to %g s, refinement %g s", sum, r->t_ir);
+    CHECK(sum >= 0.9 * r->t_ir || r->t_ir - sum <= PHASE_SLACK_S, "phases sum to %g s, refinement %g s", sum, r->t_ir);
 }
 
 int main(int argc, char **argv) {

@@ -47,7 +47,8 @@ typedef struct {
     double *x_out;           // tests: the solution (N entries) on rank 0 after a refinement (may be NULL)
 } ts_mxp_opts;
 
-// Phases of the P x Q engine's refinement, timed on rank 0 (each ends where its device work is done).
+// Phases of the P x Q engine's refinement, timed on rank 0 (each ends where its device work is done;
+// together they tile the refinement's time up to its last residual).
 typedef enum {
     TS_MXP_PH_FIRST_FWD = 0, // the first solve's forward substitution (L, from b)
     TS_MXP_PH_FIRST_BACK,    // the first solve's back substitution (U)
@@ -56,6 +57,7 @@ typedef enum {
     TS_MXP_PH_CORR_FWD,      // the corrections' forward substitutions
     TS_MXP_PH_CORR_BACK,     // the corrections' back substitutions
     TS_MXP_PH_UPDATE,        // x = 0 and every x += c
+    TS_MXP_PH_CHECK,         // the LU's breakdown flag agreed over the grid (before the first solve)
     TS_MXP_PHASES
 } ts_mxp_phase;
 const char *ts_mxp_phase_name(ts_mxp_phase p); // "first_forward", ... (the JSON keys)

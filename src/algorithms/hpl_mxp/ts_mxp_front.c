@@ -145,7 +145,7 @@ void ts_mxp_print_test(FILE *f, const ts_mxp_case *c, const ts_mxp_result *r, in
 const char *ts_mxp_phase_name(ts_mxp_phase p) {
     static const char *const names[TS_MXP_PHASES] = {"first_forward",  "first_back",      "residual_regeneration",
                                                      "residual_reduction", "correction_forward", "correction_back",
-                                                     "solution_update"};
+                                                     "solution_update", "breakdown_check"};
     return p >= 0 && p < TS_MXP_PHASES ? names[p] : "?";
 }
 
