@@ -316,10 +316,8 @@ static void test_sgemm_medium(void **state) {
 }
 
 // CGEMM and ZGEMM: every op pair including 'C', complex alpha and beta, beta == 0 with NaN C.
-static void test_cz_ops(void **state) {
-    if (!g_set) skip();
+static void cz_ops_cases(uint64_t key) {
     static const char precs[] = {'c', 'z'};
-    uint64_t key = 3000;
     for (int p = 0; p < 2; p++)
         for (int o = 0; o < 9; o++)
             for (int b = 0; b < 2; b++) {
@@ -332,10 +330,8 @@ static void test_cz_ops(void **state) {
 
 // Edge sizes, misaligned operands, and the blocked path (a workspace cap that forces 128 x 128
 // blocks of C with ragged edges).
-static void test_cz_edges_and_blocks(void **state) {
-    if (!g_set) skip();
+static void cz_edge_cases(uint64_t key) {
     static const char precs[] = {'c', 'z'};
-    uint64_t key = 4000;
     for (int p = 0; p < 2; p++) {
         for (size_t s = 0; s < sizeof edge_dims / sizeof edge_dims[0]; s++) {
             int o = (int)(s % 9);
@@ -343,8 +339,8 @@ static void test_cz_edges_and_blocks(void **state) {
                          {1, 0.5}, {s & 1 ? 0.0 : -1.0, s & 1 ? 0.0 : 0.5}, (int)(s & 1), NULL, NULL};
             run_case(&c, key += 10);
         }
-        // 300 x 290 x 200 needs about 1.6 MB (c) / 3.3 MB (z) of workspace in one block; these caps
-        // give 128 x 256 blocks (3 x 2 of them, ragged at both edges).
+        // 300 x 290 x 200 needs about 1.6 MB (c) / 3.3 MB (z) of workspace in one block for 4M (3M: 3/2
+        // of it); these caps give blocks of 128 x 256 or smaller, ragged at both edges.
         for (int o = 0; o < 9; o += 4) {
             sg_case c = {precs[p], cops[o][0], cops[o][1], 300, 290, 200, 1, 2, 3, {-0.5, 1}, {0.25, -0.75}, 0, NULL,
                          p == 0 ? "1M" : "2M"};
@@ -353,6 +349,16 @@ static void test_cz_edges_and_blocks(void **state) {
         sg_case m = {precs[p], 'N', 'C', 700, 650, 600, 0, 0, 0, {1, 0}, {0, 0}, 0, NULL, NULL};
         run_case(&m, key += 10);
     }
+}
+
+static void test_cz_ops(void **state) {
+    if (!g_set) skip();
+    cz_ops_cases(3000);
+}
+
+static void test_cz_edges_and_blocks(void **state) {
+    if (!g_set) skip();
+    cz_edge_cases(4000);
 }
 
 // A workspace cap below even 128 x 128 blocks is refused with TS_ERR_DEVMEM (C untouched is not
@@ -376,35 +382,13 @@ static void test_cz_workspace_too_small(void **state) {
     OK(ts_stream_destroy(st));
 }
 
-// CGEMM and ZGEMM by 3M: every op pair, both beta kinds, edge sizes, the blocked path (3M's
-// workspace is 3/2 of 4M's: these caps give smaller blocks), against BOUND_3M.
+// CGEMM and ZGEMM by 3M: the 4M cases above (every op pair, both beta kinds, edge sizes, the blocked
+// path), on fresh data, against BOUND_3M.
 static void test_cz_3m(void **state) {
     if (!g_set) skip();
-    static const char precs[] = {'c', 'z'};
-    uint64_t key = 6000;
     g_three = 1;
-    for (int p = 0; p < 2; p++) {
-        for (int o = 0; o < 9; o++)
-            for (int b = 0; b < 2; b++) {
-                int64_t pad = 1 + (o + b) % 3;
-                sg_case c = {precs[p], cops[o][0], cops[o][1], 67, 45, 39, pad, pad + 1, pad + 2, {0.75, -0.5},
-                             {b ? 0.5 : 0.0, b ? 0.25 : 0.0}, 0, NULL, NULL};
-                run_case(&c, key += 10);
-            }
-        for (size_t s = 0; s < sizeof edge_dims / sizeof edge_dims[0]; s++) {
-            int o = (int)((s + 4) % 9);
-            sg_case c = {precs[p], cops[o][0], cops[o][1], edge_dims[s][0], edge_dims[s][1], edge_dims[s][2], 1, 2, 1,
-                         {-1, 0.25}, {s & 1 ? 0.0 : 0.5, s & 1 ? 0.0 : -0.5}, (int)(s & 1), NULL, NULL};
-            run_case(&c, key += 10);
-        }
-        for (int o = 0; o < 9; o += 4) {
-            sg_case c = {precs[p], cops[o][0], cops[o][1], 300, 290, 200, 1, 2, 3, {-0.5, 1}, {0.25, -0.75}, 0, NULL,
-                         p == 0 ? "1M" : "2M"};
-            run_case(&c, key += 10);
-        }
-        sg_case m = {precs[p], 'C', 'N', 700, 650, 600, 0, 0, 0, {1, 0}, {0, 0}, 0, NULL, NULL};
-        run_case(&m, key += 10);
-    }
+    cz_ops_cases(6000);
+    cz_edge_cases(7000);
     g_three = 0;
 }
 
