@@ -86,6 +86,9 @@ __device__ static int64_t bc_global(int64_t l, int64_t nb, int p, int np) { retu
 
 // Thread: one local row of one chunk of local columns (a block-cyclic map: ts_mxp_resid_args); the
 // state walks the row by the jump of N draws, and by (ab, cb) into the next local column block.
+// CYCLIC false (a 1 x 1 grid, where the map is the identity and (ab, cb) equals (an, cn)): the plain
+// walk, without the per-column block bookkeeping (the 1 x 1 engine's residual is ~40% faster so).
+template <bool CYCLIC>
 __global__ void mxp_resid_kernel(int64_t N, int64_t row0, int64_t col0, int64_t m, int64_t n, int64_t w,
                                  uint64_t an, uint64_t cn, uint64_t ab, uint64_t cb, int64_t nb, int P, int prow,
                                  int Q, int pcol, const double *__restrict__ d, const double *__restrict__ xv,
@@ -101,7 +104,10 @@ __global__ void mxp_resid_kernel(int64_t N, int64_t row0, int64_t col0, int64_t 
     for (int64_t j = c0; j < c1; j++) {
         const double v = gi == gj ? d[i] : value_of(x);
         s = fma(v, xv[j], s);
-        if (--left) {
+        if (!CYCLIC) {
+            x = an * x + cn;
+            gj++;
+        } else if (--left) {
             x = an * x + cn;
             gj++;
         } else {
@@ -156,8 +162,13 @@ extern "C" int ts_mxp_resid_cuda(void *native_stream, void *vargs) {
     dim3 grid((unsigned)((a->m + THREADS - 1) / THREADS), (unsigned)nch);
     if (a->n > 0) {
         const ts_lcg64_jump jb = ts_lcg64_jump_n(((uint64_t)(a->Q - 1) * (uint64_t)a->nb + 1u) * (uint64_t)a->N);
-        mxp_resid_kernel<<<grid, THREADS, 0, s>>>(a->N, a->row0, a->col0, a->m, a->n, w, jn.a, jn.c, jb.a, jb.c, a->nb,
-                                                  a->P, a->prow, a->Q, a->pcol, a->d, a->x, a->k->scratch);
+        if (a->P == 1 && a->Q == 1)
+            mxp_resid_kernel<false><<<grid, THREADS, 0, s>>>(a->N, a->row0, a->col0, a->m, a->n, w, jn.a, jn.c, jb.a,
+                                                             jb.c, a->nb, 1, 0, 1, 0, a->d, a->x, a->k->scratch);
+        else
+            mxp_resid_kernel<true><<<grid, THREADS, 0, s>>>(a->N, a->row0, a->col0, a->m, a->n, w, jn.a, jn.c, jb.a,
+                                                            jb.c, a->nb, a->P, a->prow, a->Q, a->pcol, a->d, a->x,
+                                                            a->k->scratch);
         LAUNCHED("mxp_resid_kernel");
     } else {
         CUDA_OK(cudaMemsetAsync(a->k->scratch, 0, sizeof(double) * (size_t)a->m, s), "cudaMemsetAsync (residual)");
