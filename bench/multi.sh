@@ -65,7 +65,7 @@ hpl_grid() { # hpl_grid NAME P Q [env...]; HPL_N (N) and HPL_ARGS (more flags, e
     run "$name" 300 env CUDA_VISIBLE_DEVICES=0 "$@" "$tessera" hpl "${nopt[@]}" ${HPL_ARGS:-} -P 1 -Q 1 \
         --json "$out/$name.json"
   else
-    run "$name" 400 "${mpi[@]}" "$n" env OPENBLAS_NUM_THREADS=$((cores / n)) "$@" "$tessera" hpl "${nopt[@]}" \
+    run "$name" 400 "${mpi[@]}" "$n" env OPENBLAS_NUM_THREADS=$((cores / n > 0 ? cores / n : 1)) "$@" "$tessera" hpl "${nopt[@]}" \
         ${HPL_ARGS:-} -P "$p" -Q "$q" --json "$out/$name.json"
   fi
 }
