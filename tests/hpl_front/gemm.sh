@@ -3,12 +3,35 @@
 # engine the simulated device cannot run, --exec cpu: exit 2 before any run), the default engine
 # recorded in the text and JSON (auto's choice by size), and with --ceiling the measured choice (the
 # ceiling's one engine on simulated devices) with the energy fields null (no NVML there).
+# usage: gemm.sh TESSERA                 (one process)
+#        gemm.sh TESSERA MPIEXEC ARGS...  (2 ranks: the ceiling's choice and a refusal agreed by both)
 set -u
 tessera=$1
+shift
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
 fail() { echo "FAILED: $*"; exit 1; }
 export TESSERA_SIM_DEVICES=1 TESSERA_PROGRESS=0 OPENBLAS_NUM_THREADS=2
 unset TESSERA_HPL_GEMM TESSERA_SIM_GEMM_REF_FLOPS
+
+if [ $# -gt 0 ]; then
+  # two ranks, one simulated device each: both measure, both take the same engine, the report is
+  # rank 0's; a forced engine neither can run is refused by both (exit 2, one message)
+  "$@" -np 2 "$tessera" hpl -N 512 -NB 64 -P 1 -Q 2 --ceiling 1 --json "$work/m.json" >"$work/out" 2>"$work/err"; rc=$?
+  [ $rc -eq 0 ] || { cat "$work/out" "$work/err"; fail "2 ranks: exit $rc"; }
+  grep -Eq "^DGEMM engine WR11C2R4 N=512: (ref|cpu) \(measured\)$" "$work/out" || { cat "$work/out"; fail "2 ranks: no engine line"; }
+  python3 - "$work/m.json" <<'PY' || fail "2 ranks: JSON"
+import json, sys
+d = json.load(open(sys.argv[1])); d = d["results"] if isinstance(d, dict) else d
+e = d[0]["extra"]
+assert (e["P"], e["Q"], e["gemm_choice"]) == (1, 2, "measured"), e
+assert e["gemm_engine"] == e["ceiling"]["engine"], e
+PY
+  "$@" -np 2 env TESSERA_HPL_GEMM=tessera "$tessera" hpl -N 512 -NB 64 -P 1 -Q 2 >"$work/out" 2>&1; rc=$?
+  [ $rc -eq 2 ] || { cat "$work/out"; fail "2 ranks, tessera forced: exit $rc"; }
+  [ "$(grep -c "TESSERA_HPL_GEMM engine tessera cannot run here" "$work/out")" = 1 ] || { cat "$work/out"; fail "2 ranks: not one refusal"; }
+  echo PASSED
+  exit 0
+fi
 
 # refused: exit 2, the message, nothing run (no HPL banner)
 refused() { # $1: what, $2: the message (grep -F), then the command's arguments
@@ -29,6 +52,8 @@ refused "TESSERA_HPL_GEMM=fast" "TESSERA_HPL_GEMM=fast: expected auto, cublas or
   env TESSERA_HPL_GEMM=fast "$tessera" hpl -N 256 -NB 64
 refused "TESSERA_HPL_GEMM=tessera on sim" "TESSERA_HPL_GEMM engine tessera cannot run here" \
   env TESSERA_HPL_GEMM=tessera "$tessera" hpl -N 256 -NB 64
+refused "TESSERA_HPL_GEMM=cublas with --gemm auto on sim" "TESSERA_HPL_GEMM engine cublas cannot run here" \
+  env TESSERA_HPL_GEMM=cublas "$tessera" hpl -N 256 -NB 64 --gemm auto
 # (a forced engine also needs a device: none here with TESSERA_SIM_DEVICES=0 and no GPU)
 if ! nvidia-smi -L >/dev/null 2>&1; then
   refused "--gemm tessera without a device" "--gemm engine tessera cannot run here: rank 0 has no device" \

@@ -380,6 +380,7 @@ int ts_cmd_hpl(int argc, char **argv) {
     // The GEMM engine: --gemm, else TESSERA_HPL_GEMM (both "forced" unless auto), else the ceiling's
     // measurement or auto's default (below). A forced engine must run on every rank's device.
     const char *gemm = a.gemm && strcmp(a.gemm, "auto") != 0 ? a.gemm : NULL;
+    const char *gemm_from = gemm ? "--gemm" : "TESSERA_HPL_GEMM";
     if (!gemm) {
         const char *env = a.lp.exec == TS_HPL_EXEC_CPU ? NULL : ts_env_str("TESSERA_HPL_GEMM");
         const char *ev = NULL;
@@ -391,13 +392,13 @@ int ts_cmd_hpl(int argc, char **argv) {
         }
         if (ev && strcmp(ev, "auto") != 0) gemm = ev;
     }
-    if (gemm) {
-        int prc2 = ts_hpl_gemm_probe(ctx, gemm);
+    { // (collective on every rank, also where this rank's environment forces nothing)
+        int prc2 = gemm ? ts_hpl_gemm_probe(ctx, gemm) : 0;
         int who_u = first_failed(rank, size, prc2 == TS_ERR_UNSUPPORTED);
         int who_r = first_failed(rank, size, prc2 < 0 && prc2 != TS_ERR_UNSUPPORTED);
         if (who_u >= 0 || who_r >= 0) {
             if (rank == (who_u >= 0 ? who_u : who_r))
-                ts_cli_errorf(CMD, "%s engine %s cannot run here: %s", a.gemm ? "--gemm" : "TESSERA_HPL_GEMM", gemm,
+                ts_cli_errorf(CMD, "%s engine %s cannot run here: %s", gemm_from, gemm,
                               ts_error_last()->message);
             code = who_u >= 0 ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
             goto done;
