@@ -159,13 +159,7 @@ int ts_burn(ts_devset *set, const int *devices, int ndev, const ts_burn_opts *o,
             ts_burn_dev_report *reports, int *abandoned);
 void ts_burn_reports_free(ts_burn_dev_report *reports, int ndev);
 
-// ---- telemetry (NVML loaded at run time, ts_burn_nvml.c) ----
-typedef struct ts_burn_nvml ts_burn_nvml;
-// NULL when NVML is absent (no library, no driver): telemetry is then "unavailable".
-ts_burn_nvml *ts_burn_nvml_open(void);
-void ts_burn_nvml_close(ts_burn_nvml *t);
-// Fills the telemetry fields of s for the GPU at PCI bus id; returns 1 if the device answered.
-int ts_burn_nvml_sample(ts_burn_nvml *t, const char *bus_id, ts_burn_sample *s);
+// ---- telemetry (NVML loaded at run time by the device layer, device/ts_nvml.h) ----
 // Throttle reasons that mean the clocks were held down (power, thermal, slowdowns).
 #define TS_BURN_THROTTLE_MASK 0xECull
 

@@ -11,6 +11,7 @@
 #include "core/ts_log.h"
 #include "core/ts_rng.h"
 #include "core/ts_timer.h"
+#include "device/ts_nvml.h"
 #include "runtime/ts_engines.h"
 
 #define MAX_STREAMS 8
@@ -533,7 +534,7 @@ static void add_sample(burn_dev *d, const ts_burn_sample *tele, int have, double
 
 // The device's telemetry tick: every interval from the start of its own checked phase, and once
 // more when the phase has ended (for the last sample).
-static void tick(burn_dev *d, ts_burn_nvml *nv, double now, double interval) {
+static void tick(burn_dev *d, ts_nvml *nv, double now, double interval) {
     pthread_mutex_lock(&d->mu);
     int ended = d->phase == 3 && d->checked_t0 > 0 && !d->abandon && !d->end_read;
     d->end_read |= ended;
@@ -546,8 +547,11 @@ static void tick(burn_dev *d, ts_burn_nvml *nv, double now, double interval) {
     pthread_mutex_unlock(&d->mu);
     if (!due && !ended) return;
     // NVML is read without the lock (it may take a while); the report is updated under it.
-    ts_burn_sample tele = {.temp_c = NAN, .sm_mhz = NAN, .mem_mhz = NAN, .power_w = NAN};
-    int have = nv && ts_burn_nvml_sample(nv, d->rep.bus_id, &tele);
+    ts_nvml_sample nvs = {.temp_c = NAN, .sm_mhz = NAN, .mem_mhz = NAN, .power_w = NAN};
+    int have = nv && ts_nvml_read(nv, d->rep.bus_id, &nvs);
+    ts_burn_sample tele = {.temp_c = nvs.temp_c, .sm_mhz = nvs.sm_mhz, .mem_mhz = nvs.mem_mhz,
+                           .power_w = nvs.power_w, .throttle = nvs.throttle,
+                           .ecc_corrected = nvs.ecc_corrected, .ecc_uncorrected = nvs.ecc_uncorrected};
     pthread_mutex_lock(&d->mu);
     if (ended) {
         d->end_tele = tele;
@@ -631,7 +635,11 @@ int ts_burn(ts_devset *set, const int *devices, int ndev, const ts_burn_opts *o,
     ts_burn_run run = {.o = o, .set = set};
     burn_dev *devs = calloc((size_t)ndev, sizeof *devs);
     if (!devs) TS_RAISE(TS_ERR_NOMEM, "burn: no host memory");
-    ts_burn_nvml *nv = ts_devset_backend(set) == TS_BACKEND_CUDA ? ts_burn_nvml_open() : NULL;
+    ts_nvml *nv = NULL;
+    if (ts_devset_backend(set) == TS_BACKEND_CUDA && !(nv = ts_nvml_open())) {
+        TS_LOG_I("burn: %s: telemetry unavailable", ts_error_last()->message);
+        ts_error_clear();
+    }
     double start = ts_now();
     int rc = 0;
     for (int i = 0; i < ndev; i++) {
@@ -729,7 +737,7 @@ int ts_burn(ts_devset *set, const int *devices, int ndev, const ts_burn_opts *o,
             reports[i] = devs[i].rep;
             reports[i].status = TS_ERR_INTERNAL;
         }
-    ts_burn_nvml_close(nv);
+    ts_nvml_close(nv);
     // With a thread left behind, its context must outlive this call: it is leaked on purpose.
     if (!left_behind) {
         for (int i = 0; i < ndev; i++) pthread_mutex_destroy(&devs[i].mu);

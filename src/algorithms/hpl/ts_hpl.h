@@ -77,7 +77,8 @@ typedef struct {
                              // elsewhere. Device engines need the device path and P = 1.
     int seed;                // generator seed (HPL: 100)
     int warmup;              // run a small warm-up factorization first (device)
-    const char *engine;      // GEMM engine name for the device path ("auto", "cublas", ...)
+    const char *engine;      // GEMM engine name of the device path's update and U GEMMs ("auto",
+                             // "cublas", "tessera"; ts_hpl_gemm_set changes it on a context)
     // progress: called on rank 0 after each panel (may be NULL)
     void (*progress)(void *ctx, int64_t cols_done, int64_t N, double elapsed_s, double flops_done);
     void *progress_ctx;
@@ -278,6 +279,12 @@ typedef struct {
     struct {
         char name[16];        // "cublas", "tessera" (simulated devices: their one engine)
         double tflops;        // sustained (second half of the hold), the slowest rank's
+        // energy over the same second half from NVML's counter (nvmlDeviceGetTotalEnergyConsumption),
+        // when every rank's device has it (energy 1); otherwise energy 0 and the fields 0
+        int energy;
+        double joules;        // per GPU (the mean over ranks)
+        double watts;         // average power per GPU (the mean over ranks)
+        double j_per_tflop;   // all ranks' joules / all ranks' TFLOP (flops / 1e12) in that half
     } eng[TS_HPL_CEIL_ENGINES];
     char best[16];            // the engine of the ceiling
     double tflops_gpu;        // the best engine's sustained rate per GPU
@@ -286,6 +293,25 @@ typedef struct {
 // Collective over the ranks of ctx. Holds each engine for `seconds` on (m, n, k); a rank without a
 // device leaves out->measured 0 (returns 0). Call before the matrix takes the device memory.
 int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, double seconds, ts_hpl_ceiling *out);
+
+// ---- the DGEMM engine of the device path (ts_hpl_gemm.c) ----
+// How the engine of the trailing update and U GEMMs was chosen: the default of `auto` (cuBLAS on
+// CUDA devices, ref/cpu by size on simulated ones), the fastest of the ceiling's sustained rates
+// (the slowest rank's per engine, so every rank picks the same), or named by --gemm /
+// TESSERA_HPL_GEMM.
+typedef enum { TS_HPL_GEMM_DEFAULT = 0, TS_HPL_GEMM_MEASURED, TS_HPL_GEMM_FORCED } ts_hpl_gemm_choice;
+const char *ts_hpl_gemm_choice_name(ts_hpl_gemm_choice c); // "default", "measured", "forced"
+// --gemm's values: auto, cublas, tessera (the name's static copy in *engine); TS_ERR_ARG otherwise.
+int ts_hpl_gemm_parse(const char *s, const char **engine);
+// Whether this rank's device runs `engine` (not collective): one small DGEMM on it. 0, or
+// TS_ERR_UNSUPPORTED with the reason (no device, an engine the device does not have), or the
+// status of another failure.
+int ts_hpl_gemm_probe(ts_hpl_ctx *ctx, const char *engine);
+// Sets the engine of the context's later runs (any ts_engine name; TS_ERR_ARG when unknown).
+int ts_hpl_gemm_set(ts_hpl_ctx *ctx, const char *engine);
+const char *ts_hpl_gemm_get(const ts_hpl_ctx *ctx);
+// The engine the ceiling measured fastest (its `best`), or NULL when it did not measure.
+const char *ts_hpl_gemm_measured(const ts_hpl_ceiling *c);
 
 typedef struct {
     FILE *out;                // HPL's report (used on rank 0 only); NULL: no report
@@ -298,6 +324,9 @@ typedef struct {
     const ts_hpl_ceiling *ceiling; // measured: each result's JSON has extra.ceiling_tflops and
                               // extra.hpl_over_ceiling, the report a line "DGEMM ceiling <T/V>
                               // N=<N>: <ratio>x (...)" after the result; or NULL
+    ts_hpl_gemm_choice gemm_choice; // how the GEMM engine was chosen: each device-path result gets a
+                              // line "DGEMM engine <T/V> N=<N>: <engine> (<choice>)" and JSON
+                              // extra.gemm_engine, extra.gemm_choice
 } ts_hpl_drive_opts;
 // Runs every test of `d` (collective over all ranks of ctx), printing HPL 2.3's report on rank 0.
 // Returns 0 when the loop ran (the tally says passed/failed/skipped), TS_ERR_IO when the JSON or

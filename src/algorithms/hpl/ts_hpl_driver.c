@@ -111,7 +111,12 @@ static void json_entry_begin(ts_json *j, const char *bench, const char *engine, 
     ts_hpl_json_entry_begin(j, &e);
 }
 
-static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r, const ts_hpl_ceiling *ceil) {
+// The device path's GEMM engine is reported where one ran (not on the host path, whose engine is
+// the CPU BLAS, nor in a skipped test).
+static int reports_gemm(const ts_hpl_result *r) { return !r->skipped && !strncmp(r->exec_used, "device", 6); }
+
+static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r, const ts_hpl_drive_opts *o) {
+    const ts_hpl_ceiling *ceil = o->ceiling;
     json_entry_begin(j, "hpl", r->engine_used[0] ? r->engine_used : "tessera",
                      !strncmp(r->exec_used, "device", 6) ? "device" : "host", c, r);
     char tv[64];
@@ -130,6 +135,10 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     ts_json_str(j, "tv", tv);
     ts_json_int(j, "depth", r->depth); // the lookahead depth that ran (the T/V code's third character)
     ts_json_str(j, "exec", r->exec_used);
+    if (reports_gemm(r)) {
+        ts_json_str(j, "gemm_engine", r->engine_used);
+        ts_json_str(j, "gemm_choice", ts_hpl_gemm_choice_name(o->gemm_choice));
+    }
     ts_json_str(j, "panel", r->panel_used);
     ts_json_str(j, "u_solve", r->u_solve);
     if (!strncmp(r->exec_used, "device", 6)) {
@@ -160,6 +169,24 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
             snprintf(key, sizeof key, "%s_tflops_per_gpu", ceil->eng[e].name);
             ts_json_num(j, key, ceil->eng[e].tflops);
         }
+        // each engine's rate with its energy over the same second half (null without NVML's counter)
+        ts_json_begin_array(j, "engines");
+        for (int e = 0; e < ceil->nengines; e++) {
+            ts_json_begin_object(j, NULL);
+            ts_json_str(j, "engine", ceil->eng[e].name);
+            ts_json_num(j, "tflops_per_gpu", ceil->eng[e].tflops);
+            if (ceil->eng[e].energy) {
+                ts_json_num(j, "joules", ceil->eng[e].joules);
+                ts_json_num(j, "watts", ceil->eng[e].watts);
+                ts_json_num(j, "j_per_tflop", ceil->eng[e].j_per_tflop);
+            } else {
+                ts_json_null(j, "joules");
+                ts_json_null(j, "watts");
+                ts_json_null(j, "j_per_tflop");
+            }
+            ts_json_end_object(j);
+        }
+        ts_json_end_array(j);
         ts_json_end_object(j);
     }
     ts_json_begin_object(j, "phases");
@@ -323,8 +350,15 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
                     tf > 0 ? r.gflops / 1e3 / tf : 0, o->ceiling->best, rate, c.P * c.Q);
             fflush(out);
         }
+        if (out && reports_gemm(&r)) { // (HPL's output stream, as the ceiling's line)
+            char tv[64];
+            ts_hpl_tv_format(&c, tv, sizeof tv);
+            fprintf(out, "DGEMM engine %s N=%" PRId64 ": %s (%s)\n", tv, c.N, r.engine_used,
+                    ts_hpl_gemm_choice_name(o->gemm_choice));
+            fflush(out);
+        }
         if (j) {
-            json_entry(j, &c, &r, o->ceiling);
+            json_entry(j, &c, &r, o);
             fflush(jf);
         }
         if (o->baseline_cusolver && !r.skipped) {

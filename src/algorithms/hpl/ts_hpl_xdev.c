@@ -13,6 +13,7 @@
 #include "kernels/ts_lu_kernels.h"
 
 #define NEV TS_HPL_NEV // the loop's slots, with one per pipelined chunk (ts_hpl_internal.h)
+#define PANEL_GEMM TS_ENGINE_AUTO // the GEMM engine inside our device panel's recursion
 
 typedef struct {
     ts_device *dev;
@@ -24,7 +25,7 @@ typedef struct {
     int64_t widen_col;          // test hook: widen at the first panel column >= this (-1: measure)
     ts_event *ev[NEV];
     ts_event *ev_wide;          // the hand-over from the confined stream 1 to the wide one
-    ts_engine engine;
+    ts_engine engine;           // the update's and U's GEMMs (--gemm, the ceiling's choice or auto)
     ts_lu_solver *solver;       // cuSOLVER panels
     int solver_gather;          // the solver was sized for gathered panels (N rows)
     ts_lu_panel *panel;         // our device panels
@@ -79,6 +80,9 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
     for (int i = 0; i < nst && rc == 0; i++) {
         rc = ts_dev_gemm(all[i], d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
                          &zero, m + 8192, 64);
+        if (rc == 0 && d->panel && d->engine != PANEL_GEMM) // (the device panel's engine)
+            rc = ts_dev_gemm(all[i], PANEL_GEMM, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
+                             &zero, m + 8192, 64);
         if (rc == 0) rc = ts_dev_dtrsm(all[i], 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
     }
     for (int i = 1; i < nst && rc == 0 && (d->solver || d->panel); i++) { // the panel streams
@@ -117,6 +121,9 @@ static int d_init(ts_hpl_state *s) {
     s->xs = d;
     d->dev = s->ctx->dev;
     d->set = s->ctx->devs;
+    // The GEMM engine of the trailing update and of U (ts_hpl_gemm.c: forced by --gemm, measured by
+    // the ceiling, or auto). The device panel's own small GEMMs keep auto (PANEL_GEMM below): its
+    // shapes are not the update's, and the choice was measured on the update's.
     TS_CHECK(ts_engine_parse(s->ctx->opts.engine ? s->ctx->opts.engine : "auto", &d->engine));
     // Stream 1 carries the critical path under lookahead (the next panel's columns, its
     // factorization): high priority, so that its kernels are not queued behind the blocks of the
@@ -163,7 +170,7 @@ static int d_init(ts_hpl_state *s) {
     if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_CUSOLVER) // (64 x 64: the warm-up's LU)
         TS_CHECK(ts_lu_solver_create(d->st[1], s->mp > 64 ? s->mp : 64, s->NB > 64 ? s->NB : 64, &d->solver));
     if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_TESSERA)
-        TS_CHECK(ts_lu_panel_create(d->st[1], d->engine, s->mp, &d->panel));
+        TS_CHECK(ts_lu_panel_create(d->st[1], PANEL_GEMM, s->mp, &d->panel));
     return warm_up(s, d);
 }
 
@@ -208,7 +215,7 @@ static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int
     xdev *d = X(s);
     if (s->panel_kind == TS_HPL_PANEL_TESSERA) {
         if (!d->panel)
-            TS_CHECK(ts_lu_panel_create(d->st[st], d->engine, s->panel_gather ? s->N : s->mp, &d->panel));
+            TS_CHECK(ts_lu_panel_create(d->st[st], PANEL_GEMM, s->panel_gather ? s->N : s->mp, &d->panel));
         const ts_hpl_case *hc = s->hc;
         ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv};
         return ts_lu_panel_factor(d->st[st], d->panel, &a, m, n, A, lda, ipiv, info);

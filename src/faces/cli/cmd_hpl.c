@@ -38,6 +38,7 @@ typedef struct {
     int panel;        // -1 auto, 0 cpu, 1 device (ours), 2 cusolver
     int baseline;     // 1: --baseline cusolver
     double ceiling;   // --ceiling S: seconds per GEMM engine for the DGEMM ceiling (0: none)
+    const char *gemm; // --gemm: "auto", "cublas", "tessera"; NULL: not given
     const char *plot;
     double time_budget;  // 0: not given
 } hpl_args;
@@ -46,7 +47,7 @@ static void usage(FILE *f) {
     fprintf(f,
         "usage: tessera hpl [--dat FILE | -N n [-NB nb] [-P p -Q q]] [--depth d]\n"
         "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|cusolver|auto]\n"
-        "                   [--baseline cusolver] [--ceiling SECONDS]\n"
+        "                   [--gemm auto|cublas|tessera] [--baseline cusolver] [--ceiling SECONDS]\n"
         "                   [--json FILE] [--plot FILE.svg] [--mem-fraction f]\n"
         "                   [--time-budget SECONDS] [-q] [-v]\n\n"
         "High Performance Linpack with HPL 2.3's input (HPL.dat) and output.\n"
@@ -61,12 +62,17 @@ static void usage(FILE *f) {
         "                    on the GPU, HPL's PFACT/RFACT/NBMIN/NDIV), cusolver (dgetrf),\n"
         "                    auto (TESSERA_HPL_PANEL=tessera|cusolver|cpu, else cusolver on\n"
         "                    CUDA and the host elsewhere); device panels need P = 1\n"
+        "  --gemm ENGINE     the DGEMM engine of the trailing update and U on the device path:\n"
+        "                    cublas, tessera (our tensor-core DGEMM), or auto (TESSERA_HPL_GEMM\n"
+        "                    if set, else with --ceiling the engine that sustained the most there,\n"
+        "                    else cuBLAS on CUDA devices); an engine the devices cannot run is refused\n"
         "  --baseline cusolver  after each 1x1 test: cusolverDnDgetrf on the same matrix,\n"
         "                    timed and verified, with the tessera LU/cuSOLVER time ratio\n"
         "  --ceiling S       first hold each GEMM engine S seconds on HPL's update shape (m = n =\n"
         "                    min(N/Q, 16384), k = NB of the first test) on every device: the\n"
         "                    power-capped DGEMM ceiling; each result gets its ratio to it\n"
-        "                    (a line after it, JSON extra.ceiling_tflops, hpl_over_ceiling)\n"
+        "                    (a line after it, JSON extra.ceiling_tflops, hpl_over_ceiling);\n"
+        "                    energy per engine where NVML has the GPU's counter\n"
         "  --json FILE       results-schema JSON (bench \"hpl\")\n"
         "  --plot FILE       SVG of per-iteration TFLOP/s and time split (FILE-k.svg per test)\n"
         "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.85)\n"
@@ -91,6 +97,12 @@ static int own_opt(void *ctx, int argc, char **argv, int *pi) {
         else if (!strcmp(v, "cusolver")) a->panel = 2;
         else {
             ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, cusolver, auto", v);
+            return -1;
+        }
+    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--gemm", NULL, &v)) != 0) {
+        if (m < 0) return -1;
+        if (ts_hpl_gemm_parse(v, &a->gemm) < 0) {
+            ts_cli_errorf(CMD, "--gemm: %s", ts_error_last()->message);
             return -1;
         }
     } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--baseline", NULL, &v)) != 0) {
@@ -131,6 +143,10 @@ static int parse_args(int argc, char **argv, hpl_args *a) {
     }
     if (a->baseline && a->lp.exec == TS_HPL_EXEC_CPU) {
         ts_cli_errorf(CMD, "--baseline cusolver runs on the GPU: it cannot go with --exec cpu");
+        return -1;
+    }
+    if (a->gemm && strcmp(a->gemm, "auto") != 0 && a->lp.exec == TS_HPL_EXEC_CPU) {
+        ts_cli_errorf(CMD, "--gemm %s chooses the devices' DGEMM: it cannot go with --exec cpu", a->gemm);
         return -1;
     }
     if (a->ceiling > 0 && a->lp.exec == TS_HPL_EXEC_CPU) {
@@ -361,6 +377,34 @@ int ts_cmd_hpl(int argc, char **argv) {
         goto done;
     }
 
+    // The GEMM engine: --gemm, else TESSERA_HPL_GEMM (both "forced" unless auto), else the ceiling's
+    // measurement or auto's default (below). A forced engine must run on every rank's device.
+    const char *gemm = a.gemm && strcmp(a.gemm, "auto") != 0 ? a.gemm : NULL;
+    const char *gemm_from = gemm ? "--gemm" : "TESSERA_HPL_GEMM";
+    if (!gemm) {
+        const char *env = a.lp.exec == TS_HPL_EXEC_CPU ? NULL : ts_env_str("TESSERA_HPL_GEMM");
+        const char *ev = NULL;
+        int bad = env && *env && ts_hpl_gemm_parse(env, &ev) < 0;
+        if (first_failed(rank, size, bad) >= 0) {
+            if (root) ts_cli_errorf(CMD, "TESSERA_HPL_GEMM=%s: expected auto, cublas or tessera", env ? env : "");
+            code = TS_EXIT_USAGE;
+            goto done;
+        }
+        if (ev && strcmp(ev, "auto") != 0) gemm = ev;
+    }
+    { // (collective on every rank, also where this rank's environment forces nothing)
+        int prc2 = gemm ? ts_hpl_gemm_probe(ctx, gemm) : 0;
+        int who_u = first_failed(rank, size, prc2 == TS_ERR_UNSUPPORTED);
+        int who_r = first_failed(rank, size, prc2 < 0 && prc2 != TS_ERR_UNSUPPORTED);
+        if (who_u >= 0 || who_r >= 0) {
+            if (rank == (who_u >= 0 ? who_u : who_r))
+                ts_cli_errorf(CMD, "%s engine %s cannot run here: %s", gemm_from, gemm,
+                              ts_error_last()->message);
+            code = who_u >= 0 ? TS_EXIT_USAGE : TS_EXIT_RUNTIME;
+            goto done;
+        }
+    }
+
     if (!dat_path) {
         // One test from the flags; what is not given comes from the machine.
         int dev = ts_linpack_device_expected(a.lp.exec);
@@ -480,16 +524,32 @@ int ts_cmd_hpl(int argc, char **argv) {
             const int giga = ceil.tflops_gpu < 1.0;
             const double sc = giga ? 1e3 : 1.0;
             const char *unit = giga ? "GFLOP/s" : "TFLOP/s";
-            char line[256];
+            char line[512];
             int at = snprintf(line, sizeof line, "hpl: DGEMM ceiling %.4g %s per GPU (%s); sustained:", ceil.tflops_gpu * sc, unit, ceil.best);
-            for (int e = 0; e < ceil.nengines && at < (int)sizeof line; e++)
+            for (int e = 0; e < ceil.nengines && at < (int)sizeof line; e++) {
                 at += snprintf(line + at, sizeof line - at, " %s %.4g", ceil.eng[e].name, ceil.eng[e].tflops * sc);
+                if (ceil.eng[e].energy && at < (int)sizeof line) // (NVML's energy counter, per GPU)
+                    at += snprintf(line + at, sizeof line - at, " (%.0f W, %.3g J/TFLOP)", ceil.eng[e].watts,
+                                   ceil.eng[e].j_per_tflop);
+            }
             fprintf(stderr, "%s\n", line);
         }
         if (!ceil.measured) {
             code = TS_EXIT_USAGE;
             goto done;
         }
+    }
+
+    // The update's engine: forced, else the ceiling's fastest (the same on every rank: its rates are
+    // the slowest rank's), else auto's default.
+    ts_hpl_gemm_choice choice = TS_HPL_GEMM_DEFAULT;
+    const char *measured = ts_hpl_gemm_measured(a.ceiling > 0 ? &ceil : NULL);
+    if (gemm) choice = TS_HPL_GEMM_FORCED;
+    else if (measured) choice = TS_HPL_GEMM_MEASURED, gemm = measured;
+    if (gemm && ts_hpl_gemm_set(ctx, gemm) < 0) { // (a name of the engines' own list: cannot fail)
+        if (root) ts_cli_errorf(CMD, "%s", ts_error_last()->message);
+        code = TS_EXIT_RUNTIME;
+        goto done;
     }
 
     ts_hpl_drive_opts dopt = {
@@ -500,6 +560,7 @@ int ts_cmd_hpl(int argc, char **argv) {
         .print_params = 1,
         .baseline_cusolver = a.baseline,
         .ceiling = a.ceiling > 0 ? &ceil : NULL,
+        .gemm_choice = choice,
     };
     ts_hpl_tally t;
     rc = ts_hpl_drive(ctx, &dat, &dopt, &t);

@@ -1,17 +1,16 @@
-// ts_burn_nvml.c: GPU telemetry for burn through NVML, loaded at run time with dlopen (no link-time dependency).
+// ts_nvml.c: NVML through dlopen (no link-time dependency): the telemetry of burn and the energy counter of HPL's ceiling.
 #include <dlfcn.h>
-#include <math.h>
 #include <stdlib.h>
 
-#include "algorithms/burn/ts_burn.h"
-#include "core/ts_log.h"
+#include "core/ts_error.h"
+#include "device/ts_nvml.h"
 
 // The few NVML declarations used (nvml.h, stable ABI): return codes are ints, 0 = success.
 typedef void *nvml_device;
 enum { NVML_TEMPERATURE_GPU = 0, NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
 enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1, NVML_VOLATILE_ECC = 0 };
 
-struct ts_burn_nvml {
+struct ts_nvml {
     void *lib;
     int (*init)(void);
     int (*shutdown)(void);
@@ -21,17 +20,19 @@ struct ts_burn_nvml {
     int (*power)(nvml_device dev, unsigned *mw);
     int (*throttle)(nvml_device dev, unsigned long long *reasons);
     int (*ecc)(nvml_device dev, int type, int counter, unsigned long long *count);
+    int (*energy)(nvml_device dev, unsigned long long *mj);
 };
 
-ts_burn_nvml *ts_burn_nvml_open(void) {
+ts_nvml *ts_nvml_open(void) {
     void *lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
-        TS_LOG_I("burn: NVML not found (%s): telemetry unavailable", dlerror());
+        TS_ERROR(TS_ERR_UNSUPPORTED, "NVML not found (%s)", dlerror());
         return NULL;
     }
-    ts_burn_nvml *t = calloc(1, sizeof *t);
+    ts_nvml *t = calloc(1, sizeof *t);
     if (!t) {
         dlclose(lib);
+        TS_ERROR(TS_ERR_NOMEM, "NVML: no host memory");
         return NULL;
     }
     t->lib = lib;
@@ -45,23 +46,24 @@ ts_burn_nvml *ts_burn_nvml_open(void) {
     *(void **)&t->throttle = dlsym(lib, "nvmlDeviceGetCurrentClocksEventReasons");
     if (!t->throttle) *(void **)&t->throttle = dlsym(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
     *(void **)&t->ecc = dlsym(lib, "nvmlDeviceGetTotalEccErrors");
+    *(void **)&t->energy = dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption");
     if (!t->init || !t->shutdown || !t->by_bus || t->init() != 0) {
-        TS_LOG_I("burn: NVML could not be initialized: telemetry unavailable");
         dlclose(lib);
         free(t);
+        TS_ERROR(TS_ERR_UNSUPPORTED, "NVML could not be initialized");
         return NULL;
     }
     return t;
 }
 
-void ts_burn_nvml_close(ts_burn_nvml *t) {
+void ts_nvml_close(ts_nvml *t) {
     if (!t) return;
     t->shutdown();
     dlclose(t->lib);
     free(t);
 }
 
-int ts_burn_nvml_sample(ts_burn_nvml *t, const char *bus_id, ts_burn_sample *s) {
+int ts_nvml_read(ts_nvml *t, const char *bus_id, ts_nvml_sample *s) {
     nvml_device dev;
     if (!t || !bus_id || t->by_bus(bus_id, &dev) != 0) return 0;
     unsigned v;
@@ -74,4 +76,14 @@ int ts_burn_nvml_sample(ts_burn_nvml *t, const char *bus_id, ts_burn_sample *s) 
     if (t->ecc && t->ecc(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED, NVML_VOLATILE_ECC, &r) == 0) s->ecc_corrected = r;
     if (t->ecc && t->ecc(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, NVML_VOLATILE_ECC, &r) == 0) s->ecc_uncorrected = r;
     return 1;
+}
+
+int ts_nvml_energy_mj(ts_nvml *t, const char *bus_id, unsigned long long *mj) {
+    nvml_device dev;
+    if (!t || !t->energy) TS_RAISE(TS_ERR_UNSUPPORTED, "NVML has no energy counter");
+    if (!bus_id || t->by_bus(bus_id, &dev) != 0)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "NVML does not know the device %s", bus_id ? bus_id : "(none)");
+    int rc = t->energy(dev, mj);
+    if (rc != 0) TS_RAISE(TS_ERR_UNSUPPORTED, "NVML: no energy counter on %s (NVML error %d)", bus_id, rc);
+    return 0;
 }
