@@ -31,23 +31,17 @@ void ts_mxp_ex_free(ts_mxp_exec *e, void *p) {
     else free(p);
 }
 
-int ts_mxp_ex_put(ts_mxp_exec *e, void *x, const void *h, size_t bytes) {
+static int ex_copy(ts_mxp_exec *e, ts_copy_kind kind, void *dst, const void *src, size_t bytes) {
     if (!e->dev) {
-        memmove(x, h, bytes);
+        memmove(dst, src, bytes);
         return 0;
     }
-    TS_CHECK(ts_copy_async(e->st, TS_COPY_H2D, x, h, bytes));
+    TS_CHECK(ts_copy_async(e->st, kind, dst, src, bytes));
     return ts_stream_sync(e->st);
 }
 
-int ts_mxp_ex_get(ts_mxp_exec *e, void *h, const void *x, size_t bytes) {
-    if (!e->dev) {
-        memmove(h, x, bytes);
-        return 0;
-    }
-    TS_CHECK(ts_copy_async(e->st, TS_COPY_D2H, h, x, bytes));
-    return ts_stream_sync(e->st);
-}
+int ts_mxp_ex_put(ts_mxp_exec *e, void *x, const void *h, size_t bytes) { return ex_copy(e, TS_COPY_H2D, x, h, bytes); }
+int ts_mxp_ex_get(ts_mxp_exec *e, void *h, const void *x, size_t bytes) { return ex_copy(e, TS_COPY_D2H, h, x, bytes); }
 
 #define ex_alloc ts_mxp_ex_alloc
 #define ex_free ts_mxp_ex_free
@@ -205,9 +199,6 @@ static int generate(mx_run *s) {
     return ts_mxp_kern_sync(s->k);
 }
 
-// Flops of the LU steps that eliminate columns [0, c) with HPL's count (the progress's measure).
-static double flops_through(int64_t N, int64_t c) { return ts_hpl_flops(N) - ts_hpl_flops(N - c); }
-
 static int64_t block_width(const mx_run *s, int64_t kb) {
     const int64_t j = kb * s->NB;
     return s->N - j < s->NB ? s->N - j : s->NB;
@@ -259,11 +250,24 @@ static int update(mx_run *s, int64_t kb, const mx_pan *p, int64_t r0, int64_t r1
                        NB, 1.0f, A22 + r0 + c0 * lda, lda);
 }
 
-// Progress after block column `done` (1-based count) finished.
-static void report(mx_run *s, int64_t done, double t0) {
-    if (!s->o->progress || done <= 0) return;
-    const int64_t c = done * s->NB < s->N ? done * s->NB : s->N;
-    s->o->progress(s->o->progress_ctx, c, s->N, ts_now() - t0, flops_through(s->N, c));
+// Progress after `done` block columns.
+static void report(const ts_mxp_opts *o, int64_t done, int64_t N, int64_t NB, double t0) {
+    if (!o->progress || done <= 0) return;
+    const int64_t c = done * NB < N ? done * NB : N; // flops of the columns [0, c) by HPL's count
+    o->progress(o->progress_ctx, c, N, ts_now() - t0, ts_hpl_flops(N) - ts_hpl_flops(N - c));
+}
+
+int ts_mxp_step_done(const ts_mxp_opts *o, int here, int64_t kb, int64_t N, int64_t NB, double t0, ts_event **ev,
+                     ts_stream *st) {
+    if (!ev[0]) {
+        if (here) report(o, kb + 1, N, NB, t0);
+        return 0;
+    }
+    // the host stays one block column ahead of the device: the progress of the one before is real
+    TS_CHECK(ts_event_record(ev[kb % 2], st));
+    if (kb > 0) TS_CHECK(ts_event_sync(ev[(kb - 1) % 2]));
+    if (here) report(o, kb, N, NB, t0);
+    return 0;
 }
 
 // Without look-ahead: each block column's panel, then its whole update, on one stream (or the host).
@@ -272,14 +276,7 @@ static int factor_plain(mx_run *s, double t0, ts_event **ev) {
         const int64_t m2 = s->N - kb * s->NB - block_width(s, kb);
         TS_CHECK(panel(s, s->k, kb, &s->pan[0]));
         TS_CHECK(update(s, kb, &s->pan[0], 0, m2, 0, m2));
-        if (!ev[0]) {
-            report(s, kb + 1, t0);
-            continue;
-        }
-        // the host stays one block column ahead of the device: the progress of the one before is real
-        TS_CHECK(ts_event_record(ev[kb % 2], s->ex.st));
-        if (kb > 0) TS_CHECK(ts_event_sync(ev[(kb - 1) % 2]));
-        report(s, kb, t0);
+        TS_CHECK(ts_mxp_step_done(s->o, 1, kb, s->N, s->NB, t0, ev, s->ex.st));
     }
     return 0;
 }
@@ -304,9 +301,7 @@ static int factor_ahead(mx_run *s, double t0, ts_event **ev) {
             TS_CHECK(ts_event_record(s->ev_pan, s->st1));
             TS_CHECK(update(s, kb, &P[cur], jb2, m2, jb2, m2)); // the rest, beside the panel
         }
-        TS_CHECK(ts_event_record(ev[cur], s->ex.st));
-        if (kb > 0) TS_CHECK(ts_event_sync(ev[1 - cur]));
-        report(s, kb, t0);
+        TS_CHECK(ts_mxp_step_done(s->o, 1, kb, s->N, s->NB, t0, ev, s->ex.st));
     }
     return 0;
 }
@@ -526,19 +521,10 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
         ts_mxp_skip(r, "the device path needs a device (TESSERA_SIM_DEVICES for simulated ones)");
         return 0;
     }
-    mx_run s;
-    memset(&s, 0, sizeof s);
-    s.mc = mc;
-    s.o = o;
-    s.r = r;
-    s.N = mc->N;
-    s.NB = mc->NB;
-    s.lda = round_up(mc->N, 32);
-    s.ldl = round_up(mc->N, 8);
-    s.nblk = (mc->N + mc->NB - 1) / mc->NB;
-    s.depth = dev && o->depth != 0 ? 1 : 0; // look-ahead needs a second stream
-    s.fp8 = mc->fmt == TS_MXP_FP8;
-    s.ld8 = fp8_ld(mc->NB);
+    mx_run s = {.mc = mc, .o = o, .r = r, .N = mc->N, .NB = mc->NB, .lda = round_up(mc->N, 32),
+                .ldl = round_up(mc->N, 8), .nblk = (mc->N + mc->NB - 1) / mc->NB,
+                .depth = dev && o->depth != 0 ? 1 : 0, // look-ahead needs a second stream
+                .fp8 = mc->fmt == TS_MXP_FP8, .ld8 = fp8_ld(mc->NB)};
     r->depth = s.depth;
     double avail, largest;
     ts_mxp_available(c, dev, &avail, &largest);

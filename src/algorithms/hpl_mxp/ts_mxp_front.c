@@ -198,9 +198,13 @@ static void json_entry(ts_json *j, const ts_mxp_case *c, const ts_mxp_result *r,
     ts_json_begin_array(j, "residual_history");
     for (int i = 0; i < r->n_history; i++) ts_json_num(j, NULL, r->history[i]);
     ts_json_end_array(j);
-    ts_json_num(j, "lu_seconds", r->t_lu);
-    ts_json_num(j, "refinement_seconds", r->t_ir);
-    ts_json_num(j, "generation_seconds", r->t_gen);
+    const struct {
+        const char *key;
+        double v;
+    } secs[] = {{"lu_seconds", r->t_lu}, {"refinement_seconds", r->t_ir}, {"generation_seconds", r->t_gen}},
+      norms[] = {{"norm_r", r->norm_r}, {"norm_A", r->norm_A}, {"norm_x", r->norm_x}, {"norm_b", r->norm_b},
+                 {"eps", r->eps}};
+    for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) ts_json_num(j, secs[i].key, secs[i].v);
     if (r->phases) { // where the refinement's time went (rank 0 of the grid)
         ts_json_begin_object(j, "refinement_phases");
         for (int p = 0; p < TS_MXP_PHASES; p++) ts_json_num(j, ts_mxp_phase_name((ts_mxp_phase)p), r->phase_s[p]);
@@ -213,11 +217,7 @@ static void json_entry(ts_json *j, const ts_mxp_case *c, const ts_mxp_result *r,
         ts_json_num(j, "gflops_per_gpu", r->gflops / ((double)c->P * c->Q));
     ts_json_str(j, "exec", r->exec_used);
     ts_json_int(j, "depth", r->depth);
-    ts_json_num(j, "norm_r", r->norm_r);
-    ts_json_num(j, "norm_A", r->norm_A);
-    ts_json_num(j, "norm_x", r->norm_x);
-    ts_json_num(j, "norm_b", r->norm_b);
-    ts_json_num(j, "eps", r->eps);
+    for (size_t i = 0; i < sizeof norms / sizeof norms[0]; i++) ts_json_num(j, norms[i].key, norms[i].v);
     ts_json_end_object(j);
     ts_results_entry_end(j);
 }
@@ -326,12 +326,8 @@ int ts_mxp_drive(ts_hpl_ctx *ctx, const ts_mxp_dat *d, const ts_mxp_drive_opts *
         fflush(out);
     }
     if (j) {
-        ts_results_end(j);
-        ts_json_close(j);
-        if (jf != stdout && fclose(jf) != 0 && rc == 0)
-            rc = ts_error_set(TS_ERR_IO, __FILE__, __LINE__, "writing the JSON file '%s' failed", o->json_path);
-        else if (jf == stdout)
-            fflush(stdout);
+        const int jrc = ts_results_finish(j, jf, o->json_path);
+        if (jrc < 0 && rc == 0) rc = jrc;
     }
     if (root && o->progress) ts_hpl_progress_release(o->progress);
     return rc < 0 ? rc : plot_rc;

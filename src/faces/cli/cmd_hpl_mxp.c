@@ -27,7 +27,6 @@ typedef struct {
     int nprec;
     ts_mxp_fmt prec;
     int plain;              // --test-matrix plain: not diagonally dominant (tests only)
-    const char *plot;       // --plot FILE.svg
 } mxp_args;
 
 static void usage(FILE *f) {
@@ -66,33 +65,23 @@ static void usage(FILE *f) {
 
 static const ts_linpack_spec g_spec = {CMD, usage, 1, 8192, 0, 1, ""}; // NB at most 8192 (HPL's engine limit)
 
-// The command's own options (ts_linpack_parse's `own`).
+// The command's own options (ts_linpack_parse's `own`): --prec and --test-matrix.
 static int own_opt(void *ctx, int argc, char **argv, int *pi) {
     mxp_args *a = ctx;
     const char *v = NULL;
-    int m;
-    if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--prec", NULL, &v)) != 0) {
-        if (m < 0) return -1;
-        if (ts_mxp_fmt_parse(v, &a->prec) < 0) {
-            ts_cli_errorf(CMD, "--prec: '%s' is not one of fp16, bf16, fp8", v);
-            return -1;
-        }
-        a->nprec = 1;
-    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--plot", NULL, &v)) != 0) {
-        if (m < 0) return -1;
-        a->plot = v;
-    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--test-matrix", NULL, &v)) != 0) {
-        if (m < 0) return -1;
-        if (!strcmp(v, "plain")) a->plain = 1;
-        else if (!strcmp(v, "dominant")) a->plain = 0;
-        else {
-            ts_cli_errorf(CMD, "--test-matrix: '%s' is not one of dominant, plain", v);
-            return -1;
-        }
-    } else {
-        return 0;
+    int m = ts_cli_value_opt(CMD, argc, argv, pi, "--prec", NULL, &v);
+    if (m != 0) {
+        if (m > 0 && ts_mxp_fmt_parse(v, &a->prec) == 0) return a->nprec = 1;
+        if (m > 0) ts_cli_errorf(CMD, "--prec: '%s' is not one of fp16, bf16, fp8", v);
+        return -1;
     }
-    return 1;
+    m = ts_cli_value_opt(CMD, argc, argv, pi, "--test-matrix", NULL, &v);
+    if (m > 0 && (!strcmp(v, "plain") || !strcmp(v, "dominant"))) {
+        a->plain = !strcmp(v, "plain");
+        return 1;
+    }
+    if (m > 0) ts_cli_errorf(CMD, "--test-matrix: '%s' is not one of dominant, plain", v);
+    return m > 0 ? -1 : m;
 }
 
 static int parse_args(int argc, char **argv, mxp_args *a) {
@@ -110,11 +99,8 @@ static ts_hpl_progress g_progress;
 
 int ts_cmd_hpl_mxp(int argc, char **argv) {
     mxp_args a;
-    int prc = parse_args(argc, argv, &a);
-    if (prc > 0) return TS_EXIT_OK;
-    if (prc < 0) return TS_EXIT_USAGE;
-    if (a.lp.quiet) ts_cli_set_verbosity(-1);
-    else if (a.lp.verbose) ts_cli_set_verbosity(1);
+    const int prc = parse_args(argc, argv, &a); // -q / -v set the log's verbosity
+    if (prc != 0) return prc > 0 ? TS_EXIT_OK : TS_EXIT_USAGE;
 
     const int from_flags = a.lp.N >= 0 || a.lp.NB || a.lp.P || a.lp.Q || a.nprec;
     const char *dat_path = a.lp.dat;
@@ -126,7 +112,7 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         return TS_EXIT_USAGE;
     }
     if (a.lp.json && ts_cli_check_output(CMD, "--json", a.lp.json) != 0) return TS_EXIT_USAGE;
-    if (a.plot && ts_cli_check_output(CMD, "--plot", a.plot) != 0) return TS_EXIT_USAGE;
+    if (a.lp.plot && ts_cli_check_output(CMD, "--plot", a.lp.plot) != 0) return TS_EXIT_USAGE;
     ts_devset_opts dopts; // a malformed TESSERA_* device setting is bad input
     if (ts_devset_opts_init(&dopts) < 0) {
         ts_cli_errorf(CMD, "%s", ts_error_last()->message);
@@ -215,7 +201,7 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
     }
 
     ts_mxp_drive_opts dopt = {out,        a.lp.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT,
-                              a.lp.depth, a.plot};
+                              a.lp.depth, a.lp.plot};
     ts_hpl_tally t;
     int rc = ts_mxp_drive(ctx, &dat, &dopt, &t);
     if (t.runtime_error < 0 || rc < 0) {

@@ -167,29 +167,6 @@ int ts_mxp_getrf_cpu(void *vargs) {
     return 0;
 }
 
-// C = alpha A B + beta C with 16-bit A and B widened exactly to FP32.
-static int gemm16_cpu(const ts_mxp_op_args *a) {
-    const ts_mxp_fmt f = a->k->fmt;
-    const int64_t m = a->m, n = a->n, kk = a->kk;
-    if (m <= 0 || n <= 0) return 0;
-    float *wa = malloc(sizeof(float) * (size_t)(m * kk + 1)), *wb = malloc(sizeof(float) * (size_t)(kk * n + 1));
-    if (!wa || !wb) {
-        free(wa);
-        free(wb);
-        TS_RAISE(TS_ERR_NOMEM, "mxp gemm: %lld x %lld x %lld operands", (long long)m, (long long)n, (long long)kk);
-    }
-    const uint16_t *A = a->A, *B = a->B;
-    for (int64_t j = 0; j < kk; j++)
-        for (int64_t i = 0; i < m; i++) wa[i + j * m] = ts_mxp_from16(A[i + j * a->lda], f);
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < kk; i++) wb[i + j * kk] = ts_mxp_from16(B[i + j * a->ldb], f);
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)kk, a->alpha, wa, (int)(m > 0 ? m : 1),
-                wb, (int)(kk > 0 ? kk : 1), a->beta, a->C, (int)a->ldc);
-    free(wa);
-    free(wb);
-    return 0;
-}
-
 // ---- FP8 E4M3 ----
 
 uint8_t ts_mxp_to8(float v) {
@@ -247,26 +224,32 @@ static int cvt8_cpu(const ts_mxp_op_args *a) {
     return 0;
 }
 
-// C = alpha sa sb At^T B + beta C with the E4M3 operands widened exactly to FP32.
-static int gemm8_cpu(const ts_mxp_op_args *a) {
-    const int64_t m = a->m, n = a->n, kk = a->kk;
+// C = alpha op(A) B + beta C with the operands widened exactly to FP32 (elt: element i of an
+// operand) and the CPU BLAS's SGEMM: A m x kk (ta: stored kk x m), B kk x n.
+static int gemm_widened(const ts_mxp_op_args *a, int ta, float alpha, float (*elt)(const void *, int64_t, ts_mxp_fmt)) {
+    const int64_t m = a->m, n = a->n, kk = a->kk, ra = ta ? kk : m, ca = ta ? m : kk;
     if (m <= 0 || n <= 0) return 0;
     float *wa = malloc(sizeof(float) * (size_t)(m * kk + 1)), *wb = malloc(sizeof(float) * (size_t)(kk * n + 1));
     if (!wa || !wb) {
         free(wa);
         free(wb);
-        TS_RAISE(TS_ERR_NOMEM, "mxp gemm8: %lld x %lld x %lld operands", (long long)m, (long long)n, (long long)kk);
+        TS_RAISE(TS_ERR_NOMEM, "mxp gemm: %lld x %lld x %lld operands", (long long)m, (long long)n, (long long)kk);
     }
-    const uint8_t *A = a->A, *B = a->B;
-    for (int64_t j = 0; j < m; j++)
-        for (int64_t i = 0; i < kk; i++) wa[i + j * kk] = ts_mxp_from8(A[i + j * a->lda]);
+    for (int64_t j = 0; j < ca; j++)
+        for (int64_t i = 0; i < ra; i++) wa[i + j * ra] = elt(a->A, i + j * a->lda, a->k->fmt);
     for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < kk; i++) wb[i + j * kk] = ts_mxp_from8(B[i + j * a->ldb]);
-    cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)m, (int)n, (int)kk, a->alpha * a->sa[0] * a->sb[0], wa,
-                (int)(kk > 0 ? kk : 1), wb, (int)(kk > 0 ? kk : 1), a->beta, a->C, (int)a->ldc);
+        for (int64_t i = 0; i < kk; i++) wb[i + j * kk] = elt(a->B, i + j * a->ldb, a->k->fmt);
+    cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)kk, alpha, wa,
+                (int)(ra > 0 ? ra : 1), wb, (int)(kk > 0 ? kk : 1), a->beta, a->C, (int)a->ldc);
     free(wa);
     free(wb);
     return 0;
+}
+
+static float elt16(const void *p, int64_t i, ts_mxp_fmt f) { return ts_mxp_from16(((const uint16_t *)p)[i], f); }
+static float elt8(const void *p, int64_t i, ts_mxp_fmt f) {
+    (void)f;
+    return ts_mxp_from8(((const uint8_t *)p)[i]);
 }
 
 int ts_mxp_op_cpu(void *vargs) {
@@ -280,7 +263,7 @@ int ts_mxp_op_cpu(void *vargs) {
             for (int64_t i = 0; i < a->m; i++) dst[i + j * a->ldc] = ts_mxp_to16(s * src[i + j * a->lda], a->k->fmt);
         return 0;
     }
-    case 1: return gemm16_cpu(a);
+    case 1: return gemm_widened(a, 0, a->alpha, elt16);
     case 2:
         if (a->m > 0 && a->n > 0)
             cblas_sgemv(CblasColMajor, CblasNoTrans, (int)a->m, (int)a->n, a->alpha, a->A, (int)a->lda, a->B, 1,
@@ -307,7 +290,7 @@ int ts_mxp_op_cpu(void *vargs) {
         return 0;
     }
     case 6: return cvt8_cpu(a);
-    case 7: return gemm8_cpu(a);
+    case 7: return gemm_widened(a, 1, a->alpha * a->sa[0] * a->sb[0], elt8); // E4M3 At^T B, scaled
     }
     TS_RAISE(TS_ERR_INTERNAL, "mxp: unknown operation %d", a->op);
 }
