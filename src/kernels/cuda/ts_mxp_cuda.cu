@@ -340,9 +340,7 @@ __global__ void mxp_pad8_kernel(int64_t r0, int64_t r1, int64_t cols, uint8_t *d
 }
 
 // After the conversion has read it: the amax slot becomes 1/s (a float).
-__global__ void mxp_inv_scale_kernel(unsigned *slot) {
-    *(float *)slot = 1.0f / scale8(__uint_as_float(*slot));
-}
+__global__ void mxp_inv_scale_kernel(unsigned *slot) { *slot = __float_as_uint(1.0f / scale8(__uint_as_float(*slot))); }
 
 static int cvt8_cuda(cudaStream_t s, const ts_mxp_op_args *a) {
     unsigned *slot = (unsigned *)a->sout;
