@@ -269,6 +269,15 @@ void ts_results_end(ts_json *j) {
     ts_json_end_object(j);
 }
 
+int ts_results_finish(ts_json *j, FILE *f, const char *path) {
+    ts_results_end(j);
+    int rc = ts_json_close(j);
+    if (f == stdout) return rc;
+    if (fclose(f) != 0 && rc == 0)
+        rc = ts_error_set(TS_ERR_IO, __FILE__, __LINE__, "writing the JSON file '%s' failed", path);
+    return rc;
+}
+
 const char *ts_version(void) { return TS_VERSION; }
 const char *ts_commit(void) { return TS_GIT_COMMIT; }
 

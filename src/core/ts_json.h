@@ -52,6 +52,9 @@ void ts_results_begin(ts_json *j, const char *tool, int mpi_ranks, ts_json_devic
 void ts_results_entry_begin(ts_json *j, const ts_result_common *r);
 void ts_results_entry_end(ts_json *j);
 void ts_results_end(ts_json *j); // closes results and the document
+// ts_results_end, the writer closed (ts_json_close), then the file unless it is stdout (flushed
+// then); 0, or the first failure (TS_ERR_IO "writing the JSON file 'path' failed" for fclose).
+int ts_results_finish(ts_json *j, FILE *f, const char *path);
 
 // Build identity: version (from CMake), git commit (short hash at configure time, "unknown" else).
 const char *ts_version(void);

@@ -19,13 +19,25 @@
 extern "C" {
 #endif
 
-typedef enum { TS_MXP_FP16 = 0, TS_MXP_BF16 = 1 } ts_mxp_fmt;
-const char *ts_mxp_fmt_name(ts_mxp_fmt f); // "fp16", "bf16"
+// FP8: the trailing update's operands in E4M3 (ts_mxp_cvt8, ts_mxp_gemm8); a context of this format
+// runs its 16-bit operations (ts_mxp_cvt, ts_mxp_gemm: the panels) in FP16.
+typedef enum { TS_MXP_FP16 = 0, TS_MXP_BF16 = 1, TS_MXP_FP8 = 2 } ts_mxp_fmt;
+const char *ts_mxp_fmt_name(ts_mxp_fmt f); // "fp16", "bf16", "fp8"
 
 // Round to nearest even, subnormals kept, overflow to infinity (bit for bit what CUDA's
 // __float2half_rn / __float2bfloat16_rn give), and the exact widening back to FP32.
 uint16_t ts_mxp_to16(float v, ts_mxp_fmt f);
 float ts_mxp_from16(uint16_t h, ts_mxp_fmt f);
+
+// FP8 E4M3 (1 sign, 4 exponent bits with bias 7, 3 mantissa bits; no infinity, 0x7f NaN; largest
+// 448, smallest subnormal 2^-9): round to nearest even, saturating at +-448, NaN to 0x7f (what
+// CUDA's __nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3) gives), and the exact widening.
+uint8_t ts_mxp_to8(float v);
+float ts_mxp_from8(uint8_t c);
+// The power of two s that brings a block of largest magnitude amax into E4M3's range (amax s <= 448
+// < 2 amax s); 1 for amax 0 or not finite; s within 2^-120 .. 2^120.
+float ts_mxp_scale8(float amax);
+#define TS_MXP_FP8_MAX 448.0f
 
 typedef struct ts_mxp_kern ts_mxp_kern;
 // st NULL: the host. nb: the widest diagonal block; max_m: the most rows ts_mxp_gen/ts_mxp_resid
@@ -73,6 +85,18 @@ int ts_mxp_cvt(ts_mxp_kern *k, int64_t m, int64_t n, const float *src, int64_t l
 // C = alpha A B + beta C: A m x kk, B kk x n (16-bit), C FP32, FP32 accumulation.
 int ts_mxp_gemm(ts_mxp_kern *k, int64_t m, int64_t n, int64_t kk, float alpha, const uint16_t *A,
                 int64_t lda, const uint16_t *B, int64_t ldb, float beta, float *C, int64_t ldc);
+// FP8 operands (ts_mxp_fmt FP8 contexts; CUDA: compute capability 8.9 or newer):
+// dst (E4M3, ldd) = e4m3(s src) for an m x n FP32 block, s = ts_mxp_scale8 of the block's largest
+// magnitude (the per-panel power-of-two scaling: exact), transposed when trans (dst n x m); the
+// rows of dst from its last one (m, or n transposed) up to drows are set to 0 (padding of a GEMM's
+// k). inv_scale[0] (execution memory) gets 1/s, for ts_mxp_gemm8.
+int ts_mxp_cvt8(ts_mxp_kern *k, int64_t m, int64_t n, const float *src, int64_t lds, int trans, int64_t drows,
+                uint8_t *dst, int64_t ldd, float *inv_scale);
+// C = alpha sa[0] sb[0] At^T B + beta C: At kk x m and B kk x n in E4M3 ("TN": the layout cuBLASLt's
+// FP8 GEMMs need), C m x n FP32, FP32 accumulation; sa, sb in execution memory. CUDA: cuBLASLt;
+// kk and the leading dimensions of At and B multiples of 16, At and B 16-byte aligned.
+int ts_mxp_gemm8(ts_mxp_kern *k, int64_t m, int64_t n, int64_t kk, float alpha, const uint8_t *At, int64_t lda,
+                 const float *sa, const uint8_t *B, int64_t ldb, const float *sb, float beta, float *C, int64_t ldc);
 // y = alpha A x + beta y in FP32 (A m x n, not transposed).
 int ts_mxp_sgemv(ts_mxp_kern *k, int64_t m, int64_t n, float alpha, const float *A, int64_t lda,
                  const float *x, float beta, float *y);
@@ -92,6 +116,9 @@ struct ts_mxp_kern {
     int *dflag;             // CUDA: [0] breakdown column (INT32_MAX: none), [1] getrf info
     double *scratch;        // CUDA: partial row sums of gen/resid (TS_MXP_CHUNKS x max_m)
     int64_t flag;           // host / sim: breakdown column, 0 none
+    void *lt;               // CUDA, FP8: cublasLtHandle_t
+    void *lt_ws;            // CUDA, FP8: cuBLASLt workspace (device arena), lt_ws_bytes
+    size_t lt_ws_bytes;
 };
 #define TS_MXP_CHUNKS 64        // column chunks of ts_mxp_gen / ts_mxp_resid on CUDA
 #define TS_MXP_CHUNK_MIN 2048   // the narrowest chunk (columns)
@@ -117,12 +144,15 @@ typedef struct {
 } ts_mxp_getrf_args;
 typedef struct {
     ts_mxp_kern *k;
-    int op;                 // 0 cvt, 1 gemm, 2 sgemv, 3 d2s, 4 axpy, 5 set_diag
-    int64_t m, n, kk, lda, ldb, ldc;
+    int op;                 // 0 cvt, 1 gemm, 2 sgemv, 3 d2s, 4 axpy, 5 set_diag, 6 cvt8, 7 gemm8
+    int trans;              // cvt8: transposed
+    int64_t m, n, kk, lda, ldb, ldc; // cvt8: kk the rows of dst (drows)
     double s;               // scale / alpha (FP64 ops)
     float alpha, beta;
     const void *A, *B;
     void *C;
+    const float *sa, *sb;   // gemm8: the operands' scales
+    float *sout;            // cvt8: 1/s
 } ts_mxp_op_args;
 
 int ts_mxp_gen_cpu(void *args);

@@ -1,6 +1,6 @@
 # hpl_mxp.sh: `tessera hpl-mxp`: a valid run (CPU and simulated device), its report and JSON, the
-# input file, a matrix the LU without pivoting cannot factor (exit 1, no PASSED), bad input (2),
-# a failure while running (3).
+# input file, a matrix the LU without pivoting cannot factor (exit 1, no PASSED), the plot, FP8
+# (valid, not list-eligible), bad input (2), a failure while running (3).
 source "$(dirname "$0")/lib.sh"
 need python3
 cd "$TMP" || exit 1
@@ -45,7 +45,75 @@ import json, sys
 r = json.load(open(sys.argv[1]))["results"][0]
 assert r["engine"] == "sim" and r["where"] == "device" and r["extra"]["exec"] == "device:sim", r
 assert r["extra"]["passed"] is True and r["precision"] == "bf16"
+assert r["extra"]["list_eligible"] is True and "list_note" not in r["extra"]
 PY
+
+# the plot: written, well-formed SVG, a point per block column of the LU (ceil(N/NB)) and one per
+# refinement step (the residual history), the bound marked
+run -- hpl-mxp -N 700 -NB 64 --exec cpu --plot "$TMP/p.svg" --json "$TMP/pj.json"
+expect_rc 0
+python3 - "$TMP/p.svg" "$TMP/pj.json" 700 64 <<'PY' || fail "the plot"
+import json, math, sys
+import xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+ns = "{http://www.w3.org/2000/svg}"
+assert root.tag == ns + "svg", root.tag
+e = json.load(open(sys.argv[2]))["results"][0]["extra"]
+N, NB = int(sys.argv[3]), int(sys.argv[4])
+lines = {p.get("id"): p.get("points").split() for p in root.iter(ns + "polyline")}
+assert len(lines["lu-rate"]) == math.ceil(N / NB), (len(lines["lu-rate"]), N, NB)
+assert len(lines["lu-running"]) == math.ceil(N / NB)
+assert len(lines["residual"]) == e["iterations"] + 1 == len(e["residual_history"]), (lines["residual"], e)
+assert len([c for c in root.iter(ns + "circle")]) == e["iterations"] + 1
+bound = [l for l in root.iter(ns + "line") if l.get("id") == "bound"]
+assert len(bound) == 1
+# every point inside the plot area; the residual's y on the log axis ordered as the values
+pts = [tuple(map(float, p.split(","))) for p in lines["residual"]]
+ys = [y for _, y in pts]
+for a, b, ya, yb in zip(e["residual_history"], e["residual_history"][1:], ys, ys[1:]):
+    assert (a > b) == (ya < yb), (a, b, ya, yb)
+yb = float(bound[0].get("y1"))
+assert (ys[-1] > yb) == (e["residual_history"][-1] < 16) and ys[0] < yb, (ys, yb)
+for p in lines["lu-rate"] + lines["lu-running"]:
+    x, y = map(float, p.split(","))
+    assert 70 <= x <= 810 and 40 <= y <= 40 + 275, (x, y)
+text = "".join(t.text or "" for t in root.iter(ns + "text"))
+assert "WRMXFP16 N=700 NB=64" in text and "PASSED" in text, text
+print("plot ok")
+PY
+# a plot path that cannot be written: exit 2 before the run
+run -- hpl-mxp -N 200 -NB 32 --exec cpu --plot "$TMP/no/such/dir/p.svg"
+expect_rc 2
+expect_out "--plot: cannot write"
+expect_no_out "WRMX"
+
+# FP8 (an extra): E4M3 update with per-panel scales; valid at this size, marked not list-eligible
+run -- hpl-mxp -N 700 -NB 64 --exec cpu --prec fp8 --json "$TMP/f8.json" --plot "$TMP/f8.svg"
+expect_rc 0
+expect_out "^WRMXFP8 +700 +64 +1 +1 "
+expect_out "PASSED$"
+expect_out "^FP8 is not eligible for the HPL-MxP list \(16-bit lowest since June 2025\)$"
+expect_out "^NOTE   : FP8 is not eligible"
+python3 - "$TMP/f8.json" "$TMP/f8.svg" <<'PY' || fail "JSON of the FP8 run"
+import json, sys
+import xml.etree.ElementTree as ET
+r = json.load(open(sys.argv[1]))["results"][0]
+e = r["extra"]
+assert r["precision"] == "fp8" and e["precision"] == "fp8" and e["tv"] == "WRMXFP8", e
+assert e["list_eligible"] is False and "16-bit lowest since June 2025" in e["list_note"], e
+assert e["passed"] is True and e["residual"] < 16 and 1 <= e["iterations"] <= 50, e
+ET.parse(sys.argv[2])
+assert "not eligible" in open(sys.argv[2]).read()
+PY
+run TESSERA_SIM_DEVICES=1 TESSERA_SIM_MEM=256M -- hpl-mxp -N 333 -NB 48 --prec fp8
+expect_rc 0
+expect_out "^WRMXFP8 +333 +48 +1 +1 .*\( "
+expect_out "PASSED$"
+# FP8 factors of a matrix without pivoting's stability: the clear error, no PASSED, exit 1
+run -- hpl-mxp -N 400 -NB 64 --exec cpu --prec fp8 --test-matrix plain
+expect_rc 1
+expect_no_out "PASSED"
+expect_out "broke down|did not reach|diverged"
 
 # the input file: two sizes x two precisions, in order
 cat > HPL-MxP.dat <<'DAT'
@@ -70,10 +138,15 @@ expect_rc 0
 count_rows "^WRMX(FP|BF)16 +(300|410) +64 " 4
 count_rows "PASSED$" 4
 expect_out "4 tests completed and passed residual checks"
-sed -i 's/^fp16 bf16 .*/fp16 fp8    precisions/' HPL-MxP.dat
+# several tests: FILE-k.svg each
+run -- hpl-mxp --exec cpu --plot "$TMP/d.svg" -q
+expect_rc 0
+for k in 1 2 3 4; do [ -s "$TMP/d-$k.svg" ] || fail "no plot d-$k.svg"; done
+[ -e "$TMP/d.svg" ] && fail "d.svg written beside d-k.svg"
+sed -i 's/^fp16 bf16 .*/fp16 fp4    precisions/' HPL-MxP.dat
 run -- hpl-mxp --dat HPL-MxP.dat
 expect_rc 2
-expect_out "HPL-MxP.dat:15: precision 'fp8' is not one of fp16, bf16"
+expect_out "HPL-MxP.dat:15: precision 'fp4' is not one of fp16, bf16, fp8"
 head -13 HPL-MxP.dat > short.dat
 run -- hpl-mxp --dat short.dat
 expect_rc 2
@@ -95,10 +168,7 @@ assert e["list_eligible"] is False
 # bad input: exit 2 with the option named
 run -- hpl-mxp -N 100 --prec fp32
 expect_rc 2
-expect_out "--prec: 'fp32' is not one of fp16, bf16"
-run -- hpl-mxp -N 100 --prec fp8
-expect_rc 2
-expect_out "fp8: not implemented"
+expect_out "--prec: 'fp32' is not one of fp16, bf16, fp8"
 run -- hpl-mxp -N 100 -P 2 -Q 1
 expect_rc 2
 expect_no_out "PASSED"

@@ -308,6 +308,149 @@ static void test_run_sim(void **state) {
     unsetenv("TESSERA_SIM_MEM");
 }
 
+// E4M3: every code widens to its value and back; ties go to even, beyond 448 saturates, below half
+// the smallest subnormal goes to zero; the per-block scale brings the largest magnitude into (224, 448].
+static void test_fp8(void **state) {
+    (void)state;
+    int finite = 0;
+    for (int c = 0; c < 256; c++) {
+        const float v = ts_mxp_from8((uint8_t)c);
+        if ((c & 0x7f) == 0x7f) {
+            assert_true(isnan(v));
+            continue;
+        }
+        finite++;
+        assert_int_equal(ts_mxp_to8(v), (c == 0x80 ? 0x80 : c)); // -0 stays -0
+    }
+    assert_int_equal(finite, 254);
+    assert_true(ts_mxp_from8(0x7e) == 448.0f && ts_mxp_from8(0x01) == 0x1p-9f && ts_mxp_from8(0x08) == 0x1p-6f);
+    assert_true(ts_mxp_from8(0x38) == 1.0f && ts_mxp_from8(0xb8) == -1.0f);
+    // 1 + 1/16 lies halfway between 1 and 1.125: to the even mantissa (1); 1 + 3/16: to 1.25
+    assert_int_equal(ts_mxp_to8(1.0625f), 0x38);
+    assert_int_equal(ts_mxp_to8(1.1875f), 0x3a);
+    assert_int_equal(ts_mxp_to8(1.07f), 0x39);
+    // subnormals: 1.5 units of 2^-9 ties to 2 units; 0.5 units ties to 0
+    assert_int_equal(ts_mxp_to8(1.5f * 0x1p-9f), 0x02);
+    assert_int_equal(ts_mxp_to8(0.5f * 0x1p-9f), 0x00);
+    assert_int_equal(ts_mxp_to8(0.51f * 0x1p-9f), 0x01);
+    assert_int_equal(ts_mxp_to8(1e6f), 0x7e);
+    assert_int_equal(ts_mxp_to8(-1e6f), 0xfe);
+    assert_int_equal(ts_mxp_to8(INFINITY), 0x7e);
+    assert_int_equal(ts_mxp_to8(NAN), 0x7f);
+    // relative error of the rounding: at most 2^-4 for normal values
+    for (float v = 0x1p-6f; v < 448.0f; v *= 1.0137f)
+        assert_true(fabsf(ts_mxp_from8(ts_mxp_to8(v)) - v) <= 0x1p-4f * v);
+    // the scale: amax s in (224, 448], a power of two
+    const float amax[] = {1e-30f, 3.7e-6f, 0.01f, 1.0f, 224.0f, 392.0f, 448.0f, 449.0f, 1e5f, 3e30f};
+    for (size_t i = 0; i < sizeof amax / sizeof amax[0]; i++) {
+        const float sc = ts_mxp_scale8(amax[i]);
+        int e;
+        assert_true(frexpf(sc, &e) == 0.5f);
+        assert_true(amax[i] * sc <= 448.0f && amax[i] * sc > 224.0f);
+    }
+    assert_true(ts_mxp_scale8(0.0f) == 1.0f && ts_mxp_scale8(INFINITY) == 1.0f && ts_mxp_scale8(NAN) == 1.0f);
+}
+
+// cvt8 (scaled, transposed, k padded) and gemm8 on the host against FP64 sums of the same E4M3 values;
+// the scaled operands keep O(1/N) entries (L21's size) from E4M3's underflow.
+static void test_gemm8(void **state) {
+    (void)state;
+    const int64_t m = 37, n = 29, kk = 21, kp = 32, ld = 32;
+    float *A = malloc(sizeof(float) * m * kk), *B = malloc(sizeof(float) * kk * n), *C = calloc(m * n, sizeof(float));
+    uint8_t *At8 = malloc(ld * m), *B8 = malloc(ld * n);
+    float sc[2];
+    for (int64_t i = 0; i < m * kk; i++) A[i] = 1e-5f * (float)((i * 7919) % 1000 - 500) / 500.0f; // ~1e-5
+    for (int64_t i = 0; i < kk * n; i++) B[i] = (float)((i * 104729) % 1000 - 500) / 1000.0f;
+    memset(At8, 0xff, (size_t)(ld * m));
+    memset(B8, 0xff, (size_t)(ld * n));
+    ts_mxp_kern *k = NULL;
+    assert_int_equal(ts_mxp_kern_create(NULL, TS_MXP_FP8, 64, 64, &k), 0);
+    assert_int_equal(ts_mxp_cvt8(k, m, kk, A, m, 1, kp, At8, ld, &sc[0]), 0);
+    assert_int_equal(ts_mxp_cvt8(k, kk, n, B, kk, 0, kp, B8, ld, &sc[1]), 0);
+    assert_true(sc[0] == 1.0f / ts_mxp_scale8(1e-5f * 499.0f / 500.0f) || sc[0] == 1.0f / ts_mxp_scale8(1e-5f));
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t r = kk; r < kp; r++) assert_int_equal(At8[r + i * ld], 0); // the padding
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t r = kk; r < kp; r++) assert_int_equal(B8[r + j * ld], 0);
+    // the transposed operand holds A(i, l) at (l, i), within E4M3's relative rounding
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t l = 0; l < kk; l++) {
+            const float back = ts_mxp_from8(At8[l + i * ld]) * sc[0], v = A[i + l * m];
+            assert_true(fabsf(back - v) <= 0x1p-4f * fabsf(v) + 1e-12f);
+        }
+    for (int64_t i = 0; i < m * n; i++) C[i] = 1.0f;
+    assert_int_equal(ts_mxp_gemm8(k, m, n, kp, -2.0f, At8, ld, &sc[0], B8, ld, &sc[1], 1.0f, C, m), 0);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double ref = 0.0, mag = 0.0;
+            for (int64_t l = 0; l < kk; l++) {
+                const double p = (double)ts_mxp_from8(At8[l + i * ld]) * sc[0] * ts_mxp_from8(B8[l + j * ld]) * sc[1];
+                ref += p;
+                mag += fabs(p);
+            }
+            assert_true(fabs(C[i + j * m] - (1.0 - 2.0 * ref)) <= 1e-6 * (1.0 + 2.0 * mag));
+        }
+    // a 16-bit context refuses the FP8 operations
+    ts_mxp_kern *k16 = NULL;
+    assert_int_equal(ts_mxp_kern_create(NULL, TS_MXP_FP16, 64, 64, &k16), 0);
+    assert_int_equal(ts_mxp_cvt8(k16, m, kk, A, m, 1, kp, At8, ld, &sc[0]), TS_ERR_ARG);
+    ts_mxp_kern_destroy(k16);
+    ts_mxp_kern_destroy(k);
+    free(A), free(B), free(C), free(At8), free(B8);
+}
+
+// FP8 runs (CPU, simulated device with and without look-ahead): the E4M3 update is a weaker
+// preconditioner than FP16's, yet the refinement reaches the bound in a few more steps.
+static void test_run_fp8(void **state) {
+    (void)state;
+    ts_mxp_opts o;
+    memset(&o, 0, sizeof o);
+    ts_mxp_case mc = {650, 64, 1, 1, 0, 16.0, TS_MXP_FP8}, m16 = mc;
+    m16.fmt = TS_MXP_FP16;
+    ts_hpl_ctx *c = ctx_for(TS_HPL_EXEC_CPU);
+    ts_mxp_result r, r16;
+    assert_int_equal(ts_mxp_run(c, &o, &mc, &r), 0);
+    check_valid(&mc, &r);
+    assert_int_equal(ts_mxp_run(c, &o, &m16, &r16), 0);
+    // the first solve with E4M3 factors is further off than with FP16 ones
+    assert_true(r.history[0] > r16.history[0]);
+    assert_true(r.iterations >= r16.iterations);
+    // N not a multiple of NB nor of 16 (the last block's k padded)
+    ts_mxp_case odd = {517, 40, 1, 1, 0, 16.0, TS_MXP_FP8};
+    ts_mxp_result rodd;
+    assert_int_equal(ts_mxp_run(c, &o, &odd, &rodd), 0);
+    check_valid(&odd, &rodd);
+    // not on a grid (P Q > 1): skipped with the reason
+    ts_mxp_case mg = {100, 16, 1, 1, 0, 16.0, TS_MXP_FP8};
+    mg.Q = 2;
+    assert_int_equal(ts_mxp_run(c, &o, &mg, &r), 0);
+    assert_true(r.skipped);
+    // an unstable matrix ends without a pass (no hang): breakdown, divergence or the cap
+    o.gen = TS_MXP_GEN_PLAIN;
+    ts_mxp_case bad = {400, 64, 1, 1, 0, 16.0, TS_MXP_FP8};
+    assert_int_equal(ts_mxp_run(c, &o, &bad, &r), 0);
+    assert_false(r.passed);
+    assert_true(r.stop >= 1 && r.stop <= 3);
+    o.gen = TS_MXP_GEN_DOMINANT;
+    ts_hpl_ctx_destroy(c);
+    setenv("TESSERA_SIM_DEVICES", "1", 1);
+    setenv("TESSERA_SIM_MEM", "128M", 1);
+    c = ctx_for(TS_HPL_EXEC_DEVICE);
+    ts_mxp_result rs;
+    for (int depth = 0; depth <= 1; depth++) {
+        o.depth = depth;
+        assert_int_equal(ts_mxp_run(c, &o, &odd, &rs), 0);
+        assert_string_equal(rs.exec_used, "device:sim");
+        assert_int_equal(rs.depth, depth);
+        check_valid(&odd, &rs);
+        if (depth == 0) // the host's operations in the host's order: the same numbers
+            assert_true(fabs(rs.history[0] - rodd.history[0]) <= 1e-12 * rodd.history[0]);
+    }
+    ts_hpl_ctx_destroy(c);
+    unsetenv("TESSERA_SIM_DEVICES");
+    unsetenv("TESSERA_SIM_MEM");
+}
+
 // Not diagonally dominant: the LU without pivoting breaks down or the refinement fails; never passed.
 static void test_unstable(void **state) {
     (void)state;
@@ -364,6 +507,7 @@ int main(void) {
         cmocka_unit_test(test_resid_bc),
         cmocka_unit_test(test_getrf_inv),   cmocka_unit_test(test_run_cpu), cmocka_unit_test(test_run_sim),
         cmocka_unit_test(test_unstable),    cmocka_unit_test(test_dat),
+        cmocka_unit_test(test_fp8),         cmocka_unit_test(test_gemm8),  cmocka_unit_test(test_run_fp8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -291,4 +291,23 @@ void ts_hpl_xooc_stats(ts_hpl_state *s, int64_t *gemms_tiles, int64_t *gemms_cpu
 void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k);
 int ts_hpl_panel_reserve(ts_hpl_panel *p, size_t doubles);
 
+// ---- SVG plots (ts_hpl_plot.c): the layout and pieces HPL's and HPL-MxP's plots share ----
+// Two panels stacked on a W x H page; the plot area runs from x = ML to W - MR.
+enum { TS_PLOT_W = 960, TS_PLOT_H = 640, TS_PLOT_ML = 70, TS_PLOT_MR = 150, TS_PLOT_MT = 40, TS_PLOT_GAP = 50 };
+#define TS_PLOT_PANEL_H ((TS_PLOT_H - TS_PLOT_MT - TS_PLOT_GAP - 50) / 2)
+// A "nice" axis maximum: 1, 2 or 5 times a power of ten, >= v (1 for v <= 0 or NaN).
+double ts_plot_nice_max(double v);
+// The XML declaration, <svg> with its size and a white page.
+void ts_plot_begin(FILE *f);
+// A panel's left and bottom axes (top y0, height h), its y label (rotated, left margin), a y tick
+// (grid line and label at y) and an x tick (label centred at x, baseline y).
+void ts_plot_frame(FILE *f, int y0, int h);
+void ts_plot_ylabel(FILE *f, int y0, int h, const char *label);
+void ts_plot_ytick(FILE *f, int y, const char *text);
+void ts_plot_xtick(FILE *f, int x, int y, const char *text);
+// Colour boxes and names in the right margin, from y0 down.
+void ts_plot_legend(FILE *f, int y0, int n, const char *const *names, const char *const *colors);
+// The file of test k (0-based) of `total`: path itself for one test, else "plot.svg" -> "plot-3.svg".
+void ts_plot_name(const char *path, int64_t k, int64_t total, char *out, size_t len);
+
 #endif

@@ -7,7 +7,9 @@
 //  - the LU: right-looking, blocks of NB, no pivoting; the matrix in FP32; the diagonal block
 //    factored in FP32 and inverted, L21 = A21 inv(U11) and U12 = inv(L11) A12 as GEMMs and the
 //    trailing update A22 -= L21 U12, every GEMM with 16-bit operands (FP16 or BF16) and FP32
-//    accumulation (ts_mxp_kernels.h);
+//    accumulation (ts_mxp_kernels.h); FP8 (an extra, not list-eligible, 1 x 1 grids): the trailing
+//    update's operands in E4M3, L21 and U12 each scaled by a power of two per panel, the panels'
+//    GEMMs in FP16;
 //  - the refinement: classic iterative refinement, r = b - A x in FP64 with A regenerated from the
 //    generator, x += U^-1 L^-1 r with the FP32 factors, until HPL's scaled residual is below the
 //    threshold (16), at most 50 corrections;
@@ -98,8 +100,10 @@ int64_t ts_mxp_max_n(ts_hpl_ctx *c, int NB, double fraction);
 // Collective over the context's ranks: the largest N (a multiple of NB) whose share on rank (0, 0)
 // of a P x Q grid (the largest share) fits every rank's memory at `fraction`; -1 when unknown.
 int64_t ts_mxp_max_n_grid(ts_hpl_ctx *c, int NB, int P, int Q, double fraction);
-// Bytes one run of order N needs on its device (or host, CPU path).
+// Bytes one run of order N needs on its device (or host, CPU path); _fmt: with precision fmt
+// (FP8 adds its E4M3 panels; ts_mxp_bytes is the 16-bit formats').
 double ts_mxp_bytes(int64_t N, int NB, int device);
+double ts_mxp_bytes_fmt(int64_t N, int NB, int device, ts_mxp_fmt fmt);
 // Bytes the rank with the largest share, (0, 0), needs on a P x Q grid (P = Q = 1: ts_mxp_bytes).
 double ts_mxp_bytes_grid(int64_t N, int NB, int P, int Q, int device);
 // The power-of-two scale of L21 and inv(U11) in 16 bits: 2^ceil(log2(N/4)), 1 for N <= 4 (their
@@ -116,8 +120,12 @@ typedef struct {
 // Reads HPL-MxP.dat: HPL.dat's lines 1-13, then line 14 the number of precisions and line 15 the
 // precisions (fp16, bf16). Errors as ts_hpl_dat_read (file:line: message naming the value).
 int ts_mxp_dat_read(const char *path, ts_mxp_dat *d);
-int ts_mxp_fmt_parse(const char *s, ts_mxp_fmt *f); // "fp16" | "bf16"; TS_ERR_ARG otherwise
-// The T/V code of the result line: W, R or C (process mapping), "MX", FP16 or BF16: "WRMXFP16".
+int ts_mxp_fmt_parse(const char *s, ts_mxp_fmt *f); // "fp16" | "bf16" | "fp8"; TS_ERR_ARG otherwise
+// 1 for the formats HPL-MxP's list accepts (16 bits: FP16, BF16); 0 for FP8 (the lowest precision
+// allowed is 16-bit floating point for results after the June 2025 list).
+int ts_mxp_fmt_list_eligible(ts_mxp_fmt f);
+#define TS_MXP_FP8_NOTE "FP8 is not eligible for the HPL-MxP list (16-bit lowest since June 2025)"
+// The T/V code of the result line: W, R or C (process mapping), "MX", FP16, BF16 or FP8: "WRMXFP16".
 void ts_mxp_tv(const ts_mxp_case *c, char out[16]);
 // Banner and parameter echo, as HPL's (N, NB, PMAP, P, Q, precision, threshold, iteration cap).
 void ts_mxp_print_params(FILE *f, const ts_mxp_dat *d, ts_mxp_gen_kind gen);
@@ -125,12 +133,24 @@ void ts_mxp_print_params(FILE *f, const ts_mxp_dat *d, ts_mxp_gen_kind gen);
 // with the refinement's and the LU's figures, or the breakdown / skip message.
 void ts_mxp_print_test(FILE *f, const ts_mxp_case *c, const ts_mxp_result *r, int ngpus);
 
+// ---- plot (ts_mxp_plot.c) ----
+// The LU's progress after a block column: columns done, seconds since the LU began, flops so far.
+typedef struct {
+    int64_t col;
+    double t, flops;
+} ts_mxp_lu_point;
+// SVG of one run: the LU's rate per block column and its running rate against time (the npt
+// points), and the refinement's scaled residual per step on a log axis with the bound dashed.
+int ts_mxp_plot_svg(const char *path, const ts_mxp_case *c, const ts_mxp_result *r, const ts_mxp_lu_point *pt,
+                    int npt);
+
 typedef struct {
     FILE *out;
     const char *json_path;
     ts_hpl_progress *progress;
     ts_mxp_gen_kind gen;
     int depth;               // as ts_mxp_opts
+    const char *plot_path;   // SVG of each test (ts_mxp_plot_svg; "FILE-k.svg" for several), or NULL
 } ts_mxp_drive_opts;
 // Every combination of the file (grids x N x NB x precision) on all ranks; the report on rank 0.
 // Tally as HPL's: passed, failed (residual, or the LU broke down), skipped.

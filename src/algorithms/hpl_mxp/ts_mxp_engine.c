@@ -31,23 +31,17 @@ void ts_mxp_ex_free(ts_mxp_exec *e, void *p) {
     else free(p);
 }
 
-int ts_mxp_ex_put(ts_mxp_exec *e, void *x, const void *h, size_t bytes) {
+static int ex_copy(ts_mxp_exec *e, ts_copy_kind kind, void *dst, const void *src, size_t bytes) {
     if (!e->dev) {
-        memmove(x, h, bytes);
+        memmove(dst, src, bytes);
         return 0;
     }
-    TS_CHECK(ts_copy_async(e->st, TS_COPY_H2D, x, h, bytes));
+    TS_CHECK(ts_copy_async(e->st, kind, dst, src, bytes));
     return ts_stream_sync(e->st);
 }
 
-int ts_mxp_ex_get(ts_mxp_exec *e, void *h, const void *x, size_t bytes) {
-    if (!e->dev) {
-        memmove(h, x, bytes);
-        return 0;
-    }
-    TS_CHECK(ts_copy_async(e->st, TS_COPY_D2H, h, x, bytes));
-    return ts_stream_sync(e->st);
-}
+int ts_mxp_ex_put(ts_mxp_exec *e, void *x, const void *h, size_t bytes) { return ex_copy(e, TS_COPY_H2D, x, h, bytes); }
+int ts_mxp_ex_get(ts_mxp_exec *e, void *h, const void *x, size_t bytes) { return ex_copy(e, TS_COPY_D2H, h, x, bytes); }
 
 #define ex_alloc ts_mxp_ex_alloc
 #define ex_free ts_mxp_ex_free
@@ -56,6 +50,13 @@ int ts_mxp_ex_get(ts_mxp_exec *e, void *h, const void *x, size_t bytes) {
 typedef ts_mxp_exec mx_exec;
 
 // ---- one run ----
+
+// One pair of panels for the trailing update: L21 and U12 in 16 bits (FP8 runs: the panel GEMMs'
+// FP16 scratch), and on FP8 runs L21^T and U12 in E4M3 (k padded to a multiple of 16 with zeros).
+typedef struct {
+    uint16_t *L16, *U16;
+    uint8_t *L8, *U8;
+} mx_pan;
 
 typedef struct {
     const ts_mxp_case *mc;
@@ -69,6 +70,11 @@ typedef struct {
     uint16_t *L16b, *U16b;        // look-ahead: the second pair of 16-bit panels
     int64_t N, NB, lda, ldl, nblk;
     int depth;                    // look-ahead depth (0 or 1; 1 only on devices)
+    int fp8;                      // the update in FP8 (L8t, U8, sc8)
+    int64_t ld8;                  // FP8 panels' leading dimension: NB rounded up to 16
+    uint8_t *L8, *U8, *L8b, *U8b; // FP8: L21^T (ld8 x N) and U12 (ld8 x N), and the look-ahead's pair
+    float *sc8;                   // FP8: 1/s of L21 and U12 of every block column (2 nblk, execution memory)
+    mx_pan pan[2];                // the panels (pan[1]: look-ahead's second pair)
     float *A, *Linv, *Uinv;       // Linv, Uinv: nblk blocks of NB x NB (ld NB)
     uint16_t *L16, *U16, *I16;    // L16: N x NB (ld ldl), U16: NB x N (ld NB), I16: 4 blocks NB x NB (2 a stream)
     double *d, *b, *x, *rv;       // execution memory (FP64 vectors)
@@ -78,6 +84,15 @@ typedef struct {
 } mx_run;
 
 static int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+static int64_t fp8_ld(int64_t NB) { return round_up(NB, 16); }
+
+double ts_mxp_bytes_fmt(int64_t N, int NB, int device, ts_mxp_fmt fmt) {
+    double b = ts_mxp_bytes(N, NB, device);
+    if (fmt == TS_MXP_FP8) // L21^T and U12 in E4M3 (two pairs on devices: look-ahead), their scales
+        b += (device ? 2.0 : 1.0) * 2.0 * (double)fp8_ld(NB) * (double)N + 8.0 * (double)((N + NB - 1) / NB);
+    return b;
+}
 
 double ts_mxp_bytes(int64_t N, int NB, int device) {
     const double n = (double)N, nb = NB, lda = (double)round_up(N > 0 ? N : 1, 32);
@@ -99,8 +114,8 @@ float ts_mxp_scale(int64_t N) {
 }
 
 static void run_free(mx_run *s) {
-    void *xs[] = {s->A,    s->Linv, s->Uinv, s->L16, s->U16, s->I16, s->d, s->b,
-                  s->x,    s->rv,   s->y,    s->z,   s->w,   s->L16b, s->U16b};
+    void *xs[] = {s->A,    s->Linv, s->Uinv, s->L16, s->U16,  s->I16, s->d,   s->b,   s->x,  s->rv,
+                  s->y,    s->z,    s->w,    s->L16b, s->U16b, s->L8,  s->U8,  s->L8b, s->U8b, s->sc8};
     for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++) ex_free(&s->ex, xs[i]);
     free(s->hd);
     free(s->hb);
@@ -132,14 +147,25 @@ static int run_alloc(mx_run *s) {
     s->hr = malloc(sizeof(double) * (size_t)N);
     if (!s->hd || !s->hb || !s->hx || !s->hr) TS_RAISE(TS_ERR_NOMEM, "hpl-mxp: host vectors of %lld", (long long)N);
     TS_CHECK(ts_mxp_kern_create(e->st, s->mc->fmt, NB, N, &s->k));
+    if (s->fp8) {
+        TS_CHECK(ex_alloc(e, (size_t)(s->ld8 * N), (void **)&s->L8));
+        TS_CHECK(ex_alloc(e, (size_t)(s->ld8 * N), (void **)&s->U8));
+        TS_CHECK(ex_alloc(e, sizeof(float) * (size_t)(2 * s->nblk), (void **)&s->sc8));
+    }
     if (s->depth > 0) {
         TS_CHECK(ex_alloc(e, 2 * (size_t)(s->ldl * NB), (void **)&s->L16b));
         TS_CHECK(ex_alloc(e, 2 * (size_t)(NB * N), (void **)&s->U16b));
+        if (s->fp8) {
+            TS_CHECK(ex_alloc(e, (size_t)(s->ld8 * N), (void **)&s->L8b));
+            TS_CHECK(ex_alloc(e, (size_t)(s->ld8 * N), (void **)&s->U8b));
+        }
         TS_CHECK(ts_stream_create(e->dev, &s->st1));
         TS_CHECK(ts_event_create(e->dev, &s->ev_upd));
         TS_CHECK(ts_event_create(e->dev, &s->ev_pan));
         TS_CHECK(ts_mxp_kern_create(s->st1, s->mc->fmt, NB, 1, &s->k1));
     }
+    s->pan[0] = (mx_pan){s->L16, s->U16, s->L8, s->U8};
+    s->pan[1] = (mx_pan){s->L16b, s->U16b, s->L8b, s->U8b};
     return 0;
 }
 
@@ -173,9 +199,6 @@ static int generate(mx_run *s) {
     return ts_mxp_kern_sync(s->k);
 }
 
-// Flops of the LU steps that eliminate columns [0, c) with HPL's count (the progress's measure).
-static double flops_through(int64_t N, int64_t c) { return ts_hpl_flops(N) - ts_hpl_flops(N - c); }
-
 static int64_t block_width(const mx_run *s, int64_t kb) {
     const int64_t j = kb * s->NB;
     return s->N - j < s->NB ? s->N - j : s->NB;
@@ -183,8 +206,10 @@ static int64_t block_width(const mx_run *s, int64_t kb) {
 
 // The panel of block column kb on kernel context k: the diagonal block factored and inverted,
 // L21 = A21 inv(U11) and U12 = inv(L11) A12 by GEMMs with the inverses, then L21 (scaled) and U12
-// in 16 bits into L16 and U16 for the update.
-static int panel(mx_run *s, ts_mxp_kern *k, int64_t kb, uint16_t *L16, uint16_t *U16) {
+// in 16 bits into p's L16 and U16 for the update (FP8: L21^T and U12 in E4M3, each with its own
+// power-of-two scale, into p's L8 and U8).
+static int panel(mx_run *s, ts_mxp_kern *k, int64_t kb, const mx_pan *p) {
+    uint16_t *L16 = p->L16, *U16 = p->U16;
     const int64_t NB = s->NB, j = kb * NB, jb = block_width(s, kb), m2 = s->N - j - jb, lda = s->lda;
     float *A11 = s->A + j + j * lda;
     float *Li = s->Linv + kb * NB * NB, *Ui = s->Uinv + kb * NB * NB;
@@ -201,6 +226,11 @@ static int panel(mx_run *s, ts_mxp_kern *k, int64_t kb, uint16_t *L16, uint16_t 
     TS_CHECK(ts_mxp_cvt(k, jb, jb, Li, NB, 1.0f, Li16, NB));
     TS_CHECK(ts_mxp_cvt(k, jb, m2, A12, lda, 1.0f, U16, NB));
     TS_CHECK(ts_mxp_gemm(k, jb, m2, jb, 1.0f, Li16, NB, U16, NB, 0.0f, A12, lda));
+    if (s->fp8) { // the operands of A22 -= L21 U12 in E4M3, k padded to 16
+        const int64_t kp = round_up(jb, 16);
+        TS_CHECK(ts_mxp_cvt8(k, m2, jb, A21, lda, 1, kp, p->L8, s->ld8, s->sc8 + 2 * kb));
+        return ts_mxp_cvt8(k, jb, m2, A12, lda, 0, kp, p->U8, s->ld8, s->sc8 + 2 * kb + 1);
+    }
     // the operands of A22 -= L21 U12 (L21 scaled by sc, alpha -1/sc)
     TS_CHECK(ts_mxp_cvt(k, m2, jb, A21, lda, sc, L16, s->ldl));
     return ts_mxp_cvt(k, jb, m2, A12, lda, 1.0f, U16, NB);
@@ -208,36 +238,45 @@ static int panel(mx_run *s, ts_mxp_kern *k, int64_t kb, uint16_t *L16, uint16_t 
 
 // Part of block column kb's update A22 -= L21 U12 (16-bit operands, FP32 accumulation): the rows
 // [r0, r1) and columns [c0, c1) of A22 (relative to its corner).
-static int update(mx_run *s, int64_t kb, const uint16_t *L16, const uint16_t *U16, int64_t r0, int64_t r1,
-                  int64_t c0, int64_t c1) {
+static int update(mx_run *s, int64_t kb, const mx_pan *p, int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
     const int64_t NB = s->NB, j = kb * NB, jb = block_width(s, kb), lda = s->lda;
     if (r0 >= r1 || c0 >= c1) return 0;
     float *A22 = s->A + (j + jb) + (j + jb) * lda;
-    return ts_mxp_gemm(s->k, r1 - r0, c1 - c0, jb, -1.0f / ts_mxp_scale(s->N), L16 + r0, s->ldl, U16 + c0 * NB, NB,
-                       1.0f, A22 + r0 + c0 * lda, lda);
+    if (s->fp8)
+        return ts_mxp_gemm8(s->k, r1 - r0, c1 - c0, round_up(jb, 16), -1.0f, p->L8 + r0 * s->ld8, s->ld8,
+                            s->sc8 + 2 * kb, p->U8 + c0 * s->ld8, s->ld8, s->sc8 + 2 * kb + 1, 1.0f,
+                            A22 + r0 + c0 * lda, lda);
+    return ts_mxp_gemm(s->k, r1 - r0, c1 - c0, jb, -1.0f / ts_mxp_scale(s->N), p->L16 + r0, s->ldl, p->U16 + c0 * NB,
+                       NB, 1.0f, A22 + r0 + c0 * lda, lda);
 }
 
-// Progress after block column `done` (1-based count) finished.
-static void report(mx_run *s, int64_t done, double t0) {
-    if (!s->o->progress || done <= 0) return;
-    const int64_t c = done * s->NB < s->N ? done * s->NB : s->N;
-    s->o->progress(s->o->progress_ctx, c, s->N, ts_now() - t0, flops_through(s->N, c));
+// Progress after `done` block columns.
+static void report(const ts_mxp_opts *o, int64_t done, int64_t N, int64_t NB, double t0) {
+    if (!o->progress || done <= 0) return;
+    const int64_t c = done * NB < N ? done * NB : N; // flops of the columns [0, c) by HPL's count
+    o->progress(o->progress_ctx, c, N, ts_now() - t0, ts_hpl_flops(N) - ts_hpl_flops(N - c));
+}
+
+int ts_mxp_step_done(const ts_mxp_opts *o, int here, int64_t kb, int64_t N, int64_t NB, double t0, ts_event **ev,
+                     ts_stream *st) {
+    if (!ev[0]) {
+        if (here) report(o, kb + 1, N, NB, t0);
+        return 0;
+    }
+    // the host stays one block column ahead of the device: the progress of the one before is real
+    TS_CHECK(ts_event_record(ev[kb % 2], st));
+    if (kb > 0) TS_CHECK(ts_event_sync(ev[(kb - 1) % 2]));
+    if (here) report(o, kb, N, NB, t0);
+    return 0;
 }
 
 // Without look-ahead: each block column's panel, then its whole update, on one stream (or the host).
 static int factor_plain(mx_run *s, double t0, ts_event **ev) {
     for (int64_t kb = 0; kb < s->nblk; kb++) {
         const int64_t m2 = s->N - kb * s->NB - block_width(s, kb);
-        TS_CHECK(panel(s, s->k, kb, s->L16, s->U16));
-        TS_CHECK(update(s, kb, s->L16, s->U16, 0, m2, 0, m2));
-        if (!ev[0]) {
-            report(s, kb + 1, t0);
-            continue;
-        }
-        // the host stays one block column ahead of the device: the progress of the one before is real
-        TS_CHECK(ts_event_record(ev[kb % 2], s->ex.st));
-        if (kb > 0) TS_CHECK(ts_event_sync(ev[(kb - 1) % 2]));
-        report(s, kb, t0);
+        TS_CHECK(panel(s, s->k, kb, &s->pan[0]));
+        TS_CHECK(update(s, kb, &s->pan[0], 0, m2, 0, m2));
+        TS_CHECK(ts_mxp_step_done(s->o, 1, kb, s->N, s->NB, t0, ev, s->ex.st));
     }
     return 0;
 }
@@ -246,25 +285,23 @@ static int factor_plain(mx_run *s, double t0, ts_event **ev) {
 // and block row up to date (stream 0), then stream 1 factors the next panel into the other pair of
 // 16-bit buffers while stream 0 runs the rest of the update.
 static int factor_ahead(mx_run *s, double t0, ts_event **ev) {
-    uint16_t *L[2] = {s->L16, s->L16b}, *U[2] = {s->U16, s->U16b};
-    TS_CHECK(panel(s, s->k, 0, L[0], U[0]));
+    const mx_pan *P = s->pan;
+    TS_CHECK(panel(s, s->k, 0, &P[0]));
     for (int64_t kb = 0; kb < s->nblk; kb++) {
         const int cur = (int)(kb % 2);
         const int64_t m2 = s->N - kb * s->NB - block_width(s, kb);
         if (kb > 0) TS_CHECK(ts_stream_wait_event(s->ex.st, s->ev_pan)); // panel kb, from stream 1
         if (m2 > 0) {
             const int64_t jb2 = m2 < s->NB ? m2 : s->NB; // the next block column's width
-            TS_CHECK(update(s, kb, L[cur], U[cur], 0, m2, 0, jb2));   // the next block column
-            TS_CHECK(update(s, kb, L[cur], U[cur], 0, jb2, jb2, m2)); // the next block row
+            TS_CHECK(update(s, kb, &P[cur], 0, m2, 0, jb2));   // the next block column
+            TS_CHECK(update(s, kb, &P[cur], 0, jb2, jb2, m2)); // the next block row
             TS_CHECK(ts_event_record(s->ev_upd, s->ex.st));
             TS_CHECK(ts_stream_wait_event(s->st1, s->ev_upd));
-            TS_CHECK(panel(s, s->k1, kb + 1, L[1 - cur], U[1 - cur]));
+            TS_CHECK(panel(s, s->k1, kb + 1, &P[1 - cur]));
             TS_CHECK(ts_event_record(s->ev_pan, s->st1));
-            TS_CHECK(update(s, kb, L[cur], U[cur], jb2, m2, jb2, m2)); // the rest, beside the panel
+            TS_CHECK(update(s, kb, &P[cur], jb2, m2, jb2, m2)); // the rest, beside the panel
         }
-        TS_CHECK(ts_event_record(ev[cur], s->ex.st));
-        if (kb > 0) TS_CHECK(ts_event_sync(ev[1 - cur]));
-        report(s, kb, t0);
+        TS_CHECK(ts_mxp_step_done(s->o, 1, kb, s->N, s->NB, t0, ev, s->ex.st));
     }
     return 0;
 }
@@ -406,6 +443,18 @@ static int warm_up(mx_run *s) {
         TS_CHECK(ts_mxp_gemm(ks[i], nb, nb, nb, 1.0f, s->I16, s->NB, s->I16, s->NB, 0.0f, s->Linv, s->NB));
         TS_CHECK(ts_mxp_kern_sync(ks[i]));
     }
+    if (s->fp8) { // and the FP8 conversion and GEMM (cuBLASLt)
+        const int64_t kp = round_up(nb, 16);
+        TS_CHECK(ts_mxp_cvt8(s->k, nb, nb, s->A, s->lda, 1, kp, s->L8, s->ld8, s->sc8));
+        TS_CHECK(ts_mxp_cvt8(s->k, nb, nb, s->A, s->lda, 0, kp, s->U8, s->ld8, s->sc8 + 1));
+        TS_CHECK(ts_mxp_kern_sync(s->k));
+        for (int i = 0; i < 2; i++) {
+            if (!ks[i]) continue;
+            TS_CHECK(ts_mxp_gemm8(ks[i], nb, nb, kp, 1.0f, s->L8, s->ld8, s->sc8, s->U8, s->ld8, s->sc8 + 1, 0.0f,
+                                  s->Linv, s->NB));
+            TS_CHECK(ts_mxp_kern_sync(ks[i]));
+        }
+    }
     TS_CHECK(ts_mxp_sgemv(s->k, nb, nb, 1.0f, s->A, s->lda, s->A, 0.0f, s->z));
     return ts_mxp_kern_sync(s->k);
 }
@@ -472,21 +521,14 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
         ts_mxp_skip(r, "the device path needs a device (TESSERA_SIM_DEVICES for simulated ones)");
         return 0;
     }
-    mx_run s;
-    memset(&s, 0, sizeof s);
-    s.mc = mc;
-    s.o = o;
-    s.r = r;
-    s.N = mc->N;
-    s.NB = mc->NB;
-    s.lda = round_up(mc->N, 32);
-    s.ldl = round_up(mc->N, 8);
-    s.nblk = (mc->N + mc->NB - 1) / mc->NB;
-    s.depth = dev && o->depth != 0 ? 1 : 0; // look-ahead needs a second stream
+    mx_run s = {.mc = mc, .o = o, .r = r, .N = mc->N, .NB = mc->NB, .lda = round_up(mc->N, 32),
+                .ldl = round_up(mc->N, 8), .nblk = (mc->N + mc->NB - 1) / mc->NB,
+                .depth = dev && o->depth != 0 ? 1 : 0, // look-ahead needs a second stream
+                .fp8 = mc->fmt == TS_MXP_FP8, .ld8 = fp8_ld(mc->NB)};
     r->depth = s.depth;
     double avail, largest;
     ts_mxp_available(c, dev, &avail, &largest);
-    const double need = ts_mxp_bytes(s.N, mc->NB, dev);
+    const double need = ts_mxp_bytes_fmt(s.N, mc->NB, dev, mc->fmt);
     if (need > 0.98 * avail) {
         char why[256];
         int64_t fit = ts_mxp_max_n(c, mc->NB, 0.98);
@@ -502,6 +544,14 @@ static int run_one(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, t
         rc = ts_stream_create(c->dev, &s.ex.st);
     }
     if (rc == 0) rc = run_alloc(&s);
+    if (rc == TS_ERR_UNSUPPORTED) { // FP8 on a device without FP8 GEMMs
+        char why[256];
+        snprintf(why, sizeof why, "%.250s", ts_error_last()->message);
+        ts_error_clear();
+        ts_mxp_skip(r, why);
+        rc = 0;
+        goto out;
+    }
     if (rc == TS_ERR_NOMEM || rc == TS_ERR_DEVMEM) {
         char why[256];
         snprintf(why, sizeof why, "memory allocation failed for N=%lld: %.160s", (long long)s.N, ts_error_last()->message);
@@ -553,6 +603,8 @@ int ts_mxp_run(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mx
     else if (mc->NB < 1 || mc->NB > TS_HPL_MAX_NB) ts_mxp_skip(r, "NB must be in 1..8192");
     else if (mc->P < 1 || mc->Q < 1) ts_mxp_skip(r, "P and Q must be positive");
     else if ((int64_t)mc->P * mc->Q > c->world.size) ts_mxp_skip(r, "the grid needs more processes than are running");
+    else if (mc->P * mc->Q != 1 && mc->fmt == TS_MXP_FP8)
+        ts_mxp_skip(r, "fp8 runs on 1 x 1 grids only");
     else if (mc->P * mc->Q != 1)
         rc = ts_mxp_run_grid(c, o, mc, r);
     else if (c->world.rank == 0)

@@ -313,27 +313,13 @@ static int update(mg_run *s, int64_t kb, const uint16_t *L16, const uint16_t *U1
                        1.0f, s->A + (lr1 + r0) + (lc1 + c0) * s->lda, s->lda);
 }
 
-// Progress on rank 0 after `done` block columns.
-static void report(mg_run *s, int64_t done, double t0) {
-    if (s->grid.rank != 0 || !s->o->progress || done <= 0) return;
-    const int64_t c = done * s->NB < s->N ? done * s->NB : s->N;
-    s->o->progress(s->o->progress_ctx, c, s->N, ts_now() - t0, ts_hpl_flops(s->N) - ts_hpl_flops(s->N - c));
-}
-
 // Without look-ahead: each block column's panel and its whole update, on one stream (or the host).
 static int factor_plain(mg_run *s, double t0, ts_event **ev) {
     for (int64_t kb = 0; kb < s->nblk; kb++) {
         const int64_t j = kb * s->NB, jb = bwidth(s, kb);
         TS_CHECK(panel(s, s->k, kb, s->L16, s->U16));
         TS_CHECK(update(s, kb, s->L16, s->U16, 0, s->mp - lrow(s, j + jb), 0, s->nq - lcol(s, j + jb)));
-        if (!ev[0]) {
-            report(s, kb + 1, t0);
-            continue;
-        }
-        // the host stays one block column ahead of the device: the progress of the one before is real
-        TS_CHECK(ts_event_record(ev[kb % 2], s->ex.st));
-        if (kb > 0) TS_CHECK(ts_event_sync(ev[(kb - 1) % 2]));
-        report(s, kb, t0);
+        TS_CHECK(ts_mxp_step_done(s->o, s->grid.rank == 0, kb, s->N, s->NB, t0, ev, s->ex.st));
     }
     return 0;
 }
@@ -365,10 +351,8 @@ static int factor_ahead(mg_run *s, double t0, ts_event **ev) {
         } else {
             TS_CHECK(update(s, kb, L[cur], U[cur], 0, m2, 0, n2));
         }
-        if (!ev[0]) continue;
-        TS_CHECK(ts_event_record(ev[cur], s->ex.st));
-        if (kb > 0) TS_CHECK(ts_event_sync(ev[1 - cur]));
-        report(s, kb, t0);
+        // (rank 0 with a progress callback has the events; elsewhere nothing is reported)
+        if (ev[0]) TS_CHECK(ts_mxp_step_done(s->o, 1, kb, s->N, s->NB, t0, ev, s->ex.st));
     }
     return 0;
 }
@@ -659,17 +643,8 @@ static int run_member(mg_run *s) {
 }
 
 int ts_mxp_run_grid(ts_hpl_ctx *c, const ts_mxp_opts *o, const ts_mxp_case *mc, ts_mxp_result *r) {
-    mg_run s;
-    memset(&s, 0, sizeof s);
-    s.c = c;
-    s.mc = mc;
-    s.o = o;
-    s.r = r;
-    s.N = mc->N;
-    s.NB = mc->NB;
-    s.P = mc->P;
-    s.Q = mc->Q;
-    s.nblk = (s.N + s.NB - 1) / s.NB;
+    mg_run s = {.c = c, .mc = mc, .o = o, .r = r, .N = mc->N, .NB = mc->NB, .P = mc->P, .Q = mc->Q,
+                .nblk = (mc->N + mc->NB - 1) / mc->NB};
     int rc = ts_comm_grid(&c->world, s.P, s.Q, mc->pmap == 1, &s.grid, &s.row, &s.col, &s.myrow, &s.mycol);
     if (rc == 0 && s.grid.rank >= 0) {
         s.mp = ts_hpl_numroc(s.N, s.NB, s.myrow, s.P);

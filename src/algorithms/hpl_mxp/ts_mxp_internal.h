@@ -26,6 +26,13 @@ void ts_mxp_available(ts_hpl_ctx *c, int dev, double *avail, double *largest);
 void ts_mxp_stamp(char out[32]);           // the start/end time's text
 void ts_mxp_skip(ts_mxp_result *r, const char *why);
 
+// The LU's step kb (0-based) queued on stream st (both engines' loops): without events (the host,
+// or a grid rank that reports nothing: ev[0] NULL) block column kb is done and reported; with them
+// the host stays one block column ahead of the device: kb's end is recorded in ev[kb % 2], kb-1's
+// waited for, and the kb block columns before reported. here: this rank reports (o's progress).
+int ts_mxp_step_done(const ts_mxp_opts *o, int here, int64_t kb, int64_t N, int64_t NB, double t0, ts_event **ev,
+                     ts_stream *st);
+
 // The refinement's loop (both engines): from x = 0, the first solve (correct with first = 1), then
 // residual / correction until the scaled residual is below the threshold, it diverges or the cap
 // (opts' max_iter, at most TS_MXP_MAX_ITER) is reached. residual fills r's norms, resid and

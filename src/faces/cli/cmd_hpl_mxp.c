@@ -31,9 +31,9 @@ typedef struct {
 
 static void usage(FILE *f) {
     fprintf(f,
-        "usage: tessera hpl-mxp [--dat FILE | -N n [-NB nb] [-P p -Q q] [--prec fp16|bf16]]\n"
-        "                       [--exec auto|cpu|device] [--depth 0|1] [--json FILE] [--mem-fraction f]\n"
-        "                       [-q] [-v]\n\n"
+        "usage: tessera hpl-mxp [--dat FILE | -N n [-NB nb] [-P p -Q q] [--prec fp16|bf16|fp8]]\n"
+        "                       [--exec auto|cpu|device] [--depth 0|1] [--json FILE] [--plot FILE.svg]\n"
+        "                       [--mem-fraction f] [-q] [-v]\n\n"
         "HPL-MxP: the mixed-precision Linpack. LU without pivoting of HPL-MxP's diagonally dominant\n"
         "matrix in FP32 with 16-bit GEMMs (FP32 accumulation), then iterative refinement in FP64 until\n"
         "HPL's scaled residual is below 16 (at most 50 iterations). Rate: (2/3 N^3 + 3/2 N^2) / (LU +\n"
@@ -42,11 +42,15 @@ static void usage(FILE *f) {
         "                    the precisions); every combination runs\n"
         "  -N/-NB/-P/-Q      one test without a file (each also as --N n or -N=n); with neither:\n"
         "                    ./HPL-MxP.dat if it exists, else sized for the machine\n"
-        "  --prec P          precision of the GEMM operands: fp16 (default) or bf16\n"
+        "  --prec P          precision of the GEMM operands: fp16 (default), bf16, or fp8 (E4M3 in\n"
+        "                    the trailing update, per-panel power-of-two scales; NOT eligible for the\n"
+        "                    HPL-MxP list, whose floor is 16 bits since June 2025; 1 x 1 grids only)\n"
         "  --exec MODE       auto (the device when present), cpu, device\n"
         "  --depth d         look-ahead on devices: 1 (default; the next panel on a second stream\n"
         "                    beside the update) or 0\n"
         "  --json FILE       results-schema JSON (bench \"hpl-mxp\")\n"
+        "  --plot FILE       SVG of the LU's rate over time and the refinement's residual per step\n"
+        "                    (FILE-k.svg per test when there are several)\n"
         "  --mem-fraction f  share of memory for sizing and for the fit check (auto: 0.90)\n"
         "  --test-matrix plain  tests only: keep the generated diagonal (not diagonally dominant; the\n"
         "                    LU without pivoting is then unstable and the run must fail)\n"
@@ -61,34 +65,23 @@ static void usage(FILE *f) {
 
 static const ts_linpack_spec g_spec = {CMD, usage, 1, 8192, 0, 1, ""}; // NB at most 8192 (HPL's engine limit)
 
-// The command's own options (ts_linpack_parse's `own`).
+// The command's own options (ts_linpack_parse's `own`): --prec and --test-matrix.
 static int own_opt(void *ctx, int argc, char **argv, int *pi) {
     mxp_args *a = ctx;
     const char *v = NULL;
-    int m;
-    if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--prec", NULL, &v)) != 0) {
-        if (m < 0) return -1;
-        if (!strcmp(v, "fp8")) {
-            ts_cli_errorf(CMD, "--prec fp8: not implemented (FP8 is not list-eligible since June 2025; fp16, bf16)");
-            return -1;
-        }
-        if (ts_mxp_fmt_parse(v, &a->prec) < 0) {
-            ts_cli_errorf(CMD, "--prec: '%s' is not one of fp16, bf16", v);
-            return -1;
-        }
-        a->nprec = 1;
-    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--test-matrix", NULL, &v)) != 0) {
-        if (m < 0) return -1;
-        if (!strcmp(v, "plain")) a->plain = 1;
-        else if (!strcmp(v, "dominant")) a->plain = 0;
-        else {
-            ts_cli_errorf(CMD, "--test-matrix: '%s' is not one of dominant, plain", v);
-            return -1;
-        }
-    } else {
-        return 0;
+    int m = ts_cli_value_opt(CMD, argc, argv, pi, "--prec", NULL, &v);
+    if (m != 0) {
+        if (m > 0 && ts_mxp_fmt_parse(v, &a->prec) == 0) return a->nprec = 1;
+        if (m > 0) ts_cli_errorf(CMD, "--prec: '%s' is not one of fp16, bf16, fp8", v);
+        return -1;
     }
-    return 1;
+    m = ts_cli_value_opt(CMD, argc, argv, pi, "--test-matrix", NULL, &v);
+    if (m > 0 && (!strcmp(v, "plain") || !strcmp(v, "dominant"))) {
+        a->plain = !strcmp(v, "plain");
+        return 1;
+    }
+    if (m > 0) ts_cli_errorf(CMD, "--test-matrix: '%s' is not one of dominant, plain", v);
+    return m > 0 ? -1 : m;
 }
 
 static int parse_args(int argc, char **argv, mxp_args *a) {
@@ -106,11 +99,8 @@ static ts_hpl_progress g_progress;
 
 int ts_cmd_hpl_mxp(int argc, char **argv) {
     mxp_args a;
-    int prc = parse_args(argc, argv, &a);
-    if (prc > 0) return TS_EXIT_OK;
-    if (prc < 0) return TS_EXIT_USAGE;
-    if (a.lp.quiet) ts_cli_set_verbosity(-1);
-    else if (a.lp.verbose) ts_cli_set_verbosity(1);
+    const int prc = parse_args(argc, argv, &a); // -q / -v set the log's verbosity
+    if (prc != 0) return prc > 0 ? TS_EXIT_OK : TS_EXIT_USAGE;
 
     const int from_flags = a.lp.N >= 0 || a.lp.NB || a.lp.P || a.lp.Q || a.nprec;
     const char *dat_path = a.lp.dat;
@@ -122,6 +112,7 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         return TS_EXIT_USAGE;
     }
     if (a.lp.json && ts_cli_check_output(CMD, "--json", a.lp.json) != 0) return TS_EXIT_USAGE;
+    if (a.lp.plot && ts_cli_check_output(CMD, "--plot", a.lp.plot) != 0) return TS_EXIT_USAGE;
     ts_devset_opts dopts; // a malformed TESSERA_* device setting is bad input
     if (ts_devset_opts_init(&dopts) < 0) {
         ts_cli_errorf(CMD, "%s", ts_error_last()->message);
@@ -209,7 +200,8 @@ int ts_cmd_hpl_mxp(int argc, char **argv) {
         goto done;
     }
 
-    ts_mxp_drive_opts dopt = {out, a.lp.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT, a.lp.depth};
+    ts_mxp_drive_opts dopt = {out,        a.lp.json, &g_progress, a.plain ? TS_MXP_GEN_PLAIN : TS_MXP_GEN_DOMINANT,
+                              a.lp.depth, a.lp.plot};
     ts_hpl_tally t;
     int rc = ts_mxp_drive(ctx, &dat, &dopt, &t);
     if (t.runtime_error < 0 || rc < 0) {

@@ -69,6 +69,7 @@ static int common_opt(const ts_linpack_spec *sp, int argc, char **argv, int *i, 
     } else if ((m = ts_cli_value_opt(cmd, argc, argv, i, "--json", NULL, &v)) != 0) {
         if (m < 0) return -1;
         a->json = v;
+
     } else if ((m = ts_cli_value_opt(cmd, argc, argv, i, "--mem-fraction", NULL, &v)) != 0) {
         if (m < 0 || ts_cli_double(cmd, "--mem-fraction", v, &a->mem_fraction) < 0) return -1;
         if (!(a->mem_fraction > 0.0 && a->mem_fraction <= 1.0)) {
@@ -91,12 +92,19 @@ int ts_linpack_parse(const ts_linpack_spec *sp, int argc, char **argv, ts_linpac
             return 1;
         }
         if (m == 0) m = own(ctx, argc, argv, &i);
+        if (m == 0) { // --plot FILE, unless the command took it as its own
+            const char *v = NULL;
+            m = ts_cli_value_opt(sp->cmd, argc, argv, &i, "--plot", NULL, &v);
+            if (m > 0) a->plot = v;
+        }
         if (m < 0) return -1;
         if (m == 0) {
             ts_cli_errorf(sp->cmd, "unknown option '%s' (tessera %s --help)", argv[i], sp->cmd);
             return -1;
         }
     }
+    if (a->quiet) ts_cli_set_verbosity(-1);
+    else if (a->verbose) ts_cli_set_verbosity(1);
     return 0;
 }
 

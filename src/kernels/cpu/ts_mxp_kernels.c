@@ -13,7 +13,7 @@
 #include "core/ts_error.h"
 #include "core/ts_rng.h"
 
-const char *ts_mxp_fmt_name(ts_mxp_fmt f) { return f == TS_MXP_BF16 ? "bf16" : "fp16"; }
+const char *ts_mxp_fmt_name(ts_mxp_fmt f) { return f == TS_MXP_BF16 ? "bf16" : f == TS_MXP_FP8 ? "fp8" : "fp16"; }
 
 // ---- 16-bit formats ----
 
@@ -167,10 +167,67 @@ int ts_mxp_getrf_cpu(void *vargs) {
     return 0;
 }
 
-// C = alpha A B + beta C with 16-bit A and B widened exactly to FP32.
-static int gemm16_cpu(const ts_mxp_op_args *a) {
-    const ts_mxp_fmt f = a->k->fmt;
-    const int64_t m = a->m, n = a->n, kk = a->kk;
+// ---- FP8 E4M3 ----
+
+uint8_t ts_mxp_to8(float v) {
+    const uint8_t sign = signbit(v) ? 0x80u : 0u;
+    const float a = fabsf(v);
+    if (isnan(v)) return 0x7fu;
+    if (a >= TS_MXP_FP8_MAX) return (uint8_t)(sign | 0x7eu); // saturated
+    if (a < 0x1p-6f) return (uint8_t)(sign | (uint8_t)rintf(a * 0x1p9f)); // subnormal (8: the smallest normal)
+    int x;
+    const float f = frexpf(a, &x); // a = f 2^x, f in [0.5, 1): exponent x - 1, mantissa 2f in [1, 2)
+    const int q = (int)rintf((2.0f * f - 1.0f) * 8.0f); // 0..8 (8 carries into the exponent)
+    const int code = ((x - 1 + 7) << 3) + q;
+    return (uint8_t)(sign | (code > 0x7e ? 0x7e : code));
+}
+
+float ts_mxp_from8(uint8_t c) {
+    const int e = (c >> 3) & 15, m = c & 7;
+    float v;
+    if (e == 15 && m == 7) v = NAN;
+    else if (e == 0) v = ldexpf((float)m, -9);
+    else v = ldexpf((float)(8 + m), e - 10);
+    return (c & 0x80u) ? -v : v;
+}
+
+float ts_mxp_scale8(float amax) {
+    if (!(amax > 0) || !isfinite(amax)) return 1.0f;
+    int x;
+    const float f = frexpf(amax, &x); // 448 = 0.875 2^9
+    int e = (f <= 0.875f ? 9 : 8) - x;
+    if (e > 120) e = 120;
+    if (e < -120) e = -120;
+    return ldexpf(1.0f, e);
+}
+
+static int cvt8_cpu(const ts_mxp_op_args *a) {
+    const float *src = a->A;
+    uint8_t *dst = a->C;
+    float amax = 0.0f;
+    for (int64_t j = 0; j < a->n; j++)
+        for (int64_t i = 0; i < a->m; i++) {
+            const float v = fabsf(src[i + j * a->lda]);
+            if (v > amax || isnan(v)) amax = v;
+        }
+    const float s = ts_mxp_scale8(amax);
+    const int64_t rows = a->trans ? a->n : a->m, cols = a->trans ? a->m : a->n;
+    for (int64_t j = 0; j < a->n; j++)
+        for (int64_t i = 0; i < a->m; i++) {
+            const uint8_t c = ts_mxp_to8(s * src[i + j * a->lda]);
+            if (a->trans) dst[j + i * a->ldc] = c;
+            else dst[i + j * a->ldc] = c;
+        }
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = rows; i < a->kk; i++) dst[i + j * a->ldc] = 0;
+    a->sout[0] = 1.0f / s;
+    return 0;
+}
+
+// C = alpha op(A) B + beta C with the operands widened exactly to FP32 (elt: element i of an
+// operand) and the CPU BLAS's SGEMM: A m x kk (ta: stored kk x m), B kk x n.
+static int gemm_widened(const ts_mxp_op_args *a, int ta, float alpha, float (*elt)(const void *, int64_t, ts_mxp_fmt)) {
+    const int64_t m = a->m, n = a->n, kk = a->kk, ra = ta ? kk : m, ca = ta ? m : kk;
     if (m <= 0 || n <= 0) return 0;
     float *wa = malloc(sizeof(float) * (size_t)(m * kk + 1)), *wb = malloc(sizeof(float) * (size_t)(kk * n + 1));
     if (!wa || !wb) {
@@ -178,16 +235,21 @@ static int gemm16_cpu(const ts_mxp_op_args *a) {
         free(wb);
         TS_RAISE(TS_ERR_NOMEM, "mxp gemm: %lld x %lld x %lld operands", (long long)m, (long long)n, (long long)kk);
     }
-    const uint16_t *A = a->A, *B = a->B;
-    for (int64_t j = 0; j < kk; j++)
-        for (int64_t i = 0; i < m; i++) wa[i + j * m] = ts_mxp_from16(A[i + j * a->lda], f);
+    for (int64_t j = 0; j < ca; j++)
+        for (int64_t i = 0; i < ra; i++) wa[i + j * ra] = elt(a->A, i + j * a->lda, a->k->fmt);
     for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < kk; i++) wb[i + j * kk] = ts_mxp_from16(B[i + j * a->ldb], f);
-    cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)kk, a->alpha, wa, (int)(m > 0 ? m : 1),
-                wb, (int)(kk > 0 ? kk : 1), a->beta, a->C, (int)a->ldc);
+        for (int64_t i = 0; i < kk; i++) wb[i + j * kk] = elt(a->B, i + j * a->ldb, a->k->fmt);
+    cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)kk, alpha, wa,
+                (int)(ra > 0 ? ra : 1), wb, (int)(kk > 0 ? kk : 1), a->beta, a->C, (int)a->ldc);
     free(wa);
     free(wb);
     return 0;
+}
+
+static float elt16(const void *p, int64_t i, ts_mxp_fmt f) { return ts_mxp_from16(((const uint16_t *)p)[i], f); }
+static float elt8(const void *p, int64_t i, ts_mxp_fmt f) {
+    (void)f;
+    return ts_mxp_from8(((const uint8_t *)p)[i]);
 }
 
 int ts_mxp_op_cpu(void *vargs) {
@@ -201,7 +263,7 @@ int ts_mxp_op_cpu(void *vargs) {
             for (int64_t i = 0; i < a->m; i++) dst[i + j * a->ldc] = ts_mxp_to16(s * src[i + j * a->lda], a->k->fmt);
         return 0;
     }
-    case 1: return gemm16_cpu(a);
+    case 1: return gemm_widened(a, 0, a->alpha, elt16);
     case 2:
         if (a->m > 0 && a->n > 0)
             cblas_sgemv(CblasColMajor, CblasNoTrans, (int)a->m, (int)a->n, a->alpha, a->A, (int)a->lda, a->B, 1,
@@ -227,6 +289,8 @@ int ts_mxp_op_cpu(void *vargs) {
         for (int64_t i = 0; i < a->n; i++) A[i + i * a->lda] = (float)d[i];
         return 0;
     }
+    case 6: return cvt8_cpu(a);
+    case 7: return gemm_widened(a, 1, a->alpha * a->sa[0] * a->sb[0], elt8); // E4M3 At^T B, scaled
     }
     TS_RAISE(TS_ERR_INTERNAL, "mxp: unknown operation %d", a->op);
 }
@@ -379,4 +443,26 @@ int ts_mxp_set_diag(ts_mxp_kern *k, int64_t n, const double *d, float *A, int64_
     if (n <= 0) return 0;
     ts_mxp_op_args a = {.op = 5, .n = n, .lda = lda, .A = d, .C = A};
     return op(k, "mxp_set_diag", (double)n, &a);
+}
+
+int ts_mxp_cvt8(ts_mxp_kern *k, int64_t m, int64_t n, const float *src, int64_t lds, int trans, int64_t drows,
+                uint8_t *dst, int64_t ldd, float *inv_scale) {
+    if (m <= 0 || n <= 0) return 0;
+    if (k->fmt != TS_MXP_FP8) TS_RAISE(TS_ERR_ARG, "mxp cvt8: a %s context", ts_mxp_fmt_name(k->fmt));
+    const int64_t rows = trans ? n : m;
+    if (drows < rows || ldd < drows)
+        TS_RAISE(TS_ERR_ARG, "mxp cvt8: %lld rows into %lld (ld %lld)", (long long)rows, (long long)drows,
+                 (long long)ldd);
+    ts_mxp_op_args a = {.op = 6, .trans = trans, .m = m, .n = n, .kk = drows, .lda = lds, .ldc = ldd,
+                        .A = src, .C = dst, .sout = inv_scale};
+    return op(k, "mxp_cvt8", 2.0 * (double)m * n, &a);
+}
+
+int ts_mxp_gemm8(ts_mxp_kern *k, int64_t m, int64_t n, int64_t kk, float alpha, const uint8_t *At, int64_t lda,
+                 const float *sa, const uint8_t *B, int64_t ldb, const float *sb, float beta, float *C, int64_t ldc) {
+    if (m <= 0 || n <= 0) return 0;
+    if (k->fmt != TS_MXP_FP8) TS_RAISE(TS_ERR_ARG, "mxp gemm8: a %s context", ts_mxp_fmt_name(k->fmt));
+    ts_mxp_op_args a = {.op = 7, .m = m, .n = n, .kk = kk, .lda = lda, .ldb = ldb, .ldc = ldc, .alpha = alpha,
+                        .beta = beta, .A = At, .B = B, .C = C, .sa = sa, .sb = sb};
+    return op(k, "mxp_gemm8", 2.0 * (double)m * n * kk, &a);
 }

@@ -1,7 +1,9 @@
-// ts_mxp_cuda.cu: HPL-MxP's kernels on CUDA: the generator and the FP64 residual from the LCG, 16-bit conversions, cuBLAS/cuSOLVER calls.
+// ts_mxp_cuda.cu: HPL-MxP's kernels on CUDA: the generator and the FP64 residual from the LCG, 16-bit and FP8 conversions, cuBLAS/cuBLASLt/cuSOLVER calls.
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
 
@@ -273,6 +275,176 @@ __global__ void mxp_set_diag_kernel(int64_t n, const double *d, float *A, int64_
 
 static unsigned blocks_of(int64_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
+// ---- FP8 E4M3 operands: per-block power-of-two scale, conversion (transposed for At), GEMM ----
+
+// *amax (as the bits of a non-negative float, which order as unsigned integers) = max |src|.
+__global__ void mxp_amax_kernel(int64_t m, int64_t n, const float *__restrict__ src, int64_t lds, unsigned *amax) {
+    __shared__ unsigned red[THREADS];
+    const int64_t i = (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    float v = 0.0f;
+    if (i < m)
+        for (int64_t j = blockIdx.y; j < n; j += gridDim.y) {
+            const float a = fabsf(src[i + j * lds]);
+            if (a > v || isnan(a)) v = a;
+        }
+    red[threadIdx.x] = __float_as_uint(v);
+    __syncthreads();
+    for (int h = THREADS / 2; h > 0; h /= 2) {
+        if ((int)threadIdx.x < h && red[threadIdx.x + h] > red[threadIdx.x]) red[threadIdx.x] = red[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicMax(amax, red[0]);
+}
+
+// As ts_mxp_scale8 (kernels/cpu/ts_mxp_kernels.c).
+__device__ static float scale8(float amax) {
+    if (!(amax > 0.0f) || !isfinite(amax)) return 1.0f;
+    int x;
+    const float f = frexpf(amax, &x);
+    int e = (f <= 0.875f ? 9 : 8) - x;
+    e = e > 120 ? 120 : e < -120 ? -120 : e;
+    return ldexpf(1.0f, e);
+}
+
+__device__ static uint8_t to8(float v) { return (uint8_t)__nv_cvt_float_to_fp8(v, __NV_SATFINITE, __NV_E4M3); }
+
+// dst = e4m3(s src) over 32 x 32 tiles (blocks of 32 x 8 threads), transposed through shared memory
+// when TRANS so that both the reads and the writes run along columns.
+template <bool TRANS>
+__global__ void mxp_cvt8_kernel(int64_t m, int64_t n, const float *__restrict__ src, int64_t lds,
+                                uint8_t *__restrict__ dst, int64_t ldd, const unsigned *amax) {
+    __shared__ uint8_t tile[32][33];
+    const float s = scale8(__uint_as_float(*amax));
+    const int64_t i0 = (int64_t)blockIdx.x * 32, j0 = (int64_t)blockIdx.y * 32;
+    for (int r = threadIdx.y; r < 32; r += 8) {
+        const int64_t i = i0 + threadIdx.x, j = j0 + r;
+        if (i < m && j < n) {
+            const uint8_t c = to8(s * src[i + j * lds]);
+            if (TRANS) tile[threadIdx.x][r] = c;
+            else dst[i + j * ldd] = c;
+        }
+    }
+    if (!TRANS) return;
+    __syncthreads();
+    for (int r = threadIdx.y; r < 32; r += 8) { // dst(j, i): rows j, columns i
+        const int64_t j = j0 + threadIdx.x, i = i0 + r;
+        if (i < m && j < n) dst[j + i * ldd] = tile[r][threadIdx.x];
+    }
+}
+
+// Rows [r0, r1) of cols columns of dst set to 0.
+__global__ void mxp_pad8_kernel(int64_t r0, int64_t r1, int64_t cols, uint8_t *dst, int64_t ldd) {
+    const int64_t i = r0 + (int64_t)blockIdx.x * THREADS + threadIdx.x;
+    if (i >= r1) return;
+    for (int64_t j = blockIdx.y; j < cols; j += gridDim.y) dst[i + j * ldd] = 0;
+}
+
+// After the conversion has read it: the amax slot becomes 1/s (a float).
+__global__ void mxp_inv_scale_kernel(unsigned *slot) { *slot = __float_as_uint(1.0f / scale8(__uint_as_float(*slot))); }
+
+static int cvt8_cuda(cudaStream_t s, const ts_mxp_op_args *a) {
+    unsigned *slot = (unsigned *)a->sout;
+    CUDA_OK(cudaMemsetAsync(slot, 0, sizeof(unsigned), s), "cudaMemsetAsync (FP8 scale)");
+    dim3 ga(blocks_of(a->m), (unsigned)(a->n < 1024 ? a->n : 1024));
+    mxp_amax_kernel<<<ga, THREADS, 0, s>>>(a->m, a->n, (const float *)a->A, a->lda, slot);
+    LAUNCHED("mxp_amax_kernel");
+    const int64_t gx = (a->m + 31) / 32, gy = (a->n + 31) / 32;
+    if (gy > 65535) return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "mxp cvt8: %lld columns", (long long)a->n);
+    dim3 gt((unsigned)gx, (unsigned)gy), bt(32, 8);
+    if (a->trans)
+        mxp_cvt8_kernel<true><<<gt, bt, 0, s>>>(a->m, a->n, (const float *)a->A, a->lda, (uint8_t *)a->C, a->ldc, slot);
+    else
+        mxp_cvt8_kernel<false><<<gt, bt, 0, s>>>(a->m, a->n, (const float *)a->A, a->lda, (uint8_t *)a->C, a->ldc, slot);
+    LAUNCHED("mxp_cvt8_kernel");
+    const int64_t rows = a->trans ? a->n : a->m, cols = a->trans ? a->m : a->n;
+    if (a->kk > rows) {
+        dim3 gp(blocks_of(a->kk - rows), (unsigned)(cols < 65535 ? cols : 65535));
+        mxp_pad8_kernel<<<gp, THREADS, 0, s>>>(rows, a->kk, cols, (uint8_t *)a->C, a->ldc);
+        LAUNCHED("mxp_pad8_kernel");
+    }
+    mxp_inv_scale_kernel<<<1, 1, 0, s>>>(slot);
+    LAUNCHED("mxp_inv_scale_kernel");
+    return 0;
+}
+
+#define LT_OK(call, what)                                                                                    \
+    do {                                                                                                     \
+        cublasStatus_t s_ = (call);                                                                          \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                   \
+            rc = ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "%s: %s", what, cublasGetStatusString(s_)); \
+            goto out;                                                                                        \
+        }                                                                                                    \
+    } while (0)
+
+// The largest power of two (at most 256) that divides the address: cuBLASLt's heuristic assumes 256
+// unless told, and would pick kernels that need more alignment than the panels' offsets give.
+static uint32_t align_of(const void *p) {
+    uint32_t a = 256;
+    while (a > 1 && ((uintptr_t)p % a) != 0) a /= 2;
+    return a;
+}
+
+// C = alpha sa sb At^T B + beta C by cuBLASLt: E4M3 x E4M3 -> FP32, FP32 accumulation (fast
+// accumulation off), the scales read from device memory on the stream.
+static int gemm8_cuda(cudaStream_t st, const ts_mxp_op_args *a) {
+    if (!fits_int(a->m) || !fits_int(a->n) || !fits_int(a->kk) || !fits_int(a->lda) || !fits_int(a->ldb) ||
+        !fits_int(a->ldc))
+        return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__, "mxp gemm8: %lld x %lld x %lld beyond int",
+                            (long long)a->m, (long long)a->n, (long long)a->kk);
+    if (a->kk % 16 || a->lda % 16 || a->ldb % 16 || align_of(a->A) < 16 || align_of(a->B) < 16)
+        return ts_error_set(TS_ERR_ARG, __FILE__, __LINE__,
+                            "mxp gemm8: k %lld, lda %lld, ldb %lld and the operands' addresses must be multiples of 16",
+                            (long long)a->kk, (long long)a->lda, (long long)a->ldb);
+    ts_mxp_kern *k = a->k;
+    cublasLtHandle_t lt = (cublasLtHandle_t)k->lt;
+    cublasLtMatmulDesc_t op = NULL;
+    cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t heur;
+    int nres = 0, rc = 0;
+    const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    const void *sa = a->sa, *sb = a->sb;
+    const uint32_t al_a = align_of(a->A), al_b = align_of(a->B), al_c = align_of(a->C);
+    const uint64_t ws = k->lt_ws_bytes;
+    const float alpha = a->alpha, beta = a->beta;
+    LT_OK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cuBLASLt TRANSA");
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cuBLASLt TRANSB");
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa), "cuBLASLt A scale");
+    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb), "cuBLASLt B scale");
+    LT_OK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, (uint64_t)a->kk, (uint64_t)a->m, a->lda), "cuBLASLt layout A");
+    LT_OK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, (uint64_t)a->kk, (uint64_t)a->n, a->ldb), "cuBLASLt layout B");
+    LT_OK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, (uint64_t)a->m, (uint64_t)a->n, a->ldc), "cuBLASLt layout C");
+    LT_OK(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
+    LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws),
+          "cuBLASLt workspace");
+    LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a),
+          "cuBLASLt alignment A");
+    LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b),
+          "cuBLASLt alignment B");
+    LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c),
+          "cuBLASLt alignment C");
+    LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c),
+          "cuBLASLt alignment D");
+    LT_OK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &nres), "cublasLtMatmulAlgoGetHeuristic");
+    if (nres < 1) {
+        rc = ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                          "cuBLASLt has no FP8 GEMM for %lld x %lld x %lld (E4M3 x E4M3 -> FP32, TN)", (long long)a->m,
+                          (long long)a->n, (long long)a->kk);
+        goto out;
+    }
+    LT_OK(cublasLtMatmul(lt, op, &alpha, a->A, la, a->B, lb, &beta, a->C, lc, a->C, lc, &heur.algo, k->lt_ws, ws, st),
+          "cublasLtMatmul (E4M3 x E4M3 -> FP32)");
+out:
+    if (rc < 0) (void)cudaGetLastError();
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    if (lc) cublasLtMatrixLayoutDestroy(lc);
+    if (lb) cublasLtMatrixLayoutDestroy(lb);
+    if (la) cublasLtMatrixLayoutDestroy(la);
+    if (op) cublasLtMatmulDescDestroy(op);
+    return rc;
+}
+
 extern "C" int ts_mxp_op_cuda(void *native_stream, void *vargs) {
     const ts_mxp_op_args *a = (const ts_mxp_op_args *)vargs;
     cudaStream_t s = (cudaStream_t)native_stream;
@@ -324,6 +496,8 @@ extern "C" int ts_mxp_op_cuda(void *native_stream, void *vargs) {
         mxp_set_diag_kernel<<<blocks_of(a->n), THREADS, 0, s>>>(a->n, (const double *)a->A, (float *)a->C, a->lda);
         LAUNCHED("mxp_set_diag_kernel");
         return 0;
+    case 6: return cvt8_cuda(s, a);
+    case 7: return gemm8_cuda(s, a);
     }
     return ts_error_set(TS_ERR_INTERNAL, __FILE__, __LINE__, "mxp: unknown operation %d", a->op);
 }
@@ -349,6 +523,17 @@ extern "C" int ts_mxp_cuda_init(ts_mxp_kern *k) {
                         (void **)&k->scratch));
     mxp_flag_init<<<1, 1, 0, s>>>(k->dflag);
     LAUNCHED("mxp_flag_init");
+    if (k->fmt == TS_MXP_FP8) { // cuBLASLt's FP8 GEMMs: Ada (8.9) and Hopper (9.0) onward
+        if (p->cc_major * 10 + p->cc_minor < 89)
+            return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                                "FP8 GEMMs need compute capability 8.9 or newer (this device: %d.%d)", p->cc_major,
+                                p->cc_minor);
+        cublasLtHandle_t lt = NULL;
+        BLAS_OK(cublasLtCreate(&lt), "cublasLtCreate");
+        k->lt = lt;
+        k->lt_ws_bytes = (size_t)32 << 20;
+        TS_CHECK(ts_dmalloc(dev, k->lt_ws_bytes, &k->lt_ws));
+    }
     return 0;
 }
 
@@ -359,11 +544,14 @@ extern "C" void ts_mxp_cuda_fini(ts_mxp_kern *k) {
         (void)cudaStreamSynchronize((cudaStream_t)ts_stream_native(k->st));
         if (k->solver) (void)cusolverDnDestroy((cusolverDnHandle_t)k->solver);
         if (k->blas) (void)cublasDestroy((cublasHandle_t)k->blas);
+        if (k->lt) (void)cublasLtDestroy((cublasLtHandle_t)k->lt);
     }
     (void)cudaGetLastError();
     if (k->work) ts_dfree(dev, k->work);
     if (k->dflag) ts_dfree(dev, k->dflag);
     if (k->scratch) ts_dfree(dev, k->scratch);
+    if (k->lt_ws) ts_dfree(dev, k->lt_ws);
+    k->lt = k->lt_ws = NULL;
     k->solver = k->blas = NULL;
     k->work = NULL;
     k->dflag = NULL;
