@@ -3,7 +3,9 @@
 // A command parses its own options around ts_bench_common_opt, opens the run with ts_bench_begin
 // (devices, the engine entry of runtime/ts_engines.h), appends one row per (problem, engine) whose
 // first member is a ts_bench_row, and ends with ts_bench_end. What a command computes, checks and
-// prints stays in its own file.
+// prints stays in its own file. Options and the run's devices and passes are in ts_bench.c, rows
+// and their output (table cells, results JSON) in ts_bench_rows.c, host memory, cuBLASXt's
+// pinning and the timed loops in ts_bench_run.c.
 #ifndef TS_BENCH_H
 #define TS_BENCH_H
 
@@ -68,6 +70,9 @@ int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect,
 // Calls fn for each item of a comma list (a copy); an empty or malformed list is an error.
 typedef int (*ts_bench_token_fn)(void *ctx, const char *opt, const char *tok);
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn);
+// --sweep A:B:S (S a step or xF a factor) or a comma list: n sizes (at most max) into vals, each a
+// dimension; 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_sweep(const char *cmd, const char *sweep, int64_t *vals, int max, int *n);
 
 // What every row has; a command's row type starts with one.
 typedef struct {
@@ -89,6 +94,9 @@ typedef struct {
     ts_devset *devs;
     ts_engines *eng;
     ts_tiles *tiles; // once opened (ts_bench_open)
+    ts_device *dev;  // the device engines' device (ts_bench_pick_device), or NULL
+    int dev_index;
+    ts_stream *st;   // its stream (ts_bench_stream_open)
     FILE *out;       // stdout, or stderr when the JSON goes to stdout
     ts_progress prog;
     int progress_on;
@@ -120,6 +128,26 @@ void ts_bench_copy(void *dst, const void *src, size_t bytes);
 void ts_bench_set(void *dst, int byte, size_t bytes);
 void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes);
 
+// The device engines (ts_bench_dev.c): those that run on one device of the set (not cpu, not
+// set-wide); whether any of the options' engines is one.
+int ts_bench_is_device_engine(ts_engine e);
+int ts_bench_any_device_engine(const ts_bench_opts *o);
+// The device of the device engines: device `index` of the set (given: it was on the command line),
+// or none when every engine runs on the host. 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_pick_device(ts_bench *b, int index, int given);
+// Resolves every engine of the options to the one that runs: cpu and the set-wide engines as they
+// are (cublasxt opened), device engines probed on the device, or without one auto as cpu and ref as
+// the reference kernel on the host. A device that no resolved engine uses is let go (b->dev NULL).
+// 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_resolve_engines(ts_bench *b, ts_engine *resolved);
+// 1 when a row of engine e runs on the host (no device, or not a device engine).
+int ts_bench_row_on_host(const ts_bench *b, ts_engine e);
+// The device's stream: created (0 or TS_EXIT_RUNTIME, the message printed), and made again after a
+// sticky error (0 or a negative status). ts_bench_end destroys it.
+int ts_bench_stream_open(ts_bench *b);
+int ts_bench_stream_renew(ts_bench *b);
+// The "device I: NAME (BACKEND)" line, when there is a device.
+void ts_bench_print_device(ts_bench *b);
 // The "tiles: N devices ..., tile T" line.
 void ts_bench_print_tiles_set(ts_bench *b);
 void ts_bench_end(ts_bench *b);
@@ -137,6 +165,15 @@ void ts_bench_row_failed(ts_bench *b, ts_bench_row *r, const char *what, int *wo
 void ts_bench_row_done(const ts_bench_row *r, int *worst);
 const char *ts_bench_check_word(const ts_bench_row *r); // ERROR, SKIPPED, PASS, FAIL
 int ts_bench_row_hidden(const ts_bench *b, const ts_bench_row *r); // -q shows failed rows only
+// The table cells every command prints, as text: "-" for numbers a row does not have (all of them
+// on a failed row). engine: the engine that ran, "auto:<engine>" when requested is auto,
+// "cublasxt:<block>", with "/<devices>" after it under --devices; times in ms with 3 decimals.
+typedef struct {
+    char engine[24], med[24], min[24], max[24], tf[24], ratio[16], error[16], bound[16];
+    const char *check;
+} ts_bench_cells;
+void ts_bench_row_cells(const ts_bench *b, const ts_bench_row *r, ts_engine requested, const char *bound_fmt,
+                        ts_bench_cells *c);
 
 void ts_bench_progress_start(ts_bench *b, int on, double total_flops);
 void ts_bench_progress(ts_bench *b, double flops, const char *what);
@@ -152,13 +189,27 @@ int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double 
 // layer for the row, as the tile runtime does with its operands, and the block set.
 int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]);
 void ts_bench_xt_end(ts_bench *b, const int pins[3]);
+// Runs run(ctx, 0) warmup times, then run(ctx, 1) reps times, each timed on the host clock into sec.
+// 0 or the first failure's negative status.
+typedef int (*ts_bench_run_fn)(void *ctx, int timed);
+int ts_bench_time_host(int warmup, int reps, ts_bench_run_fn run, void *ctx, double *sec);
+// The same for work that enqueue(ctx, timed) puts on stream st, timed by events between the runs.
+int ts_bench_time_stream(ts_stream *st, int warmup, int reps, ts_bench_run_fn enqueue, void *ctx, double *sec);
+// --trace FILE: the path of a run on ndev devices; under --devices one file per count, FILE.json ->
+// FILE-<ndev>dev.json. NULL without --trace.
+const char *ts_bench_trace_path(const ts_bench *b, int ndev, char *buf, size_t len);
 
-// What the tile runtime did in a row's last timed run: two lines under the row.
+// What the tile runtime did in a row's last timed run: two lines under the row (-v: one shorter line).
 void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t);
+void ts_bench_print_tiles_brief(ts_bench *b, const ts_tiles_stats *t);
 // Writes the results document to --json FILE through write(); -1 when it could not be written.
 int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j));
+// A row's results entry begun with its engine, rates and check (error and bound when verified).
+void ts_bench_json_entry_begin(ts_json *j, const ts_bench_row *r, const char *bench, char prec, const char *where);
 // The results entry's "xt_block" (cublasxt), "devices" (set-wide engines) and "warmup" members.
 void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r);
+// "alpha" and "beta": numbers, or [re, im] arrays for complex precisions.
+void ts_bench_json_scalars(ts_json *j, const ts_bench_opts *o, int cplx);
 
 // Test hook: adds 1e6 to the real part of element idx of C.
 void ts_bench_corrupt(char prec, void *C, int64_t idx);
