@@ -405,7 +405,9 @@ static void print_header(ctx_t *c) {
             "engine", "median_ms", "min_ms", "TFLOP/s", "ratio", "vs_gemm", "error", "bound", "check");
 }
 
-static void print_row(ctx_t *c, const row_t *r) {
+static void print_row(void *ctx, void *row) {
+    ctx_t *c = ctx;
+    const row_t *r = row;
     if (ts_bench_row_hidden(&c->h, &r->b)) return;
     print_header(c);
     char size[32], vsg[16] = "-";
@@ -493,7 +495,6 @@ static int alloc_buffers(ctx_t *c, shape_t s, char prec) {
 }
 
 static int check_memory(ctx_t *c) {
-    size_t avail = ts_cli_host_mem_available();
     for (int s = 0; s < c->o->nshapes; s++)
         for (int q = 0; q < c->o->b.nprecs; q++) {
             size_t b[4];
@@ -502,7 +503,7 @@ static int check_memory(ctx_t *c) {
             char what[64];
             snprintf(what, sizeof what, "%lldx%lld %c", (long long)c->o->shapes[s].a, (long long)c->o->shapes[s].b,
                      c->o->b.precs[q]);
-            if (ts_bench_host_fits(&c->h, what, need, (double)avail)) return TS_EXIT_USAGE;
+            if (ts_bench_fits(&c->h, what, need, 0)) return TS_EXIT_USAGE;
         }
     return 0;
 }
@@ -585,14 +586,11 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
             }
         }
         ts_l3_verify_free(cr);
-        ts_bench_set_ratios(&c->h, first);
         for (int i = first; i < c->h.nrows; i++) {
             row_t *q = TS_BENCH_ROW(&c->h, i, row_t);
             if (gemm_tf[q->pass] > 0 && !q->b.failed) q->vs_gemm = q->b.tf_med / gemm_tf[q->pass];
-            progress_clear(c);
-            print_row(c, q);
         }
-        fflush(c->h.out);
+        ts_bench_print_rows(&c->h, first, print_row, c);
     }
     return 0;
 }

@@ -23,7 +23,7 @@
 #include "ts_config.h"
 
 #define CMD "gemm"
-#define MAX_SHAPES 256
+#define MAX_SHAPES TS_BENCH_MAX_SHAPES
 #define MAX_OPS 16
 #define MAX_ENGINES TS_BENCH_MAX_ENGINES
 
@@ -38,14 +38,10 @@
 // random data stays orders of magnitude below 1.
 #define REF_BOUND 1.0
 
-typedef struct {
-    int64_t m, n, k;
-} shape_t;
+typedef ts_bench_shape shape_t;
 
 typedef struct {
     ts_bench_opts b; // precisions, scalars, engines, reps, verification, output (ts_bench.h)
-    shape_t shapes[MAX_SHAPES];
-    int nshapes;
     char ops[MAX_OPS][2];
     int nops;
     int row_major;
@@ -118,20 +114,6 @@ static void usage(FILE *f) {
 
 // ---------------------------------------------------------------- parsing
 
-
-// "4096" or "8192x8192x256".
-static int parse_shape(const char *s, shape_t *sh) {
-    int64_t d[3];
-    if (ts_bench_size(CMD, s, 3, "M or MxNxK", d)) return TS_EXIT_USAGE;
-    sh->m = d[0], sh->n = d[1], sh->k = d[2];
-    return 0;
-}
-
-static int add_shape(gemm_opts *o, shape_t s) {
-    if (o->nshapes >= MAX_SHAPES) return ts_cli_usage_error(CMD, "too many sizes (at most %d)", MAX_SHAPES);
-    o->shapes[o->nshapes++] = s;
-    return 0;
-}
 
 static int op_letter(char c, char *out) {
     c = (char)(c & ~0x20); // upper case
@@ -206,45 +188,17 @@ static int own_opt(void *ctx, int argc, char **argv, int *i) {
     return 0;
 }
 
-static int size_arg(void *ctx, const char *a) {
-    gemm_args *g = ctx;
-    shape_t sh = {0, 0, 0};
-    return parse_shape(a, &sh) || add_shape(g->o, sh) ? TS_EXIT_USAGE : 0;
-}
-
 static int parse_args(int argc, char **argv, gemm_opts *o) {
     gemm_args g = {.o = o};
     memset(o, 0, sizeof *o);
     ts_bench_opts_init(&o->b, CMD, gemm_engines, (int)(sizeof gemm_engines / sizeof gemm_engines[0]));
     o->b.warmup = 2;
-    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, size_arg, &g);
+    o->b.max_shapes = MAX_SHAPES, o->b.shape_parts = 3, o->b.shape_expect = "M or MxNxK"; // "4096" or "8192x8192x256"
+    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, NULL, &g);
     if (rc) return rc;
-    const char *sweep = g.sweep, *ta = g.ta, *tb = g.tb, *const *dims = g.dims;
+    if (ts_bench_shapes_finish(&o->b, g.sweep, g.dims)) return TS_EXIT_USAGE;
+    const char *ta = g.ta, *tb = g.tb;
     int ops_given = g.ops_given;
-    if (sweep) {
-        int64_t vals[MAX_SHAPES];
-        int n = 0;
-        if (ts_bench_sweep(CMD, sweep, vals, MAX_SHAPES, &n)) return TS_EXIT_USAGE;
-        for (int i = 0; i < n; i++)
-            if (add_shape(o, (shape_t){vals[i], vals[i], vals[i]})) return TS_EXIT_USAGE;
-    }
-    int64_t d[3] = {0, 0, 0};
-    static const char *dn[3] = {"-m", "-n", "-k"};
-    for (int i = 0; i < 3; i++)
-        if (dims[i] && ts_bench_dim(CMD, dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
-    if (d[0] || d[1] || d[2]) {
-        if (o->nshapes == 0) { // -m/-n/-k alone: missing dimensions take the first one given
-            int64_t first = d[0] ? d[0] : d[1] ? d[1] : d[2];
-            add_shape(o, (shape_t){d[0] ? d[0] : first, d[1] ? d[1] : first, d[2] ? d[2] : first});
-        } else {
-            for (int s = 0; s < o->nshapes; s++) {
-                if (d[0]) o->shapes[s].m = d[0];
-                if (d[1]) o->shapes[s].n = d[1];
-                if (d[2]) o->shapes[s].k = d[2];
-            }
-        }
-    }
-
     if (ops_given && (ta || tb))
         return ts_cli_usage_error(CMD, "use either --ops or --transa/--transb, not both");
     if (!ops_given) {
@@ -325,25 +279,16 @@ static int no_c0(const gemm_opts *o, shape_t s) {
 // Everything fits before anything is allocated: the device arena and host memory.
 static int check_memory(gemm_ctx *c) {
     gemm_opts *o = c->o;
-    size_t used = 0, free_b = 0, largest = 0;
-    int devs = c->h.dev && ts_bench_any_device_engine(&o->b);
-    if (devs) ts_dmem_info(c->h.dev, &used, &free_b, &largest);
-    size_t host_avail = ts_cli_host_mem_available();
-    for (int s = 0; s < o->nshapes; s++)
+    for (int s = 0; s < o->b.nshapes; s++)
         for (int p = 0; p < o->b.nprecs; p++) {
+            shape_t sh = o->b.shapes[s];
             double ea, eb, ec, es = (double)ts_prec_size(o->b.precs[p]);
-            buffer_elems(o, o->shapes[s], &ea, &eb, &ec);
-            double dev_need = (ea + eb + ec) * es + 3 * 256.0;
-            double host_need = (ea + eb + (no_c0(o, o->shapes[s]) ? 1 : 2) * ec) * es + (needs_ref(o, o->shapes[s]) ? ec * es : 0);
-            shape_t sh = o->shapes[s];
-            if (devs && dev_need > (double)free_b)
-                return ts_cli_usage_error(CMD, "%lldx%lldx%lld %c: needs %.2f GiB on device %d, %.2f GiB available",
-                                          (long long)sh.m, (long long)sh.n, (long long)sh.k, o->b.precs[p],
-                                          ts_cli_gib(dev_need), o->device, ts_cli_gib((double)free_b));
+            buffer_elems(o, sh, &ea, &eb, &ec);
+            double host_need = (ea + eb + (no_c0(o, sh) ? 1 : 2) * ec) * es + (needs_ref(o, sh) ? ec * es : 0);
             char what[96];
             snprintf(what, sizeof what, "%lldx%lldx%lld %c", (long long)sh.m, (long long)sh.n, (long long)sh.k,
                      o->b.precs[p]);
-            if (ts_bench_host_fits(&c->h, what, host_need, (double)host_avail)) return TS_EXIT_USAGE;
+            if (ts_bench_fits(&c->h, what, host_need, (ea + eb + ec) * es + 3 * 256.0)) return TS_EXIT_USAGE;
         }
     return 0;
 }
@@ -591,7 +536,9 @@ static void print_header(gemm_ctx *c) {
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
 }
 
-static void print_row(gemm_ctx *c, const gemm_row *r) {
+static void print_row(void *ctx, void *row) {
+    gemm_ctx *c = ctx;
+    const gemm_row *r = row;
     if (ts_bench_row_hidden(&c->h, &r->b)) return;
     print_header(c);
     ts_bench_cells x;
@@ -654,8 +601,8 @@ static int default_shapes(gemm_ctx *c) {
     else if (c->h.dev && ts_bench_any_device_engine(&o->b)) a = 256, b = 512; // simulated devices run reference kernels
     else if (c->h.tiles && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA) a = 8192, b = 16384;
     else if (c->h.tiles) a = 512, b = 1024; // a few 256-tiles per simulated device
-    add_shape(o, (shape_t){a, a, a});
-    add_shape(o, (shape_t){b, b, b});
+    ts_bench_add_shape(&o->b, (shape_t){a, a, a});
+    ts_bench_add_shape(&o->b, (shape_t){b, b, b});
     return 0;
 }
 
@@ -715,12 +662,7 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
                  ops, ts_engines_name(resolved[e]));
         ts_bench_progress(&c->h, runs_flops * (o->b.warmup + row->b.reps + o->b.verify), what);
     }
-    ts_bench_set_ratios(&c->h, first);
-    for (int i = first; i < c->h.nrows; i++) {
-        progress_clear(c);
-        print_row(c, TS_BENCH_ROW(&c->h, i, gemm_row));
-    }
-    fflush(c->h.out);
+    ts_bench_print_rows(&c->h, first, print_row, c);
     return 0;
 }
 
@@ -747,31 +689,31 @@ int ts_cmd_gemm(int argc, char **argv) {
         goto out;
     if (any_engine_is(&o, TS_ENGINE_TILES) && (rc = ts_bench_open(&c.h, TS_ENGINE_TILES, "--engine tiles"))) goto out;
     if ((rc = ts_bench_check_counts(&c.h))) goto out;
-    if (o.nshapes == 0) default_shapes(&c);
-    for (int s = 0; s < o.nshapes; s++)
+    if (o.b.nshapes == 0) default_shapes(&c);
+    for (int s = 0; s < o.b.nshapes; s++)
         for (int p = 0; p < o.nops; p++)
-            if ((rc = check_lds(&o, o.shapes[s], o.ops[p]))) goto out;
+            if ((rc = check_lds(&o, o.b.shapes[s], o.ops[p]))) goto out;
     if ((rc = check_memory(&c))) goto out;
     if ((rc = ts_bench_stream_open(&c.h))) goto out;
 
     double total = 0;
-    for (int s = 0; s < o.nshapes; s++)
+    for (int s = 0; s < o.b.nshapes; s++)
         for (int p = 0; p < o.b.nprecs; p++)
             for (int e = 0; e < o.b.nengines; e++)
-                total += gemm_flops(o.b.precs[p], o.shapes[s]) * o.nops * ts_bench_npasses(&c.h) *
+                total += gemm_flops(o.b.precs[p], o.b.shapes[s]) * o.nops * ts_bench_npasses(&c.h) *
                          (o.b.warmup + default_reps(&c, resolved[e]) + o.b.verify);
-    ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
+    ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.b.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
     print_preamble(&c);
-    for (int s = 0; s < o.nshapes && rc == 0; s++)
+    for (int s = 0; s < o.b.nshapes && rc == 0; s++)
         for (int p = 0; p < o.b.nprecs && rc == 0; p++) {
-            if (setup_buffers(&c, o.shapes[s], o.b.precs[p], c.h.dev != NULL) < 0) {
+            if (setup_buffers(&c, o.b.shapes[s], o.b.precs[p], c.h.dev != NULL) < 0) {
                 progress_clear(&c);
-                ts_cli_errorf(CMD, "%lldx%lldx%lld %c: %s", (long long)o.shapes[s].m, (long long)o.shapes[s].n,
-                              (long long)o.shapes[s].k, o.b.precs[p], ts_error_string());
+                ts_cli_errorf(CMD, "%lldx%lldx%lld %c: %s", (long long)o.b.shapes[s].m, (long long)o.b.shapes[s].n,
+                              (long long)o.b.shapes[s].k, o.b.precs[p], ts_error_string());
                 rc = TS_EXIT_RUNTIME;
             }
             for (int q = 0; q < o.nops && rc == 0; q++)
-                if (run_group(&c, o.shapes[s], o.b.precs[p], o.ops[q], resolved, &worst) < 0) {
+                if (run_group(&c, o.b.shapes[s], o.b.precs[p], o.ops[q], resolved, &worst) < 0) {
                     ts_cli_errorf(CMD, "%s", ts_error_string());
                     rc = TS_EXIT_RUNTIME;
                 }

@@ -75,6 +75,37 @@ int ts_bench_sweep(const char *cmd, const char *sweep, int64_t *vals, int max, i
     return 0;
 }
 
+int ts_bench_add_shape(ts_bench_opts *o, ts_bench_shape s) {
+    if (o->nshapes >= o->max_shapes) return ts_cli_usage_error(o->cmd, "too many sizes (at most %d)", o->max_shapes);
+    o->shapes[o->nshapes++] = s;
+    return 0;
+}
+
+int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *const dims[3]) {
+    if (sweep) {
+        int64_t vals[TS_BENCH_MAX_SHAPES];
+        int n = 0;
+        if (ts_bench_sweep(o->cmd, sweep, vals, o->max_shapes, &n)) return TS_EXIT_USAGE;
+        for (int i = 0; i < n; i++)
+            if (ts_bench_add_shape(o, (ts_bench_shape){vals[i], vals[i], vals[i]})) return TS_EXIT_USAGE;
+    }
+    int64_t d[3] = {0, 0, 0};
+    static const char *dn[3] = {"-m", "-n", "-k"};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] && ts_bench_dim(o->cmd, dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
+    if (!d[0] && !d[1] && !d[2]) return 0;
+    if (o->nshapes == 0) { // -m/-n/-k alone: missing dimensions take the first one given
+        int64_t first = d[0] ? d[0] : d[1] ? d[1] : d[2];
+        return ts_bench_add_shape(o, (ts_bench_shape){d[0] ? d[0] : first, d[1] ? d[1] : first, d[2] ? d[2] : first});
+    }
+    for (int s = 0; s < o->nshapes; s++) {
+        if (d[0]) o->shapes[s].m = d[0];
+        if (d[1]) o->shapes[s].n = d[1];
+        if (d[2]) o->shapes[s].k = d[2];
+    }
+    return 0;
+}
+
 static int prec_tok(void *ctx, const char *opt, const char *t) {
     ts_bench_opts *o = ctx;
     char c = (char)(t[0] | 0x20);
@@ -195,7 +226,11 @@ int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *
         if (r > 0) continue;
         if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9'))
             return ts_cli_usage_error(o->cmd, "unknown option '%s' (tessera %s --help)", a, o->cmd);
-        if (size(ctx, a)) return TS_EXIT_USAGE;
+        int64_t d[3];
+        if (size ? size(ctx, a) != 0
+                 : ts_bench_size(o->cmd, a, o->shape_parts, o->shape_expect, d) ||
+                       ts_bench_add_shape(o, (ts_bench_shape){d[0], d[1], d[2]}))
+            return TS_EXIT_USAGE;
     }
     return 0;
 }

@@ -27,6 +27,13 @@
 #define TS_BENCH_MAX_DIM 2147483647LL // CBLAS and cuBLAS take int dimensions
 #define TS_BENCH_MAX_COUNTS 8         // --devices list items
 
+#define TS_BENCH_MAX_SHAPES 256
+
+// One problem size: m x n x k (a command with two dimensions leaves k as it likes).
+typedef struct {
+    int64_t m, n, k;
+} ts_bench_shape;
+
 // The options both commands take.
 typedef struct {
     const char *cmd;           // "gemm", "blas3": names the command in messages
@@ -45,6 +52,11 @@ typedef struct {
     int verbosity;
     int counts[TS_BENCH_MAX_COUNTS]; // --devices: device counts the set-wide engines run on, in turn (0 items: all)
     int ncounts;
+    // The sizes, when the command keeps them here (ts_bench_parse without a size callback): each
+    // argument a size of shape_parts dimensions (shape_expect names them in messages), at most max_shapes.
+    ts_bench_shape shapes[TS_BENCH_MAX_SHAPES];
+    int nshapes, max_shapes, shape_parts;
+    const char *shape_expect;
 } ts_bench_opts;
 
 // Defaults: alpha = beta = 1, verify on, seed 1 (warmup and reps 0: the command sets its own).
@@ -55,7 +67,7 @@ void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allo
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
 // The command line: --help (usage printed, -1), the common options, the command's own (own:
 // 1 consumed, 0 not one of its options, -1 bad with the message printed), every other argument a
-// size (size: 0 or an error printed). Returns 0, -1 (help) or TS_EXIT_USAGE.
+// size (size: 0 or an error printed; NULL: into o->shapes). Returns 0, -1 (help) or TS_EXIT_USAGE.
 typedef int (*ts_bench_opt_fn)(void *ctx, int argc, char **argv, int *i);
 typedef int (*ts_bench_arg_fn)(void *ctx, const char *arg);
 int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
@@ -73,6 +85,12 @@ int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char 
 // --sweep A:B:S (S a step or xF a factor) or a comma list: n sizes (at most max) into vals, each a
 // dimension; 0 or TS_EXIT_USAGE (the message printed).
 int ts_bench_sweep(const char *cmd, const char *sweep, int64_t *vals, int max, int *n);
+// Appends a size to o->shapes; 0 or TS_EXIT_USAGE ("too many sizes").
+int ts_bench_add_shape(ts_bench_opts *o, ts_bench_shape s);
+// After the sizes: --sweep's sizes (n x n x n) appended, then -m/-n/-k (dims, NULL when not given)
+// set that dimension of every size, or alone make one size whose missing dimensions take the first
+// one given. 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *const dims[3]);
 
 // What every row has; a command's row type starts with one.
 typedef struct {
@@ -159,6 +177,8 @@ void *ts_bench_new_row(ts_bench *b);
 void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec);
 // Rows [first, nrows) against the first when the command runs several engines.
 void ts_bench_set_ratios(ts_bench *b, int first);
+// Rows [first, nrows): ratios set, then each printed by print(ctx, row) (the progress line cleared first).
+void ts_bench_print_rows(ts_bench *b, int first, void (*print)(void *ctx, void *row), void *ctx);
 // A runtime error on a row: marked, reported as "<what>: <error>", exit code at least 3.
 void ts_bench_row_failed(ts_bench *b, ts_bench_row *r, const char *what, int *worst);
 // A finished row: exit code at least 1 when its check failed.
@@ -185,6 +205,9 @@ int ts_bench_host_alloc(ts_bench *b, size_t bytes, void **p);
 void ts_bench_host_free(ts_bench *b, void *p);
 // TS_EXIT_USAGE with "<what>: needs X GiB of host memory, Y GiB available" when need > avail.
 int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double avail);
+// Both memories for one item: dev_need bytes on the device engines' device (when there is one;
+// "<what>: needs X GiB on device I, Y GiB available"), then host_need of the host's available memory.
+int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double dev_need);
 // cuBLASXt reads host memory as it is: the buffers are registered (pinned) through the device
 // layer for the row, as the tile runtime does with its operands, and the block set.
 int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]);

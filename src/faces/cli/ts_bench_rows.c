@@ -40,6 +40,15 @@ void ts_bench_set_ratios(ts_bench *b, int first) {
     }
 }
 
+void ts_bench_print_rows(ts_bench *b, int first, void (*print)(void *ctx, void *row), void *ctx) {
+    ts_bench_set_ratios(b, first);
+    for (int i = first; i < b->nrows; i++) {
+        ts_bench_progress_clear(b);
+        print(ctx, (char *)b->rows + b->row_size * (size_t)i);
+    }
+    fflush(b->out);
+}
+
 void ts_bench_row_failed(ts_bench *b, ts_bench_row *r, const char *what, int *worst) {
     r->failed = 1;
     ts_bench_progress_clear(b);

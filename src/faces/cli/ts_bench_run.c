@@ -29,6 +29,15 @@ int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double 
                               ts_cli_gib(need), ts_cli_gib(avail));
 }
 
+int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double dev_need) {
+    size_t used = 0, free_b = 0, largest = 0;
+    if (b->dev) ts_dmem_info(b->dev, &used, &free_b, &largest);
+    if (b->dev && dev_need > (double)free_b)
+        return ts_cli_usage_error(b->o->cmd, "%s: needs %.2f GiB on device %d, %.2f GiB available", what,
+                                  ts_cli_gib(dev_need), b->dev_index, ts_cli_gib((double)free_b));
+    return ts_bench_host_fits(b, what, host_need, (double)ts_cli_host_mem_available());
+}
+
 int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]) {
     // buffers from ts_host_alloc are page-locked already: nothing to do for those
     for (int q = 0; q < 3; q++) {
