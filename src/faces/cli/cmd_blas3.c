@@ -323,13 +323,10 @@ static void progress_clear(ctx_t *c) { ts_bench_progress_clear(&c->h); }
 // warmup and the timed runs on the result of the previous one (as ts_gemm's reps: no reset in between).
 static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) {
     b3_opts *o = c->o;
-    int pins[3] = {-1, -1, -1}, rc = 0;
+    int pins[3], rc = 0;
     double *sec = NULL;
-    if (row->b.engine == TS_ENGINE_CUBLASXT) {
-        void *bufs[3] = {c->buf.A, c->buf.B, c->buf.W};
-        size_t bytes[3] = {c->buf.bytes[0], c->buf.bytes[1], c->buf.bytes[3]};
-        TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, row->b.xt_block, bufs, bytes, pins), rc, out);
-    }
+    TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, &row->b, c->buf.A, c->buf.bytes[0], c->buf.B, c->buf.bytes[1], c->buf.W,
+                                    c->buf.bytes[3], pins), rc, out);
     sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) TS_CHECK_GOTO(TS_ERROR(TS_ERR_NOMEM, "out of host memory"), rc, out);
     char what[96];
@@ -345,16 +342,11 @@ static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) 
     }
     TS_CHECK_GOTO(ts_bench_time_host(o->b.warmup, row->b.reps, run_once, &run, sec), rc, out);
     ts_bench_set_rates(&row->b, row->flops, sec);
-    if (row->b.engine == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->last;
-    if (row->b.engine == TS_ENGINE_TILES && o->b.trace) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->b.trace, rname(p->r), p->prec, (long long)p->rc,
-                 (long long)p->n);
-        if (ts_tiles_trace_write(c->h.tiles, path) < 0) {
-            rc = ts_error_last()->code;
-            goto out;
-        }
-    }
+    char path[1024]; // --trace PREFIX: PREFIX-ROUTINE-PREC-MxN.json
+    snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->b.trace ? o->b.trace : "", rname(p->r), p->prec,
+             (long long)p->rc, (long long)p->n);
+    if (row->b.engine == TS_ENGINE_TILES)
+        TS_CHECK_GOTO(ts_bench_row_tiles(&c->h, &row->b, &c->last, o->b.trace ? path : NULL), rc, out);
 out:
     ts_bench_xt_end(&c->h, pins);
     free(sec);
@@ -390,7 +382,7 @@ static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row, int make_dat
     }
     TS_CHECK_GOTO(ts_bench_time_host(o->b.warmup, row->b.reps, run_once, &run, sec), rc, out);
     ts_bench_set_rates(&row->b, row->flops, sec);
-    row->b.has_tiles = 1, row->b.tiles = c->last;
+    ts_bench_row_tiles(&c->h, &row->b, &c->last, NULL);
 out:
     free(sec);
     return rc;
@@ -647,8 +639,7 @@ int ts_cmd_blas3(int argc, char **argv) {
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: %d random vectors per result against the CPU-side products of the original operands; "
                          "scaled error bound %.0f (trsm: residual of op(A) X = alpha B)\n", CHECK_NVEC, CHECK_BOUND);
-    if (o.b.json && ts_bench_write_json(&c.h, write_json) < 0 && !rc) rc = TS_EXIT_RUNTIME;
-    if (!rc) rc = worst;
+    rc = ts_bench_finish(&c.h, write_json, rc, worst);
 out:
     free_buffers(&c);
     ts_bench_end(&c.h);

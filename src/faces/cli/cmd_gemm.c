@@ -473,17 +473,11 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     row->b.engine = e;
     row->host = on_host || host_operands;
     row->b.reps = reps;
-    int pins[3] = {-1, -1, -1}, rc = 0;
-    if (e == TS_ENGINE_CUBLASXT) {
-        void *bufs[3] = {c->hA, c->hB, c->hC};
-        size_t bytes[3] = {c->bytesA, c->bytesB, c->bytesC};
-        rc = ts_bench_xt_begin(&c->h, row->b.xt_block, bufs, bytes, pins);
-    }
+    int pins[3], rc = ts_bench_xt_begin(&c->h, &row->b, c->hA, c->bytesA, c->hB, c->bytesB, c->hC, c->bytesC, pins);
     if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
-    if (rc >= 0 && e == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->tiles_last;
     char trace[1100];
-    const char *tp = ts_bench_trace_path(&c->h, row->b.ndev, trace, sizeof trace);
-    if (rc >= 0 && e == TS_ENGINE_TILES && tp && ts_tiles_trace_write(c->h.tiles, tp) < 0) {
+    if (rc >= 0 && e == TS_ENGINE_TILES &&
+        ts_bench_row_tiles(&c->h, &row->b, &c->tiles_last, ts_bench_trace_path(&c->h, row->b.ndev, trace, sizeof trace)) < 0) {
         ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
         ts_error_clear();
     }
@@ -723,8 +717,7 @@ int ts_cmd_gemm(int argc, char **argv) {
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: Freivalds (%d vectors, bound %.0f) on every result; full recomputation "
                          "(bound %.0f) where m*n*k <= 2^27\n", FREIVALDS_NVEC, FREIVALDS_BOUND, REF_BOUND);
-    if (o.b.json && ts_bench_write_json(&c.h, write_json) < 0 && !rc) rc = TS_EXIT_RUNTIME;
-    if (!rc) rc = worst;
+    rc = ts_bench_finish(&c.h, write_json, rc, worst);
 out:
     free_buffers(&c);
     ts_bench_end(&c.h);

@@ -175,6 +175,9 @@ void *ts_bench_new_row(ts_bench *b);
 #define TS_BENCH_ROW(b, i, type) (&((type *)(b)->rows)[i])
 // Rates from `reps` timings (r->reps) of `flops` each.
 void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec);
+// An engine tiles row after its timed runs: the runtime's stats of the last one kept in the row, and
+// its timeline written to path (NULL: none). 0 or the trace's negative status.
+int ts_bench_row_tiles(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last, const char *path);
 // Rows [first, nrows) against the first when the command runs several engines.
 void ts_bench_set_ratios(ts_bench *b, int first);
 // Rows [first, nrows): ratios set, then each printed by print(ctx, row) (the progress line cleared first).
@@ -208,9 +211,11 @@ int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double 
 // Both memories for one item: dev_need bytes on the device engines' device (when there is one;
 // "<what>: needs X GiB on device I, Y GiB available"), then host_need of the host's available memory.
 int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double dev_need);
-// cuBLASXt reads host memory as it is: the buffers are registered (pinned) through the device
-// layer for the row, as the tile runtime does with its operands, and the block set.
-int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]);
+// cuBLASXt reads host memory as it is: for a cublasxt row the buffers A, B, C are registered
+// (pinned) through the device layer, as the tile runtime does with its operands, and the row's block
+// set; other rows need nothing (pins -1 all the same, for ts_bench_xt_end).
+int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, void *A, size_t bytesA, void *B, size_t bytesB, void *C,
+                      size_t bytesC, int pins[3]);
 void ts_bench_xt_end(ts_bench *b, const int pins[3]);
 // Runs run(ctx, 0) warmup times, then run(ctx, 1) reps times, each timed on the host clock into sec.
 // 0 or the first failure's negative status.
@@ -227,6 +232,9 @@ void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t);
 void ts_bench_print_tiles_brief(ts_bench *b, const ts_tiles_stats *t);
 // Writes the results document to --json FILE through write(); -1 when it could not be written.
 int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j));
+// The end of a run: the results document written (with --json), and the exit code: rc when the run
+// failed (or TS_EXIT_RUNTIME when the document could not be written), else the worst row's.
+int ts_bench_finish(ts_bench *b, void (*write)(ts_bench *b, ts_json *j), int rc, int worst);
 // A row's results entry begun with its engine, rates and check (error and bound when verified).
 void ts_bench_json_entry_begin(ts_json *j, const ts_bench_row *r, const char *bench, char prec, const char *where);
 // The results entry's "xt_block" (cublasxt), "devices" (set-wide engines) and "warmup" members.

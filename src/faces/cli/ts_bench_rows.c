@@ -40,6 +40,11 @@ void ts_bench_set_ratios(ts_bench *b, int first) {
     }
 }
 
+int ts_bench_row_tiles(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last, const char *path) {
+    r->has_tiles = 1, r->tiles = *last;
+    return path ? ts_tiles_trace_write(b->tiles, path) : 0;
+}
+
 void ts_bench_print_rows(ts_bench *b, int first, void (*print)(void *ctx, void *row), void *ctx) {
     ts_bench_set_ratios(b, first);
     for (int i = first; i < b->nrows; i++) {
@@ -99,6 +104,11 @@ int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j)) {
     write(b, j);
     int bad = ts_json_close(j) < 0;
     return ts_cli_json_fclose(b->o->cmd, b->o->json, f) < 0 || bad ? -1 : 0;
+}
+
+int ts_bench_finish(ts_bench *b, void (*write)(ts_bench *b, ts_json *j), int rc, int worst) {
+    if (b->o->json && ts_bench_write_json(b, write) < 0 && !rc) rc = TS_EXIT_RUNTIME;
+    return rc ? rc : worst;
 }
 
 void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r) {

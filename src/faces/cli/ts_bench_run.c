@@ -38,13 +38,16 @@ int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double 
     return ts_bench_host_fits(b, what, host_need, (double)ts_cli_host_mem_available());
 }
 
-int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]) {
+int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, void *A, size_t bytesA, void *B, size_t bytesB, void *C,
+                      size_t bytesC, int pins[3]) {
+    void *bufs[3] = {A, B, C};
+    size_t bytes[3] = {bytesA, bytesB, bytesC};
+    pins[0] = pins[1] = pins[2] = -1;
+    if (r->engine != TS_ENGINE_CUBLASXT) return 0;
     // buffers from ts_host_alloc are page-locked already: nothing to do for those
-    for (int q = 0; q < 3; q++) {
-        pins[q] = -1;
+    for (int q = 0; q < 3; q++)
         if (bytes[q] && ts_host_pin(b->devs, bufs[q], bytes[q], &pins[q]) < 0) pins[q] = -1, ts_error_clear();
-    }
-    return ts_engines_set_xt_block(b->eng, block);
+    return ts_engines_set_xt_block(b->eng, r->xt_block);
 }
 
 // Chunks of 64 MiB (a multiple of every element size) handed out to the threads.
