@@ -169,38 +169,33 @@ static int to_int_counts(const ts_comm *c, const int64_t *counts, const int64_t 
     return 0;
 }
 
-int ts_comm_allgatherv(const ts_comm *c, const double *sbuf, int64_t sn, double *rbuf,
-                       const int64_t *counts, const int64_t *displs) {
+// Gatherv to root, or to every rank with root -1 (Allgatherv).
+static int gatherv_to(const ts_comm *c, const double *sbuf, int64_t sn, double *rbuf, const int64_t *counts,
+                      const int64_t *displs, int root) {
     if (c->size <= 1) {
         if (sn) memmove(rbuf + displs[0], sbuf, (size_t)sn * sizeof(double));
         return 0;
     }
     int *ic = malloc(2 * (size_t)c->size * sizeof(int));
-    if (!ic) TS_RAISE(TS_ERR_NOMEM, "allgatherv counts");
+    if (!ic) TS_RAISE(TS_ERR_NOMEM, "%s counts", root < 0 ? "allgatherv" : "gatherv");
     int rc = to_int_counts(c, counts, displs, ic, ic + c->size);
     if (rc == 0) {
-        int mrc = MPI_Allgatherv(sbuf, (int)sn, MPI_DOUBLE, rbuf, ic, ic + c->size, MPI_DOUBLE, c->comm);
-        if (mrc != MPI_SUCCESS) rc = ts_comm_mpi_error(mrc, "MPI_Allgatherv");
+        int mrc = root < 0 ? MPI_Allgatherv(sbuf, (int)sn, MPI_DOUBLE, rbuf, ic, ic + c->size, MPI_DOUBLE, c->comm)
+                           : MPI_Gatherv(sbuf, (int)sn, MPI_DOUBLE, rbuf, ic, ic + c->size, MPI_DOUBLE, root, c->comm);
+        if (mrc != MPI_SUCCESS) rc = ts_comm_mpi_error(mrc, root < 0 ? "MPI_Allgatherv" : "MPI_Gatherv");
     }
     free(ic);
     return rc;
 }
 
+int ts_comm_allgatherv(const ts_comm *c, const double *sbuf, int64_t sn, double *rbuf,
+                       const int64_t *counts, const int64_t *displs) {
+    return gatherv_to(c, sbuf, sn, rbuf, counts, displs, -1);
+}
+
 int ts_comm_gatherv(const ts_comm *c, const double *sbuf, int64_t sn, double *rbuf,
                     const int64_t *counts, const int64_t *displs, int root) {
-    if (c->size <= 1) {
-        if (sn) memmove(rbuf + displs[0], sbuf, (size_t)sn * sizeof(double));
-        return 0;
-    }
-    int *ic = malloc(2 * (size_t)c->size * sizeof(int));
-    if (!ic) TS_RAISE(TS_ERR_NOMEM, "gatherv counts");
-    int rc = to_int_counts(c, counts, displs, ic, ic + c->size);
-    if (rc == 0) {
-        int mrc = MPI_Gatherv(sbuf, (int)sn, MPI_DOUBLE, rbuf, ic, ic + c->size, MPI_DOUBLE, root, c->comm);
-        if (mrc != MPI_SUCCESS) rc = ts_comm_mpi_error(mrc, "MPI_Gatherv");
-    }
-    free(ic);
-    return rc;
+    return gatherv_to(c, sbuf, sn, rbuf, counts, displs, root);
 }
 
 int ts_comm_scatterv(const ts_comm *c, const double *sbuf, const int64_t *counts,

@@ -126,8 +126,26 @@ int ts_gemm_check_raise(const char *who, char prec, char ta, char tb, int64_t m,
 // reference, `cpu` always the CPU BLAS.
 #define TS_SIM_GEMM_REF_FLOPS_DEFAULT (2.0 * 256 * 256 * 256)
 
-static double gemm_flops(char prec, int64_t m, int64_t n, int64_t k) {
-    return 2.0 * (double)m * (double)n * (double)k * (ts_prec_is_complex(prec) ? 4.0 : 1.0);
+double ts_gemm_flops(char prec, int64_t m, int64_t n, int64_t k) {
+    return (ts_prec_is_complex(prec) ? 8.0 : 2.0) * (double)m * (double)n * (double)k;
+}
+
+void ts_gemm_desc_layout(ts_gemm_desc *g, int row_major, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                         int64_t lda, int64_t ldb, int64_t ldc, int64_t cols[2]) {
+    g->k = k;
+    if (!row_major) {
+        g->ta = ta, g->tb = tb, g->m = m, g->n = n;
+    } else { // C^T = op(B)^T op(A)^T: A' = B, B' = A
+        int64_t t = lda;
+        g->ta = tb, g->tb = ta, g->m = n, g->n = m;
+        lda = ldb, ldb = t;
+    }
+    int64_t rowsA = g->ta == 'N' ? g->m : k, rowsB = g->tb == 'N' ? k : g->n;
+    cols[0] = g->ta == 'N' ? k : g->m;
+    cols[1] = g->tb == 'N' ? g->n : k;
+    g->lda = lda ? lda : rowsA;
+    g->ldb = ldb ? ldb : rowsB;
+    g->ldc = ldc ? ldc : g->m;
 }
 
 static ts_backend stream_backend(ts_stream *st) {
@@ -161,7 +179,7 @@ ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, int
     if (stream_backend(st) != TS_BACKEND_SIM) return ts_dev_gemm_default_engine(st);
     double limit;
     (void)sim_ref_limit(&limit); // ts_dev_gemm reports a malformed value; here it keeps the default
-    return gemm_flops(prec, m, n, k) > limit ? TS_ENGINE_CPU : TS_ENGINE_REF;
+    return ts_gemm_flops(prec, m, n, k) > limit ? TS_ENGINE_CPU : TS_ENGINE_REF;
 }
 
 typedef struct {
@@ -195,7 +213,7 @@ static int sim_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb
     memcpy(a.alpha, alpha, es);
     memcpy(a.beta, beta, es);
     ts_kernel kern = {.name = engine == TS_ENGINE_CPU ? "gemm_cpu" : "gemm_ref",
-                      .flops = gemm_flops(prec, m, n, k), .cpu = sim_gemm_run, .args = &a,
+                      .flops = ts_gemm_flops(prec, m, n, k), .cpu = sim_gemm_run, .args = &a,
                       .args_size = sizeof a};
     return ts_kernel_enqueue(st, &kern);
 }

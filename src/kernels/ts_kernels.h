@@ -82,6 +82,36 @@ double ts_gemm_ref_error(char prec, char ta, char tb, int64_t m, int64_t n, int6
                          const void *A, int64_t lda, const void *B, int64_t ldb, const double beta[2],
                          const void *C0, const void *C, const void *Cref, int64_t ldc);
 
+// One GEMM result checked against its operands, as the tools report it: C = alpha op(A) op(B) +
+// beta C0, column-major, alpha and beta as {re, im}, C0 and C (and Cref) with leading dimension ldc.
+typedef struct {
+    char prec, ta, tb;
+    int64_t m, n, k;
+    double alpha[2], beta[2];
+    const void *A, *B, *C0;
+    int64_t lda, ldb, ldc;
+} ts_gemm_desc;
+typedef struct {
+    double fv_err;         // ts_gemm_verify's scaled error
+    double ref_err;        // ts_gemm_ref_error's, when ref_done
+    int ref_done;
+    double error, bound;   // the check closer to (or over) its bound, or the one that failed to give a number
+    int passed;            // both checks within their bounds
+} ts_gemm_check_result;
+// The column-major GEMM of an m x n x k problem with ops ta, tb in either storage order (row_major:
+// computed as C^T = op(B)^T op(A)^T, A and B and their leading dimensions trading places); leading
+// dimensions 0 are tight. Fills g's letters, dimensions and leading dimensions; cols: the stored
+// columns of its A and B.
+void ts_gemm_desc_layout(ts_gemm_desc *g, int row_major, char ta, char tb, int64_t m, int64_t n, int64_t k,
+                         int64_t lda, int64_t ldb, int64_t ldc, int64_t cols[2]);
+// Flops of one GEMM: 2mnk, 8mnk for complex precisions.
+double ts_gemm_flops(char prec, int64_t m, int64_t n, int64_t k);
+// Freivalds (nvec vectors, seed, fv_bound) and, when Cref is not NULL, the normwise error against the
+// reference kernel's result held in Cref (computed there from C0 first when *cref_valid is 0, which
+// then becomes 1: one reference serves every result of the same GEMM) with ref_bound.
+void ts_gemm_check(const ts_gemm_desc *g, const void *C, int nvec, uint64_t seed, double fv_bound, void *Cref,
+                   int *cref_valid, double ref_bound, ts_gemm_check_result *r);
+
 // ---- devices (device pointers, asynchronous on a stream) ----
 // Sim devices run ts_gemm_ref (or the CPU BLAS) on the stream's worker; CUDA devices cuBLAS (or
 // the own kernel when engine is TESSERA). Alpha/beta are host scalars read at enqueue time.

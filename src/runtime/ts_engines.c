@@ -127,6 +127,22 @@ static int xt_ready(const ts_engines *x) {
 }
 #endif
 
+int ts_engines_probe(ts_device *dev, ts_engine e) {
+    ts_stream *st = NULL;
+    void *buf = NULL;
+    double one[2] = {1, 0};
+    int rc = ts_stream_create(dev, &st);
+    if (rc >= 0) rc = ts_dmalloc(dev, 3 * 256, &buf);
+    if (rc >= 0) rc = ts_memset_async(st, buf, 0, 3 * 256);
+    if (rc >= 0) rc = ts_dev_gemm(st, e, 'd', 'N', 'N', 1, 1, 1, one, buf, 1, (char *)buf + 256, 1, one,
+                                  (char *)buf + 512, 1);
+    if (rc >= 0) rc = ts_stream_sync(st);
+    ts_error_info why = *ts_error_last(); // the cleanup below may record errors of its own
+    if (st) ts_stream_destroy(st);
+    if (buf) ts_dfree(dev, buf);
+    return rc < 0 ? ts_error_set(rc, why.file, why.line, "%s", why.message) : 0;
+}
+
 int ts_engines_set_xt_block(ts_engines *x, int block) {
 #if TS_HAVE_CUDA
     TS_CHECK(xt_ready(x));

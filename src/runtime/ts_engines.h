@@ -28,6 +28,10 @@ int ts_engine_is_set_wide(ts_engine e);
 // (cuBLASXt needs GPUs)", ...), or NULL when it can (and for every other engine).
 const char *ts_engines_unavailable(ts_devset *devs, ts_engine e);
 
+// Whether device engine e runs on dev in this build: a 1x1x1 DGEMM on a scratch stream. 0, or the
+// failure's status with its message (the scratch stream and memory are released either way).
+int ts_engines_probe(ts_device *dev, ts_engine e);
+
 typedef struct ts_tiles ts_tiles;
 struct ts_tiles_stats;
 

@@ -110,28 +110,27 @@ static int trans_ok(char prec, int herm, char t) {
     return t == 'T' || t == 'C';
 }
 
-int ts_syrk_check_args(char prec, int herm, char uplo, char trans, int64_t n, int64_t k, int64_t lda, int64_t ldc) {
+// SYRK's (two 0, no B) and SYR2K's arguments; B's position moves C's from 10 to 12.
+static int rank_check_args(char prec, int herm, char uplo, char trans, int64_t n, int64_t k, int64_t lda, int two,
+                           int64_t ldb, int64_t ldc) {
     uplo = up(uplo), trans = up(trans);
     if (!uplo_ok(uplo)) return 1;
     if (!trans_ok(prec, herm, trans)) return 2;
     if (n < 0) return 3;
     if (k < 0) return 4;
     if (lda < max1(trans == 'N' ? n : k)) return 7;
-    if (ldc < max1(n)) return 10;
+    if (two && ldb < max1(trans == 'N' ? n : k)) return 9;
+    if (ldc < max1(n)) return two ? 12 : 10;
     return 0;
+}
+
+int ts_syrk_check_args(char prec, int herm, char uplo, char trans, int64_t n, int64_t k, int64_t lda, int64_t ldc) {
+    return rank_check_args(prec, herm, uplo, trans, n, k, lda, 0, 0, ldc);
 }
 
 int ts_syr2k_check_args(char prec, int herm, char uplo, char trans, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                         int64_t ldc) {
-    uplo = up(uplo), trans = up(trans);
-    if (!uplo_ok(uplo)) return 1;
-    if (!trans_ok(prec, herm, trans)) return 2;
-    if (n < 0) return 3;
-    if (k < 0) return 4;
-    if (lda < max1(trans == 'N' ? n : k)) return 7;
-    if (ldb < max1(trans == 'N' ? n : k)) return 9;
-    if (ldc < max1(n)) return 12;
-    return 0;
+    return rank_check_args(prec, herm, uplo, trans, n, k, lda, 1, ldb, ldc);
 }
 
 static int bad_arg(const char *who, int pos) {

@@ -27,7 +27,7 @@
 double tl_task_flops(const tl_call *c, int t) {
     if (c->l3) return tl_l3_task_flops(c, t);
     int64_t mb = tl_dim(c->m, c->T, t % c->mt), nb = tl_dim(c->n, c->T, t / c->mt);
-    return (c->prec == 'c' || c->prec == 'z' ? 8.0 : 2.0) * (double)mb * (double)nb * (double)c->k;
+    return ts_gemm_flops(c->prec, mb, nb, c->k);
 }
 
 // Host C tile t <- its saved copy (contiguous).

@@ -155,6 +155,10 @@ struct ts_hpcg_impl {
     void *state;
 };
 
+// Fills I: its operations and state, the communicator, the fine level's sizes and its vectors
+// v = {b, x, xexact, r, z, p, Ap} (the order of the members).
+void ts_hpcg_impl_init(ts_hpcg_impl *I, const ts_hpcg_ops *ops, void *state, const ts_comm *comm, int32_t nrow,
+                       int32_t ncol, double *const v[7]);
 // The reference implementation on P (CSR, SYMGS in natural order, host memory).
 void ts_hpcg_impl_ref(ts_hpcg_problem *P, ts_hpcg_impl *I);
 

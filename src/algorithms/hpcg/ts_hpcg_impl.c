@@ -171,19 +171,8 @@ static const ts_hpcg_ops opt_ops = {"opt", o_spmv, o_mg, o_dot, o_waxpby, o_vnew
                                     o_zero, o_set, o_get, o_scale_diag, o_fence};
 
 void ts_hpcg_opt_impl(ts_hpcg_opt *O, ts_hpcg_impl *I) {
-    memset(I, 0, sizeof *I);
-    I->ops = &opt_ops;
-    I->comm = O->comm;
-    I->nrow = O->A->nrow;
-    I->ncol = O->A->ncol;
-    I->b = O->b;
-    I->x = O->x;
-    I->xexact = O->xexact;
-    I->r = O->r;
-    I->z = O->z;
-    I->p = O->p;
-    I->Ap = O->Ap;
-    I->state = O;
+    double *v[7] = {O->b, O->x, O->xexact, O->r, O->z, O->p, O->Ap};
+    ts_hpcg_impl_init(I, &opt_ops, O, O->comm, O->A->nrow, O->A->ncol, v);
 }
 
 // Traffic model of the kernels above, per CG iteration: a matrix entry is 12 bytes (value and

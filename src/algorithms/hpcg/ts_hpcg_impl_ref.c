@@ -57,18 +57,15 @@ static int r_fence(ts_hpcg_impl *I) { return 0; }
 static const ts_hpcg_ops ref_ops = {"ref", r_spmv, r_mg, r_dot, r_waxpby, r_vnew, r_vfree,
                                     r_zero, r_set, r_get, r_scale_diag, r_fence};
 
-void ts_hpcg_impl_ref(ts_hpcg_problem *P, ts_hpcg_impl *I) {
+void ts_hpcg_impl_init(ts_hpcg_impl *I, const ts_hpcg_ops *ops, void *state, const ts_comm *comm, int32_t nrow,
+                       int32_t ncol, double *const v[7]) {
     memset(I, 0, sizeof *I);
-    I->ops = &ref_ops;
-    I->comm = &P->comm;
-    I->nrow = P->A->nrow;
-    I->ncol = P->A->ncol;
-    I->b = P->b;
-    I->x = P->x;
-    I->xexact = P->xexact;
-    I->r = P->r;
-    I->z = P->z;
-    I->p = P->p;
-    I->Ap = P->Ap;
-    I->state = P;
+    I->ops = ops, I->state = state, I->comm = comm, I->nrow = nrow, I->ncol = ncol;
+    double **member[7] = {&I->b, &I->x, &I->xexact, &I->r, &I->z, &I->p, &I->Ap};
+    for (int q = 0; q < 7; q++) *member[q] = v[q];
+}
+
+void ts_hpcg_impl_ref(ts_hpcg_problem *P, ts_hpcg_impl *I) {
+    double *v[7] = {P->b, P->x, P->xexact, P->r, P->z, P->p, P->Ap};
+    ts_hpcg_impl_init(I, &ref_ops, P, &P->comm, P->A->nrow, P->A->ncol, v);
 }

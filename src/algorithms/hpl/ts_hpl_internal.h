@@ -177,6 +177,12 @@ typedef struct {
 int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB);
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
+// The host clock's stamps of the CPU executor, which the out-of-core one shares: (re)sized to n and
+// emptied; the seconds between two (0 when either is missing).
+// m x n doubles from src (leading dimension lds) to dst (ldd) in host memory (memmove: may overlap).
+void ts_hpl_host_copy2d(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n);
+int ts_hpl_host_stamps_reset(ts_hpl_state *s, int n);
+double ts_hpl_host_stamp_diff(ts_hpl_state *s, int a, int b);
 extern const ts_hpl_xops ts_hpl_xops_dev;
 extern const ts_hpl_xops ts_hpl_xops_ooc;  // host matrix, GEMMs through the tile runtime
 

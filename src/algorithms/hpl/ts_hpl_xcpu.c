@@ -22,7 +22,7 @@ static int c_malloc(ts_hpl_state *s, size_t bytes, void **p) {
 }
 static void c_free(ts_hpl_state *s, void *p) { free(p); }
 
-static void copy2d(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n) {
+void ts_hpl_host_copy2d(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n) {
     if (m <= 0 || n <= 0 || dst == src) return;
     if (ldd == m && lds == m) {
         memmove(dst, src, (size_t)(m * n) * sizeof(double));
@@ -33,17 +33,17 @@ static void copy2d(double *dst, int64_t ldd, const double *src, int64_t lds, int
 
 static int c_to_host(ts_hpl_state *s, int st, double *h, int64_t ldh, const double *x, int64_t ldx,
                      int64_t m, int64_t n) {
-    copy2d(h, ldh, x, ldx, m, n);
+    ts_hpl_host_copy2d(h, ldh, x, ldx, m, n);
     return 0;
 }
 static int c_to_x(ts_hpl_state *s, int st, double *x, int64_t ldx, const double *h, int64_t ldh,
                   int64_t m, int64_t n) {
-    copy2d(x, ldx, h, ldh, m, n);
+    ts_hpl_host_copy2d(x, ldx, h, ldh, m, n);
     return 0;
 }
 static int c_x_copy(ts_hpl_state *s, int st, double *d, int64_t ldd, const double *src, int64_t lds,
                     int64_t m, int64_t n) {
-    copy2d(d, ldd, src, lds, m, n);
+    ts_hpl_host_copy2d(d, ldd, src, lds, m, n);
     return 0;
 }
 static int c_bytes(ts_hpl_state *s, int st, void *x, const void *h, size_t bytes) {
@@ -101,7 +101,7 @@ static int c_wait(ts_hpl_state *s, int st, int ev) { return 0; }
 static int c_evsync(ts_hpl_state *s, int ev) { return 0; }
 
 // Everything runs on the calling thread, so the host clock is the timeline.
-static int c_stamps_reset(ts_hpl_state *s, int n) {
+int ts_hpl_host_stamps_reset(ts_hpl_state *s, int n) {
     s->nstamp = 0;
     if (n <= s->cap_stamp) return 0;
     double *t = realloc(s->hstamp, (size_t)n * sizeof(double));
@@ -115,7 +115,7 @@ static int c_stamp(ts_hpl_state *s, int st) {
     s->hstamp[s->nstamp] = ts_now();
     return s->nstamp++;
 }
-static double c_stamp_diff(ts_hpl_state *s, int a, int b) {
+double ts_hpl_host_stamp_diff(ts_hpl_state *s, int a, int b) {
     if (a < 0 || b < 0) return 0.0;
     return s->hstamp[b] - s->hstamp[a];
 }
@@ -123,5 +123,5 @@ static double c_stamp_diff(ts_hpl_state *s, int a, int b) {
 const ts_hpl_xops ts_hpl_xops_cpu = {
     "cpu", 0, c_init, c_fini, c_malloc, c_free, c_malloc, c_free, c_to_host, c_to_x, c_x_copy,
     c_bytes, c_bytes_h, NULL, c_pack, c_unpack, c_trsm, c_gemm, c_sync, c_record, c_wait, c_evsync,
-    c_stamps_reset, c_stamp, c_stamp_diff, NULL, NULL,
+    ts_hpl_host_stamps_reset, c_stamp, ts_hpl_host_stamp_diff, NULL, NULL,
 };

@@ -274,16 +274,8 @@ static void x_free(ts_hpl_state *s, void *p) {
 
 // ---- operations ----
 
-static void copy2d(double *dst, int64_t ldd, const double *src, int64_t lds, int64_t m, int64_t n) {
-    if (m <= 0 || n <= 0 || dst == src) return;
-    if (ldd == m && lds == m) {
-        memmove(dst, src, (size_t)(m * n) * sizeof(double));
-        return;
-    }
-    for (int64_t j = 0; j < n; j++) memmove(dst + j * ldd, src + j * lds, (size_t)m * sizeof(double));
-}
 static int op_copy2d(ts_hpl_state *s, hop *o) {
-    copy2d(o->p[0], o->i[0], o->p[1], o->i[1], o->i[2], o->i[3]);
+    ts_hpl_host_copy2d(o->p[0], o->i[0], o->p[1], o->i[1], o->i[2], o->i[3]);
     return 0;
 }
 static int copy_op(ts_hpl_state *s, int st, double *dst, int64_t ldd, const double *src, int64_t lds,
@@ -493,13 +485,7 @@ static int x_gemm(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, doub
 
 static int x_stamps_reset(ts_hpl_state *s, int n) {
     for (int i = 0; i < TS_HPL_NSTREAM; i++) TS_CHECK(x_sync(s, i));
-    s->nstamp = 0;
-    if (n <= s->cap_stamp) return 0;
-    double *t = realloc(s->hstamp, (size_t)n * sizeof(double));
-    if (!t) TS_RAISE(TS_ERR_NOMEM, "timing stamps");
-    s->hstamp = t;
-    s->cap_stamp = n;
-    return 0;
+    return ts_hpl_host_stamps_reset(s, n);
 }
 static int op_stamp(ts_hpl_state *s, hop *o) {
     s->hstamp[o->i[0]] = ts_now();
@@ -511,15 +497,11 @@ static int x_stamp(ts_hpl_state *s, int st) {
     hop op = {.fn = op_stamp, .i = {id}};
     return enqueue(s, st, &op) == 0 ? id : -1;
 }
-static double x_stamp_diff(ts_hpl_state *s, int a, int b) {
-    if (a < 0 || b < 0) return 0.0;
-    return s->hstamp[b] - s->hstamp[a];
-}
 
 const ts_hpl_xops ts_hpl_xops_ooc = {
     "ooc", 1, x_init, x_fini, x_malloc, x_free, x_malloc, x_free, x_to_host, x_to_x, x_x_copy,
     x_bytes, x_bytes_h, x_getrf, x_pack, x_unpack, x_trsm, x_gemm, x_sync, x_record, x_wait, x_evsync,
-    x_stamps_reset, x_stamp, x_stamp_diff, NULL, NULL,
+    x_stamps_reset, x_stamp, ts_hpl_host_stamp_diff, NULL, NULL,
 };
 
 void ts_hpl_xooc_stats(ts_hpl_state *s, int64_t *gemms_tiles, int64_t *gemms_cpu, double *flops_tiles,

@@ -622,9 +622,10 @@ static int sim_event_destroy(ts_event *ev) {
     return 0;
 }
 
-static int sim_event_record(ts_event *ev, ts_stream *st) {
+// A record or a wait of event ev queued on st; the operation holds a reference to the event.
+static int enqueue_event_op(ts_stream *st, ts_event *ev, op_kind kind) {
     sim_event *e = ev->impl;
-    op *o = op_new(OP_RECORD, 0);
+    op *o = op_new(kind, 0);
     if (!o) return TS_ERR_NOMEM;
     pthread_mutex_lock(&e->dev->ss->lock);
     e->refs++;
@@ -633,16 +634,9 @@ static int sim_event_record(ts_event *ev, ts_stream *st) {
     return enqueue(st, o);
 }
 
-static int sim_stream_wait_event(ts_stream *st, ts_event *ev) {
-    sim_event *e = ev->impl;
-    op *o = op_new(OP_WAIT, 0);
-    if (!o) return TS_ERR_NOMEM;
-    pthread_mutex_lock(&e->dev->ss->lock);
-    e->refs++;
-    pthread_mutex_unlock(&e->dev->ss->lock);
-    o->ev = e;
-    return enqueue(st, o);
-}
+static int sim_event_record(ts_event *ev, ts_stream *st) { return enqueue_event_op(st, ev, OP_RECORD); }
+
+static int sim_stream_wait_event(ts_stream *st, ts_event *ev) { return enqueue_event_op(st, ev, OP_WAIT); }
 
 // 1 complete, 0 pending, or a negative status (lock held); fills msg on error.
 static int event_state(sim_event *e, uint64_t gen, char *msg, size_t len) {

@@ -222,16 +222,6 @@ static void fill(char prec, uint64_t key, void *x, size_t elems) {
     }
 }
 
-static void copy_bytes(void *dst, const void *src, size_t bytes) {
-    const size_t chunk = (size_t)64 << 20;
-    int64_t nchunks = (int64_t)((bytes + chunk - 1) / chunk);
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t c = 0; c < nchunks; c++) {
-        size_t off = (size_t)c * chunk, len = bytes - off < chunk ? bytes - off : chunk;
-        memcpy((char *)dst + off, (const char *)src + off, len);
-    }
-}
-
 // A of trmm/trsm: A / ka + I, so that every triangle (unit or not, either op) is strictly
 // diagonally dominant: well conditioned at any order, and TRSM's solution stays of the size of B.
 static void make_triangular_data(const prob *p, void *A) {
@@ -294,67 +284,69 @@ typedef struct {
     int header_done;
 } ctx_t;
 
-static int run_once(ctx_t *c, ts_engine e, const prob *p) {
-    return ts_engines_l3(c->h.eng, e, p, c->buf.A, c->buf.B, c->buf.W, &c->last);
+// One run of a row (the timed loop's callback): a Level-3 routine (p), or with p NULL the tile
+// runtime's GEMM reference (gemm); progress after each run (warm-up runs too when warm_progress).
+typedef struct {
+    ctx_t *c;
+    ts_engine e;
+    const prob *p;
+    const char *what;
+    double flops;
+    int warm_progress;
+    const ts_scalar *al, *be;
+    int64_t n;
+    char prec;
+} one_run;
+
+static int run_once(void *arg, int timed) {
+    const one_run *r = arg;
+    ctx_t *c = r->c;
+    int rc = r->p ? ts_engines_l3(c->h.eng, r->e, r->p, c->buf.A, c->buf.B, c->buf.W, &c->last)
+                  : ts_engines_gemm(c->h.eng, NULL, TS_ENGINE_TILES, r->prec, 'N', 'N', r->n, r->n, r->n, r->al,
+                                    c->buf.A, r->n, c->buf.B, r->n, r->be, c->buf.W, r->n, &c->last);
+    if (rc >= 0 && (timed || r->warm_progress)) ts_bench_progress(&c->h, r->flops, r->what);
+    return rc;
 }
 
 // The result buffer back to the inputs: C0 for symm/syrk/syr2k, B0 for trmm/trsm (in place).
 static void reset_result(ctx_t *c, const prob *p) {
-    if (ts_l3_is_tri(p->r)) copy_bytes(c->buf.W, c->buf.B, ts_l3_elems_c(p) * ts_prec_size(p->prec));
-    else copy_bytes(c->buf.W, c->buf.C0, ts_l3_elems_c(p) * ts_prec_size(p->prec));
+    if (ts_l3_is_tri(p->r)) ts_bench_copy(c->buf.W, c->buf.B, ts_l3_elems_c(p) * ts_prec_size(p->prec));
+    else ts_bench_copy(c->buf.W, c->buf.C0, ts_l3_elems_c(p) * ts_prec_size(p->prec));
 }
 
 // ---------------------------------------------------------------- rows
 
 static row_t *new_row(ctx_t *c) { return ts_bench_new_row(&c->h); }
 static void progress_clear(ctx_t *c) { ts_bench_progress_clear(&c->h); }
-static void progress(ctx_t *c, double flops, const char *what) { ts_bench_progress(&c->h, flops, what); }
 
 // One engine on one routine: the checked run (untimed, from the original operands), then the
 // warmup and the timed runs on the result of the previous one (as ts_gemm's reps: no reset in between).
 static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) {
     b3_opts *o = c->o;
-    int pins[3] = {-1, -1, -1}, rc = 0;
+    int pins[3], rc = 0;
     double *sec = NULL;
-    if (row->b.engine == TS_ENGINE_CUBLASXT) {
-        void *bufs[3] = {c->buf.A, c->buf.B, c->buf.W};
-        size_t bytes[3] = {c->buf.bytes[0], c->buf.bytes[1], c->buf.bytes[3]};
-        TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, row->b.xt_block, bufs, bytes, pins), rc, out);
-    }
+    TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, &row->b, c->buf.A, c->buf.bytes[0], c->buf.B, c->buf.bytes[1], c->buf.W,
+                                    c->buf.bytes[3], pins), rc, out);
     sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) TS_CHECK_GOTO(TS_ERROR(TS_ERR_NOMEM, "out of host memory"), rc, out);
     char what[96];
     snprintf(what, sizeof what, "%s %c %s", rname(p->r), p->prec, ts_engines_name(row->b.engine));
+    one_run run = {.c = c, .e = row->b.engine, .p = p, .what = what, .flops = p->flops, .warm_progress = 1};
     reset_result(c, p);
-    TS_CHECK_GOTO(run_once(c, row->b.engine, p), rc, out);
-    progress(c, p->flops, what);
+    TS_CHECK_GOTO(run_once(&run, 1), rc, out);
     if (o->b.verify) {
         maybe_corrupt(p, c->buf.W);
         row->b.error = ts_l3_verify_error(cr, c->buf.W, &row->outside);
-        row->b.verified = 1;
+        row->b.verified = 1, row->b.bound = CHECK_BOUND;
         row->b.passed = row->b.error <= CHECK_BOUND;
     }
-    for (int w = 0; w < o->b.warmup; w++) {
-        TS_CHECK_GOTO(run_once(c, row->b.engine, p), rc, out);
-        progress(c, p->flops, what);
-    }
-    for (int q = 0; q < row->b.reps; q++) {
-        double t0 = ts_now();
-        TS_CHECK_GOTO(run_once(c, row->b.engine, p), rc, out);
-        sec[q] = ts_now() - t0;
-        progress(c, p->flops, what);
-    }
+    TS_CHECK_GOTO(ts_bench_time_host(o->b.warmup, row->b.reps, run_once, &run, sec), rc, out);
     ts_bench_set_rates(&row->b, row->flops, sec);
-    if (row->b.engine == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->last;
-    if (row->b.engine == TS_ENGINE_TILES && o->b.trace) {
-        char path[1024];
-        snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->b.trace, rname(p->r), p->prec, (long long)p->rc,
-                 (long long)p->n);
-        if (ts_tiles_trace_write(c->h.tiles, path) < 0) {
-            rc = ts_error_last()->code;
-            goto out;
-        }
-    }
+    char path[1024]; // --trace PREFIX: PREFIX-ROUTINE-PREC-MxN.json
+    snprintf(path, sizeof path, "%s-%s-%c-%lldx%lld.json", o->b.trace ? o->b.trace : "", rname(p->r), p->prec,
+             (long long)p->rc, (long long)p->n);
+    if (row->b.engine == TS_ENGINE_TILES)
+        TS_CHECK_GOTO(ts_bench_row_tiles(&c->h, &row->b, &c->last, o->b.trace ? path : NULL), rc, out);
 out:
     ts_bench_xt_end(&c->h, pins);
     free(sec);
@@ -375,31 +367,22 @@ static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row, int make_dat
         fill(prec, key + 2, c->buf.B, (size_t)n * (size_t)n);
         fill(prec, key + 3, c->buf.C0, (size_t)n * (size_t)n);
     }
-    copy_bytes(c->buf.W, c->buf.C0, bytes);
+    ts_bench_copy(c->buf.W, c->buf.C0, bytes);
     double *sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     int rc = 0;
-#define GEMM_ONCE                                                                                                      \
-    ts_engines_gemm(c->h.eng, NULL, TS_ENGINE_TILES, prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be,        \
-                    c->buf.W, n, &c->last)
-    TS_CHECK_GOTO(GEMM_ONCE, rc, out);
-    progress(c, row->flops, "gemm reference");
+    one_run run = {c, TS_ENGINE_TILES, NULL, "gemm reference", row->flops, 0, &al, &be, n, prec};
+    TS_CHECK_GOTO(run_once(&run, 1), rc, out);
     if (o->b.verify) {
         double err = NAN;
         int ok = ts_gemm_verify(prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be, c->buf.C0, n, c->buf.W, n,
                                 CHECK_NVEC, o->b.seed ^ 0x5eed, TS_GEMM_VERIFY_BOUND, &err);
         row->b.verified = 1, row->b.error = err, row->b.passed = ok == 1 && err == err;
+        row->b.bound = TS_GEMM_VERIFY_BOUND;
     }
-    for (int w = 0; w < o->b.warmup; w++) TS_CHECK_GOTO(GEMM_ONCE, rc, out);
-    for (int q = 0; q < row->b.reps; q++) {
-        double t0 = ts_now();
-        TS_CHECK_GOTO(GEMM_ONCE, rc, out);
-        sec[q] = ts_now() - t0;
-        progress(c, row->flops, "gemm reference");
-    }
-#undef GEMM_ONCE
+    TS_CHECK_GOTO(ts_bench_time_host(o->b.warmup, row->b.reps, run_once, &run, sec), rc, out);
     ts_bench_set_rates(&row->b, row->flops, sec);
-    row->b.has_tiles = 1, row->b.tiles = c->last;
+    ts_bench_row_tiles(&c->h, &row->b, &c->last, NULL);
 out:
     free(sec);
     return rc;
@@ -414,41 +397,22 @@ static void print_header(ctx_t *c) {
             "engine", "median_ms", "min_ms", "TFLOP/s", "ratio", "vs_gemm", "error", "bound", "check");
 }
 
-static void print_row(ctx_t *c, const row_t *r) {
-    const char *check = ts_bench_check_word(&r->b);
+static void print_row(void *ctx, void *row) {
+    ctx_t *c = ctx;
+    const row_t *r = row;
     if (ts_bench_row_hidden(&c->h, &r->b)) return;
     print_header(c);
-    char size[32], eng[24], ratio[16] = "-", vsg[16] = "-", err[16] = "-", bnd[16] = "-";
+    char size[32], vsg[16] = "-";
+    ts_bench_cells x;
+    ts_bench_row_cells(&c->h, &r->b, r->b.engine, "%.0f", &x);
     if (r->r < 0) snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)r->shape.a, (long long)r->shape.a,
                            (long long)r->shape.a);
     else snprintf(size, sizeof size, "%lldx%lld", (long long)r->shape.a, (long long)r->shape.b);
-    if (r->b.engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->b.xt_block);
-    else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->b.engine));
-    if (c->o->b.ncounts > 0 && r->b.ndev > 0) // --devices: the count after the engine
-        snprintf(eng + strlen(eng), sizeof eng - strlen(eng), "/%d", r->b.ndev);
-    if (r->b.ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->b.ratio);
-    if (r->vs_gemm > 0) snprintf(vsg, sizeof vsg, "%.2fx", r->vs_gemm);
-    if (r->b.verified) {
-        snprintf(err, sizeof err, "%.2e", r->b.error);
-        snprintf(bnd, sizeof bnd, "%.0f", r->r < 0 ? TS_GEMM_VERIFY_BOUND : CHECK_BOUND);
-    }
-    const char *rn = r->r < 0 ? "gemm" : rname(r->r);
-    if (r->b.failed) {
-        fprintf(c->h.out, "%-6s %-2c %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", rn, r->prec, size, r->flags,
-                eng, "-", "-", "-", "-", "-", "-", "-", check);
-        return;
-    }
-    fprintf(c->h.out, "%-6s %-2c %-13s %-4s %-13s %10.3f %10.3f %9.3f %7s %7s %9s %6s %s%s\n", rn, r->prec, size,
-            r->flags, eng, r->b.sec.median * 1e3, r->b.sec.min * 1e3, r->b.tf_med, ratio, vsg, err, bnd, check,
-            r->outside ? " (wrote outside its triangle)" : "");
-    if (r->b.has_tiles && c->o->b.verbosity > 0) {
-        const ts_tiles_stats *t = &r->b.tiles;
-        fprintf(c->h.out, "  tiles: T=%lld, %lld tiles, cpu %lld (%.1f%%); cache hits %lld, misses %lld; H2D %.1f MiB, "
-                        "D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
-                (long long)t->tile, (long long)t->tiles, (long long)t->tiles_cpu, 100 * t->cpu_share,
-                (long long)t->cache_hits, (long long)t->cache_misses, t->bytes_h2d / 1048576.0,
-                t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0, (long long)t->steals);
-    }
+    if (r->vs_gemm > 0 && !r->b.failed) snprintf(vsg, sizeof vsg, "%.2fx", r->vs_gemm);
+    fprintf(c->h.out, "%-6s %-2c %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s%s\n", r->r < 0 ? "gemm" : rname(r->r),
+            r->prec, size, r->flags, x.engine, x.med, x.min, x.tf, x.ratio, vsg, x.error, x.bound, x.check,
+            r->outside && !r->b.failed ? " (wrote outside its triangle)" : "");
+    if (!r->b.failed && r->b.has_tiles && c->o->b.verbosity > 0) ts_bench_print_tiles_brief(&c->h, &r->b.tiles);
 }
 
 static void write_json(ts_bench *b, ts_json *j) {
@@ -457,14 +421,7 @@ static void write_json(ts_bench *b, ts_json *j) {
     for (int i = 0; i < c->h.nrows; i++) {
         const row_t *r = TS_BENCH_ROW(&c->h, i, row_t);
         if (r->b.failed) continue;
-        ts_result_common rc = {
-            .bench = r->r < 0 ? "gemm" : "blas3", .engine = ts_engines_name(r->b.engine), .precision = r->prec, .where = "host",
-            .reps = r->b.reps, .sec_median = r->b.sec.median, .sec_min = r->b.sec.min, .sec_max = r->b.sec.max,
-            .tf_median = r->b.tf_med, .tf_min = r->b.tf_min, .tf_max = r->b.tf_max, .verified = r->b.verified,
-            .error = r->b.verified ? r->b.error : NAN,
-            .bound = r->b.verified ? (r->r < 0 ? TS_GEMM_VERIFY_BOUND : CHECK_BOUND) : NAN,
-        };
-        ts_results_entry_begin(j, &rc);
+        ts_bench_json_entry_begin(j, &r->b, r->r < 0 ? "gemm" : "blas3", r->prec, "host");
         ts_json_begin_object(j, "shape");
         if (r->r < 0) {
             ts_json_int(j, "m", r->shape.a), ts_json_int(j, "n", r->shape.a), ts_json_int(j, "k", r->shape.a);
@@ -530,7 +487,6 @@ static int alloc_buffers(ctx_t *c, shape_t s, char prec) {
 }
 
 static int check_memory(ctx_t *c) {
-    size_t avail = ts_cli_host_mem_available();
     for (int s = 0; s < c->o->nshapes; s++)
         for (int q = 0; q < c->o->b.nprecs; q++) {
             size_t b[4];
@@ -539,7 +495,7 @@ static int check_memory(ctx_t *c) {
             char what[64];
             snprintf(what, sizeof what, "%lldx%lld %c", (long long)c->o->shapes[s].a, (long long)c->o->shapes[s].b,
                      c->o->b.precs[q]);
-            if (ts_bench_host_fits(&c->h, what, need, (double)avail)) return TS_EXIT_USAGE;
+            if (ts_bench_fits(&c->h, what, need, 0)) return TS_EXIT_USAGE;
         }
     return 0;
 }
@@ -622,14 +578,11 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
             }
         }
         ts_l3_verify_free(cr);
-        ts_bench_set_ratios(&c->h, first);
         for (int i = first; i < c->h.nrows; i++) {
             row_t *q = TS_BENCH_ROW(&c->h, i, row_t);
             if (gemm_tf[q->pass] > 0 && !q->b.failed) q->vs_gemm = q->b.tf_med / gemm_tf[q->pass];
-            progress_clear(c);
-            print_row(c, q);
         }
-        fflush(c->h.out);
+        ts_bench_print_rows(&c->h, first, print_row, c);
     }
     return 0;
 }
@@ -686,8 +639,7 @@ int ts_cmd_blas3(int argc, char **argv) {
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: %d random vectors per result against the CPU-side products of the original operands; "
                          "scaled error bound %.0f (trsm: residual of op(A) X = alpha B)\n", CHECK_NVEC, CHECK_BOUND);
-    if (o.b.json && ts_bench_write_json(&c.h, write_json) < 0 && !rc) rc = TS_EXIT_RUNTIME;
-    if (!rc) rc = worst;
+    rc = ts_bench_finish(&c.h, write_json, rc, worst);
 out:
     free_buffers(&c);
     ts_bench_end(&c.h);

@@ -23,7 +23,7 @@
 #include "ts_config.h"
 
 #define CMD "gemm"
-#define MAX_SHAPES 256
+#define MAX_SHAPES TS_BENCH_MAX_SHAPES
 #define MAX_OPS 16
 #define MAX_ENGINES TS_BENCH_MAX_ENGINES
 
@@ -38,14 +38,10 @@
 // random data stays orders of magnitude below 1.
 #define REF_BOUND 1.0
 
-typedef struct {
-    int64_t m, n, k;
-} shape_t;
+typedef ts_bench_shape shape_t;
 
 typedef struct {
     ts_bench_opts b; // precisions, scalars, engines, reps, verification, output (ts_bench.h)
-    shape_t shapes[MAX_SHAPES];
-    int nshapes;
     char ops[MAX_OPS][2];
     int nops;
     int row_major;
@@ -56,22 +52,13 @@ typedef struct {
     int64_t lda, ldb, ldc; // 0 = tight
 } gemm_opts;
 
-// One GEMM in column-major terms (row-major problems are transposed at construction).
-typedef struct {
-    char ta, tb;
-    int64_t m, n, k;
-    int64_t lda, ldb, ldc;
-    int64_t colsA, colsB; // stored columns of A and B
-} colprob;
-
 typedef struct {
     ts_bench_row b; // engine (the one that ran), rates, check, ratio, tiles stats (ts_bench.h)
     shape_t shape;
     char prec, ta, tb;
     ts_engine requested;
     int host; // operands in host memory (where = host)
-    double fv_err, ref_err;
-    int ref_done;
+    ts_gemm_check_result chk;
     int interleaved; // timed in turns with the group's other engines (--interleave)
 } gemm_row;
 
@@ -80,8 +67,6 @@ typedef struct {
 typedef struct {
     ts_bench h;
     gemm_opts *o;
-    ts_device *dev;
-    ts_stream *st;
     // host operands (pinned when a device is open) and results
     void *hA, *hB, *hC0, *hC, *hCref;
     size_t bytesA, bytesB, bytesC;
@@ -129,20 +114,6 @@ static void usage(FILE *f) {
 
 // ---------------------------------------------------------------- parsing
 
-
-// "4096" or "8192x8192x256".
-static int parse_shape(const char *s, shape_t *sh) {
-    int64_t d[3];
-    if (ts_bench_size(CMD, s, 3, "M or MxNxK", d)) return TS_EXIT_USAGE;
-    sh->m = d[0], sh->n = d[1], sh->k = d[2];
-    return 0;
-}
-
-static int add_shape(gemm_opts *o, shape_t s) {
-    if (o->nshapes >= MAX_SHAPES) return ts_cli_usage_error(CMD, "too many sizes (at most %d)", MAX_SHAPES);
-    o->shapes[o->nshapes++] = s;
-    return 0;
-}
 
 static int op_letter(char c, char *out) {
     c = (char)(c & ~0x20); // upper case
@@ -217,49 +188,17 @@ static int own_opt(void *ctx, int argc, char **argv, int *i) {
     return 0;
 }
 
-static int size_arg(void *ctx, const char *a) {
-    gemm_args *g = ctx;
-    shape_t sh = {0, 0, 0};
-    return parse_shape(a, &sh) || add_shape(g->o, sh) ? TS_EXIT_USAGE : 0;
-}
-
 static int parse_args(int argc, char **argv, gemm_opts *o) {
     gemm_args g = {.o = o};
     memset(o, 0, sizeof *o);
     ts_bench_opts_init(&o->b, CMD, gemm_engines, (int)(sizeof gemm_engines / sizeof gemm_engines[0]));
     o->b.warmup = 2;
-    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, size_arg, &g);
+    o->b.max_shapes = MAX_SHAPES, o->b.shape_parts = 3, o->b.shape_expect = "M or MxNxK"; // "4096" or "8192x8192x256"
+    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, NULL, &g);
     if (rc) return rc;
-    const char *sweep = g.sweep, *ta = g.ta, *tb = g.tb, *const *dims = g.dims;
+    if (ts_bench_shapes_finish(&o->b, g.sweep, g.dims)) return TS_EXIT_USAGE;
+    const char *ta = g.ta, *tb = g.tb;
     int ops_given = g.ops_given;
-    if (sweep) {
-        int64_t vals[MAX_SHAPES];
-        int n = 0;
-        if (ts_parse_size_sweep(sweep, "--sweep", vals, MAX_SHAPES, &n) < 0 || n <= 0)
-            return ts_cli_usage_error(CMD, "--sweep: '%s' is malformed (e.g. 1024:8192:x2, 1024:4096:1024 or 1024,2048)", sweep);
-        for (int i = 0; i < n; i++) {
-            if (vals[i] <= 0 || vals[i] > TS_BENCH_MAX_DIM)
-                return ts_cli_usage_error(CMD, "--sweep: size %lld out of range in '%s'", (long long)vals[i], sweep);
-            if (add_shape(o, (shape_t){vals[i], vals[i], vals[i]})) return TS_EXIT_USAGE;
-        }
-    }
-    int64_t d[3] = {0, 0, 0};
-    static const char *dn[3] = {"-m", "-n", "-k"};
-    for (int i = 0; i < 3; i++)
-        if (dims[i] && ts_bench_dim(CMD, dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
-    if (d[0] || d[1] || d[2]) {
-        if (o->nshapes == 0) { // -m/-n/-k alone: missing dimensions take the first one given
-            int64_t first = d[0] ? d[0] : d[1] ? d[1] : d[2];
-            add_shape(o, (shape_t){d[0] ? d[0] : first, d[1] ? d[1] : first, d[2] ? d[2] : first});
-        } else {
-            for (int s = 0; s < o->nshapes; s++) {
-                if (d[0]) o->shapes[s].m = d[0];
-                if (d[1]) o->shapes[s].n = d[1];
-                if (d[2]) o->shapes[s].k = d[2];
-            }
-        }
-    }
-
     if (ops_given && (ta || tb))
         return ts_cli_usage_error(CMD, "use either --ops or --transa/--transb, not both");
     if (!ops_given) {
@@ -277,48 +216,32 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
 
 // ---------------------------------------------------------------- problem geometry
 
-// Engines that run on the one device chosen by --device. The tile runtime (tiles) is not one: its
-// operands stay in host memory and it runs over every device of the set plus the CPU.
-static int is_device_engine(ts_engine e) { return e != TS_ENGINE_CPU && !ts_engine_is_set_wide(e); }
-
 static int any_engine_is(const gemm_opts *o, ts_engine e) {
     for (int i = 0; i < o->b.nengines; i++)
         if (o->b.engines[i] == e) return 1;
     return 0;
 }
 
-static colprob make_colprob(const gemm_opts *o, shape_t s, const char ops[2]) {
-    colprob p;
-    int64_t lda = o->lda, ldb = o->ldb;
-    if (!o->row_major) {
-        p.ta = ops[0], p.tb = ops[1], p.m = s.m, p.n = s.n, p.k = s.k;
-    } else { // C^T = op(B)^T op(A)^T: A' = B, B' = A
-        p.ta = ops[1], p.tb = ops[0], p.m = s.n, p.n = s.m, p.k = s.k;
-        lda = o->ldb, ldb = o->lda;
-    }
-    int64_t rowsA = p.ta == 'N' ? p.m : p.k, rowsB = p.tb == 'N' ? p.k : p.n;
-    p.colsA = p.ta == 'N' ? p.k : p.m;
-    p.colsB = p.tb == 'N' ? p.n : p.k;
-    p.lda = lda ? lda : rowsA;
-    p.ldb = ldb ? ldb : rowsB;
-    p.ldc = o->ldc ? o->ldc : p.m;
+// One GEMM in column-major terms (row-major problems are transposed); cols: stored columns of A and B.
+static ts_gemm_desc make_colprob(const gemm_opts *o, shape_t s, const char ops[2], int64_t cols[2]) {
+    ts_gemm_desc p = {0};
+    ts_gemm_desc_layout(&p, o->row_major, ops[0], ops[1], s.m, s.n, s.k, o->lda, o->ldb, o->ldc, cols);
     return p;
 }
 
 // The user's leading dimension options against what each operand needs.
 static int check_lds(const gemm_opts *o, shape_t s, const char ops[2]) {
-    colprob p = make_colprob(o, s, ops);
-    int64_t needA = p.ta == 'N' ? p.m : p.k, needB = p.tb == 'N' ? p.k : p.n;
-    const char *nA = o->row_major ? "--ldb" : "--lda", *nB = o->row_major ? "--lda" : "--ldb";
+    int64_t cols[2];
+    ts_gemm_desc p = make_colprob(o, s, ops, cols);
+    int64_t ld[2] = {p.lda, p.ldb}, need[2] = {p.ta == 'N' ? p.m : p.k, p.tb == 'N' ? p.k : p.n};
     const char *what = o->row_major ? "columns" : "rows";
-    if (p.lda < needA)
-        return ts_cli_usage_error(CMD, "%s %lld is smaller than the %s of %c (%lld) for %lldx%lldx%lld %c%c", nA,
-                                  (long long)p.lda, what, o->row_major ? 'B' : 'A', (long long)needA,
-                                  (long long)s.m, (long long)s.n, (long long)s.k, ops[0], ops[1]);
-    if (p.ldb < needB)
-        return ts_cli_usage_error(CMD, "%s %lld is smaller than the %s of %c (%lld) for %lldx%lldx%lld %c%c", nB,
-                                  (long long)p.ldb, what, o->row_major ? 'A' : 'B', (long long)needB,
-                                  (long long)s.m, (long long)s.n, (long long)s.k, ops[0], ops[1]);
+    for (int q = 0; q < 2; q++) { // q: A, B of the column-major problem (B, A of a row-major one)
+        int user_a = (q == 0) != o->row_major;
+        if (ld[q] < need[q])
+            return ts_cli_usage_error(CMD, "%s %lld is smaller than the %s of %c (%lld) for %lldx%lldx%lld %c%c",
+                                      user_a ? "--lda" : "--ldb", (long long)ld[q], what, user_a ? 'A' : 'B',
+                                      (long long)need[q], (long long)s.m, (long long)s.n, (long long)s.k, ops[0], ops[1]);
+    }
     if (p.ldc < p.m)
         return ts_cli_usage_error(CMD, "--ldc %lld is smaller than the %s of C (%lld)", (long long)p.ldc, what,
                                   (long long)p.m);
@@ -329,8 +252,9 @@ static int check_lds(const gemm_opts *o, shape_t s, const char ops[2]) {
 static void buffer_elems(const gemm_opts *o, shape_t s, double *ea, double *eb, double *ec) {
     *ea = *eb = *ec = 0;
     for (int i = 0; i < o->nops; i++) {
-        colprob p = make_colprob(o, s, o->ops[i]);
-        double a = (double)p.lda * (double)p.colsA, b = (double)p.ldb * (double)p.colsB;
+        int64_t cols[2];
+        ts_gemm_desc p = make_colprob(o, s, o->ops[i], cols);
+        double a = (double)p.lda * (double)cols[0], b = (double)p.ldb * (double)cols[1];
         double c = (double)p.ldc * (double)p.n;
         if (a > *ea) *ea = a;
         if (b > *eb) *eb = b;
@@ -338,106 +262,36 @@ static void buffer_elems(const gemm_opts *o, shape_t s, double *ea, double *eb, 
     }
 }
 
-static double gemm_flops(char prec, shape_t s) {
-    return (ts_prec_is_complex(prec) ? 8.0 : 2.0) * (double)s.m * (double)s.n * (double)s.k;
-}
-
-static int any_device_engine(const gemm_opts *o) {
-    for (int i = 0; i < o->b.nengines; i++)
-        if (is_device_engine(o->b.engines[i])) return 1;
-    return 0;
-}
+static double gemm_flops(char prec, shape_t s) { return ts_gemm_flops(prec, s.m, s.n, s.k); }
 
 static int needs_ref(const gemm_opts *o, shape_t s) {
     return o->b.verify && (double)s.m * (double)s.n * (double)s.k <= (double)REF_CHECK_MAX_MNK;
 }
 
+// --devices with beta 0, verified, no full recomputation: C0 is never read (every row checks its
+// last run, which time_host then starts from NaN, and the check ignores C0 when beta is 0), so it
+// is not made (must match last_run_checked): a third less host memory to pin and fill at the
+// sizes that take the most.
+static int no_c0(const gemm_opts *o, shape_t s) {
+    return o->b.ncounts > 0 && o->b.verify && o->b.beta[0] == 0 && o->b.beta[1] == 0 && !needs_ref(o, s);
+}
+
 // Everything fits before anything is allocated: the device arena and host memory.
 static int check_memory(gemm_ctx *c) {
     gemm_opts *o = c->o;
-    size_t used = 0, free_b = 0, largest = 0;
-    int devs = c->dev && any_device_engine(o);
-    if (devs) ts_dmem_info(c->dev, &used, &free_b, &largest);
-    size_t host_avail = ts_cli_host_mem_available();
-    for (int s = 0; s < o->nshapes; s++)
+    for (int s = 0; s < o->b.nshapes; s++)
         for (int p = 0; p < o->b.nprecs; p++) {
+            shape_t sh = o->b.shapes[s];
             double ea, eb, ec, es = (double)ts_prec_size(o->b.precs[p]);
-            buffer_elems(o, o->shapes[s], &ea, &eb, &ec);
-            double dev_need = (ea + eb + ec) * es + 3 * 256.0;
-            int no_c0 = o->b.ncounts > 0 && o->b.verify && o->b.beta[0] == 0 && o->b.beta[1] == 0 &&
-                        !needs_ref(o, o->shapes[s]);
-            double host_need = (ea + eb + (no_c0 ? 1 : 2) * ec) * es + (needs_ref(o, o->shapes[s]) ? ec * es : 0);
-            shape_t sh = o->shapes[s];
-            if (devs && dev_need > (double)free_b)
-                return ts_cli_usage_error(CMD, "%lldx%lldx%lld %c: needs %.2f GiB on device %d, %.2f GiB available",
-                                          (long long)sh.m, (long long)sh.n, (long long)sh.k, o->b.precs[p],
-                                          ts_cli_gib(dev_need), o->device, ts_cli_gib((double)free_b));
+            buffer_elems(o, sh, &ea, &eb, &ec);
+            double host_need = (ea + eb + (no_c0(o, sh) ? 1 : 2) * ec) * es + (needs_ref(o, sh) ? ec * es : 0);
             char what[96];
             snprintf(what, sizeof what, "%lldx%lldx%lld %c", (long long)sh.m, (long long)sh.n, (long long)sh.k,
                      o->b.precs[p]);
-            if (ts_bench_host_fits(&c->h, what, host_need, (double)host_avail)) return TS_EXIT_USAGE;
+            if (ts_bench_fits(&c->h, what, host_need, (ea + eb + ec) * es + 3 * 256.0)) return TS_EXIT_USAGE;
         }
     return 0;
 }
-
-// ---------------------------------------------------------------- engines
-
-// A tiny GEMM on a scratch stream tells whether the device runs the engine in this build.
-static int probe_engine(gemm_ctx *c, ts_engine e, ts_engine *resolved) {
-    const ts_device_props *pr = ts_device_props_of(c->dev);
-    ts_stream *st = NULL;
-    void *buf = NULL;
-    double one[2] = {1, 0};
-    int rc = ts_stream_create(c->dev, &st);
-    if (rc >= 0) rc = ts_dmalloc(c->dev, 3 * 256, &buf);
-    if (rc >= 0) rc = ts_memset_async(st, buf, 0, 3 * 256);
-    if (rc >= 0) rc = ts_dev_gemm(st, e, 'd', 'N', 'N', 1, 1, 1, one, buf, 1, (char *)buf + 256, 1, one,
-                                  (char *)buf + 512, 1);
-    if (rc >= 0) rc = ts_stream_sync(st);
-    const char *why = rc < 0 ? ts_error_last()->message : "";
-    char msg[600];
-    snprintf(msg, sizeof msg, "%s", why);
-    if (st) ts_stream_destroy(st);
-    if (buf) ts_dfree(c->dev, buf);
-    if (rc < 0)
-        return ts_cli_usage_error(CMD, "--engine %s: not available on device %d (%s, %s): %s", ts_engine_name(e),
-                                  c->o->device, ts_backend_name(pr->backend), pr->name, msg);
-    *resolved = e; // AUTO stays AUTO: what it runs depends on the size (ts_dev_gemm_engine_for)
-    return 0;
-}
-
-// Resolves every requested engine to the one that will run, or explains why it cannot.
-static int resolve_engines(gemm_ctx *c, ts_engine resolved[MAX_ENGINES]) {
-    gemm_opts *o = c->o;
-    for (int i = 0; i < o->b.nengines; i++) {
-        ts_engine e = o->b.engines[i];
-        if (e == TS_ENGINE_CPU) {
-            resolved[i] = e;
-            continue;
-        }
-        if (ts_engine_is_set_wide(e)) { // every device of the set, not the one of --device
-            const char *why = ts_engines_unavailable(c->h.devs, e);
-            if (why) return ts_cli_usage_error(CMD, "--engine %s: not available: %s", ts_engines_name(e), why);
-            if (e == TS_ENGINE_CUBLASXT && ts_bench_open(&c->h, e, "--engine cublasxt")) return TS_EXIT_USAGE;
-            resolved[i] = e;
-            continue;
-        }
-        if (!c->dev) {
-            if (e == TS_ENGINE_AUTO) resolved[i] = TS_ENGINE_CPU;
-            else if (e == TS_ENGINE_REF) resolved[i] = TS_ENGINE_REF; // the reference kernel on the host
-            else
-                return ts_cli_usage_error(CMD, "--engine %s: not available: %s", ts_engine_name(e),
-                                          ts_cuda_available() ? "no GPU found; CPU only"
-                                                              : "this build has no CUDA backend and no devices are "
-                                                                "open (TESSERA_SIM_DEVICES for simulated ones)");
-            continue;
-        }
-        TS_CHECK(probe_engine(c, e, &resolved[i]) ? -1 : 0);
-    }
-    return 0;
-}
-
-static int row_on_host(const gemm_ctx *c, ts_engine e) { return !c->dev || !is_device_engine(e); }
 
 // ---------------------------------------------------------------- data
 
@@ -449,17 +303,14 @@ static uint64_t data_key(uint64_t seed, shape_t s, char prec, int role) {
     return ts_mix64(h ^ ((uint64_t)(unsigned char)prec << 8) ^ (uint64_t)role);
 }
 
-static void fill(char prec, uint64_t key, void *x, size_t bytes) { ts_bench_fill(prec, key, x, bytes); }
-
-static int host_alloc(gemm_ctx *c, size_t bytes, void **p) { return ts_bench_host_alloc(&c->h, bytes, p); }
-static void host_free(gemm_ctx *c, void *p) { ts_bench_host_free(&c->h, p); }
-
 static void free_buffers(gemm_ctx *c) {
     if (c->h.tiles) ts_tiles_unpin_all(c->h.tiles); // the runtime keeps registrations across calls
-    host_free(c, c->hA), host_free(c, c->hB), host_free(c, c->hC0), host_free(c, c->hC), host_free(c, c->hCref);
-    c->hA = c->hB = c->hC0 = c->hC = c->hCref = NULL;
-    if (c->dev) ts_dfree(c->dev, c->dA), ts_dfree(c->dev, c->dB), ts_dfree(c->dev, c->dC);
-    c->dA = c->dB = c->dC = NULL;
+    void **h[5] = {&c->hA, &c->hB, &c->hC0, &c->hC, &c->hCref}, **d[3] = {&c->dA, &c->dB, &c->dC};
+    for (int q = 0; q < 5; q++) ts_bench_host_free(&c->h, *h[q]), *h[q] = NULL;
+    for (int q = 0; q < 3; q++) {
+        if (c->h.dev) ts_dfree(c->h.dev, *d[q]);
+        *d[q] = NULL;
+    }
 }
 
 // Host operands of one (shape, precision), random in [-0.5, 0.5); device copies of A and B.
@@ -468,113 +319,102 @@ static int setup_buffers(gemm_ctx *c, shape_t s, char prec, int device) {
     size_t es = ts_prec_size(prec);
     buffer_elems(c->o, s, &ea, &eb, &ec);
     c->bytesA = (size_t)ea * es, c->bytesB = (size_t)eb * es, c->bytesC = (size_t)ec * es;
-    TS_CHECK(host_alloc(c, c->bytesA, &c->hA));
-    TS_CHECK(host_alloc(c, c->bytesB, &c->hB));
-    // --devices with beta 0, verified, no full recomputation: C0 is never read (every row checks its
-    // last run, which time_host then starts from NaN, and the check ignores C0 when beta is 0), so it
-    // is not made (must match last_run_checked): a third less host memory to pin
-    // and fill at the sizes that take the most
-    int no_c0 = c->o->b.ncounts > 0 && c->o->b.verify && c->o->b.beta[0] == 0 && c->o->b.beta[1] == 0 &&
-                !needs_ref(c->o, s);
-    TS_CHECK(host_alloc(c, no_c0 ? 64 : c->bytesC, &c->hC0));
-    TS_CHECK(host_alloc(c, c->bytesC, &c->hC));
-    if (needs_ref(c->o, s)) TS_CHECK(host_alloc(c, c->bytesC, &c->hCref));
-    fill(prec, data_key(c->o->b.seed, s, prec, 1), c->hA, c->bytesA);
-    fill(prec, data_key(c->o->b.seed, s, prec, 2), c->hB, c->bytesB);
-    if (!no_c0) fill(prec, data_key(c->o->b.seed, s, prec, 3), c->hC0, c->bytesC);
+    int skip_c0 = no_c0(c->o, s);
+    TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesA, &c->hA));
+    TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesB, &c->hB));
+    TS_CHECK(ts_bench_host_alloc(&c->h, skip_c0 ? 64 : c->bytesC, &c->hC0));
+    TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesC, &c->hC));
+    if (needs_ref(c->o, s)) TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesC, &c->hCref));
+    ts_bench_fill(prec, data_key(c->o->b.seed, s, prec, 1), c->hA, c->bytesA);
+    ts_bench_fill(prec, data_key(c->o->b.seed, s, prec, 2), c->hB, c->bytesB);
+    if (!skip_c0) ts_bench_fill(prec, data_key(c->o->b.seed, s, prec, 3), c->hC0, c->bytesC);
     if (!device) return 0;
-    TS_CHECK(ts_dmalloc(c->dev, c->bytesA, &c->dA));
-    TS_CHECK(ts_dmalloc(c->dev, c->bytesB, &c->dB));
-    TS_CHECK(ts_dmalloc(c->dev, c->bytesC, &c->dC));
-    TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
-    TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
-    return ts_stream_sync(c->st);
+    TS_CHECK(ts_dmalloc(c->h.dev, c->bytesA, &c->dA));
+    TS_CHECK(ts_dmalloc(c->h.dev, c->bytesB, &c->dB));
+    TS_CHECK(ts_dmalloc(c->h.dev, c->bytesC, &c->dC));
+    TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
+    TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
+    return ts_stream_sync(c->h.st);
 }
 
 // ---------------------------------------------------------------- running
 
 typedef struct {
     char prec;
-    colprob p;
+    ts_gemm_desc p; // its letters, dimensions and leading dimensions
     ts_scalar alpha, beta;
 } job;
 
-// Runs one GEMM on the host with the engine; returns 0 or a negative status.
-static int run_host_once(gemm_ctx *c, ts_engine e, const job *j, void *C) {
-    const colprob *p = &j->p;
-    return ts_engines_gemm(c->h.eng, NULL, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB,
-                           p->ldb, &j->beta, C, p->ldc, e == TS_ENGINE_TILES ? &c->tiles_last : NULL);
+// One GEMM of a row (the timed loops' callback): engine e on job j; on the device with operands in
+// host memory (host) the copies in and out are part of it.
+typedef struct {
+    gemm_ctx *c;
+    ts_engine e;
+    const job *j;
+    int host;
+} one_run;
+
+// Runs one GEMM on the host operands, result in hC.
+static int run_host_once(void *arg, int timed) {
+    const one_run *r = arg;
+    const ts_gemm_desc *p = &r->j->p;
+    gemm_ctx *c = r->c;
+    (void)timed;
+    return ts_engines_gemm(c->h.eng, NULL, r->e, r->j->prec, p->ta, p->tb, p->m, p->n, p->k, &r->j->alpha, c->hA,
+                           p->lda, c->hB, p->ldb, &r->j->beta, c->hC, p->ldc,
+                           r->e == TS_ENGINE_TILES ? &c->tiles_last : NULL);
 }
 
-// Enqueues one device GEMM; with operands in host memory the copies in and out are part of it.
-static int enqueue_device_once(gemm_ctx *c, ts_engine e, const job *j, int host) {
-    const colprob *p = &j->p;
-    if (host) {
-        TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
-        TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
-        TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC, c->bytesC));
+// Enqueues one device GEMM.
+static int enqueue_device_once(void *arg, int timed) {
+    const one_run *r = arg;
+    const ts_gemm_desc *p = &r->j->p;
+    gemm_ctx *c = r->c;
+    (void)timed;
+    if (r->host) {
+        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
+        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
+        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dC, c->hC, c->bytesC));
     }
-    TS_CHECK(ts_engines_gemm(c->h.eng, c->st, e, j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->dA, p->lda,
-                             c->dB, p->ldb, &j->beta, c->dC, p->ldc, NULL));
-    if (host) TS_CHECK(ts_copy_async(c->st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
+    TS_CHECK(ts_engines_gemm(c->h.eng, c->h.st, r->e, r->j->prec, p->ta, p->tb, p->m, p->n, p->k, &r->j->alpha, c->dA,
+                             p->lda, c->dB, p->ldb, &r->j->beta, c->dC, p->ldc, NULL));
+    if (r->host) TS_CHECK(ts_copy_async(c->h.st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
     return 0;
 }
 
 static int last_run_checked(const gemm_ctx *c, const job *j, int on_host);
 
 static int time_host(gemm_ctx *c, ts_engine e, const job *j, int reps, double *sec) {
+    one_run r = {c, e, j, 0};
     if (last_run_checked(c, j, 1)) ts_bench_set(c->hC, 0xff, c->bytesC); // the last run's C is checked
     else ts_bench_copy(c->hC, c->hC0, c->bytesC);
-    for (int w = 0; w < c->o->b.warmup; w++) TS_CHECK(run_host_once(c, e, j, c->hC));
-    for (int r = 0; r < reps; r++) {
-        double t0 = ts_now();
-        TS_CHECK(run_host_once(c, e, j, c->hC));
-        sec[r] = ts_now() - t0;
-    }
-    return 0;
+    return ts_bench_time_host(c->o->b.warmup, reps, run_host_once, &r, sec);
 }
 
 static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int reps, double *sec) {
-    int rc = 0, nev = 0;
-    ts_event **ev = calloc((size_t)reps + 1, sizeof *ev);
-    if (!ev) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+    one_run r = {c, e, j, host};
     if (host) ts_bench_copy(c->hC, c->hC0, c->bytesC);
-    else TS_CHECK_GOTO(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC), rc, out);
-    for (; nev <= reps; nev++) TS_CHECK_GOTO(ts_event_create(c->dev, &ev[nev]), rc, out);
-    for (int w = 0; w < c->o->b.warmup; w++) TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
-    TS_CHECK_GOTO(ts_event_record(ev[0], c->st), rc, out);
-    for (int r = 0; r < reps; r++) {
-        TS_CHECK_GOTO(enqueue_device_once(c, e, j, host), rc, out);
-        TS_CHECK_GOTO(ts_event_record(ev[r + 1], c->st), rc, out);
-    }
-    TS_CHECK_GOTO(ts_stream_sync(c->st), rc, out);
-    for (int r = 0; r < reps; r++) {
-        double ms;
-        TS_CHECK_GOTO(ts_event_elapsed_ms(ev[r], ev[r + 1], &ms), rc, out);
-        sec[r] = ms * 1e-3;
-    }
-out:
-    for (int i = 0; i < nev; i++) ts_event_destroy(ev[i]);
-    free(ev);
-    return rc;
+    else TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC));
+    return ts_bench_time_stream(c->h.st, c->o->b.warmup, reps, enqueue_device_once, &r, sec);
 }
 
 // The checked run: C reset from C0 (or poisoned with NaN when beta is zero, so that elements the
 // engine does not write fail), one GEMM, result into hC.
 static int checked_run(gemm_ctx *c, ts_engine e, const job *j, int on_host, int host_operands) {
     int beta_zero = j->beta.d[0] == 0 && j->beta.d[1] == 0;
+    one_run r = {c, e, j, host_operands};
     if (on_host || host_operands) {
         if (beta_zero) ts_bench_set(c->hC, 0xff, c->bytesC);
         else ts_bench_copy(c->hC, c->hC0, c->bytesC);
     }
-    if (on_host) return run_host_once(c, e, j, c->hC);
+    if (on_host) return run_host_once(&r, 0);
     if (!host_operands) {
-        if (beta_zero) TS_CHECK(ts_memset_async(c->st, c->dC, 0xff, c->bytesC));
-        else TS_CHECK(ts_copy_async(c->st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC));
+        if (beta_zero) TS_CHECK(ts_memset_async(c->h.st, c->dC, 0xff, c->bytesC));
+        else TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC));
     }
-    TS_CHECK(enqueue_device_once(c, e, j, host_operands));
-    if (!host_operands) TS_CHECK(ts_copy_async(c->st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
-    return ts_stream_sync(c->st);
+    TS_CHECK(enqueue_device_once(&r, 0));
+    if (!host_operands) TS_CHECK(ts_copy_async(c->h.st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
+    return ts_stream_sync(c->h.st);
 }
 
 // Test hook: TESSERA_TEST_CORRUPT_GEMM=1 adds 1e6 to one element of the checked result (large
@@ -584,49 +424,25 @@ static void maybe_corrupt(const job *j, void *C) {
     if (v && !strcmp(v, "1")) ts_bench_corrupt(j->prec, C, j->p.m / 2 + (j->p.n / 2) * j->p.ldc);
 }
 
-// ---------------------------------------------------------------- verification
-
-// Full recomputation with the reference kernel (computed once per group) and a normwise bound.
-static double ref_error(gemm_ctx *c, const job *j) {
-    const colprob *p = &j->p;
-    if (!c->cref_valid) {
-        memcpy(c->hCref, c->hC0, c->bytesC);
-        ts_gemm_ref(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb, &j->beta,
-                    c->hCref, p->ldc);
-        c->cref_valid = 1;
-    }
-    return ts_gemm_ref_error(j->prec, p->ta, p->tb, p->m, p->n, p->k, c->o->b.alpha, c->hA, p->lda, c->hB, p->ldb,
-                             c->o->b.beta, c->hC0, c->hC, c->hCref, p->ldc);
-}
-
+// Freivalds on every result; full recomputation with the reference kernel (once per group) where
+// m*n*k is small enough (ts_gemm_check).
 static void verify_row(gemm_ctx *c, const job *j, shape_t s, gemm_row *row) {
-    const colprob *p = &j->p;
-    double fv = NAN;
-    int ok = ts_gemm_verify(j->prec, p->ta, p->tb, p->m, p->n, p->k, &j->alpha, c->hA, p->lda, c->hB, p->ldb,
-                            &j->beta, c->hC0, p->ldc, c->hC, p->ldc, FREIVALDS_NVEC, c->o->b.seed ^ 0x5eed,
-                            FREIVALDS_BOUND, &fv);
-    ok = ok == 1 && fv == fv;
-    row->fv_err = fv;
-    row->b.error = fv, row->b.bound = FREIVALDS_BOUND;
-    row->b.passed = ok;
-    row->b.verified = 1;
-    if (needs_ref(c->o, s)) {
-        double e = ref_error(c, j);
-        int rok = e == e && e <= REF_BOUND;
-        row->ref_err = e;
-        row->ref_done = 1;
-        // Report the check that is closer to (or over) its bound.
-        if (!rok || !(fv == fv) || e / REF_BOUND > fv / FREIVALDS_BOUND) row->b.error = e, row->b.bound = REF_BOUND;
-        if (!ok && !(fv == fv)) row->b.error = fv, row->b.bound = FREIVALDS_BOUND;
-        row->b.passed = ok && rok;
-    }
+    const ts_gemm_desc *p = &j->p;
+    const gemm_opts *o = c->o;
+    ts_gemm_desc g = *p;
+    g.prec = j->prec, g.A = c->hA, g.B = c->hB, g.C0 = c->hC0;
+    memcpy(g.alpha, o->b.alpha, sizeof g.alpha), memcpy(g.beta, o->b.beta, sizeof g.beta);
+    ts_gemm_check(&g, c->hC, FREIVALDS_NVEC, o->b.seed ^ 0x5eed, FREIVALDS_BOUND, needs_ref(o, s) ? c->hCref : NULL,
+                  &c->cref_valid, REF_BOUND, &row->chk);
+    row->b.error = row->chk.error, row->b.bound = row->chk.bound;
+    row->b.passed = row->chk.passed, row->b.verified = 1;
 }
 
 // ---------------------------------------------------------------- one row
 
 static int default_reps(gemm_ctx *c, ts_engine e) {
     if (c->o->b.reps > 0) return c->o->b.reps;
-    return row_on_host(c, e) ? 3 : 10;
+    return ts_bench_row_on_host(&c->h, e) ? 3 : 10;
 }
 
 // --devices with beta 0 on the host: C is poisoned (NaN) before the row's runs and the result of its
@@ -649,31 +465,19 @@ static int rate_and_check(gemm_ctx *c, ts_engine e, const job *j, int on_host, i
 
 // Times and checks one engine on the current buffers; fills row. Returns 0 or a negative status.
 static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
-    int on_host = row_on_host(c, e), host_operands = !on_host && c->o->where_host;
+    int on_host = ts_bench_row_on_host(&c->h, e), host_operands = !on_host && c->o->where_host;
     int reps = default_reps(c, e);
     double *sec = malloc(sizeof(double) * (size_t)reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-    if (!on_host) e = ts_dev_gemm_engine_for(c->st, e, j->prec, j->p.m, j->p.n, j->p.k);
+    if (!on_host) e = ts_dev_gemm_engine_for(c->h.st, e, j->prec, j->p.m, j->p.n, j->p.k);
     row->b.engine = e;
     row->host = on_host || host_operands;
     row->b.reps = reps;
-    int pins[3] = {-1, -1, -1}, rc = 0;
-    if (e == TS_ENGINE_CUBLASXT) {
-        void *bufs[3] = {c->hA, c->hB, c->hC};
-        size_t bytes[3] = {c->bytesA, c->bytesB, c->bytesC};
-        rc = ts_bench_xt_begin(&c->h, row->b.xt_block, bufs, bytes, pins);
-    }
+    int pins[3], rc = ts_bench_xt_begin(&c->h, &row->b, c->hA, c->bytesA, c->hB, c->bytesB, c->hC, c->bytesC, pins);
     if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
-    if (rc >= 0 && e == TS_ENGINE_TILES) row->b.has_tiles = 1, row->b.tiles = c->tiles_last;
-    char trace[1100]; // --devices: one trace per count, FILE.json -> FILE-Ndev.json
-    const char *tp = c->o->b.trace;
-    if (tp && c->o->b.ncounts > 0) {
-        size_t len = strlen(tp);
-        int dot = len > 5 && !strcmp(tp + len - 5, ".json");
-        snprintf(trace, sizeof trace, "%.*s-%ddev%s", (int)(dot ? len - 5 : len), tp, row->b.ndev, dot ? ".json" : "");
-        tp = trace;
-    }
-    if (rc >= 0 && e == TS_ENGINE_TILES && tp && ts_tiles_trace_write(c->h.tiles, tp) < 0) {
+    char trace[1100];
+    if (rc >= 0 && e == TS_ENGINE_TILES &&
+        ts_bench_row_tiles(&c->h, &row->b, &c->tiles_last, ts_bench_trace_path(&c->h, row->b.ndev, trace, sizeof trace)) < 0) {
         ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
         ts_error_clear();
     }
@@ -695,7 +499,7 @@ static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const jo
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     int rc = 0, warm = c->o->b.warmup;
     for (int i = 0; i < n; i++) {
-        e[i] = ts_dev_gemm_engine_for(c->st, resolved[i], j->prec, j->p.m, j->p.n, j->p.k);
+        e[i] = ts_dev_gemm_engine_for(c->h.st, resolved[i], j->prec, j->p.m, j->p.n, j->p.k);
         rows[i].b.engine = e[i];
         rows[i].host = 0;
         rows[i].b.reps = reps;
@@ -718,11 +522,6 @@ static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const jo
 
 // ---------------------------------------------------------------- output
 
-static const char *ops_str(const gemm_row *r, char buf[3]) {
-    buf[0] = r->ta, buf[1] = r->tb, buf[2] = 0;
-    return buf;
-}
-
 // Printed before the first row (with -q only failed rows are printed, so maybe never).
 static void print_header(gemm_ctx *c) {
     if (c->header_done) return;
@@ -731,52 +530,27 @@ static void print_header(gemm_ctx *c) {
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
 }
 
-static void print_row(gemm_ctx *c, const gemm_row *r) {
-    char ops[3], ratio[16] = "-", err[16] = "-", bnd[16] = "-";
-    const char *check = ts_bench_check_word(&r->b);
-    if (r->b.ratio > 0) snprintf(ratio, sizeof ratio, "%.2fx", r->b.ratio);
-    if (r->b.verified) {
-        snprintf(err, sizeof err, "%.2e", r->b.error);
-        snprintf(bnd, sizeof bnd, "%.1e", r->b.bound);
-    }
+static void print_row(void *ctx, void *row) {
+    gemm_ctx *c = ctx;
+    const gemm_row *r = row;
     if (ts_bench_row_hidden(&c->h, &r->b)) return;
     print_header(c);
-    char eng[24]; // the engine that ran; "auto:<engine>" when auto chose it
-    if (r->requested == TS_ENGINE_AUTO) snprintf(eng, sizeof eng, "auto:%s", ts_engine_name(r->b.engine));
-    else if (r->b.engine == TS_ENGINE_CUBLASXT) snprintf(eng, sizeof eng, "cublasxt:%d", r->b.xt_block);
-    else snprintf(eng, sizeof eng, "%s", ts_engines_name(r->b.engine));
-    if (c->o->b.ncounts > 0 && r->b.ndev > 0) // --devices: the count after the engine
-        snprintf(eng + strlen(eng), sizeof eng - strlen(eng), "/%d", r->b.ndev);
-    if (r->b.failed) {
-        fprintf(c->h.out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n",
-                eng, r->prec, (long long)r->shape.m, (long long)r->shape.n,
-                (long long)r->shape.k, ops_str(r, ops), r->host ? "host" : "device", "-", "-", "-", "-", "-", "-",
-                "-", check);
-        return;
-    }
-    fprintf(c->h.out, "%-11s %-4c %7lld %7lld %7lld %-3s %-6s %10.3f %10.3f %10.3f %9.3f %7s %9s %9s %s\n",
-            eng, r->prec, (long long)r->shape.m, (long long)r->shape.n, (long long)r->shape.k,
-            ops_str(r, ops), r->host ? "host" : "device", r->b.sec.median * 1e3, r->b.sec.min * 1e3, r->b.sec.max * 1e3,
-            r->b.tf_med, ratio, err, bnd, check);
-    if (r->b.has_tiles && c->o->b.verbosity >= 0) ts_bench_print_tiles_stats(&c->h, &r->b.tiles);
+    ts_bench_cells x;
+    ts_bench_row_cells(&c->h, &r->b, r->requested, "%.1e", &x);
+    fprintf(c->h.out, "%-11s %-4c %7lld %7lld %7lld %c%-2c %-6s %10s %10s %10s %9s %7s %9s %9s %s\n", x.engine, r->prec,
+            (long long)r->shape.m, (long long)r->shape.n, (long long)r->shape.k, r->ta, r->tb,
+            r->host ? "host" : "device", x.med, x.min, x.max, x.tf, x.ratio, x.error, x.bound, x.check);
+    if (!r->b.failed && r->b.has_tiles && c->o->b.verbosity >= 0) ts_bench_print_tiles_stats(&c->h, &r->b.tiles);
 }
 
 static void write_json(ts_bench *b, ts_json *j) {
     gemm_ctx *c = (gemm_ctx *)b; // its first member
-    ts_results_begin(j, "tessera gemm", 1, ts_devset_json, c->dev ? c->h.devs : NULL);
+    ts_results_begin(j, "tessera gemm", 1, ts_devset_json, c->h.dev ? c->h.devs : NULL);
     for (int i = 0; i < c->h.nrows; i++) {
         const gemm_row *r = TS_BENCH_ROW(&c->h, i, gemm_row);
         if (r->b.failed) continue;
-        int cplx = ts_prec_is_complex(r->prec);
-        ts_result_common rc = {
-            .bench = "gemm", .engine = ts_engines_name(r->b.engine), .precision = r->prec,
-            .where = r->host ? "host" : "device", .reps = r->b.reps,
-            .sec_median = r->b.sec.median, .sec_min = r->b.sec.min, .sec_max = r->b.sec.max,
-            .tf_median = r->b.tf_med, .tf_min = r->b.tf_min, .tf_max = r->b.tf_max,
-            .verified = r->b.verified, .error = r->b.verified ? r->b.error : NAN, .bound = r->b.verified ? r->b.bound : NAN,
-        };
         char t[2] = {r->ta, 0}, u[2] = {r->tb, 0};
-        ts_results_entry_begin(j, &rc);
+        ts_bench_json_entry_begin(j, &r->b, "gemm", r->prec, r->host ? "host" : "device");
         ts_json_begin_object(j, "shape");
         ts_json_int(j, "m", r->shape.m);
         ts_json_int(j, "n", r->shape.n);
@@ -786,20 +560,8 @@ static void write_json(ts_bench *b, ts_json *j) {
         ts_json_str(j, "layout", c->o->row_major ? "row" : "col");
         ts_json_end_object(j);
         ts_json_begin_object(j, "extra");
-        if (cplx) {
-            ts_json_begin_array(j, "alpha");
-            ts_json_num(j, NULL, c->o->b.alpha[0]);
-            ts_json_num(j, NULL, c->o->b.alpha[1]);
-            ts_json_end_array(j);
-            ts_json_begin_array(j, "beta");
-            ts_json_num(j, NULL, c->o->b.beta[0]);
-            ts_json_num(j, NULL, c->o->b.beta[1]);
-            ts_json_end_array(j);
-        } else {
-            ts_json_num(j, "alpha", c->o->b.alpha[0]);
-            ts_json_num(j, "beta", c->o->b.beta[0]);
-        }
-        if (r->b.engine != TS_ENGINE_CPU && c->dev) ts_json_int(j, "device", c->o->device);
+        ts_bench_json_scalars(j, &c->o->b, ts_prec_is_complex(r->prec));
+        if (r->b.engine != TS_ENGINE_CPU && c->h.dev) ts_json_int(j, "device", c->o->device);
         else ts_json_null(j, "device");
         ts_json_str(j, "requested_engine", ts_engines_name(r->requested));
         ts_bench_json_common(&c->h, j, &r->b);
@@ -807,10 +569,10 @@ static void write_json(ts_bench *b, ts_json *j) {
         if (r->b.ratio > 0) ts_json_num(j, "ratio", r->b.ratio);
         if (r->b.has_tiles) ts_tiles_stats_json(j, &r->b.tiles);
         if (r->b.verified) {
-            ts_json_num(j, "freivalds_error", r->fv_err);
+            ts_json_num(j, "freivalds_error", r->chk.fv_err);
             ts_json_num(j, "freivalds_bound", FREIVALDS_BOUND);
-            if (r->ref_done) {
-                ts_json_num(j, "ref_error", r->ref_err);
+            if (r->chk.ref_done) {
+                ts_json_num(j, "ref_error", r->chk.ref_err);
                 ts_json_num(j, "ref_bound", REF_BOUND);
             }
             ts_json_bool(j, "passed", r->b.passed);
@@ -829,21 +591,13 @@ static void progress_clear(gemm_ctx *c) { ts_bench_progress_clear(&c->h); }
 static int default_shapes(gemm_ctx *c) {
     gemm_opts *o = c->o;
     int64_t a = 1024, b = 2048;
-    if (c->dev && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA && any_device_engine(o)) a = 4096, b = 8192;
-    else if (c->dev && any_device_engine(o)) a = 256, b = 512; // simulated devices run reference kernels
+    if (c->h.dev && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA && ts_bench_any_device_engine(&o->b)) a = 4096, b = 8192;
+    else if (c->h.dev && ts_bench_any_device_engine(&o->b)) a = 256, b = 512; // simulated devices run reference kernels
     else if (c->h.tiles && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA) a = 8192, b = 16384;
     else if (c->h.tiles) a = 512, b = 1024; // a few 256-tiles per simulated device
-    add_shape(o, (shape_t){a, a, a});
-    add_shape(o, (shape_t){b, b, b});
+    ts_bench_add_shape(&o->b, (shape_t){a, a, a});
+    ts_bench_add_shape(&o->b, (shape_t){b, b, b});
     return 0;
-}
-
-// Runs every engine on one (shape, precision, ops) group and prints its rows.
-// A sticky stream error: the next rows get a fresh stream.
-static int renew_stream(gemm_ctx *c) {
-    ts_stream_destroy(c->st);
-    c->st = NULL;
-    return ts_stream_create(c->dev, &c->st) < 0 ? ts_error_last()->code : 0;
 }
 
 static gemm_row *group_row(gemm_ctx *c, shape_t s, char prec, const char ops[2], int e) {
@@ -859,14 +613,15 @@ static gemm_row *group_row(gemm_ctx *c, shape_t s, char prec, const char ops[2],
 // Runs every engine on one (shape, precision, ops) group and prints its rows.
 static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const ts_engine *resolved, int *worst) {
     gemm_opts *o = c->o;
-    job j = {.prec = prec, .p = make_colprob(o, s, ops), .alpha = ts_scalar_of(prec, o->b.alpha[0], o->b.alpha[1]),
+    int64_t cols[2];
+    job j = {.prec = prec, .p = make_colprob(o, s, ops, cols), .alpha = ts_scalar_of(prec, o->b.alpha[0], o->b.alpha[1]),
              .beta = ts_scalar_of(prec, o->b.beta[0], o->b.beta[1])};
     int first = c->h.nrows, n = o->b.nengines;
     double runs_flops = gemm_flops(prec, s);
     char what[160];
     c->cref_valid = 0;
     int inter = o->interleave && n > 1 && !o->where_host;
-    for (int e = 0; e < n && inter; e++) inter = !row_on_host(c, resolved[e]);
+    for (int e = 0; e < n && inter; e++) inter = !ts_bench_row_on_host(&c->h, resolved[e]);
     if (inter) {
         for (int e = 0; e < n; e++)
             if (!group_row(c, s, prec, ops, e)) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
@@ -881,7 +636,7 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
         }
         if (rc < 0) {
             ts_bench_row_failed(&c->h, &TS_BENCH_ROW(&c->h, first, gemm_row)->b, what, worst);
-            if (c->st && renew_stream(c) < 0) return ts_error_last()->code;
+            if (c->h.st && ts_bench_stream_renew(&c->h) < 0) return ts_error_last()->code;
         }
     }
     for (int q = 0; q < (inter ? 0 : ts_bench_npasses(&c->h) * n); q++) {
@@ -893,7 +648,7 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
                  (long long)s.n, (long long)s.k, prec, ops);
         if (run_row(c, resolved[e], &j, row) < 0) {
             ts_bench_row_failed(&c->h, &row->b, what, worst);
-            if (c->st && !row_on_host(c, resolved[e]) && renew_stream(c) < 0) return ts_error_last()->code;
+            if (c->h.st && !ts_bench_row_on_host(&c->h, resolved[e]) && ts_bench_stream_renew(&c->h) < 0) return ts_error_last()->code;
         } else {
             ts_bench_row_done(&row->b, worst);
         }
@@ -901,39 +656,13 @@ static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const
                  ops, ts_engines_name(resolved[e]));
         ts_bench_progress(&c->h, runs_flops * (o->b.warmup + row->b.reps + o->b.verify), what);
     }
-    ts_bench_set_ratios(&c->h, first);
-    for (int i = first; i < c->h.nrows; i++) {
-        progress_clear(c);
-        print_row(c, TS_BENCH_ROW(&c->h, i, gemm_row));
-    }
-    fflush(c->h.out);
-    return 0;
-}
-
-// The device of the device engines (--device), or none when every engine runs on the host.
-static int pick_device(gemm_ctx *c) {
-    gemm_opts *o = c->o;
-    int ndev = ts_devset_count(c->h.devs);
-    if (ndev > 0 && any_device_engine(o)) {
-        if (o->device >= ndev)
-            return ts_cli_usage_error(CMD, "--device %d: only %d %s device%s (0..%d)", o->device, ndev,
-                                      ts_backend_name(ts_devset_backend(c->h.devs)), ndev == 1 ? "" : "s", ndev - 1);
-        c->dev = ts_devset_device(c->h.devs, o->device);
-    } else if (o->device_given && o->device > 0 && any_device_engine(o)) {
-        return ts_cli_usage_error(CMD, "--device %d: no devices (no GPU found; CPU only)", o->device);
-    } else if (o->device_given && !any_device_engine(o)) {
-        return ts_cli_usage_error(CMD, "--device %d: the engines asked for run on the host (--device picks the "
-                                  "device of the device engines)", o->device);
-    }
+    ts_bench_print_rows(&c->h, first, print_row, c);
     return 0;
 }
 
 static void print_preamble(gemm_ctx *c) {
     if (c->o->b.verbosity < 0) return;
-    if (c->dev) {
-        const ts_device_props *pr = ts_device_props_of(c->dev);
-        fprintf(c->h.out, "device %d: %s (%s)\n", c->o->device, pr->name, ts_backend_name(pr->backend));
-    }
+    ts_bench_print_device(&c->h);
     if (c->h.tiles) ts_bench_print_tiles_set(&c->h);
     print_header(c);
 }
@@ -950,46 +679,35 @@ int ts_cmd_gemm(int argc, char **argv) {
     if (o.b.nengines == 0)
         o.b.engines[o.b.nengines++] = ts_devset_count(c.h.devs) > 0 && ts_devset_backend(c.h.devs) == TS_BACKEND_CUDA
                                           ? TS_ENGINE_CUBLAS : TS_ENGINE_CPU;
-    if ((rc = pick_device(&c))) goto out;
-    if (resolve_engines(&c, resolved)) {
-        rc = TS_EXIT_USAGE;
+    if ((rc = ts_bench_pick_device(&c.h, o.device, o.device_given)) || (rc = ts_bench_resolve_engines(&c.h, resolved)))
         goto out;
-    }
-    // A device opened only for engines that all run on the host is not used.
-    int device_rows = 0;
-    for (int i = 0; i < o.b.nengines; i++) device_rows |= c.dev && is_device_engine(resolved[i]);
-    if (!device_rows) c.dev = NULL;
     if (any_engine_is(&o, TS_ENGINE_TILES) && (rc = ts_bench_open(&c.h, TS_ENGINE_TILES, "--engine tiles"))) goto out;
     if ((rc = ts_bench_check_counts(&c.h))) goto out;
-    if (o.nshapes == 0) default_shapes(&c);
-    for (int s = 0; s < o.nshapes; s++)
+    if (o.b.nshapes == 0) default_shapes(&c);
+    for (int s = 0; s < o.b.nshapes; s++)
         for (int p = 0; p < o.nops; p++)
-            if ((rc = check_lds(&o, o.shapes[s], o.ops[p]))) goto out;
+            if ((rc = check_lds(&o, o.b.shapes[s], o.ops[p]))) goto out;
     if ((rc = check_memory(&c))) goto out;
-    if (c.dev && ts_stream_create(c.dev, &c.st) < 0) {
-        ts_cli_errorf(CMD, "%s", ts_error_string());
-        rc = TS_EXIT_RUNTIME;
-        goto out;
-    }
+    if ((rc = ts_bench_stream_open(&c.h))) goto out;
 
     double total = 0;
-    for (int s = 0; s < o.nshapes; s++)
+    for (int s = 0; s < o.b.nshapes; s++)
         for (int p = 0; p < o.b.nprecs; p++)
             for (int e = 0; e < o.b.nengines; e++)
-                total += gemm_flops(o.b.precs[p], o.shapes[s]) * o.nops * ts_bench_npasses(&c.h) *
+                total += gemm_flops(o.b.precs[p], o.b.shapes[s]) * o.nops * ts_bench_npasses(&c.h) *
                          (o.b.warmup + default_reps(&c, resolved[e]) + o.b.verify);
-    ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
+    ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.b.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
     print_preamble(&c);
-    for (int s = 0; s < o.nshapes && rc == 0; s++)
+    for (int s = 0; s < o.b.nshapes && rc == 0; s++)
         for (int p = 0; p < o.b.nprecs && rc == 0; p++) {
-            if (setup_buffers(&c, o.shapes[s], o.b.precs[p], c.dev != NULL) < 0) {
+            if (setup_buffers(&c, o.b.shapes[s], o.b.precs[p], c.h.dev != NULL) < 0) {
                 progress_clear(&c);
-                ts_cli_errorf(CMD, "%lldx%lldx%lld %c: %s", (long long)o.shapes[s].m, (long long)o.shapes[s].n,
-                              (long long)o.shapes[s].k, o.b.precs[p], ts_error_string());
+                ts_cli_errorf(CMD, "%lldx%lldx%lld %c: %s", (long long)o.b.shapes[s].m, (long long)o.b.shapes[s].n,
+                              (long long)o.b.shapes[s].k, o.b.precs[p], ts_error_string());
                 rc = TS_EXIT_RUNTIME;
             }
             for (int q = 0; q < o.nops && rc == 0; q++)
-                if (run_group(&c, o.shapes[s], o.b.precs[p], o.ops[q], resolved, &worst) < 0) {
+                if (run_group(&c, o.b.shapes[s], o.b.precs[p], o.ops[q], resolved, &worst) < 0) {
                     ts_cli_errorf(CMD, "%s", ts_error_string());
                     rc = TS_EXIT_RUNTIME;
                 }
@@ -999,11 +717,9 @@ int ts_cmd_gemm(int argc, char **argv) {
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: Freivalds (%d vectors, bound %.0f) on every result; full recomputation "
                          "(bound %.0f) where m*n*k <= 2^27\n", FREIVALDS_NVEC, FREIVALDS_BOUND, REF_BOUND);
-    if (o.b.json && ts_bench_write_json(&c.h, write_json) < 0 && !rc) rc = TS_EXIT_RUNTIME;
-    if (!rc) rc = worst;
+    rc = ts_bench_finish(&c.h, write_json, rc, worst);
 out:
     free_buffers(&c);
-    if (c.st) ts_stream_destroy(c.st);
     ts_bench_end(&c.h);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include "core/ts_rng.h"
 #include "core/ts_timer.h"
 #include "device/ts_device.h"
+#include "faces/cli/ts_bench.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_cli_opts.h"
 #include "kernels/ts_kernels.h"
@@ -128,34 +129,32 @@ static bench_result *add_result(bench_set *b, const char *bench, const char *eng
 
 typedef enum { XFER_H2D, XFER_D2D, XFER_D2H } xfer;
 
-// Times `reps` copies with events around each; fills r with the seconds and GB/s.
-static int time_copies(ts_stream *st, ts_device *d, xfer x, void *dst, const void *src, size_t bytes, int reps,
-                       bench_result *r) {
-    ts_copy_kind kind = x == XFER_H2D ? TS_COPY_H2D : x == XFER_D2H ? TS_COPY_D2H : TS_COPY_D2D;
-    ts_event *ev[BENCH_REPS_CUDA + 1] = {0};
+// One copy of time_copies (the timed loop's callback).
+typedef struct {
+    ts_stream *st;
+    ts_copy_kind kind;
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_run;
+
+static int enqueue_copy(void *arg, int timed) {
+    const copy_run *c = arg;
+    (void)timed;
+    return ts_copy_async(c->st, c->kind, c->dst, c->src, c->bytes);
+}
+
+// Times `reps` copies (after one warm-up copy) with events around each; fills r with the seconds and GB/s.
+static int time_copies(ts_stream *st, xfer x, void *dst, const void *src, size_t bytes, int reps, bench_result *r) {
+    copy_run c = {st, x == XFER_H2D ? TS_COPY_H2D : x == XFER_D2H ? TS_COPY_D2H : TS_COPY_D2D, dst, src, bytes};
     double sec[BENCH_REPS_CUDA];
-    int rc = 0, nev = 0;
-    for (; nev <= reps; nev++) TS_CHECK_GOTO(ts_event_create(d, &ev[nev]), rc, out);
-    TS_CHECK_GOTO(ts_copy_async(st, kind, dst, src, bytes), rc, out); // warm-up
-    TS_CHECK_GOTO(ts_event_record(ev[0], st), rc, out);
-    for (int i = 0; i < reps; i++) {
-        TS_CHECK_GOTO(ts_copy_async(st, kind, dst, src, bytes), rc, out);
-        TS_CHECK_GOTO(ts_event_record(ev[i + 1], st), rc, out);
-    }
-    TS_CHECK_GOTO(ts_stream_sync(st), rc, out);
-    for (int i = 0; i < reps; i++) {
-        double ms;
-        TS_CHECK_GOTO(ts_event_elapsed_ms(ev[i], ev[i + 1], &ms), rc, out);
-        sec[i] = ms * 1e-3;
-    }
+    TS_CHECK(ts_bench_time_stream(st, 1, reps, enqueue_copy, &c, sec));
     r->reps = reps;
     r->bytes = bytes;
     r->sec = ts_stats_of(sec, (size_t)reps);
     // A device-to-device copy reads and writes every byte; the host link moves each byte once.
     r->rate = (x == XFER_D2D ? 2.0 : 1.0) * (double)bytes / r->sec.median * 1e-9;
-out:
-    for (int i = 0; i < nev; i++) ts_event_destroy(ev[i]);
-    return rc;
+    return 0;
 }
 
 // Both directions of the host link at once: `reps` copies host -> device on st and as many
@@ -214,9 +213,9 @@ static int bench_copies(ts_devset *s, ts_device *d, ts_stream *st, int idx, benc
     TS_CHECK_GOTO(ts_dmalloc(d, bytes, &db), rc, out);
     ts_fill_uniform_d(0xc0b1 + (uint64_t)idx, h_in, (int64_t)(bytes / sizeof(double)));
     memset(h_out, 0, bytes);
-    TS_CHECK_GOTO(time_copies(st, d, XFER_H2D, da, h_in, bytes, reps, add_result(b, "h2d", be, idx)), rc, out);
-    TS_CHECK_GOTO(time_copies(st, d, XFER_D2D, db, da, bytes, reps, add_result(b, "copy", be, idx)), rc, out);
-    TS_CHECK_GOTO(time_copies(st, d, XFER_D2H, h_out, db, bytes, reps, add_result(b, "d2h", be, idx)), rc, out);
+    TS_CHECK_GOTO(time_copies(st, XFER_H2D, da, h_in, bytes, reps, add_result(b, "h2d", be, idx)), rc, out);
+    TS_CHECK_GOTO(time_copies(st, XFER_D2D, db, da, bytes, reps, add_result(b, "copy", be, idx)), rc, out);
+    TS_CHECK_GOTO(time_copies(st, XFER_D2H, h_out, db, bytes, reps, add_result(b, "d2h", be, idx)), rc, out);
     memset(h_out, 0, bytes);
     TS_CHECK_GOTO(time_bidir(st, d, da, h_in, h_out, db, bytes, reps, add_result(b, "bidir", be, idx)), rc, out);
     int same = memcmp(h_in, h_out, bytes) == 0;

@@ -66,6 +66,46 @@ int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char 
     return any ? 0 : ts_cli_usage_error(cmd, "%s: '%s' is malformed", opt, list);
 }
 
+int ts_bench_sweep(const char *cmd, const char *sweep, int64_t *vals, int max, int *n) {
+    if (ts_parse_size_sweep(sweep, "--sweep", vals, max, n) < 0 || *n <= 0)
+        return ts_cli_usage_error(cmd, "--sweep: '%s' is malformed (e.g. 1024:8192:x2, 1024:4096:1024 or 1024,2048)", sweep);
+    for (int i = 0; i < *n; i++)
+        if (vals[i] <= 0 || vals[i] > TS_BENCH_MAX_DIM)
+            return ts_cli_usage_error(cmd, "--sweep: size %lld out of range in '%s'", (long long)vals[i], sweep);
+    return 0;
+}
+
+int ts_bench_add_shape(ts_bench_opts *o, ts_bench_shape s) {
+    if (o->nshapes >= o->max_shapes) return ts_cli_usage_error(o->cmd, "too many sizes (at most %d)", o->max_shapes);
+    o->shapes[o->nshapes++] = s;
+    return 0;
+}
+
+int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *const dims[3]) {
+    if (sweep) {
+        int64_t vals[TS_BENCH_MAX_SHAPES];
+        int n = 0;
+        if (ts_bench_sweep(o->cmd, sweep, vals, o->max_shapes, &n)) return TS_EXIT_USAGE;
+        for (int i = 0; i < n; i++)
+            if (ts_bench_add_shape(o, (ts_bench_shape){vals[i], vals[i], vals[i]})) return TS_EXIT_USAGE;
+    }
+    int64_t d[3] = {0, 0, 0};
+    static const char *dn[3] = {"-m", "-n", "-k"};
+    for (int i = 0; i < 3; i++)
+        if (dims[i] && ts_bench_dim(o->cmd, dims[i], dn[i], &d[i])) return TS_EXIT_USAGE;
+    if (!d[0] && !d[1] && !d[2]) return 0;
+    if (o->nshapes == 0) { // -m/-n/-k alone: missing dimensions take the first one given
+        int64_t first = d[0] ? d[0] : d[1] ? d[1] : d[2];
+        return ts_bench_add_shape(o, (ts_bench_shape){d[0] ? d[0] : first, d[1] ? d[1] : first, d[2] ? d[2] : first});
+    }
+    for (int s = 0; s < o->nshapes; s++) {
+        if (d[0]) o->shapes[s].m = d[0];
+        if (d[1]) o->shapes[s].n = d[1];
+        if (d[2]) o->shapes[s].k = d[2];
+    }
+    return 0;
+}
+
 static int prec_tok(void *ctx, const char *opt, const char *t) {
     ts_bench_opts *o = ctx;
     char c = (char)(t[0] | 0x20);
@@ -186,7 +226,11 @@ int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *
         if (r > 0) continue;
         if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9'))
             return ts_cli_usage_error(o->cmd, "unknown option '%s' (tessera %s --help)", a, o->cmd);
-        if (size(ctx, a)) return TS_EXIT_USAGE;
+        int64_t d[3];
+        if (size ? size(ctx, a) != 0
+                 : ts_bench_size(o->cmd, a, o->shape_parts, o->shape_expect, d) ||
+                       ts_bench_add_shape(o, (ts_bench_shape){d[0], d[1], d[2]}))
+            return TS_EXIT_USAGE;
     }
     return 0;
 }
@@ -275,62 +319,11 @@ void ts_bench_print_tiles_set(ts_bench *b) {
 }
 
 void ts_bench_end(ts_bench *b) {
+    if (b->st) ts_stream_destroy(b->st);
     ts_engines_destroy(b->eng);
     ts_devset_close(b->devs);
     free(b->rows);
-    b->eng = NULL, b->devs = NULL, b->rows = NULL, b->tiles = NULL;
-}
-
-// ---------------------------------------------------------------- rows
-
-void *ts_bench_new_row(ts_bench *b) {
-    if (b->nrows == b->caprows) {
-        int cap = b->caprows ? 2 * b->caprows : 64;
-        void *r = realloc(b->rows, b->row_size * (size_t)cap);
-        if (!r) return NULL;
-        b->rows = r, b->caprows = cap;
-    }
-    ts_bench_row *r = (ts_bench_row *)((char *)b->rows + b->row_size * (size_t)b->nrows++);
-    memset(r, 0, b->row_size);
-    r->error = r->bound = NAN;
-    return r;
-}
-
-static ts_bench_row *row_at(const ts_bench *b, int i) { return (ts_bench_row *)((char *)b->rows + b->row_size * (size_t)i); }
-
-void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec) {
-    r->sec = ts_stats_of(sec, (size_t)r->reps);
-    r->tf_med = flops / r->sec.median * 1e-12;
-    r->tf_min = flops / r->sec.max * 1e-12;
-    r->tf_max = flops / r->sec.min * 1e-12;
-}
-
-void ts_bench_set_ratios(ts_bench *b, int first) {
-    const ts_bench_row *base = row_at(b, first);
-    for (int i = first; i < b->nrows; i++) {
-        ts_bench_row *r = row_at(b, i);
-        if ((b->o->nengines > 1 || b->o->ncounts > 1) && !base->failed && !r->failed && base->tf_med > 0) r->ratio = r->tf_med / base->tf_med;
-    }
-}
-
-void ts_bench_row_failed(ts_bench *b, ts_bench_row *r, const char *what, int *worst) {
-    r->failed = 1;
-    ts_bench_progress_clear(b);
-    ts_cli_errorf(b->o->cmd, "%s: %s", what, ts_error_string());
-    ts_error_clear();
-    if (*worst < TS_EXIT_RUNTIME) *worst = TS_EXIT_RUNTIME;
-}
-
-void ts_bench_row_done(const ts_bench_row *r, int *worst) {
-    if (r->verified && !r->passed && *worst < TS_EXIT_CHECK) *worst = TS_EXIT_CHECK;
-}
-
-const char *ts_bench_check_word(const ts_bench_row *r) {
-    return r->failed ? "ERROR" : !r->verified ? "SKIPPED" : r->passed ? "PASS" : "FAIL";
-}
-
-int ts_bench_row_hidden(const ts_bench *b, const ts_bench_row *r) {
-    return b->o->verbosity < 0 && (r->passed || !r->verified) && !r->failed;
+    b->eng = NULL, b->devs = NULL, b->rows = NULL, b->tiles = NULL, b->dev = NULL, b->st = NULL;
 }
 
 // ---------------------------------------------------------------- progress
@@ -354,114 +347,4 @@ void ts_bench_progress_clear(ts_bench *b) {
 
 void ts_bench_progress_end(ts_bench *b) {
     if (b->progress_on && ts_now() - b->prog.start > 2.0) ts_progress_finish(&b->prog, NULL);
-}
-
-// ---------------------------------------------------------------- memory
-
-int ts_bench_host_alloc(ts_bench *b, size_t bytes, void **p) {
-    if (b->devs && ts_devset_count(b->devs) > 0) return ts_host_alloc(b->devs, bytes, p);
-    *p = aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
-    return *p ? 0 : TS_ERROR(TS_ERR_NOMEM, "cannot allocate %zu bytes of host memory", bytes);
-}
-
-void ts_bench_host_free(ts_bench *b, void *p) {
-    if (!p) return;
-    if (b->devs && ts_devset_count(b->devs) > 0) ts_host_free(b->devs, p);
-    else free(p);
-}
-
-int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double avail) {
-    if (need <= avail) return 0;
-    return ts_cli_usage_error(b->o->cmd, "%s: needs %.2f GiB of host memory, %.2f GiB available", what,
-                              ts_cli_gib(need), ts_cli_gib(avail));
-}
-
-int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]) {
-    // buffers from ts_host_alloc are page-locked already: nothing to do for those
-    for (int q = 0; q < 3; q++) {
-        pins[q] = -1;
-        if (bytes[q] && ts_host_pin(b->devs, bufs[q], bytes[q], &pins[q]) < 0) pins[q] = -1, ts_error_clear();
-    }
-    return ts_engines_set_xt_block(b->eng, block);
-}
-
-// Chunks of 64 MiB (a multiple of every element size) handed out to the threads.
-#define PAR_CHUNK ((size_t)64 << 20)
-
-void ts_bench_copy(void *dst, const void *src, size_t bytes) {
-    int64_t nchunks = (int64_t)((bytes + PAR_CHUNK - 1) / PAR_CHUNK);
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t c = 0; c < nchunks; c++) {
-        size_t off = (size_t)c * PAR_CHUNK, len = bytes - off < PAR_CHUNK ? bytes - off : PAR_CHUNK;
-        memcpy((char *)dst + off, (const char *)src + off, len);
-    }
-}
-
-void ts_bench_set(void *dst, int byte, size_t bytes) {
-    int64_t nchunks = (int64_t)((bytes + PAR_CHUNK - 1) / PAR_CHUNK);
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t c = 0; c < nchunks; c++) {
-        size_t off = (size_t)c * PAR_CHUNK, len = bytes - off < PAR_CHUNK ? bytes - off : PAR_CHUNK;
-        memset((char *)dst + off, byte, len);
-    }
-}
-
-void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes) {
-    int single = prec == 's' || prec == 'c';
-    size_t es = single ? sizeof(float) : sizeof(double), n = bytes / es, per = PAR_CHUNK / es;
-    int64_t nchunks = (int64_t)((n + per - 1) / per);
-#pragma omp parallel for schedule(dynamic)
-    for (int64_t c = 0; c < nchunks; c++) {
-        size_t first = (size_t)c * per, len = n - first < per ? n - first : per;
-        if (single) ts_fill_uniform_s_from(key, (float *)x + first, (int64_t)first, (int64_t)len);
-        else ts_fill_uniform_d_from(key, (double *)x + first, (int64_t)first, (int64_t)len);
-    }
-}
-
-void ts_bench_xt_end(ts_bench *b, const int pins[3]) {
-    for (int q = 0; q < 3; q++)
-        if (pins[q] >= 0) ts_host_unpin(b->devs, pins[q]);
-}
-
-// ---------------------------------------------------------------- output
-
-// Engine tiles: what the tile runtime did in the row's last timed run, under the row.
-void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t) {
-    char per[160] = "";
-    size_t at = 0;
-    for (int d = 0; d < t->ndev && at < sizeof per - 16; d++)
-        at += (size_t)snprintf(per + at, sizeof per - at, "%s%lld", d ? "," : "", (long long)t->tiles_dev[d]);
-    fprintf(b->out, "  tiles: T=%lld, %lld tiles: devices %s, cpu %lld (%.1f%%); cache hits %lld, misses %lld "
-                    "(peer %lld); H2D %.1f MiB (%.1f without reuse), D2H %.1f MiB, P2P %.1f MiB; steals %lld\n",
-            (long long)t->tile, (long long)t->tiles, per[0] ? per : "-", (long long)t->tiles_cpu, 100 * t->cpu_share,
-            (long long)t->cache_hits, (long long)t->cache_misses, (long long)t->peer_fetches, t->bytes_h2d / 1048576.0,
-            t->bytes_h2d_noreuse / 1048576.0, t->bytes_d2h / 1048576.0, t->bytes_p2p / 1048576.0,
-            (long long)t->steals);
-    char planned[32] = "-";
-    if (t->cpu_share_planned >= 0) snprintf(planned, sizeof planned, "%.1f%%", 100 * t->cpu_share_planned);
-    fprintf(b->out, "  tiles: cpu %s, planned share %s, cpu steals %lld; %.1f GFLOP/s devices, %.1f cpu; "
-                    "failed devices %d, re-run tiles %lld\n",
-            t->cpu_mode ? t->cpu_mode : "-", planned, (long long)t->cpu_steals, t->dev_gflops, t->cpu_gflops,
-            t->devices_failed, (long long)t->reruns);
-}
-
-
-int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j)) {
-    FILE *f = ts_cli_json_fopen(b->o->cmd, b->o->json);
-    if (!f) return -1;
-    ts_json *j = ts_json_open_file(f);
-    write(b, j);
-    int bad = ts_json_close(j) < 0;
-    return ts_cli_json_fclose(b->o->cmd, b->o->json, f) < 0 || bad ? -1 : 0;
-}
-
-void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r) {
-    if (r->engine == TS_ENGINE_CUBLASXT) ts_json_int(j, "xt_block", r->xt_block);
-    if (r->ndev > 0) ts_json_int(j, "devices", r->ndev);
-    ts_json_int(j, "warmup", b->o->warmup);
-}
-
-void ts_bench_corrupt(char prec, void *C, int64_t idx) {
-    if (prec == 's' || prec == 'c') ((float *)C)[idx * (prec == 'c' ? 2 : 1)] += 1e6f;
-    else ((double *)C)[idx * (prec == 'z' ? 2 : 1)] += 1e6;
 }

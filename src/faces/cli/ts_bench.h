@@ -3,7 +3,9 @@
 // A command parses its own options around ts_bench_common_opt, opens the run with ts_bench_begin
 // (devices, the engine entry of runtime/ts_engines.h), appends one row per (problem, engine) whose
 // first member is a ts_bench_row, and ends with ts_bench_end. What a command computes, checks and
-// prints stays in its own file.
+// prints stays in its own file. Options and the run's devices and passes are in ts_bench.c, rows
+// and their output (table cells, results JSON) in ts_bench_rows.c, host memory, cuBLASXt's
+// pinning and the timed loops in ts_bench_run.c.
 #ifndef TS_BENCH_H
 #define TS_BENCH_H
 
@@ -25,6 +27,13 @@
 #define TS_BENCH_MAX_DIM 2147483647LL // CBLAS and cuBLAS take int dimensions
 #define TS_BENCH_MAX_COUNTS 8         // --devices list items
 
+#define TS_BENCH_MAX_SHAPES 256
+
+// One problem size: m x n x k (a command with two dimensions leaves k as it likes).
+typedef struct {
+    int64_t m, n, k;
+} ts_bench_shape;
+
 // The options both commands take.
 typedef struct {
     const char *cmd;           // "gemm", "blas3": names the command in messages
@@ -43,6 +52,11 @@ typedef struct {
     int verbosity;
     int counts[TS_BENCH_MAX_COUNTS]; // --devices: device counts the set-wide engines run on, in turn (0 items: all)
     int ncounts;
+    // The sizes, when the command keeps them here (ts_bench_parse without a size callback): each
+    // argument a size of shape_parts dimensions (shape_expect names them in messages), at most max_shapes.
+    ts_bench_shape shapes[TS_BENCH_MAX_SHAPES];
+    int nshapes, max_shapes, shape_parts;
+    const char *shape_expect;
 } ts_bench_opts;
 
 // Defaults: alpha = beta = 1, verify on, seed 1 (warmup and reps 0: the command sets its own).
@@ -53,7 +67,7 @@ void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allo
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
 // The command line: --help (usage printed, -1), the common options, the command's own (own:
 // 1 consumed, 0 not one of its options, -1 bad with the message printed), every other argument a
-// size (size: 0 or an error printed). Returns 0, -1 (help) or TS_EXIT_USAGE.
+// size (size: 0 or an error printed; NULL: into o->shapes). Returns 0, -1 (help) or TS_EXIT_USAGE.
 typedef int (*ts_bench_opt_fn)(void *ctx, int argc, char **argv, int *i);
 typedef int (*ts_bench_arg_fn)(void *ctx, const char *arg);
 int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
@@ -68,6 +82,15 @@ int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect,
 // Calls fn for each item of a comma list (a copy); an empty or malformed list is an error.
 typedef int (*ts_bench_token_fn)(void *ctx, const char *opt, const char *tok);
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn);
+// --sweep A:B:S (S a step or xF a factor) or a comma list: n sizes (at most max) into vals, each a
+// dimension; 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_sweep(const char *cmd, const char *sweep, int64_t *vals, int max, int *n);
+// Appends a size to o->shapes; 0 or TS_EXIT_USAGE ("too many sizes").
+int ts_bench_add_shape(ts_bench_opts *o, ts_bench_shape s);
+// After the sizes: --sweep's sizes (n x n x n) appended, then -m/-n/-k (dims, NULL when not given)
+// set that dimension of every size, or alone make one size whose missing dimensions take the first
+// one given. 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *const dims[3]);
 
 // What every row has; a command's row type starts with one.
 typedef struct {
@@ -89,6 +112,9 @@ typedef struct {
     ts_devset *devs;
     ts_engines *eng;
     ts_tiles *tiles; // once opened (ts_bench_open)
+    ts_device *dev;  // the device engines' device (ts_bench_pick_device), or NULL
+    int dev_index;
+    ts_stream *st;   // its stream (ts_bench_stream_open)
     FILE *out;       // stdout, or stderr when the JSON goes to stdout
     ts_progress prog;
     int progress_on;
@@ -120,6 +146,26 @@ void ts_bench_copy(void *dst, const void *src, size_t bytes);
 void ts_bench_set(void *dst, int byte, size_t bytes);
 void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes);
 
+// The device engines (ts_bench_dev.c): those that run on one device of the set (not cpu, not
+// set-wide); whether any of the options' engines is one.
+int ts_bench_is_device_engine(ts_engine e);
+int ts_bench_any_device_engine(const ts_bench_opts *o);
+// The device of the device engines: device `index` of the set (given: it was on the command line),
+// or none when every engine runs on the host. 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_pick_device(ts_bench *b, int index, int given);
+// Resolves every engine of the options to the one that runs: cpu and the set-wide engines as they
+// are (cublasxt opened), device engines probed on the device, or without one auto as cpu and ref as
+// the reference kernel on the host. A device that no resolved engine uses is let go (b->dev NULL).
+// 0 or TS_EXIT_USAGE (the message printed).
+int ts_bench_resolve_engines(ts_bench *b, ts_engine *resolved);
+// 1 when a row of engine e runs on the host (no device, or not a device engine).
+int ts_bench_row_on_host(const ts_bench *b, ts_engine e);
+// The device's stream: created (0 or TS_EXIT_RUNTIME, the message printed), and made again after a
+// sticky error (0 or a negative status). ts_bench_end destroys it.
+int ts_bench_stream_open(ts_bench *b);
+int ts_bench_stream_renew(ts_bench *b);
+// The "device I: NAME (BACKEND)" line, when there is a device.
+void ts_bench_print_device(ts_bench *b);
 // The "tiles: N devices ..., tile T" line.
 void ts_bench_print_tiles_set(ts_bench *b);
 void ts_bench_end(ts_bench *b);
@@ -129,14 +175,28 @@ void *ts_bench_new_row(ts_bench *b);
 #define TS_BENCH_ROW(b, i, type) (&((type *)(b)->rows)[i])
 // Rates from `reps` timings (r->reps) of `flops` each.
 void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec);
+// An engine tiles row after its timed runs: the runtime's stats of the last one kept in the row, and
+// its timeline written to path (NULL: none). 0 or the trace's negative status.
+int ts_bench_row_tiles(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last, const char *path);
 // Rows [first, nrows) against the first when the command runs several engines.
 void ts_bench_set_ratios(ts_bench *b, int first);
+// Rows [first, nrows): ratios set, then each printed by print(ctx, row) (the progress line cleared first).
+void ts_bench_print_rows(ts_bench *b, int first, void (*print)(void *ctx, void *row), void *ctx);
 // A runtime error on a row: marked, reported as "<what>: <error>", exit code at least 3.
 void ts_bench_row_failed(ts_bench *b, ts_bench_row *r, const char *what, int *worst);
 // A finished row: exit code at least 1 when its check failed.
 void ts_bench_row_done(const ts_bench_row *r, int *worst);
 const char *ts_bench_check_word(const ts_bench_row *r); // ERROR, SKIPPED, PASS, FAIL
 int ts_bench_row_hidden(const ts_bench *b, const ts_bench_row *r); // -q shows failed rows only
+// The table cells every command prints, as text: "-" for numbers a row does not have (all of them
+// on a failed row). engine: the engine that ran, "auto:<engine>" when requested is auto,
+// "cublasxt:<block>", with "/<devices>" after it under --devices; times in ms with 3 decimals.
+typedef struct {
+    char engine[24], med[24], min[24], max[24], tf[24], ratio[16], error[16], bound[16];
+    const char *check;
+} ts_bench_cells;
+void ts_bench_row_cells(const ts_bench *b, const ts_bench_row *r, ts_engine requested, const char *bound_fmt,
+                        ts_bench_cells *c);
 
 void ts_bench_progress_start(ts_bench *b, int on, double total_flops);
 void ts_bench_progress(ts_bench *b, double flops, const char *what);
@@ -148,17 +208,39 @@ int ts_bench_host_alloc(ts_bench *b, size_t bytes, void **p);
 void ts_bench_host_free(ts_bench *b, void *p);
 // TS_EXIT_USAGE with "<what>: needs X GiB of host memory, Y GiB available" when need > avail.
 int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double avail);
-// cuBLASXt reads host memory as it is: the buffers are registered (pinned) through the device
-// layer for the row, as the tile runtime does with its operands, and the block set.
-int ts_bench_xt_begin(ts_bench *b, int block, void *const bufs[3], const size_t bytes[3], int pins[3]);
+// Both memories for one item: dev_need bytes on the device engines' device (when there is one;
+// "<what>: needs X GiB on device I, Y GiB available"), then host_need of the host's available memory.
+int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double dev_need);
+// cuBLASXt reads host memory as it is: for a cublasxt row the buffers A, B, C are registered
+// (pinned) through the device layer, as the tile runtime does with its operands, and the row's block
+// set; other rows need nothing (pins -1 all the same, for ts_bench_xt_end).
+int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, void *A, size_t bytesA, void *B, size_t bytesB, void *C,
+                      size_t bytesC, int pins[3]);
 void ts_bench_xt_end(ts_bench *b, const int pins[3]);
+// Runs run(ctx, 0) warmup times, then run(ctx, 1) reps times, each timed on the host clock into sec.
+// 0 or the first failure's negative status.
+typedef int (*ts_bench_run_fn)(void *ctx, int timed);
+int ts_bench_time_host(int warmup, int reps, ts_bench_run_fn run, void *ctx, double *sec);
+// The same for work that enqueue(ctx, timed) puts on stream st, timed by events between the runs.
+int ts_bench_time_stream(ts_stream *st, int warmup, int reps, ts_bench_run_fn enqueue, void *ctx, double *sec);
+// --trace FILE: the path of a run on ndev devices; under --devices one file per count, FILE.json ->
+// FILE-<ndev>dev.json. NULL without --trace.
+const char *ts_bench_trace_path(const ts_bench *b, int ndev, char *buf, size_t len);
 
-// What the tile runtime did in a row's last timed run: two lines under the row.
+// What the tile runtime did in a row's last timed run: two lines under the row (-v: one shorter line).
 void ts_bench_print_tiles_stats(ts_bench *b, const ts_tiles_stats *t);
+void ts_bench_print_tiles_brief(ts_bench *b, const ts_tiles_stats *t);
 // Writes the results document to --json FILE through write(); -1 when it could not be written.
 int ts_bench_write_json(ts_bench *b, void (*write)(ts_bench *b, ts_json *j));
+// The end of a run: the results document written (with --json), and the exit code: rc when the run
+// failed (or TS_EXIT_RUNTIME when the document could not be written), else the worst row's.
+int ts_bench_finish(ts_bench *b, void (*write)(ts_bench *b, ts_json *j), int rc, int worst);
+// A row's results entry begun with its engine, rates and check (error and bound when verified).
+void ts_bench_json_entry_begin(ts_json *j, const ts_bench_row *r, const char *bench, char prec, const char *where);
 // The results entry's "xt_block" (cublasxt), "devices" (set-wide engines) and "warmup" members.
 void ts_bench_json_common(const ts_bench *b, ts_json *j, const ts_bench_row *r);
+// "alpha" and "beta": numbers, or [re, im] arrays for complex precisions.
+void ts_bench_json_scalars(ts_json *j, const ts_bench_opts *o, int cplx);
 
 // Test hook: adds 1e6 to the real part of element idx of C.
 void ts_bench_corrupt(char prec, void *C, int64_t idx);

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,23 +57,11 @@ int ts_cli_value_opt(const char *cmd, int argc, char **argv, int *i, const char 
     return 1;
 }
 
-int ts_cli_int(const char *cmd, const char *what, const char *s, int min, int *out) {
-    int v;
-    if (ts_parse_int(s, what, &v) < 0) {
-        ts_cli_errorf(cmd, "%s: '%s' is not an integer", what, s);
-        return -1;
-    }
-    if (v < min) {
-        ts_cli_errorf(cmd, "%s: '%s' is out of range (at least %d)", what, s, min);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-int ts_cli_i64(const char *cmd, const char *what, const char *s, int64_t min, int64_t *out) {
+// An integer within [lo, hi] (its type's range; "not an integer" outside it) and at least min.
+static int cli_integer(const char *cmd, const char *what, const char *s, int64_t lo, int64_t hi, int64_t min,
+                       int64_t *out) {
     int64_t v;
-    if (ts_parse_i64(s, what, &v) < 0) {
+    if (ts_parse_i64(s, what, &v) < 0 || v < lo || v > hi) {
         ts_cli_errorf(cmd, "%s: '%s' is not an integer", what, s);
         return -1;
     }
@@ -82,6 +71,17 @@ int ts_cli_i64(const char *cmd, const char *what, const char *s, int64_t min, in
     }
     *out = v;
     return 0;
+}
+
+int ts_cli_int(const char *cmd, const char *what, const char *s, int min, int *out) {
+    int64_t v;
+    if (cli_integer(cmd, what, s, INT_MIN, INT_MAX, min, &v)) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int ts_cli_i64(const char *cmd, const char *what, const char *s, int64_t min, int64_t *out) {
+    return cli_integer(cmd, what, s, INT64_MIN, INT64_MAX, min, out);
 }
 
 int ts_cli_double(const char *cmd, const char *what, const char *s, double *out) {

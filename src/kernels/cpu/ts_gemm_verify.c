@@ -36,6 +36,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/ts_error.h"
 #include "core/ts_rng.h"
@@ -336,4 +337,28 @@ double ts_gemm_ref_error(char prec, char ta, char tb, int64_t m, int64_t n, int6
     double den = (aa * na * nb + ab * nc) * (double)k * eps;
     if (den == 0) return d == 0 ? 0 : INFINITY;
     return d / den; // NaN when C has NaN: fails
+}
+
+void ts_gemm_check(const ts_gemm_desc *g, const void *C, int nvec, uint64_t seed, double fv_bound, void *Cref,
+                   int *cref_valid, double ref_bound, ts_gemm_check_result *r) {
+    ts_scalar al = ts_scalar_of(g->prec, g->alpha[0], g->alpha[1]), be = ts_scalar_of(g->prec, g->beta[0], g->beta[1]);
+    double fv = NAN;
+    int ok = ts_gemm_verify(g->prec, g->ta, g->tb, g->m, g->n, g->k, &al, g->A, g->lda, g->B, g->ldb, &be, g->C0,
+                            g->ldc, C, g->ldc, nvec, seed, fv_bound, &fv);
+    ok = ok == 1 && fv == fv;
+    memset(r, 0, sizeof *r);
+    r->fv_err = r->error = fv, r->bound = fv_bound, r->passed = ok;
+    if (!Cref) return;
+    if (!*cref_valid) {
+        memcpy(Cref, g->C0, (size_t)g->ldc * (size_t)g->n * ts_prec_size(g->prec));
+        ts_gemm_ref(g->prec, g->ta, g->tb, g->m, g->n, g->k, &al, g->A, g->lda, g->B, g->ldb, &be, Cref, g->ldc);
+        *cref_valid = 1;
+    }
+    double e = ts_gemm_ref_error(g->prec, g->ta, g->tb, g->m, g->n, g->k, g->alpha, g->A, g->lda, g->B, g->ldb,
+                                 g->beta, g->C0, C, Cref, g->ldc);
+    int rok = e == e && e <= ref_bound;
+    r->ref_err = e, r->ref_done = 1;
+    if (!rok || !(fv == fv) || e / ref_bound > fv / fv_bound) r->error = e, r->bound = ref_bound;
+    if (!ok && !(fv == fv)) r->error = fv, r->bound = fv_bound;
+    r->passed = ok && rok;
 }
