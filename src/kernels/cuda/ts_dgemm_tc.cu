@@ -1069,26 +1069,22 @@ __global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16p_kernel(const TcParam
             }
             cp_async_wait<ST - 2>();
             __syncthreads();
-            const bool last = kt == ktiles - 1;
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
                 for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-                if (!last)
+                // the next k-step's A fragments (after a tile's last k-step: the next tile's first,
+                // already landed; past the block's last tile: stale, unused)
 #pragma unroll
-                    for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
+                for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
             }
-            if (last) {
+            if (kt == ktiles - 1) {
                 epilogue();
                 kt = 0, ctile += grid;
                 if (ctile >= ntiles) {
                     more = false;
                     break;
                 }
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                    for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
             } else {
                 kt++;
             }
