@@ -77,8 +77,9 @@ step bars-rankk 60 "$tessera" gemm 16384x16384x256 16384x16384x512 16384x16384x1
 # ceiling measured first in the same process (cuBLAS and the own kernel held 20 s each on the
 # update shape, at the power cap): ~100 s
 step hpl 270 bench/guard.sh 260 "$tessera" hpl --ceiling 20 --json "$res/hpl.json"
-# LU at N = 32768 against cuSOLVER dgetrf on the same matrix: ~20 s
-step hpl-32768 90 bench/guard.sh 85 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver --json "$res/hpl-32768.json"
+# LU at N = 32768 against cuSOLVER dgetrf on the same matrix: ~20 s. NB 1024: 0.844-0.853x dgetrf's
+# time against 0.889x with NB 512 (bench/notes/hpl.md, hpl-lu-sweep-2026-11-26-feea201.json)
+step hpl-32768 90 bench/guard.sh 85 "$tessera" hpl -N 32768 -NB 1024 --baseline cusolver --json "$res/hpl-32768.json"
 # burn: every product checked, against its plain phase in the same run: HEADLINE_BURN_TIME + ~15 s
 step burn 120 "$tessera" burn --time "${HEADLINE_BURN_TIME:-45s}" --json "$res/burn.json"
 # host-resident DGEMM, tile runtime against cuBLASXt (8192 blocks; the arena leaves it half the GPU): ~60 s
