@@ -306,34 +306,44 @@ static void test_grid_peer_bytes(void **state) {
 // k-loops and the limit on queued host loads make every device load its half of its panels from the
 // host (12 of its 24 tiles) and take the rest from its neighbours, instead of the first worker to
 // take the lock loading all 48 (and taking three of the four tiles with its depth). Byte counts.
-// The split holds when the four workers start within a few host loads of each other: the limit
-// keeps a worker waiting on its loads while the others catch up, for as long as those loads take.
-// At 0.01 GB/s (3.3 ms per 32 KiB tile) a loaded machine under ASan (load average ~30) once left a
-// device a few loads behind (a split outside 8..16); at 0.001 GB/s (33 ms a tile, the compute
-// pacing slowed alike, ~1 s per call) a device must be held back ~130 ms for that.
+// A and B come from the host once in every call (a miss is served by a peer that holds or loads the
+// tile). The split needs the four workers to start within a few host loads (3.3 ms each) of each
+// other: the limit holds a worker on its own loads only as long as they take. A machine at a load
+// average of ~30-40 sometimes starts one worker 100 ms or more late (seen, in ~5% of calls: splits
+// like 13 16 15 4, or 25 23 0 0 with two tiles on each of the first two devices); pacing ten times
+// slower did not help at that load. Such a late start is the machine's, and does not repeat call
+// after call, while a scheduler that lost the split would lose it in every call: so up to four
+// calls, on fresh devices, and the split must hold in one of them.
 static void test_first_wave_loads(void **state) {
     (void)state;
-    ts_devset *s = tt_open(4, NULL, 0, 0.017, 0.001);
-    assert_non_null(s);
     tt_prob p;
     assert_int_equal(tt_make(&p, 'd', 'N', 'N', 128, 128, 768, 0, 47), 0);
     p.beta[0] = p.beta[1] = 0;
-    ts_tiles_opts o = tt_opts(64, 0);
-    ts_tiles *rt = NULL;
-    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
-    ts_tiles_stats st;
-    run_ok(rt, &p, &st);
-    print_stats("4 devices, one tile each", &st);
     const size_t tile = 64 * 64 * 8;
-    assert_int_equal(st.bytes_h2d, 48 * tile); // A and B once
-    for (int d = 0; d < 4; d++) {
-        assert_int_equal(st.tiles_dev[d], 1);
-        // its half of 24, give or take a few taken in another order under load
-        assert_true(st.bytes_h2d_dev[d] >= 8 * tile && st.bytes_h2d_dev[d] <= 16 * tile);
+    int split = 0;
+    for (int call = 0; call < 4 && !split; call++) {
+        ts_devset *s = tt_open(4, NULL, 0, 0.17, 0.01);
+        assert_non_null(s);
+        ts_tiles_opts o = tt_opts(64, 0);
+        ts_tiles *rt = NULL;
+        assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+        ts_tiles_stats st;
+        run_ok(rt, &p, &st);
+        print_stats("4 devices, one tile each", &st);
+        assert_int_equal(st.bytes_h2d, 48 * tile); // A and B once
+        printf("call %d: tiles and host loads (tiles) per device:", call);
+        split = 1;
+        for (int d = 0; d < 4; d++) {
+            printf(" %lld/%zu", (long long)st.tiles_dev[d], st.bytes_h2d_dev[d] / tile);
+            // one tile each, and its half of 24 host loads, give or take a few taken in another order
+            if (st.tiles_dev[d] != 1 || st.bytes_h2d_dev[d] < 8 * tile || st.bytes_h2d_dev[d] > 16 * tile) split = 0;
+        }
+        printf("%s\n", split ? "" : " (outside 1 tile and 8..16 loads each: a worker started late?)");
+        ts_tiles_destroy(rt);
+        ts_devset_close(s);
     }
-    ts_tiles_destroy(rt);
+    assert_true(split);
     tt_free(&p);
-    ts_devset_close(s);
 }
 
 int main(void) {
