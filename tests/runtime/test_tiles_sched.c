@@ -309,11 +309,11 @@ static void test_grid_peer_bytes(void **state) {
 // A and B come from the host once in every call (a miss is served by a peer that holds or loads the
 // tile). The split needs the four workers to start within a few host loads (3.3 ms each) of each
 // other: the limit holds a worker on its own loads only as long as they take. A machine at a load
-// average of ~30-40 sometimes starts one worker 100 ms or more late (seen, in ~5% of calls: splits
-// like 13 16 15 4, or 25 23 0 0 with two tiles on each of the first two devices); pacing ten times
-// slower did not help at that load. Such a late start is the machine's, and does not repeat call
-// after call, while a scheduler that lost the split would lose it in every call: so up to four
-// calls, on fresh devices, and the split must hold in one of them.
+// average of ~30-40 sometimes starts one worker 100 ms or more late (3 of 60 calls: splits like
+// 16 13 4 15, or 25 23 0 0 with two tiles on each of the first two devices); pacing ten times
+// slower only made it rarer (1 of 60). Such a late start is the machine's, and does not repeat
+// call after call, while a scheduler that lost the split would lose it in every call: so up to
+// four calls, on fresh devices, and the split must hold in one of them.
 static void test_first_wave_loads(void **state) {
     (void)state;
     tt_prob p;
