@@ -28,7 +28,10 @@ PY
 
 # A device fault: the failed device's tiles are re-run on the other one, the result verifies and
 # the stats say so; with one device and no CPU worker nobody is left: a runtime error (exit 3).
-run TESSERA_SIM_DEVICES=2 TESSERA_SIM_FAULTS="dev=1,copy=4" TESSERA_TILE=64 TESSERA_TILES_CPU=0 -- gemm 256 --engine tiles --reps 1 --warmup 0
+# Paced at 0.05 GFLOP/s (2.1 MFLOP tiles, 42 ms; ~0.7 s for device 0 alone): device 1 makes its 4
+# copies only once its worker has a task, and unpaced device 0 could finish both calls (16 tiles
+# each) before a loaded machine scheduled it.
+run TESSERA_SIM_DEVICES=2 TESSERA_SIM_GFLOPS=0.05 TESSERA_SIM_FAULTS="dev=1,copy=4" TESSERA_TILE=64 TESSERA_TILES_CPU=0 -- gemm 256 --engine tiles --reps 1 --warmup 0
 expect_rc 0
 count_rows '^tiles .* PASS$' 1
 # (the 4th copy of device 1 falls in the checked run or in the timed one, as the schedule goes: the

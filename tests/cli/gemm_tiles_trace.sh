@@ -3,8 +3,11 @@ source "$(dirname "$0")/lib.sh"
 need python3
 
 # Trace: valid JSON, copy in / gemm / copy out events on every device and GEMMs on the CPU worker
-# (a fixed CPU share of 25 % makes the CPU take tiles).
-run TESSERA_SIM_DEVICES=2 TESSERA_TILE=64 TESSERA_TILES_CPU=0.25 -- gemm 384x320x256 --engine tiles --reps 1 --warmup 0 --trace "$TMP/trace.json"
+# (a fixed CPU share of 25 % lets the CPU take tiles). Every worker takes pending tiles only, so
+# each must be scheduled before the others have taken them all: paced at 0.05 GFLOP/s (2.1 MFLOP
+# tiles, 42 ms) a call lasts ~0.5 s (unpaced a few ms, which a loaded machine can keep a worker
+# thread waiting).
+run TESSERA_SIM_DEVICES=2 TESSERA_SIM_GFLOPS=0.05 TESSERA_TILE=64 TESSERA_TILES_CPU=0.25 -- gemm 384x320x256 --engine tiles --reps 1 --warmup 0 --trace "$TMP/trace.json"
 expect_rc 0
 count_rows '^tiles .* PASS$' 1
 python3 - "$TMP/trace.json" <<'PY' || fail "trace file"

@@ -26,7 +26,10 @@ static void test_failed_copy(void **state) {
     ts_sim_faults f = no_faults();
     f.device = 1;
     f.fail_copy = 2; // its first task's second load: it fires whatever the schedule
-    ts_devset *s = tt_open_faults(2, &f);
+    // ... once device 1 has a task at all: unpaced, device 0 did the 35 tiles in a few ms, before a
+    // loaded machine scheduled device 1's worker. Paced at 0.1 GFLOP/s (1.6 MFLOP tiles, 16 ms),
+    // device 0 alone needs over 0.5 s.
+    ts_devset *s = tt_open_faults_paced(2, &f, 0.1);
     assert_non_null(s);
     ts_tiles_opts o = tt_opts(64, 0);
     o.peer = 0; // no cascade through peer copies here: test_failed_copy_peer_cascade has them
@@ -162,13 +165,16 @@ static void test_lost_device(void **state) {
     }
 }
 
-// The lost device had tiles in flight: the stats show them re-run (first call, fault after 40 ops).
+// The lost device had tiles in flight: the stats show them re-run (first call, fault after 10 ops).
+// Paced at 0.5 GFLOP/s (8.4 MFLOP tiles, 17 ms; the other two alone need ~0.25 s for the 30): device
+// 0 is lost only once its worker has queued 10 operations, which unpaced devices 1 and 2 could make
+// impossible by finishing the call before a loaded machine scheduled it.
 static void test_lost_device_reruns(void **state) {
     (void)state;
     ts_sim_faults f = no_faults();
     f.device = 0;
     f.lose_after = 10;
-    ts_devset *s = tt_open_faults(3, &f);
+    ts_devset *s = tt_open_faults_paced(3, &f, 0.5);
     ts_tiles_opts o = tt_opts(64, 0);
     o.peer = 0;
     ts_tiles *rt = NULL;

@@ -82,11 +82,15 @@ static void test_corrupt(void **state) {
 
 // Adaptive: the first call of a class measures (auto rule), the next ones take the share from the
 // database (reported as planned), C is right every time, and the file holds the class.
+// Paced at 0.5 GFLOP/s each, so the CPU matters and a call (36 tiles of 8.4 MFLOP) lasts ~0.3 s:
+// the CPU worker is started after the devices' and takes only pending tiles, so it must be
+// scheduled before the devices have claimed them all (at 2 GFLOP/s, ~75 ms, which a loaded 2-core
+// machine can keep one thread waiting).
 static void test_adaptive(void **state) {
     (void)state;
     char path[256];
     tmp_path(path, sizeof path, "adaptive");
-    ts_devset *s = tt_open(2, NULL, 0, 2.0, 0); // paced: 2 GFLOP/s each, so the CPU matters
+    ts_devset *s = tt_open(2, NULL, 0, 0.5, 0);
     assert_non_null(s);
     ts_tiles_opts o = tt_opts(128, TS_TILES_CPU_ADAPTIVE);
     o.perfdb = path;
@@ -100,20 +104,26 @@ static void test_adaptive(void **state) {
         assert_int_equal(tt_run(rt, &p, &st), 0);
         assert_true(tt_check(&p) <= 1.0);
         assert_string_equal(st.cpu_mode, "adaptive");
-        // two devices paced at 2 GFLOP/s each: at most 4 (< 8); at least their flops over the whole
+        // two devices paced at 0.5 GFLOP/s each: at most 1 (< 2); at least their flops over the whole
         // call (their rate's time ends at their last tile, within the call): no fixed floor, which a
         // loaded machine's slower host GEMMs could go below
         double dev_flops = (double)(st.tiles_dev[0] + st.tiles_dev[1]) * 2.0 * 128 * 128 * 256;
-        assert_true(st.dev_gflops >= dev_flops / st.seconds * 1e-9 * (1 - 1e-9) && st.dev_gflops < 8);
+        assert_true(st.dev_gflops >= dev_flops / st.seconds * 1e-9 * (1 - 1e-9) && st.dev_gflops < 2);
+        assert_true(st.tiles_cpu > 0);
         if (call == 0) {
             assert_true(st.cpu_share_planned < 0); // nothing known yet: auto
-            assert_true(st.tiles_cpu > 0);
             assert_true(st.cpu_gflops > 0);
+            assert_int_equal(st.cpu_steals, 0);
         } else {
             assert_true(st.cpu_share_planned > 0 && st.cpu_share_planned < 1);
-            // The CPU took at least its planned tiles (rounded down) plus what it stole.
-            assert_true(st.tiles_cpu >= (int64_t)(st.cpu_share_planned * (double)st.tiles) - 0);
-            assert_true(st.tiles_cpu >= st.cpu_steals);
+            // The CPU is offered its planned tiles (rounded down) first and takes further ones only
+            // once it has done them all (by the auto rule, counted as steals). It is not promised
+            // them: the devices take pending tiles too, and a CPU worker that a loaded machine
+            // schedules late (or a CPU slower in this call than in the calls the share came from)
+            // finds fewer left; so no lower bound beyond > 0.
+            int64_t cap = (int64_t)(st.cpu_share_planned * (double)st.tiles);
+            assert_true(st.cpu_steals >= 0 && st.tiles_cpu - st.cpu_steals <= cap);
+            if (st.cpu_steals > 0) assert_int_equal(st.tiles_cpu, cap + st.cpu_steals);
         }
         assert_int_equal(st.tiles_dev[0] + st.tiles_dev[1] + st.tiles_cpu, st.tiles);
     }

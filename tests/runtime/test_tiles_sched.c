@@ -37,7 +37,12 @@ static void print_stats(const char *what, const ts_tiles_stats *st) {
 // tiles paced slowly (4.2 MFLOP at 0.08 GFLOP/s: 52 ms at speed 1, 210 ms at 0.25) leave the host
 // GEMM (~1 ms idle) far below the pacing even when the machine is many times oversubscribed; more
 // of them (36 and 49) keep the tiles a slow device holds at the end a small part of the whole.
-#define SLOW_GFLOPS 0.08
+// What a loaded machine still adds is the worker's own time per tile (retiring flights, queueing
+// the next tile: thread wake-ups that wait for a core), the same for every device: at 0.08 GFLOP/s
+// (52 and 210 ms) a machine at a load average of ~30 under ASan ran the fast device at ~150 ms a
+// tile and the slow one at ~350 ms, 25 and 11 tiles, near the bound. At 0.025 GFLOP/s (168 and
+// 671 ms) such a ~100-150 ms overhead still leaves the fast device over 2.3 times the other's rate.
+#define SLOW_GFLOPS 0.025
 static void test_faster_device_more_tiles(void **state) {
     (void)state;
     const double sp2[2] = {1.0, 0.25};
@@ -76,10 +81,12 @@ static void test_faster_device_more_tiles(void **state) {
 
 // A square problem on one device: tiles are reused from the cache, so fewer bytes go in than
 // without reuse. On two devices a tile one device holds is fetched by the other over the peer
-// link; with peer fetch off, nothing goes over it.
+// link; with peer fetch off, nothing goes over it. Peer fetches need both devices to run tiles:
+// paced at 2 GFLOP/s (33.5 MFLOP tiles, 17 ms; ~1 s for one device alone), as unpaced one device
+// did 61 of the 64 tiles on a loaded machine before the other's worker got going, and could do all.
 static void test_cache_reuse_and_peers(void **state) {
     (void)state;
-    ts_devset *s = tt_open(2, NULL, 0, 0, 0);
+    ts_devset *s = tt_open(2, NULL, 0, 2.0, 0);
     assert_non_null(s);
     ts_tiles_opts o = tt_opts(128, 0);
     ts_tiles *rt = NULL;
@@ -177,8 +184,13 @@ static void test_pins(void **state) {
 }
 
 // Two slow paced devices, the CPU worker on auto, tile 128, and a d 1024 x 768 x 256 problem.
+// 0.5 GFLOP/s each: 48 tiles of 8.4 MFLOP (17 ms each), ~0.4 s per call. The CPU worker may take a
+// tile only while more than devices x (depth + reserve) tasks are pending and once two device tiles
+// are written back (their rate), so it must be scheduled within that part of the call: at 2 GFLOP/s
+// (~0.1 s per call) that window was ~50 ms, which a loaded 2-core machine under ASan can keep one
+// thread waiting; now it is ~0.25 s.
 static void paced_auto(uint64_t key, ts_devset **s, ts_tiles_opts *o, ts_tiles **rt, tt_prob *p) {
-    *s = tt_open(2, NULL, 0, 2.0, 4.0);
+    *s = tt_open(2, NULL, 0, 0.5, 4.0);
     *o = tt_opts(128, TS_TILES_CPU_AUTO);
     *rt = NULL;
     assert_int_equal(ts_tiles_create(*s, o, rt), 0);
@@ -207,7 +219,12 @@ static void test_cpu_share_auto(void **state) {
 
 // The same devices with a CPU whose known rate makes each of its tiles last far longer than the
 // devices need for everything: it takes none (an H200 against a 16-core CPU is this case, about
-// 100x).
+// 100x). The rule compares twice the CPU's tile time with the devices' time left at their measured
+// rate (flops since their first written-back tile over the time since), so the rate set here must
+// leave no doubt under load: at 1 kFLOP/s a tile is 8389 s, and the CPU could take one only if the
+// devices, paced at 1 GFLOP/s together with <= 0.4 GFLOP left, were measured over 40000 times
+// slower (at 1 MFLOP/s it was 40 times at the old 4 GFLOP/s pacing: a stall of ~0.4 s with no tile
+// written back, which a busy machine can give).
 static void test_cpu_auto_slow_cpu(void **state) {
     (void)state;
     ts_devset *s;
@@ -217,7 +234,7 @@ static void test_cpu_auto_slow_cpu(void **state) {
     paced_auto(72, &s, &o, &rt, &p);
     ts_tiles_stats st;
     for (int rep = 0; rep < 2; rep++) {
-        rt->cpu_flop_rate = 1e6; // 1 MFLOP/s: 8 s per 128 x 128 x 256 tile, the devices need < 1 s
+        rt->cpu_flop_rate = 1e3; // 1 kFLOP/s: 8389 s per 128 x 128 x 256 tile, the devices need ~0.4 s
         memcpy(p.C, p.C0, (size_t)(p.ldc * p.n) * p.es);
         run_ok(rt, &p, &st);
         assert_int_equal(st.tiles_cpu, 0);
@@ -265,21 +282,31 @@ static void test_grid_peer_bytes(void **state) {
     assert_int_equal(tt_make(&p, 'd', 'N', 'N', 768, 768, 768, 0, 43), 0);
     p.beta[0] = p.beta[1] = 0;
     double ab = 2.0 * 768 * 768 * 8;
-    size_t p2p[2];
-    for (int g = 1; g >= 0; g--) {
-        ts_tiles_opts o = tt_opts(64, 0);
-        o.grid = g;
-        ts_tiles *rt = NULL;
-        assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
-        ts_tiles_stats st;
-        run_ok(rt, &p, &st);
-        print_stats(g ? "4 devices, grid 2 x 2" : "4 devices, along block row 0", &st);
-        assert_true((double)st.bytes_h2d <= 1.05 * ab);
-        p2p[g] = st.bytes_p2p;
-        ts_tiles_destroy(rt);
+    // The regions hold when the four devices run at one pace: a device that a loaded machine holds
+    // back (seen under ASan at a load average of ~45: 38 30 38 38 tiles, peer copies 1.33 A + B)
+    // leaves part of its region to the others, which then copy its panels. That is the machine's
+    // and does not repeat call after call; a lost grid would show in every pair of calls: up to
+    // three pairs, and both bounds must hold in one of them.
+    int ok = 0;
+    for (int pair = 0; pair < 3 && !ok; pair++) {
+        size_t p2p[2];
+        for (int g = 1; g >= 0; g--) {
+            ts_tiles_opts o = tt_opts(64, 0);
+            o.grid = g;
+            ts_tiles *rt = NULL;
+            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            ts_tiles_stats st;
+            run_ok(rt, &p, &st);
+            print_stats(g ? "4 devices, grid 2 x 2" : "4 devices, along block row 0", &st);
+            assert_true((double)st.bytes_h2d <= 1.05 * ab);
+            p2p[g] = st.bytes_p2p;
+            ts_tiles_destroy(rt);
+        }
+        ok = (double)p2p[1] <= 1.25 * ab && (double)p2p[0] >= 1.35 * ab;
+        printf("pair %d: peer copies %.2f (grid) and %.2f (row 0) x (A + B)%s\n", pair, (double)p2p[1] / ab,
+               (double)p2p[0] / ab, ok ? "" : ": outside <= 1.25 and >= 1.35");
     }
-    assert_true((double)p2p[1] <= 1.25 * ab);
-    assert_true((double)p2p[0] >= 1.35 * ab);
+    assert_true(ok);
     tt_free(&p);
     ts_devset_close(s);
 }
@@ -289,29 +316,44 @@ static void test_grid_peer_bytes(void **state) {
 // k-loops and the limit on queued host loads make every device load its half of its panels from the
 // host (12 of its 24 tiles) and take the rest from its neighbours, instead of the first worker to
 // take the lock loading all 48 (and taking three of the four tiles with its depth). Byte counts.
+// A and B come from the host once in every call (a miss is served by a peer that holds or loads the
+// tile). The split needs the four workers to start within a few host loads (3.3 ms each) of each
+// other: the limit holds a worker on its own loads only as long as they take. A machine at a load
+// average of ~30-40 sometimes starts one worker 100 ms or more late (3 of 60 calls: splits like
+// 16 13 4 15, or 25 23 0 0 with two tiles on each of the first two devices); pacing ten times
+// slower only made it rarer (1 of 60). Such a late start is the machine's, and does not repeat
+// call after call, while a scheduler that lost the split would lose it in every call: so up to
+// four calls, on fresh devices, and the split must hold in one of them.
 static void test_first_wave_loads(void **state) {
     (void)state;
-    ts_devset *s = tt_open(4, NULL, 0, 0.17, 0.01);
-    assert_non_null(s);
     tt_prob p;
     assert_int_equal(tt_make(&p, 'd', 'N', 'N', 128, 128, 768, 0, 47), 0);
     p.beta[0] = p.beta[1] = 0;
-    ts_tiles_opts o = tt_opts(64, 0);
-    ts_tiles *rt = NULL;
-    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
-    ts_tiles_stats st;
-    run_ok(rt, &p, &st);
-    print_stats("4 devices, one tile each", &st);
     const size_t tile = 64 * 64 * 8;
-    assert_int_equal(st.bytes_h2d, 48 * tile); // A and B once
-    for (int d = 0; d < 4; d++) {
-        assert_int_equal(st.tiles_dev[d], 1);
-        // its half of 24, give or take a few taken in another order under load
-        assert_true(st.bytes_h2d_dev[d] >= 8 * tile && st.bytes_h2d_dev[d] <= 16 * tile);
+    int split = 0;
+    for (int call = 0; call < 4 && !split; call++) {
+        ts_devset *s = tt_open(4, NULL, 0, 0.17, 0.01);
+        assert_non_null(s);
+        ts_tiles_opts o = tt_opts(64, 0);
+        ts_tiles *rt = NULL;
+        assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+        ts_tiles_stats st;
+        run_ok(rt, &p, &st);
+        print_stats("4 devices, one tile each", &st);
+        assert_int_equal(st.bytes_h2d, 48 * tile); // A and B once
+        printf("call %d: tiles and host loads (tiles) per device:", call);
+        split = 1;
+        for (int d = 0; d < 4; d++) {
+            printf(" %lld/%zu", (long long)st.tiles_dev[d], st.bytes_h2d_dev[d] / tile);
+            // one tile each, and its half of 24 host loads, give or take a few taken in another order
+            if (st.tiles_dev[d] != 1 || st.bytes_h2d_dev[d] < 8 * tile || st.bytes_h2d_dev[d] > 16 * tile) split = 0;
+        }
+        printf("%s\n", split ? "" : " (outside 1 tile and 8..16 loads each: a worker started late?)");
+        ts_tiles_destroy(rt);
+        ts_devset_close(s);
     }
-    ts_tiles_destroy(rt);
+    assert_true(split);
     tt_free(&p);
-    ts_devset_close(s);
 }
 
 int main(void) {
