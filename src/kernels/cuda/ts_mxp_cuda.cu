@@ -400,7 +400,7 @@ static int gemm8_cuda(cudaStream_t st, const ts_mxp_op_args *a) {
     cublasLtMatmulDesc_t op = NULL;
     cublasLtMatrixLayout_t la = NULL, lb = NULL, lc = NULL;
     cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t heur;
+    cublasLtMatmulHeuristicResult_t heur[8];
     int nres = 0, rc = 0;
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
     const void *sa = a->sa, *sb = a->sb;
@@ -426,15 +426,25 @@ static int gemm8_cuda(cudaStream_t st, const ts_mxp_op_args *a) {
           "cuBLASLt alignment C");
     LT_OK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c),
           "cuBLASLt alignment D");
-    LT_OK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &nres), "cublasLtMatmulAlgoGetHeuristic");
+    LT_OK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 8, heur, &nres), "cublasLtMatmulAlgoGetHeuristic");
     if (nres < 1) {
         rc = ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
                           "cuBLASLt has no FP8 GEMM for %lld x %lld x %lld (E4M3 x E4M3 -> FP32, TN)", (long long)a->m,
                           (long long)a->n, (long long)a->kk);
         goto out;
     }
-    LT_OK(cublasLtMatmul(lt, op, &alpha, a->A, la, a->B, lb, &beta, a->C, lc, a->C, lc, &heur.algo, k->lt_ws, ws, st),
-          "cublasLtMatmul (E4M3 x E4M3 -> FP32)");
+    {
+        // the heuristic's candidates in its order: one it lists can still refuse the call itself
+        // (CUBLAS_STATUS_NOT_SUPPORTED before anything is launched), then the next one is tried
+        cublasStatus_t last = CUBLAS_STATUS_NOT_SUPPORTED;
+        for (int i = 0; i < nres; i++) {
+            if (heur[i].state != CUBLAS_STATUS_SUCCESS || heur[i].workspaceSize > ws) continue;
+            last = cublasLtMatmul(lt, op, &alpha, a->A, la, a->B, lb, &beta, a->C, lc, a->C, lc, &heur[i].algo,
+                                  k->lt_ws, ws, st);
+            if (last != CUBLAS_STATUS_NOT_SUPPORTED) break;
+        }
+        LT_OK(last, "cublasLtMatmul (E4M3 x E4M3 -> FP32)");
+    }
 out:
     if (rc < 0) (void)cudaGetLastError();
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
