@@ -319,6 +319,7 @@ void ts_bench_print_tiles_set(ts_bench *b) {
 }
 
 void ts_bench_end(ts_bench *b) {
+    ts_bench_buffers_free(b);
     if (b->st) ts_stream_destroy(b->st);
     ts_engines_destroy(b->eng);
     ts_devset_close(b->devs);

@@ -28,6 +28,7 @@
 #define TS_BENCH_MAX_COUNTS 8         // --devices list items
 
 #define TS_BENCH_MAX_SHAPES 256
+#define TS_BENCH_NBUF 5               // operand buffers of one (size, precision)
 
 // One problem size: m x n x k (a command with two dimensions leaves k as it likes).
 typedef struct {
@@ -122,6 +123,10 @@ typedef struct {
     void *rows;      // row_size bytes each
     size_t row_size;
     int nrows, caprows;
+    // The operands of the current (size, precision) (ts_bench_buffers): host buffers of bytes[q]
+    // each, and device buffers of the same sizes on b->dev.
+    void *host[TS_BENCH_NBUF], *dbuf[TS_BENCH_NBUF];
+    size_t bytes[TS_BENCH_NBUF];
 } ts_bench;
 
 // Log level, the --json path checked (and --trace with check_trace), devices opened, the engine
@@ -202,6 +207,30 @@ void ts_bench_progress_start(ts_bench *b, int on, double total_flops);
 void ts_bench_progress(ts_bench *b, double flops, const char *what);
 void ts_bench_progress_clear(ts_bench *b);
 void ts_bench_progress_end(ts_bench *b);
+
+// The operands of one (size, precision): b->host[q] of bytes[q] (at least 64) for q < nhost (pinned
+// with devices), then when there is a device b->dbuf[q] of the same size for q < ndev, the host
+// buffers [0, nup) copied into theirs. 0 or a negative status (ts_bench_buffers_free frees what was made).
+int ts_bench_buffers(ts_bench *b, const size_t *bytes, int nhost, int ndev, int nup);
+// Every operand buffer freed (the tile runtime's pins let go first); ts_bench_end does it too.
+void ts_bench_buffers_free(ts_bench *b);
+// Every (size, precision) of the options in turn until one fails, the operands freed after each:
+// run(ctx, shape, prec, worst) makes its buffers and rows. A negative status is reported as
+// "<size> <prec>: <error>", a positive one (an exit code) was reported by run. The progress line
+// ended after them. Returns 0 or TS_EXIT_RUNTIME.
+typedef int (*ts_bench_size_fn)(void *ctx, ts_bench_shape s, char prec, int *worst);
+int ts_bench_sizes(ts_bench *b, ts_bench_size_fn run, void *ctx, int *worst);
+// A new row of the options' engine e: engine (as given), its block, the devices of the current pass
+// and reps (as given); NULL when out of memory.
+void *ts_bench_engine_row(ts_bench *b, int e);
+// A row for every engine in every pass (the --devices items, ts_bench_use_pass), run by
+// run(ctx, row, e, pass, what), which names the row in what for a failure's message. A failed row
+// is reported, and the stream made again after one of a device engine (resolved: the engines that
+// run, or NULL: as given). 0 or a negative status (out of memory, a pass or the stream not made).
+typedef int (*ts_bench_row_fn)(void *ctx, void *row, int e, int pass, char *what, size_t len);
+int ts_bench_engine_rows(ts_bench *b, const ts_engine *resolved, ts_bench_row_fn run, void *ctx, int *worst);
+// 1 when the options run engine e.
+int ts_bench_has_engine(const ts_bench_opts *o, ts_engine e);
 
 // Host buffers: pinned through the device set when it has devices, else page-aligned.
 int ts_bench_host_alloc(ts_bench *b, size_t bytes, void **p);

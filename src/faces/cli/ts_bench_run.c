@@ -23,6 +23,26 @@ void ts_bench_host_free(ts_bench *b, void *p) {
     else free(p);
 }
 
+int ts_bench_buffers(ts_bench *b, const size_t *bytes, int nhost, int ndev, int nup) {
+    for (int q = 0; q < nhost; q++) {
+        b->bytes[q] = bytes[q];
+        TS_CHECK(ts_bench_host_alloc(b, bytes[q] ? bytes[q] : 64, &b->host[q]));
+    }
+    if (!b->dev) return 0;
+    for (int q = 0; q < ndev; q++) TS_CHECK(ts_dmalloc(b->dev, bytes[q], &b->dbuf[q]));
+    for (int q = 0; q < nup; q++) TS_CHECK(ts_copy_async(b->st, TS_COPY_H2D, b->dbuf[q], b->host[q], bytes[q]));
+    return nup ? ts_stream_sync(b->st) : 0;
+}
+
+void ts_bench_buffers_free(ts_bench *b) {
+    if (b->tiles) ts_tiles_unpin_all(b->tiles); // the runtime keeps registrations across calls
+    for (int q = 0; q < TS_BENCH_NBUF; q++) {
+        ts_bench_host_free(b, b->host[q]);
+        if (b->dev && b->dbuf[q]) ts_dfree(b->dev, b->dbuf[q]);
+        b->host[q] = b->dbuf[q] = NULL, b->bytes[q] = 0;
+    }
+}
+
 int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double avail) {
     if (need <= avail) return 0;
     return ts_cli_usage_error(b->o->cmd, "%s: needs %.2f GiB of host memory, %.2f GiB available", what,
@@ -129,4 +149,59 @@ const char *ts_bench_trace_path(const ts_bench *b, int ndev, char *buf, size_t l
     int dot = n > 5 && !strcmp(tp + n - 5, ".json");
     snprintf(buf, len, "%.*s-%ddev%s", (int)(dot ? n - 5 : n), tp, ndev, dot ? ".json" : "");
     return buf;
+}
+
+// ---------------------------------------------------------------- drivers
+
+int ts_bench_sizes(ts_bench *b, ts_bench_size_fn run, void *ctx, int *worst) {
+    const ts_bench_opts *o = b->o;
+    int rc = 0;
+    for (int s = 0; s < o->nshapes && rc == 0; s++)
+        for (int p = 0; p < o->nprecs && rc == 0; p++) {
+            const ts_bench_shape *x = &o->shapes[s];
+            if ((rc = run(ctx, *x, o->precs[p], worst)) < 0) {
+                char size[80];
+                int at = snprintf(size, sizeof size, "%lldx%lld", (long long)x->m, (long long)x->n);
+                if (o->shape_parts > 2) snprintf(size + at, sizeof size - (size_t)at, "x%lld", (long long)x->k);
+                ts_bench_progress_clear(b);
+                ts_cli_errorf(o->cmd, "%s %c: %s", size, o->precs[p], ts_error_string());
+            }
+            if (rc) rc = TS_EXIT_RUNTIME;
+            ts_bench_buffers_free(b);
+        }
+    ts_bench_progress_end(b);
+    return rc;
+}
+
+void *ts_bench_engine_row(ts_bench *b, int e) {
+    ts_bench_row *r = ts_bench_new_row(b);
+    if (!r) return NULL;
+    r->engine = b->o->engines[e], r->xt_block = b->o->xt_block[e], r->reps = b->o->reps;
+    r->ndev = ts_bench_row_devices(b, r->engine);
+    return r;
+}
+
+int ts_bench_engine_rows(ts_bench *b, const ts_engine *resolved, ts_bench_row_fn run, void *ctx, int *worst) {
+    int n = b->o->nengines;
+    for (int q = 0; q < ts_bench_npasses(b) * n; q++) {
+        int e = q % n;
+        if (e == 0 && ts_bench_use_pass(b, q / n) < 0) return ts_error_last()->code;
+        ts_bench_row *row = ts_bench_engine_row(b, e);
+        if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+        char what[160] = "";
+        if (run(ctx, row, e, q / n, what, sizeof what) >= 0) {
+            ts_bench_row_done(row, worst);
+            continue;
+        }
+        ts_bench_row_failed(b, row, what, worst);
+        if (b->st && !ts_bench_row_on_host(b, resolved ? resolved[e] : row->engine) && ts_bench_stream_renew(b) < 0)
+            return ts_error_last()->code;
+    }
+    return 0;
+}
+
+int ts_bench_has_engine(const ts_bench_opts *o, ts_engine e) {
+    for (int i = 0; i < o->nengines; i++)
+        if (o->engines[i] == e) return 1;
+    return 0;
 }
