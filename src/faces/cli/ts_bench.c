@@ -226,7 +226,7 @@ int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *
         if (r > 0) continue;
         if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9'))
             return ts_cli_usage_error(o->cmd, "unknown option '%s' (tessera %s --help)", a, o->cmd);
-        int64_t d[3];
+        int64_t d[3] = {0, 0, 0};
         if (size ? size(ctx, a) != 0
                  : ts_bench_size(o->cmd, a, o->shape_parts, o->shape_expect, d) ||
                        ts_bench_add_shape(o, (ts_bench_shape){d[0], d[1], d[2]}))
