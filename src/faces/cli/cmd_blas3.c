@@ -286,8 +286,7 @@ static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) 
     b3_opts *o = c->o;
     int pins[3], rc = 0;
     double *sec = NULL;
-    TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, &row->b, c->h.host[BA], c->h.bytes[0], c->h.host[BB], c->h.bytes[1], c->h.host[BW],
-                                    c->h.bytes[3], pins), rc, out);
+    TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, &row->b, BA, BB, BW, pins), rc, out);
     sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) TS_CHECK_GOTO(TS_ERROR(TS_ERR_NOMEM, "out of host memory"), rc, out);
     char what[96];
@@ -431,18 +430,11 @@ static void buffer_bytes(const b3_opts *o, shape_t s, char prec, size_t bytes[4]
             if ((size_t)s.m * (size_t)s.m * es > bytes[q]) bytes[q] = (size_t)s.m * (size_t)s.m * es;
 }
 
-static int check_memory(ctx_t *c) {
-    for (int s = 0; s < c->o->b.nshapes; s++)
-        for (int q = 0; q < c->o->b.nprecs; q++) {
-            size_t b[4];
-            buffer_bytes(c->o, c->o->b.shapes[s], c->o->b.precs[q], b);
-            double need = (double)b[0] + (double)b[1] + (double)b[2] + (double)b[3];
-            char what[64];
-            snprintf(what, sizeof what, "%lldx%lld %c", (long long)c->o->b.shapes[s].m, (long long)c->o->b.shapes[s].n,
-                     c->o->b.precs[q]);
-            if (ts_bench_fits(&c->h, what, need, 0)) return TS_EXIT_USAGE;
-        }
-    return 0;
+// The host memory of one (size, precision) (ts_bench_check_sizes).
+static void memory_need(void *ctx, shape_t s, char prec, double *host, double *dev) {
+    size_t b[4];
+    buffer_bytes(ctx, s, prec, b);
+    *host = (double)b[0] + (double)b[1] + (double)b[2] + (double)b[3], *dev = 0;
 }
 
 static int open_engines(ctx_t *c) {
@@ -564,7 +556,7 @@ int ts_cmd_blas3(int argc, char **argv) {
     if ((rc = open_engines(&c))) goto out;
     if ((rc = ts_bench_check_counts(&c.h))) goto out;
     if (o.b.nshapes == 0) default_shapes(&c);
-    if ((rc = check_memory(&c))) goto out;
+    if ((rc = ts_bench_check_sizes(&c.h, memory_need, &o))) goto out;
 
     ts_bench_progress_start(&c.h, o.b.verbosity >= 0, total_flops(&c));
     if (o.b.verbosity >= 0) {

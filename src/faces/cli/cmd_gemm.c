@@ -36,8 +36,6 @@ typedef struct {
     int row_major;
     int where_host;
     int interleave;   // device engines take turns rep by rep (--interleave)
-    int device;
-    int device_given;
     int64_t lda, ldb, ldc; // 0 = tight
 } gemm_opts;
 
@@ -163,10 +161,6 @@ static int own_opt(void *ctx, int argc, char **argv, int *i) {
             return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v), -1;
         return o->where_host = !strcmp(v, "host"), 1;
     }
-    if (VALUE("--device", "-d")) {
-        o->device_given = 1;
-        return r < 0 || ts_cli_int(CMD, "--device", v, 0, &o->device) ? -1 : 1;
-    }
     if (VALUE("--lda", NULL)) return r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda) ? -1 : 1;
     if (VALUE("--ldb", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb) ? -1 : 1;
     if (VALUE("--ldc", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc) ? -1 : 1;
@@ -179,7 +173,7 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
     gemm_args g = {.o = o};
     memset(o, 0, sizeof *o);
     ts_bench_opts_init(&o->b, CMD, gemm_engines, (int)(sizeof gemm_engines / sizeof gemm_engines[0]));
-    o->b.warmup = 2;
+    o->b.warmup = 2, o->b.device_opt = 1;
     o->b.max_shapes = MAX_SHAPES, o->b.shape_parts = 3, o->b.shape_expect = "M or MxNxK"; // "4096" or "8192x8192x256"
     int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, NULL, &g);
     if (rc) return rc;
@@ -257,21 +251,13 @@ static int no_c0(const gemm_opts *o, shape_t s) {
     return o->b.ncounts > 0 && o->b.verify && o->b.beta[0] == 0 && o->b.beta[1] == 0 && !needs_ref(o, s);
 }
 
-// Everything fits before anything is allocated: the device arena and host memory.
-static int check_memory(gemm_ctx *c) {
-    gemm_opts *o = c->o;
-    for (int s = 0; s < o->b.nshapes; s++)
-        for (int p = 0; p < o->b.nprecs; p++) {
-            shape_t sh = o->b.shapes[s];
-            double ea, eb, ec, es = (double)ts_prec_size(o->b.precs[p]);
-            buffer_elems(o, sh, &ea, &eb, &ec);
-            double host_need = (ea + eb + (no_c0(o, sh) ? 1 : 2) * ec) * es + (needs_ref(o, sh) ? ec * es : 0);
-            char what[96];
-            snprintf(what, sizeof what, "%lldx%lldx%lld %c", (long long)sh.m, (long long)sh.n, (long long)sh.k,
-                     o->b.precs[p]);
-            if (ts_bench_fits(&c->h, what, host_need, (ea + eb + ec) * es + 3 * 256.0)) return TS_EXIT_USAGE;
-        }
-    return 0;
+// The memory of one (shape, precision) (ts_bench_check_sizes): host and device operands.
+static void memory_need(void *ctx, shape_t s, char prec, double *host, double *dev) {
+    const gemm_opts *o = ctx;
+    double ea, eb, ec, es = (double)ts_prec_size(prec);
+    buffer_elems(o, s, &ea, &eb, &ec);
+    *host = (ea + eb + (no_c0(o, s) ? 1 : 2) * ec) * es + (needs_ref(o, s) ? ec * es : 0);
+    *dev = (ea + eb + ec) * es + 3 * 256.0;
 }
 
 // ---------------------------------------------------------------- data
@@ -331,11 +317,7 @@ static int enqueue_device_once(void *arg, int timed) {
     const ts_gemm_desc *p = &r->j->p;
     gemm_ctx *c = r->c;
     (void)timed;
-    if (r->host) {
-        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->h.dbuf[OA], c->h.host[OA], c->h.bytes[OA]));
-        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->h.dbuf[OB], c->h.host[OB], c->h.bytes[OB]));
-        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->h.dbuf[OC], c->h.host[OC], c->h.bytes[OC]));
-    }
+    if (r->host) TS_CHECK(ts_bench_upload(&c->h, OA, 3)); // A, B, C
     TS_CHECK(ts_engines_gemm(c->h.eng, c->h.st, r->e, r->j->prec, p->ta, p->tb, p->m, p->n, p->k, &r->j->alpha, c->h.dbuf[OA],
                              p->lda, c->h.dbuf[OB], p->ldb, &r->j->beta, c->h.dbuf[OC], p->ldc, NULL));
     if (r->host) TS_CHECK(ts_copy_async(c->h.st, TS_COPY_D2H, c->h.host[OC], c->h.dbuf[OC], c->h.bytes[OC]));
@@ -433,14 +415,9 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     row->b.engine = e;
     row->host = on_host || host_operands;
     row->b.reps = reps;
-    int pins[3], rc = ts_bench_xt_begin(&c->h, &row->b, c->h.host[OA], c->h.bytes[OA], c->h.host[OB], c->h.bytes[OB], c->h.host[OC], c->h.bytes[OC], pins);
+    int pins[3], rc = ts_bench_xt_begin(&c->h, &row->b, OA, OB, OC, pins);
     if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
-    char trace[1100];
-    if (rc >= 0 && e == TS_ENGINE_TILES &&
-        ts_bench_row_tiles(&c->h, &row->b, &c->tiles_last, ts_bench_trace_path(&c->h, row->b.ndev, trace, sizeof trace)) < 0) {
-        ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
-        ts_error_clear();
-    }
+    if (rc >= 0 && e == TS_ENGINE_TILES) ts_bench_row_trace(&c->h, &row->b, &c->tiles_last);
     if (rc >= 0) rc = rate_and_check(c, e, j, on_host, host_operands, sec, row);
     ts_bench_xt_end(&c->h, pins);
     free(sec);
@@ -521,7 +498,7 @@ static void write_json(ts_bench *b, ts_json *j) {
         ts_json_end_object(j);
         ts_json_begin_object(j, "extra");
         ts_bench_json_scalars(j, &c->o->b, ts_prec_is_complex(r->prec));
-        if (r->b.engine != TS_ENGINE_CPU && c->h.dev) ts_json_int(j, "device", c->o->device);
+        if (r->b.engine != TS_ENGINE_CPU && c->h.dev) ts_json_int(j, "device", c->o->b.device);
         else ts_json_null(j, "device");
         ts_json_str(j, "requested_engine", ts_engines_name(r->requested));
         ts_bench_json_common(&c->h, j, &r->b);
@@ -657,7 +634,7 @@ int ts_cmd_gemm(int argc, char **argv) {
     if (o.b.nengines == 0)
         o.b.engines[o.b.nengines++] = ts_devset_count(c.h.devs) > 0 && ts_devset_backend(c.h.devs) == TS_BACKEND_CUDA
                                           ? TS_ENGINE_CUBLAS : TS_ENGINE_CPU;
-    if ((rc = ts_bench_pick_device(&c.h, o.device, o.device_given)) || (rc = ts_bench_resolve_engines(&c.h, resolved)))
+    if ((rc = ts_bench_pick_device(&c.h, o.b.device, o.b.device_given)) || (rc = ts_bench_resolve_engines(&c.h, resolved)))
         goto out;
     if (ts_bench_has_engine(&o.b, TS_ENGINE_TILES) && (rc = ts_bench_open(&c.h, TS_ENGINE_TILES, "--engine tiles"))) goto out;
     if ((rc = ts_bench_check_counts(&c.h))) goto out;
@@ -665,7 +642,7 @@ int ts_cmd_gemm(int argc, char **argv) {
     for (int s = 0; s < o.b.nshapes; s++)
         for (int p = 0; p < o.nops; p++)
             if ((rc = check_lds(&o, o.b.shapes[s], o.ops[p]))) goto out;
-    if ((rc = check_memory(&c))) goto out;
+    if ((rc = ts_bench_check_sizes(&c.h, memory_need, &o))) goto out;
     if ((rc = ts_bench_stream_open(&c.h))) goto out;
 
     double total = 0;

@@ -106,6 +106,12 @@ int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *cons
     return 0;
 }
 
+const char *ts_bench_shape_text(const ts_bench_opts *o, ts_bench_shape s, char *buf, size_t len) {
+    if (o->shape_parts > 2) snprintf(buf, len, "%lldx%lldx%lld", (long long)s.m, (long long)s.n, (long long)s.k);
+    else snprintf(buf, len, "%lldx%lld", (long long)s.m, (long long)s.n);
+    return buf;
+}
+
 static int prec_tok(void *ctx, const char *opt, const char *t) {
     ts_bench_opts *o = ctx;
     char c = (char)(t[0] | 0x20);
@@ -205,6 +211,7 @@ int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i) {
         return 1;
     }
     if (VALUE("--devices", NULL)) return BAD(device_counts(o, v));
+    if (o->device_opt && VALUE("--device", "-d")) return o->device_given = 1, BAD(ts_cli_int(o->cmd, "--device", v, 0, &o->device));
     if (VALUE("--json", NULL)) return r < 0 ? -1 : (o->json = v, 1);
     if (VALUE("--trace", NULL)) return r < 0 ? -1 : (o->trace = v, 1);
 #undef BAD

@@ -53,6 +53,8 @@ typedef struct {
     int verbosity;
     int counts[TS_BENCH_MAX_COUNTS]; // --devices: device counts the set-wide engines run on, in turn (0 items: all)
     int ncounts;
+    int device_opt;            // the command takes --device/-d I (the device engines' device): device, device_given
+    int device, device_given;
     // The sizes, when the command keeps them here (ts_bench_parse without a size callback): each
     // argument a size of shape_parts dimensions (shape_expect names them in messages), at most max_shapes.
     ts_bench_shape shapes[TS_BENCH_MAX_SHAPES];
@@ -63,7 +65,8 @@ typedef struct {
 // Defaults: alpha = beta = 1, verify on, seed 1 (warmup and reps 0: the command sets its own).
 void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allowed, int nallowed);
 // argv[*i] when it is one of the common options (--prec/-p, --alpha, --beta, --engine/-e, --xt-block,
-// --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v, --devices): 1 consumed (with its value),
+// --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v, --devices, with device_opt
+// --device/-d): 1 consumed (with its value),
 // 0 not one of them, -1 bad (the message is printed).
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
 // The command line: --help (usage printed, -1), the common options, the command's own (own:
@@ -92,6 +95,8 @@ int ts_bench_add_shape(ts_bench_opts *o, ts_bench_shape s);
 // set that dimension of every size, or alone make one size whose missing dimensions take the first
 // one given. 0 or TS_EXIT_USAGE (the message printed).
 int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *const dims[3]);
+// A size as messages write it: MxN, or MxNxK when sizes have three dimensions (shape_parts); buf.
+const char *ts_bench_shape_text(const ts_bench_opts *o, ts_bench_shape s, char *buf, size_t len);
 
 // What every row has; a command's row type starts with one.
 typedef struct {
@@ -183,6 +188,9 @@ void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec);
 // An engine tiles row after its timed runs: the runtime's stats of the last one kept in the row, and
 // its timeline written to path (NULL: none). 0 or the trace's negative status.
 int ts_bench_row_tiles(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last, const char *path);
+// The same with the timeline to --trace's path for the row's device count (ts_bench_trace_path); a
+// trace that cannot be written is reported ("--trace: <error>") and leaves the row as it is.
+void ts_bench_row_trace(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last);
 // Rows [first, nrows) against the first when the command runs several engines.
 void ts_bench_set_ratios(ts_bench *b, int first);
 // Rows [first, nrows): ratios set, then each printed by print(ctx, row) (the progress line cleared first).
@@ -212,6 +220,8 @@ void ts_bench_progress_end(ts_bench *b);
 // with devices), then when there is a device b->dbuf[q] of the same size for q < ndev, the host
 // buffers [0, nup) copied into theirs. 0 or a negative status (ts_bench_buffers_free frees what was made).
 int ts_bench_buffers(ts_bench *b, const size_t *bytes, int nhost, int ndev, int nup);
+// Host buffers [first, first + n) copied into their device buffers on the stream (not waited for).
+int ts_bench_upload(ts_bench *b, int first, int n);
 // Every operand buffer freed (the tile runtime's pins let go first); ts_bench_end does it too.
 void ts_bench_buffers_free(ts_bench *b);
 // Every (size, precision) of the options in turn until one fails, the operands freed after each:
@@ -220,6 +230,10 @@ void ts_bench_buffers_free(ts_bench *b);
 // ended after them. Returns 0 or TS_EXIT_RUNTIME.
 typedef int (*ts_bench_size_fn)(void *ctx, ts_bench_shape s, char prec, int *worst);
 int ts_bench_sizes(ts_bench *b, ts_bench_size_fn run, void *ctx, int *worst);
+// Every (size, precision) fits before anything is made: need(ctx, shape, prec, &host, &dev) gives
+// the bytes of host and device memory (ts_bench_fits, "<size> <prec>" in the message). 0 or TS_EXIT_USAGE.
+typedef void (*ts_bench_need_fn)(void *ctx, ts_bench_shape s, char prec, double *host, double *dev);
+int ts_bench_check_sizes(ts_bench *b, ts_bench_need_fn need, void *ctx);
 // A new row of the options' engine e: engine (as given), its block, the devices of the current pass
 // and reps (as given); NULL when out of memory.
 void *ts_bench_engine_row(ts_bench *b, int e);
@@ -240,11 +254,10 @@ int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double 
 // Both memories for one item: dev_need bytes on the device engines' device (when there is one;
 // "<what>: needs X GiB on device I, Y GiB available"), then host_need of the host's available memory.
 int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double dev_need);
-// cuBLASXt reads host memory as it is: for a cublasxt row the buffers A, B, C are registered
-// (pinned) through the device layer, as the tile runtime does with its operands, and the row's block
-// set; other rows need nothing (pins -1 all the same, for ts_bench_xt_end).
-int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, void *A, size_t bytesA, void *B, size_t bytesB, void *C,
-                      size_t bytesC, int pins[3]);
+// cuBLASXt reads host memory as it is: for a cublasxt row the operands A, B, C (b->host[qa], [qb],
+// [qc]) are registered (pinned) through the device layer, as the tile runtime does with its
+// operands, and the row's block set; other rows need nothing (pins -1 all the same, for ts_bench_xt_end).
+int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, int qa, int qb, int qc, int pins[3]);
 void ts_bench_xt_end(ts_bench *b, const int pins[3]);
 // Runs run(ctx, 0) warmup times, then run(ctx, 1) reps times, each timed on the host clock into sec.
 // 0 or the first failure's negative status.

@@ -30,8 +30,13 @@ int ts_bench_buffers(ts_bench *b, const size_t *bytes, int nhost, int ndev, int 
     }
     if (!b->dev) return 0;
     for (int q = 0; q < ndev; q++) TS_CHECK(ts_dmalloc(b->dev, bytes[q], &b->dbuf[q]));
-    for (int q = 0; q < nup; q++) TS_CHECK(ts_copy_async(b->st, TS_COPY_H2D, b->dbuf[q], b->host[q], bytes[q]));
+    TS_CHECK(ts_bench_upload(b, 0, nup));
     return nup ? ts_stream_sync(b->st) : 0;
+}
+
+int ts_bench_upload(ts_bench *b, int first, int n) {
+    for (int q = first; q < first + n; q++) TS_CHECK(ts_copy_async(b->st, TS_COPY_H2D, b->dbuf[q], b->host[q], b->bytes[q]));
+    return 0;
 }
 
 void ts_bench_buffers_free(ts_bench *b) {
@@ -58,10 +63,9 @@ int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double 
     return ts_bench_host_fits(b, what, host_need, (double)ts_cli_host_mem_available());
 }
 
-int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, void *A, size_t bytesA, void *B, size_t bytesB, void *C,
-                      size_t bytesC, int pins[3]) {
-    void *bufs[3] = {A, B, C};
-    size_t bytes[3] = {bytesA, bytesB, bytesC};
+int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, int qa, int qb, int qc, int pins[3]) {
+    void *bufs[3] = {b->host[qa], b->host[qb], b->host[qc]};
+    size_t bytes[3] = {b->bytes[qa], b->bytes[qb], b->bytes[qc]};
     pins[0] = pins[1] = pins[2] = -1;
     if (r->engine != TS_ENGINE_CUBLASXT) return 0;
     // buffers from ts_host_alloc are page-locked already: nothing to do for those
@@ -142,6 +146,13 @@ out:
     return rc;
 }
 
+void ts_bench_row_trace(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last) {
+    char path[1100];
+    if (ts_bench_row_tiles(b, r, last, ts_bench_trace_path(b, r->ndev, path, sizeof path)) >= 0) return;
+    ts_cli_errorf(b->o->cmd, "--trace: %s", ts_error_string());
+    ts_error_clear();
+}
+
 const char *ts_bench_trace_path(const ts_bench *b, int ndev, char *buf, size_t len) {
     const char *tp = b->o->trace;
     if (!tp || b->o->ncounts == 0) return tp;
@@ -161,16 +172,27 @@ int ts_bench_sizes(ts_bench *b, ts_bench_size_fn run, void *ctx, int *worst) {
             const ts_bench_shape *x = &o->shapes[s];
             if ((rc = run(ctx, *x, o->precs[p], worst)) < 0) {
                 char size[80];
-                int at = snprintf(size, sizeof size, "%lldx%lld", (long long)x->m, (long long)x->n);
-                if (o->shape_parts > 2) snprintf(size + at, sizeof size - (size_t)at, "x%lld", (long long)x->k);
                 ts_bench_progress_clear(b);
-                ts_cli_errorf(o->cmd, "%s %c: %s", size, o->precs[p], ts_error_string());
+                ts_cli_errorf(o->cmd, "%s %c: %s", ts_bench_shape_text(o, *x, size, sizeof size), o->precs[p], ts_error_string());
             }
             if (rc) rc = TS_EXIT_RUNTIME;
             ts_bench_buffers_free(b);
         }
     ts_bench_progress_end(b);
     return rc;
+}
+
+int ts_bench_check_sizes(ts_bench *b, ts_bench_need_fn need, void *ctx) {
+    const ts_bench_opts *o = b->o;
+    for (int s = 0; s < o->nshapes; s++)
+        for (int p = 0; p < o->nprecs; p++) {
+            double host = 0, dev = 0;
+            char size[80], what[96];
+            need(ctx, o->shapes[s], o->precs[p], &host, &dev);
+            snprintf(what, sizeof what, "%s %c", ts_bench_shape_text(o, o->shapes[s], size, sizeof size), o->precs[p]);
+            if (ts_bench_fits(b, what, host, dev)) return TS_EXIT_USAGE;
+        }
+    return 0;
 }
 
 void *ts_bench_engine_row(ts_bench *b, int e) {
