@@ -178,10 +178,8 @@ static prob make_prob(const b3_opts *o, int r, char prec, shape_t s) {
 enum { BA, BB, BC0, BW };
 
 static uint64_t data_key(uint64_t seed, const prob *p, int role) {
-    uint64_t h = ts_mix64(seed + 0x9e3779b97f4a7c15ULL);
-    h = ts_mix64(h ^ (uint64_t)p->r * 977);
-    h = ts_mix64(h ^ (uint64_t)p->m * 31 ^ (uint64_t)p->n * 131 ^ (uint64_t)p->k * 1031);
-    return ts_mix64(h ^ ((uint64_t)(unsigned char)p->prec << 8) ^ (uint64_t)role);
+    uint64_t w[2] = {(uint64_t)p->r * 977, (uint64_t)p->m * 31 ^ (uint64_t)p->n * 131 ^ (uint64_t)p->k * 1031};
+    return ts_bench_key(seed, w, 2, p->prec, role);
 }
 
 // Uniform [-0.5, 0.5) from a counter-based generator, filled in parallel.
@@ -245,7 +243,6 @@ typedef struct {
     ts_bench h;  // devices, engines, rows, progress, output (ts_bench.h)
     b3_opts *o;
     ts_tiles_stats last;
-    int header_done;
 } ctx_t;
 
 // One run of a row (the timed loop's callback): a Level-3 routine (p), or with p NULL the tile
@@ -351,8 +348,7 @@ out:
 // ---------------------------------------------------------------- output
 
 static void print_header(ctx_t *c) {
-    if (c->header_done || c->o->b.verbosity < 0) return;
-    c->header_done = 1;
+    if (c->o->b.verbosity < 0 || !ts_bench_header_due(&c->h)) return;
     fprintf(c->h.out, "%-6s %-2s %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", "rout", "p", "size", "flag",
             "engine", "median_ms", "min_ms", "TFLOP/s", "ratio", "vs_gemm", "error", "bound", "check");
 }
@@ -559,10 +555,7 @@ int ts_cmd_blas3(int argc, char **argv) {
     if ((rc = ts_bench_check_sizes(&c.h, memory_need, &o))) goto out;
 
     ts_bench_progress_start(&c.h, o.b.verbosity >= 0, total_flops(&c));
-    if (o.b.verbosity >= 0) {
-        if (c.h.tiles) ts_bench_print_tiles_set(&c.h);
-        fprintf(c.h.out, "cpu blas: %s, %d threads\n", ts_cpu_blas_name(), ts_cpu_blas_threads());
-    }
+    if (ts_bench_print_setup(&c.h)) fprintf(c.h.out, "cpu blas: %s, %d threads\n", ts_cpu_blas_name(), ts_cpu_blas_threads());
     rc = ts_bench_sizes(&c.h, run_size, &c, &worst);
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: %d random vectors per result against the CPU-side products of the original operands; "

@@ -58,7 +58,6 @@ typedef struct {
     ts_bench h;
     gemm_opts *o;
     int cref_valid; // hCref holds the reference result of the current group
-    int header_done;
     const ts_engine *resolved; // the engines that run
     ts_tiles_stats tiles_last; // engine tiles: its last call
 } gemm_ctx;
@@ -149,21 +148,14 @@ static int own_opt(void *ctx, int argc, char **argv, int *i) {
         if (r < 0 || ts_bench_each_token(CMD, o, "--ops", v, ops_tok)) return -1;
         return g->ops_given = 1;
     }
-    if (VALUE("--layout", NULL)) {
-        if (r < 0) return -1;
-        if (strcmp(v, "col") && strcmp(v, "row"))
-            return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v), -1;
-        return o->row_major = !strcmp(v, "row"), 1;
-    }
-    if (VALUE("--where", NULL)) {
-        if (r < 0) return -1;
-        if (strcmp(v, "device") && strcmp(v, "host"))
-            return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v), -1;
-        return o->where_host = !strcmp(v, "host"), 1;
-    }
+#define CHOICE(where, name, noun, a, b) \
+    (r < 0 || (r = ts_bench_choice(CMD, name, noun, v, a, b)) < 0 ? -1 : ((where) = r, 1))
+    if (VALUE("--layout", NULL)) return CHOICE(o->row_major, "--layout", "layout", "col", "row");
+    if (VALUE("--where", NULL)) return CHOICE(o->where_host, "--where", "placement", "device", "host");
     if (VALUE("--lda", NULL)) return r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda) ? -1 : 1;
     if (VALUE("--ldb", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb) ? -1 : 1;
     if (VALUE("--ldc", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc) ? -1 : 1;
+#undef CHOICE
 #undef KEEP
 #undef VALUE
     return 0;
@@ -262,14 +254,6 @@ static void memory_need(void *ctx, shape_t s, char prec, double *host, double *d
 
 // ---------------------------------------------------------------- data
 
-static uint64_t data_key(uint64_t seed, shape_t s, char prec, int role) {
-    uint64_t h = ts_mix64(seed + 0x9e3779b97f4a7c15ULL);
-    h = ts_mix64(h ^ (uint64_t)s.m);
-    h = ts_mix64(h ^ (uint64_t)s.n * 31);
-    h = ts_mix64(h ^ (uint64_t)s.k * 131);
-    return ts_mix64(h ^ ((uint64_t)(unsigned char)prec << 8) ^ (uint64_t)role);
-}
-
 // Host operands of one (shape, precision), random in [-0.5, 0.5); device copies of A and B.
 static int setup_buffers(gemm_ctx *c, shape_t s, char prec) {
     double ea, eb, ec;
@@ -277,9 +261,10 @@ static int setup_buffers(gemm_ctx *c, shape_t s, char prec) {
     buffer_elems(c->o, s, &ea, &eb, &ec);
     size_t bc = (size_t)ec * es, bytes[5] = {(size_t)ea * es, (size_t)eb * es, bc, no_c0(c->o, s) ? 0 : bc,
                                              needs_ref(c->o, s) ? bc : 0};
+    uint64_t words[3] = {(uint64_t)s.m, (uint64_t)s.n * 31, (uint64_t)s.k * 131};
     TS_CHECK(ts_bench_buffers(&c->h, bytes, 5, 0, 0));
-    for (int q = 0; q < 4; q++)
-        if (q != OC && bytes[q]) ts_bench_fill(prec, data_key(c->o->b.seed, s, prec, q == OC0 ? 3 : q + 1), c->h.host[q], bytes[q]);
+    for (int q = 0; q < 4; q++) // roles: A 1, B 2, C0 3
+        if (q != OC && bytes[q]) ts_bench_fill(prec, ts_bench_key(c->o->b.seed, words, 3, prec, q == OC0 ? 3 : q + 1), c->h.host[q], bytes[q]);
     return ts_bench_buffers(&c->h, bytes, 0, 3, 2);
 }
 
@@ -461,8 +446,7 @@ static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const jo
 
 // Printed before the first row (with -q only failed rows are printed, so maybe never).
 static void print_header(gemm_ctx *c) {
-    if (c->header_done) return;
-    c->header_done = 1;
+    if (!ts_bench_header_due(&c->h)) return;
     fprintf(c->h.out, "%-11s %-4s %7s %7s %7s %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n", "engine", "prec", "m",
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
 }
@@ -615,13 +599,6 @@ static int run_size(void *ctx, shape_t s, char prec, int *worst) {
     return 0;
 }
 
-static void print_preamble(gemm_ctx *c) {
-    if (c->o->b.verbosity < 0) return;
-    ts_bench_print_device(&c->h);
-    if (c->h.tiles) ts_bench_print_tiles_set(&c->h);
-    print_header(c);
-}
-
 int ts_cmd_gemm(int argc, char **argv) {
     gemm_opts o;
     ts_engine resolved[MAX_ENGINES];
@@ -652,7 +629,7 @@ int ts_cmd_gemm(int argc, char **argv) {
                 total += gemm_flops(o.b.precs[p], o.b.shapes[s]) * o.nops * ts_bench_npasses(&c.h) *
                          (o.b.warmup + default_reps(&c, resolved[e]) + o.b.verify);
     ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.b.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
-    print_preamble(&c);
+    if (ts_bench_print_setup(&c.h)) print_header(&c);
     rc = ts_bench_sizes(&c.h, run_size, &c, &worst);
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: Freivalds (%d vectors, bound %.0f) on every result; full recomputation "

@@ -52,6 +52,11 @@ int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect,
     return 0;
 }
 
+int ts_bench_choice(const char *cmd, const char *opt, const char *noun, const char *v, const char *a, const char *b) {
+    if (!strcmp(v, a) || !strcmp(v, b)) return !strcmp(v, b);
+    return ts_cli_usage_error(cmd, "%s: unknown %s '%s' (choose %s or %s)", opt, noun, v, a, b), -1;
+}
+
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn) {
     char buf[256];
     if (strlen(list) >= sizeof buf || !*list) return ts_cli_usage_error(cmd, "%s: '%s' is malformed", opt, list);
@@ -323,6 +328,18 @@ void ts_bench_print_tiles_set(ts_bench *b) {
     int nd = ts_tiles_device_count(b->tiles);
     fprintf(b->out, "tiles: %d %s device%s%s, tile %lld\n", nd, ts_backend_name(ts_devset_backend(b->devs)),
             nd == 1 ? "" : "s", ts_tiles_has_cpu(b->tiles) ? " + CPU worker" : "", (long long)ts_tiles_tile(b->tiles));
+}
+
+int ts_bench_print_setup(ts_bench *b) {
+    if (b->o->verbosity < 0) return 0;
+    ts_bench_print_device(b);
+    if (b->tiles) ts_bench_print_tiles_set(b);
+    return 1;
+}
+
+int ts_bench_header_due(ts_bench *b) {
+    if (b->header_done) return 0;
+    return b->header_done = 1;
 }
 
 void ts_bench_end(ts_bench *b) {

@@ -83,6 +83,9 @@ int ts_bench_dim(const char *cmd, const char *tok, const char *what, int64_t *ou
 // A size "A" or, with parts 2 or 3, "AxB" / "AxBxC" (`expect` says which in the message): the
 // dimensions in d[0..parts), A repeated for a one-item size.
 int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect, int64_t d[3]);
+// An option's value, one of two words: 0 for a, 1 for b, -1 when neither ("<opt>: unknown <noun> '<v>'
+// (choose a or b)" printed).
+int ts_bench_choice(const char *cmd, const char *opt, const char *noun, const char *v, const char *a, const char *b);
 // Calls fn for each item of a comma list (a copy); an empty or malformed list is an error.
 typedef int (*ts_bench_token_fn)(void *ctx, const char *opt, const char *tok);
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn);
@@ -128,6 +131,7 @@ typedef struct {
     void *rows;      // row_size bytes each
     size_t row_size;
     int nrows, caprows;
+    int header_done; // ts_bench_header_due
     // The operands of the current (size, precision) (ts_bench_buffers): host buffers of bytes[q]
     // each, and device buffers of the same sizes on b->dev.
     void *host[TS_BENCH_NBUF], *dbuf[TS_BENCH_NBUF];
@@ -155,6 +159,9 @@ int ts_bench_row_devices(const ts_bench *b, ts_engine e);
 void ts_bench_copy(void *dst, const void *src, size_t bytes);
 void ts_bench_set(void *dst, int byte, size_t bytes);
 void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes);
+// The key of an operand's data: the seed, n words that tell the problem, the precision and the
+// operand's role mixed (core/ts_rng.h's ts_mix64).
+uint64_t ts_bench_key(uint64_t seed, const uint64_t *words, int n, char prec, int role);
 
 // The device engines (ts_bench_dev.c): those that run on one device of the set (not cpu, not
 // set-wide); whether any of the options' engines is one.
@@ -178,6 +185,11 @@ int ts_bench_stream_renew(ts_bench *b);
 void ts_bench_print_device(ts_bench *b);
 // The "tiles: N devices ..., tile T" line.
 void ts_bench_print_tiles_set(ts_bench *b);
+// Unless -q: the device line (when there is a device) and the tiles line (when the tile runtime is
+// open); 1 when they were printed (not -q).
+int ts_bench_print_setup(ts_bench *b);
+// 1 the first time: the table's header is due.
+int ts_bench_header_due(ts_bench *b);
 void ts_bench_end(ts_bench *b);
 
 // A new zeroed row (error, bound NaN); NULL when out of memory.

@@ -107,6 +107,12 @@ void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes) {
     }
 }
 
+uint64_t ts_bench_key(uint64_t seed, const uint64_t *words, int n, char prec, int role) {
+    uint64_t h = ts_mix64(seed + 0x9e3779b97f4a7c15ULL);
+    for (int i = 0; i < n; i++) h = ts_mix64(h ^ words[i]);
+    return ts_mix64(h ^ ((uint64_t)(unsigned char)prec << 8) ^ (uint64_t)role);
+}
+
 void ts_bench_xt_end(ts_bench *b, const int pins[3]) {
     for (int q = 0; q < 3; q++)
         if (pins[q] >= 0) ts_host_unpin(b->devs, pins[q]);
