@@ -182,8 +182,18 @@ static uint64_t data_key(uint64_t seed, const prob *p, int role) {
     return ts_bench_key(seed, w, 2, p->prec, role);
 }
 
-// Uniform [-0.5, 0.5) from a counter-based generator, filled in parallel.
-static void fill(char prec, uint64_t key, void *x, size_t elems) { ts_bench_fill(prec, key, x, elems * ts_prec_size(prec)); }
+// Uniform [-0.5, 0.5) from a counter-based generator, filled in parallel (single precision
+// rounded from the double values, unlike ts_bench_fill).
+static void fill(char prec, uint64_t key, void *x, size_t elems) {
+    int64_t n = (int64_t)(elems * (ts_prec_is_complex(prec) ? 2 : 1));
+    int single = prec == 's' || prec == 'c';
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i++) {
+        double v = ts_uniform_at(key, (uint64_t)i);
+        if (single) ((float *)x)[i] = (float)v;
+        else ((double *)x)[i] = v;
+    }
+}
 
 // A of trmm/trsm: A / ka + I, so that every triangle (unit or not, either op) is strictly
 // diagonally dominant: well conditioned at any order, and TRSM's solution stays of the size of B.
