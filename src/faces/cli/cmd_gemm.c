@@ -5,7 +5,6 @@
 
 #include "core/ts_env.h"
 #include "core/ts_error.h"
-#include "core/ts_rng.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_bench.h"
 #include "faces/cli/ts_cli_opts.h"
@@ -180,9 +179,7 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
             return ts_cli_usage_error(CMD, "--transa: unknown op '%s' (choose N, T or C)", ta);
         if (tb && (strlen(tb) != 1 || op_letter(tb[0], &b)))
             return ts_cli_usage_error(CMD, "--transb: unknown op '%s' (choose N, T or C)", tb);
-        o->ops[0][0] = a;
-        o->ops[0][1] = b;
-        o->nops = 1;
+        o->ops[0][0] = a, o->ops[0][1] = b, o->nops = 1;
     }
     return ts_bench_finish_opts(&o->b);
 }
@@ -264,7 +261,8 @@ static int setup_buffers(gemm_ctx *c, shape_t s, char prec) {
     uint64_t words[3] = {(uint64_t)s.m, (uint64_t)s.n * 31, (uint64_t)s.k * 131};
     TS_CHECK(ts_bench_buffers(&c->h, bytes, 5, 0, 0));
     for (int q = 0; q < 4; q++) // roles: A 1, B 2, C0 3
-        if (q != OC && bytes[q]) ts_bench_fill(prec, ts_bench_key(c->o->b.seed, words, 3, prec, q == OC0 ? 3 : q + 1), c->h.host[q], bytes[q]);
+        if (q != OC && bytes[q])
+            ts_bench_fill(prec, ts_bench_key(c->o->b.seed, words, 3, prec, q == OC0 ? 3 : q + 1), c->h.host[q], bytes[q]);
     return ts_bench_buffers(&c->h, bytes, 0, 3, 2);
 }
 
@@ -318,11 +316,11 @@ static int time_host(gemm_ctx *c, ts_engine e, const job *j, int reps, double *s
     return ts_bench_time_host(c->o->b.warmup, reps, run_host_once, &r, sec);
 }
 
-static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int reps, double *sec) {
+static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int warmup, int reps, double *sec) {
     one_run r = {c, e, j, host};
     if (host) ts_bench_copy(c->h.host[OC], c->h.host[OC0], c->h.bytes[OC]);
     else TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->h.dbuf[OC], c->h.host[OC0], c->h.bytes[OC]));
-    return ts_bench_time_stream(c->h.st, c->o->b.warmup, reps, enqueue_device_once, &r, sec);
+    return ts_bench_time_stream(c->h.st, warmup, reps, enqueue_device_once, &r, sec);
 }
 
 // The checked run: C reset from C0 (or poisoned with NaN when beta is zero, so that elements the
@@ -354,9 +352,8 @@ static void maybe_corrupt(const job *j, void *C) {
 // Freivalds on every result; full recomputation with the reference kernel (once per group) where
 // m*n*k is small enough (ts_gemm_check).
 static void verify_row(gemm_ctx *c, const job *j, shape_t s, gemm_row *row) {
-    const ts_gemm_desc *p = &j->p;
     const gemm_opts *o = c->o;
-    ts_gemm_desc g = *p;
+    ts_gemm_desc g = j->p;
     g.prec = j->prec, g.A = c->h.host[OA], g.B = c->h.host[OB], g.C0 = c->h.host[OC0];
     memcpy(g.alpha, o->b.alpha, sizeof g.alpha), memcpy(g.beta, o->b.beta, sizeof g.beta);
     ts_gemm_check(&g, c->h.host[OC], FREIVALDS_NVEC, o->b.seed ^ 0x5eed, FREIVALDS_BOUND, needs_ref(o, s) ? c->h.host[OREF] : NULL,
@@ -401,7 +398,7 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     row->host = on_host || host_operands;
     row->b.reps = reps;
     int pins[3], rc = ts_bench_xt_begin(&c->h, &row->b, OA, OB, OC, pins);
-    if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
+    if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, c->o->b.warmup, reps, sec);
     if (rc >= 0 && e == TS_ENGINE_TILES) ts_bench_row_trace(&c->h, &row->b, &c->tiles_last);
     if (rc >= 0) rc = rate_and_check(c, e, j, on_host, host_operands, sec, row);
     ts_bench_xt_end(&c->h, pins);
@@ -419,25 +416,21 @@ static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const jo
     double *sec = malloc(sizeof(double) * (size_t)(reps * n));
     ts_engine e[MAX_ENGINES];
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-    int rc = 0, warm = c->o->b.warmup;
+    int rc = 0;
     for (int i = 0; i < n; i++) {
         e[i] = ts_dev_gemm_engine_for(c->h.st, resolved[i], j->prec, j->p.m, j->p.n, j->p.k);
         rows[i].b.engine = e[i];
         rows[i].host = 0;
         rows[i].b.reps = reps;
         rows[i].interleaved = 1;
-        if (rc == 0) rc = time_device(c, e[i], j, 0, 0, NULL); // its warm-up runs only
+        if (rc == 0) rc = time_device(c, e[i], j, 0, c->o->b.warmup, 0, NULL); // its warm-up runs only
     }
-    c->o->b.warmup = 0;
     for (int r = 0; r < reps && rc == 0; r++)
         for (int t = 0; t < n && rc == 0; t++) {
             int i = r & 1 ? n - 1 - t : t;
-            rc = time_device(c, e[i], j, 0, 1, &sec[i * reps + r]);
+            rc = time_device(c, e[i], j, 0, 0, 1, &sec[i * reps + r]);
         }
-    c->o->b.warmup = warm;
-    for (int i = 0; i < n && rc == 0; i++) {
-        rc = rate_and_check(c, e[i], j, 0, 0, sec + i * reps, &rows[i]);
-    }
+    for (int i = 0; i < n && rc == 0; i++) rc = rate_and_check(c, e[i], j, 0, 0, sec + i * reps, &rows[i]);
     free(sec);
     return rc < 0 ? rc : 0;
 }
@@ -506,7 +499,7 @@ static void write_json(ts_bench *b, ts_json *j) {
 
 // ---------------------------------------------------------------- the command
 
-static int default_shapes(gemm_ctx *c) {
+static void default_shapes(gemm_ctx *c) {
     gemm_opts *o = c->o;
     int64_t a = 1024, b = 2048;
     if (c->h.dev && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA && ts_bench_any_device_engine(&o->b)) a = 4096, b = 8192;
@@ -515,7 +508,6 @@ static int default_shapes(gemm_ctx *c) {
     else if (c->h.tiles) a = 512, b = 1024; // a few 256-tiles per simulated device
     ts_bench_add_shape(&o->b, (shape_t){a, a, a});
     ts_bench_add_shape(&o->b, (shape_t){b, b, b});
-    return 0;
 }
 
 // One (shape, precision, ops) group: its job, and the engines as they run.
