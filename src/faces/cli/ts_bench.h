@@ -4,8 +4,9 @@
 // (devices, the engine entry of runtime/ts_engines.h), appends one row per (problem, engine) whose
 // first member is a ts_bench_row, and ends with ts_bench_end. What a command computes, checks and
 // prints stays in its own file. Options and the run's devices and passes are in ts_bench.c, rows
-// and their output (table cells, results JSON) in ts_bench_rows.c, host memory, cuBLASXt's
-// pinning and the timed loops in ts_bench_run.c.
+// and their output (table cells, results JSON) in ts_bench_rows.c, the operand buffers, host
+// memory, cuBLASXt's pinning, the timed loops and the loops over sizes and engine passes in
+// ts_bench_run.c.
 #ifndef TS_BENCH_H
 #define TS_BENCH_H
 

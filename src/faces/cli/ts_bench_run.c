@@ -1,4 +1,4 @@
-// ts_bench_run.c: the runs of the benchmark harness (ts_bench.h): host memory, cuBLASXt's pinning, timed loops.
+// ts_bench_run.c: the runs of the benchmark harness (ts_bench.h): operands, host memory, cuBLASXt's pinning, timed loops, size and pass loops.
 #include <stdlib.h>
 #include <string.h>
 
