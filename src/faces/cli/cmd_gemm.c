@@ -111,9 +111,7 @@ static int ops_tok(void *ctx, const char *opt, const char *t) {
     if (strlen(t) != 2 || op_letter(t[0], &a) || op_letter(t[1], &b))
         return ts_cli_usage_error(CMD, "%s: unknown op '%s' (two letters of N, T, C, e.g. NN,NT,TN)", opt, t);
     if (o->nops >= MAX_OPS) return ts_cli_usage_error(CMD, "%s: too many ops (at most %d)", opt, MAX_OPS);
-    o->ops[o->nops][0] = a;
-    o->ops[o->nops][1] = b;
-    o->nops++;
+    o->ops[o->nops][0] = a, o->ops[o->nops][1] = b, o->nops++;
     return 0;
 }
 
@@ -124,7 +122,7 @@ static const ts_engine gemm_engines[] = {TS_ENGINE_CPU, TS_ENGINE_CUBLAS, TS_ENG
 // What the command line says beyond the options (resolved after all of them).
 typedef struct {
     gemm_opts *o;
-    const char *sweep, *ta, *tb, *dims[3];
+    const char *ta, *tb;
     int ops_given;
 } gemm_args;
 
@@ -137,10 +135,6 @@ static int own_opt(void *ctx, int argc, char **argv, int *i) {
     if (ts_cli_flag(argv[*i], "--interleave", NULL)) return o->interleave = 1, 1;
 #define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, i, name, alias, &v)) != 0)
 #define KEEP(where) (r < 0 ? -1 : ((where) = v, 1))
-    if (VALUE("--sweep", NULL)) return KEEP(g->sweep);
-    if (VALUE("-m", NULL)) return KEEP(g->dims[0]);
-    if (VALUE("-n", NULL)) return KEEP(g->dims[1]);
-    if (VALUE("-k", NULL)) return KEEP(g->dims[2]);
     if (VALUE("--transa", NULL)) return KEEP(g->ta);
     if (VALUE("--transb", NULL)) return KEEP(g->tb);
     if (VALUE("--ops", NULL)) {
@@ -167,13 +161,11 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
     o->b.warmup = 2, o->b.device_opt = 1;
     o->b.max_shapes = MAX_SHAPES, o->b.shape_parts = 3, o->b.shape_expect = "M or MxNxK"; // "4096" or "8192x8192x256"
     int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, NULL, &g);
-    if (rc) return rc;
-    if (ts_bench_shapes_finish(&o->b, g.sweep, g.dims)) return TS_EXIT_USAGE;
     const char *ta = g.ta, *tb = g.tb;
-    int ops_given = g.ops_given;
-    if (ops_given && (ta || tb))
+    if (rc) return rc;
+    if (g.ops_given && (ta || tb))
         return ts_cli_usage_error(CMD, "use either --ops or --transa/--transb, not both");
-    if (!ops_given) {
+    if (!g.ops_given) {
         char a = 'N', b = 'N';
         if (ta && (strlen(ta) != 1 || op_letter(ta[0], &a)))
             return ts_cli_usage_error(CMD, "--transa: unknown op '%s' (choose N, T or C)", ta);

@@ -216,6 +216,12 @@ int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i) {
         return 1;
     }
     if (VALUE("--devices", NULL)) return BAD(device_counts(o, v));
+    if (o->shape_parts == 3) { // kept for ts_bench_shapes_finish
+        if (VALUE("--sweep", NULL)) return r < 0 ? -1 : (o->sweep = v, 1);
+        if (VALUE("-m", NULL)) return r < 0 ? -1 : (o->dims[0] = v, 1);
+        if (VALUE("-n", NULL)) return r < 0 ? -1 : (o->dims[1] = v, 1);
+        if (VALUE("-k", NULL)) return r < 0 ? -1 : (o->dims[2] = v, 1);
+    }
     if (o->device_opt && VALUE("--device", "-d")) return o->device_given = 1, BAD(ts_cli_int(o->cmd, "--device", v, 0, &o->device));
     if (VALUE("--json", NULL)) return r < 0 ? -1 : (o->json = v, 1);
     if (VALUE("--trace", NULL)) return r < 0 ? -1 : (o->trace = v, 1);
@@ -244,7 +250,7 @@ int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *
                        ts_bench_add_shape(o, (ts_bench_shape){d[0], d[1], d[2]}))
             return TS_EXIT_USAGE;
     }
-    return 0;
+    return !size && o->shape_parts == 3 && ts_bench_shapes_finish(o, o->sweep, o->dims) ? TS_EXIT_USAGE : 0;
 }
 
 int ts_bench_finish_opts(ts_bench_opts *o) {

@@ -61,18 +61,20 @@ typedef struct {
     ts_bench_shape shapes[TS_BENCH_MAX_SHAPES];
     int nshapes, max_shapes, shape_parts;
     const char *shape_expect;
+    const char *sweep, *dims[3]; // sizes of three dimensions: --sweep, -m/-n/-k (ts_bench_shapes_finish)
 } ts_bench_opts;
 
 // Defaults: alpha = beta = 1, verify on, seed 1 (warmup and reps 0: the command sets its own).
 void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allowed, int nallowed);
 // argv[*i] when it is one of the common options (--prec/-p, --alpha, --beta, --engine/-e, --xt-block,
 // --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v, --devices, with device_opt
-// --device/-d): 1 consumed (with its value),
+// --device/-d, with sizes of three dimensions --sweep and -m/-n/-k): 1 consumed (with its value),
 // 0 not one of them, -1 bad (the message is printed).
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
 // The command line: --help (usage printed, -1), the common options, the command's own (own:
 // 1 consumed, 0 not one of its options, -1 bad with the message printed), every other argument a
-// size (size: 0 or an error printed; NULL: into o->shapes). Returns 0, -1 (help) or TS_EXIT_USAGE.
+// size (size: 0 or an error printed; NULL: into o->shapes, then with three dimensions
+// ts_bench_shapes_finish). Returns 0, -1 (help) or TS_EXIT_USAGE.
 typedef int (*ts_bench_opt_fn)(void *ctx, int argc, char **argv, int *i);
 typedef int (*ts_bench_arg_fn)(void *ctx, const char *arg);
 int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
