@@ -5,7 +5,6 @@
 // each engine is untimed and verified against the original operands by a randomized check with a
 // stated bound (docs/cli-blas3.md), the timed runs follow. With --gemm-ref the tile runtime's own
 // GEMM at n x n x n is measured too and every routine reports its rate against it (vs_gemm).
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,20 +13,12 @@
 
 #include "core/ts_env.h"
 #include "core/ts_error.h"
-#include "core/ts_json.h"
-#include "core/ts_progress.h"
 #include "core/ts_rng.h"
-#include "core/ts_timer.h"
-#include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_bench.h"
 #include "faces/cli/ts_cli_opts.h"
 #include "kernels/ts_kernels.h"
 #include "kernels/ts_l3.h"
-#include "runtime/ts_engines.h"
-#include "runtime/ts_tiles.h"
-#include "runtime/ts_tiles_l3.h"
-#include "ts_config.h"
 
 #define CMD "blas3"
 #define MAX_SHAPES 64
@@ -42,15 +33,11 @@
 
 // ---------------------------------------------------------------- options
 
-typedef struct {
-    int64_t a, b; // symm/hemm/trmm/trsm: m x n; syrk/herk/syr2k/her2k: n x k
-} shape_t;
+typedef ts_bench_shape shape_t; // m, n: m x n of symm/hemm/trmm/trsm, n x k of syrk/herk/syr2k/her2k
 
 typedef struct {
     ts_bench_opts b;                  // precisions, scalars, engines, reps, verification, output (ts_bench.h)
     int routines[NROUT], nroutines;   // in the order of ts_l3_name
-    shape_t shapes[MAX_SHAPES];
-    int nshapes;
     char side, uplo, trans, diag;
     int gemm_ref;
 } b3_opts;
@@ -81,16 +68,6 @@ static void usage(FILE *f) {
         "  --json FILE         write results (results schema; '-' = stdout)\n"
         "  -q / -v             quieter / more verbose\n"
         "exit: 0 ok, 1 a verification failed, 2 bad usage or does not fit, 3 runtime failure\n");
-}
-
-
-// "4096" or "8192x2048".
-static int parse_shape(b3_opts *o, const char *s) {
-    int64_t d[3];
-    if (ts_bench_size(CMD, s, 2, "N or AxB", d)) return TS_EXIT_USAGE;
-    if (o->nshapes >= MAX_SHAPES) return ts_cli_usage_error(CMD, "too many sizes (at most %d)", MAX_SHAPES);
-    o->shapes[o->nshapes++] = (shape_t){d[0], d[1]};
-    return 0;
 }
 
 static int routine_tok(void *ctx, const char *opt, const char *t) {
@@ -171,14 +148,13 @@ static int own_opt(void *ctx, int argc, char **argv, int *i) {
     return 0;
 }
 
-static int size_arg(void *ctx, const char *a) { return parse_shape(ctx, a); }
-
 static int parse_args(int argc, char **argv, b3_opts *o) {
     memset(o, 0, sizeof *o);
     ts_bench_opts_init(&o->b, CMD, blas3_engines, 3);
     o->side = 'L', o->uplo = 'L', o->trans = 'N', o->diag = 'N';
     o->b.reps = 3;
-    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, size_arg, o);
+    o->b.max_shapes = MAX_SHAPES, o->b.shape_parts = 2, o->b.shape_expect = "N or AxB"; // "4096" or "8192x2048"
+    int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, NULL, o);
     if (rc) return rc;
     int any_routine = 0;
     for (int r = 0; r < NROUT; r++) any_routine |= o->routines[r] != 0;
@@ -192,25 +168,22 @@ static int parse_args(int argc, char **argv, b3_opts *o) {
 typedef ts_l3_prob prob;
 
 static prob make_prob(const b3_opts *o, int r, char prec, shape_t s) {
-    return ts_l3_prob_make(r, prec, o->side, o->uplo, o->trans, o->diag, s.a, s.b, o->b.alpha, o->b.beta);
+    return ts_l3_prob_make(r, prec, o->side, o->uplo, o->trans, o->diag, s.m, s.n, o->b.alpha, o->b.beta);
 }
 
 // ---------------------------------------------------------------- data
 
-// Host buffers shared by every routine of one (size, precision): each big enough for all of them.
-typedef struct {
-    void *A, *B, *C0, *W; // W: the result (C, or B of trmm/trsm, in place)
-    size_t bytes[4];
-} buffers;
+// The host buffers (ts_bench's host) shared by every routine of one (size, precision), each big
+// enough for all of them: A, B, C0 and W, the result (C, or B of trmm/trsm, in place).
+enum { BA, BB, BC0, BW };
 
 static uint64_t data_key(uint64_t seed, const prob *p, int role) {
-    uint64_t h = ts_mix64(seed + 0x9e3779b97f4a7c15ULL);
-    h = ts_mix64(h ^ (uint64_t)p->r * 977);
-    h = ts_mix64(h ^ (uint64_t)p->m * 31 ^ (uint64_t)p->n * 131 ^ (uint64_t)p->k * 1031);
-    return ts_mix64(h ^ ((uint64_t)(unsigned char)p->prec << 8) ^ (uint64_t)role);
+    uint64_t w[2] = {(uint64_t)p->r * 977, (uint64_t)p->m * 31 ^ (uint64_t)p->n * 131 ^ (uint64_t)p->k * 1031};
+    return ts_bench_key(seed, w, 2, p->prec, role);
 }
 
-// Uniform [-0.5, 0.5) from a counter-based generator, filled in parallel.
+// Uniform [-0.5, 0.5) from a counter-based generator, filled in parallel (single precision
+// rounded from the double values, unlike ts_bench_fill).
 static void fill(char prec, uint64_t key, void *x, size_t elems) {
     int64_t n = (int64_t)(elems * (ts_prec_is_complex(prec) ? 2 : 1));
     int single = prec == 's' || prec == 'c';
@@ -240,11 +213,11 @@ static void make_triangular_data(const prob *p, void *A) {
     }
 }
 
-static void setup_data(const b3_opts *o, const prob *p, buffers *b) {
-    fill(p->prec, data_key(o->b.seed, p, 1), b->A, ts_l3_elems_a(p));
-    if (ts_l3_is_tri(p->r)) make_triangular_data(p, b->A);
-    if (ts_l3_elems_b(p)) fill(p->prec, data_key(o->b.seed, p, 2), b->B, ts_l3_elems_b(p));
-    if (!ts_l3_is_tri(p->r)) fill(p->prec, data_key(o->b.seed, p, 3), b->C0, ts_l3_elems_c(p));
+static void setup_data(const b3_opts *o, const prob *p, void *const *b) {
+    fill(p->prec, data_key(o->b.seed, p, 1), b[BA], ts_l3_elems_a(p));
+    if (ts_l3_is_tri(p->r)) make_triangular_data(p, b[BA]);
+    if (ts_l3_elems_b(p)) fill(p->prec, data_key(o->b.seed, p, 2), b[BB], ts_l3_elems_b(p));
+    if (!ts_l3_is_tri(p->r)) fill(p->prec, data_key(o->b.seed, p, 3), b[BC0], ts_l3_elems_c(p));
 }
 
 // Test hook: TESSERA_TEST_CORRUPT_BLAS3=1 adds 1e6 to one element of the checked result inside
@@ -280,8 +253,6 @@ typedef struct {
     ts_bench h;  // devices, engines, rows, progress, output (ts_bench.h)
     b3_opts *o;
     ts_tiles_stats last;
-    buffers buf;
-    int header_done;
 } ctx_t;
 
 // One run of a row (the timed loop's callback): a Level-3 routine (p), or with p NULL the tile
@@ -301,23 +272,20 @@ typedef struct {
 static int run_once(void *arg, int timed) {
     const one_run *r = arg;
     ctx_t *c = r->c;
-    int rc = r->p ? ts_engines_l3(c->h.eng, r->e, r->p, c->buf.A, c->buf.B, c->buf.W, &c->last)
+    int rc = r->p ? ts_engines_l3(c->h.eng, r->e, r->p, c->h.host[BA], c->h.host[BB], c->h.host[BW], &c->last)
                   : ts_engines_gemm(c->h.eng, NULL, TS_ENGINE_TILES, r->prec, 'N', 'N', r->n, r->n, r->n, r->al,
-                                    c->buf.A, r->n, c->buf.B, r->n, r->be, c->buf.W, r->n, &c->last);
+                                    c->h.host[BA], r->n, c->h.host[BB], r->n, r->be, c->h.host[BW], r->n, &c->last);
     if (rc >= 0 && (timed || r->warm_progress)) ts_bench_progress(&c->h, r->flops, r->what);
     return rc;
 }
 
 // The result buffer back to the inputs: C0 for symm/syrk/syr2k, B0 for trmm/trsm (in place).
 static void reset_result(ctx_t *c, const prob *p) {
-    if (ts_l3_is_tri(p->r)) ts_bench_copy(c->buf.W, c->buf.B, ts_l3_elems_c(p) * ts_prec_size(p->prec));
-    else ts_bench_copy(c->buf.W, c->buf.C0, ts_l3_elems_c(p) * ts_prec_size(p->prec));
+    if (ts_l3_is_tri(p->r)) ts_bench_copy(c->h.host[BW], c->h.host[BB], ts_l3_elems_c(p) * ts_prec_size(p->prec));
+    else ts_bench_copy(c->h.host[BW], c->h.host[BC0], ts_l3_elems_c(p) * ts_prec_size(p->prec));
 }
 
 // ---------------------------------------------------------------- rows
-
-static row_t *new_row(ctx_t *c) { return ts_bench_new_row(&c->h); }
-static void progress_clear(ctx_t *c) { ts_bench_progress_clear(&c->h); }
 
 // One engine on one routine: the checked run (untimed, from the original operands), then the
 // warmup and the timed runs on the result of the previous one (as ts_gemm's reps: no reset in between).
@@ -325,8 +293,7 @@ static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) 
     b3_opts *o = c->o;
     int pins[3], rc = 0;
     double *sec = NULL;
-    TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, &row->b, c->buf.A, c->buf.bytes[0], c->buf.B, c->buf.bytes[1], c->buf.W,
-                                    c->buf.bytes[3], pins), rc, out);
+    TS_CHECK_GOTO(ts_bench_xt_begin(&c->h, &row->b, BA, BB, BW, pins), rc, out);
     sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) TS_CHECK_GOTO(TS_ERROR(TS_ERR_NOMEM, "out of host memory"), rc, out);
     char what[96];
@@ -335,8 +302,8 @@ static int run_row(ctx_t *c, const prob *p, const ts_l3_verify *cr, row_t *row) 
     reset_result(c, p);
     TS_CHECK_GOTO(run_once(&run, 1), rc, out);
     if (o->b.verify) {
-        maybe_corrupt(p, c->buf.W);
-        row->b.error = ts_l3_verify_error(cr, c->buf.W, &row->outside);
+        maybe_corrupt(p, c->h.host[BW]);
+        row->b.error = ts_l3_verify_error(cr, c->h.host[BW], &row->outside);
         row->b.verified = 1, row->b.bound = CHECK_BOUND;
         row->b.passed = row->b.error <= CHECK_BOUND;
     }
@@ -363,11 +330,11 @@ static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row, int make_dat
     size_t es = ts_prec_size(prec), bytes = (size_t)n * (size_t)n * es;
     uint64_t key = data_key(o->b.seed ^ 0x6e33ULL, &p, 0);
     if (make_data) { // the first pass; the others reuse A, B and C0
-        fill(prec, key + 1, c->buf.A, (size_t)n * (size_t)n);
-        fill(prec, key + 2, c->buf.B, (size_t)n * (size_t)n);
-        fill(prec, key + 3, c->buf.C0, (size_t)n * (size_t)n);
+        fill(prec, key + 1, c->h.host[BA], (size_t)n * (size_t)n);
+        fill(prec, key + 2, c->h.host[BB], (size_t)n * (size_t)n);
+        fill(prec, key + 3, c->h.host[BC0], (size_t)n * (size_t)n);
     }
-    ts_bench_copy(c->buf.W, c->buf.C0, bytes);
+    ts_bench_copy(c->h.host[BW], c->h.host[BC0], bytes);
     double *sec = malloc(sizeof(double) * (size_t)row->b.reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     int rc = 0;
@@ -375,7 +342,7 @@ static int run_gemm_ref(ctx_t *c, char prec, int64_t n, row_t *row, int make_dat
     TS_CHECK_GOTO(run_once(&run, 1), rc, out);
     if (o->b.verify) {
         double err = NAN;
-        int ok = ts_gemm_verify(prec, 'N', 'N', n, n, n, &al, c->buf.A, n, c->buf.B, n, &be, c->buf.C0, n, c->buf.W, n,
+        int ok = ts_gemm_verify(prec, 'N', 'N', n, n, n, &al, c->h.host[BA], n, c->h.host[BB], n, &be, c->h.host[BC0], n, c->h.host[BW], n,
                                 CHECK_NVEC, o->b.seed ^ 0x5eed, TS_GEMM_VERIFY_BOUND, &err);
         row->b.verified = 1, row->b.error = err, row->b.passed = ok == 1 && err == err;
         row->b.bound = TS_GEMM_VERIFY_BOUND;
@@ -391,8 +358,7 @@ out:
 // ---------------------------------------------------------------- output
 
 static void print_header(ctx_t *c) {
-    if (c->header_done || c->o->b.verbosity < 0) return;
-    c->header_done = 1;
+    if (c->o->b.verbosity < 0 || !ts_bench_header_due(&c->h)) return;
     fprintf(c->h.out, "%-6s %-2s %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s\n", "rout", "p", "size", "flag",
             "engine", "median_ms", "min_ms", "TFLOP/s", "ratio", "vs_gemm", "error", "bound", "check");
 }
@@ -405,9 +371,9 @@ static void print_row(void *ctx, void *row) {
     char size[32], vsg[16] = "-";
     ts_bench_cells x;
     ts_bench_row_cells(&c->h, &r->b, r->b.engine, "%.0f", &x);
-    if (r->r < 0) snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)r->shape.a, (long long)r->shape.a,
-                           (long long)r->shape.a);
-    else snprintf(size, sizeof size, "%lldx%lld", (long long)r->shape.a, (long long)r->shape.b);
+    if (r->r < 0) snprintf(size, sizeof size, "%lldx%lldx%lld", (long long)r->shape.m, (long long)r->shape.m,
+                           (long long)r->shape.m);
+    else snprintf(size, sizeof size, "%lldx%lld", (long long)r->shape.m, (long long)r->shape.n);
     if (r->vs_gemm > 0 && !r->b.failed) snprintf(vsg, sizeof vsg, "%.2fx", r->vs_gemm);
     fprintf(c->h.out, "%-6s %-2c %-13s %-4s %-13s %10s %10s %9s %7s %7s %9s %6s %s%s\n", r->r < 0 ? "gemm" : rname(r->r),
             r->prec, size, r->flags, x.engine, x.med, x.min, x.tf, x.ratio, vsg, x.error, x.bound, x.check,
@@ -424,13 +390,13 @@ static void write_json(ts_bench *b, ts_json *j) {
         ts_bench_json_entry_begin(j, &r->b, r->r < 0 ? "gemm" : "blas3", r->prec, "host");
         ts_json_begin_object(j, "shape");
         if (r->r < 0) {
-            ts_json_int(j, "m", r->shape.a), ts_json_int(j, "n", r->shape.a), ts_json_int(j, "k", r->shape.a);
+            ts_json_int(j, "m", r->shape.m), ts_json_int(j, "n", r->shape.m), ts_json_int(j, "k", r->shape.m);
             ts_json_str(j, "transa", "N"), ts_json_str(j, "transb", "N");
         } else {
             char s1[2] = {r->flags[0], 0}, s2[2] = {r->flags[1], 0}, s3[2] = {r->flags[2], 0}, s4[2] = {r->flags[3], 0};
             ts_json_str(j, "routine", rname(r->r));
-            if (ts_l3_is_rk(r->r) || ts_l3_is_r2k(r->r)) ts_json_int(j, "n", r->shape.a), ts_json_int(j, "k", r->shape.b);
-            else ts_json_int(j, "m", r->shape.a), ts_json_int(j, "n", r->shape.b);
+            if (ts_l3_is_rk(r->r) || ts_l3_is_r2k(r->r)) ts_json_int(j, "n", r->shape.m), ts_json_int(j, "k", r->shape.n);
+            else ts_json_int(j, "m", r->shape.m), ts_json_int(j, "n", r->shape.n);
             if (s1[0] != '-') ts_json_str(j, "side", s1);
             ts_json_str(j, "uplo", s2);
             if (s3[0] != '-') ts_json_str(j, "trans", s3);
@@ -454,13 +420,6 @@ static void write_json(ts_bench *b, ts_json *j) {
 
 // ---------------------------------------------------------------- the command
 
-static void free_buffers(ctx_t *c) {
-    if (c->h.tiles) ts_tiles_unpin_all(c->h.tiles); // the runtime keeps registrations across calls
-    void *p[4] = {c->buf.A, c->buf.B, c->buf.C0, c->buf.W};
-    for (int q = 0; q < 4; q++) ts_bench_host_free(&c->h, p[q]);
-    memset(&c->buf, 0, sizeof c->buf);
-}
-
 // Bytes of A, B, C0 and W that every routine of one (size, precision) needs (and the GEMM reference).
 static void buffer_bytes(const b3_opts *o, shape_t s, char prec, size_t bytes[4]) {
     size_t es = ts_prec_size(prec);
@@ -474,30 +433,14 @@ static void buffer_bytes(const b3_opts *o, shape_t s, char prec, size_t bytes[4]
     }
     if (o->gemm_ref)
         for (int q = 0; q < 4; q++)
-            if ((size_t)s.a * (size_t)s.a * es > bytes[q]) bytes[q] = (size_t)s.a * (size_t)s.a * es;
+            if ((size_t)s.m * (size_t)s.m * es > bytes[q]) bytes[q] = (size_t)s.m * (size_t)s.m * es;
 }
 
-static int alloc_buffers(ctx_t *c, shape_t s, char prec) {
-    buffer_bytes(c->o, s, prec, c->buf.bytes);
-    void **p[4] = {&c->buf.A, &c->buf.B, &c->buf.C0, &c->buf.W};
-    for (int q = 0; q < 4; q++) {
-        TS_CHECK(ts_bench_host_alloc(&c->h, c->buf.bytes[q] ? c->buf.bytes[q] : 64, p[q]));
-    }
-    return 0;
-}
-
-static int check_memory(ctx_t *c) {
-    for (int s = 0; s < c->o->nshapes; s++)
-        for (int q = 0; q < c->o->b.nprecs; q++) {
-            size_t b[4];
-            buffer_bytes(c->o, c->o->shapes[s], c->o->b.precs[q], b);
-            double need = (double)b[0] + (double)b[1] + (double)b[2] + (double)b[3];
-            char what[64];
-            snprintf(what, sizeof what, "%lldx%lld %c", (long long)c->o->shapes[s].a, (long long)c->o->shapes[s].b,
-                     c->o->b.precs[q]);
-            if (ts_bench_fits(&c->h, what, need, 0)) return TS_EXIT_USAGE;
-        }
-    return 0;
+// The host memory of one (size, precision) (ts_bench_check_sizes).
+static void memory_need(void *ctx, shape_t s, char prec, double *host, double *dev) {
+    size_t b[4];
+    buffer_bytes(ctx, s, prec, b);
+    *host = (double)b[0] + (double)b[1] + (double)b[2] + (double)b[3], *dev = 0;
 }
 
 static int open_engines(ctx_t *c) {
@@ -516,68 +459,69 @@ static void default_shapes(ctx_t *c) {
     b3_opts *o = c->o;
     int ndev = ts_devset_count(c->h.devs);
     if (ndev > 0 && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA) {
-        o->shapes[o->nshapes++] = (shape_t){8192, 8192};
-        o->shapes[o->nshapes++] = (shape_t){16384, 16384};
+        o->b.shapes[o->b.nshapes++] = (shape_t){8192, 8192, 0};
+        o->b.shapes[o->b.nshapes++] = (shape_t){16384, 16384, 0};
     } else {
         int64_t n = ndev > 0 ? 512 : 1024;
-        o->shapes[o->nshapes++] = (shape_t){n, n};
+        o->b.shapes[o->b.nshapes++] = (shape_t){n, n, 0};
     }
 }
 
-// Every routine and engine on one (size, precision).
-// The GEMM reference rows (one per pass), then every routine with every engine and pass: the
-// routine's data and check vectors are made once and serve every pass.
-static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
+// One routine's row of one engine and pass (ts_bench_engine_rows).
+typedef struct {
+    ctx_t *c;
+    const prob *p;
+    const ts_l3_verify *cr;
+    shape_t s;
+} routine_rows;
+
+static int routine_row(void *ctx, void *r, int e, int pass, char *what, size_t len) {
+    routine_rows *g = ctx;
+    row_t *row = r;
+    (void)e;
+    row->r = g->p->r, row->prec = g->p->prec, row->shape = g->s, row->flops = g->p->flops, row->pass = pass;
+    ts_l3_flags(g->p, row->flags);
+    snprintf(what, len, "%s %c %s", rname(row->r), row->prec, ts_engines_name(row->b.engine));
+    return run_row(g->c, g->p, g->cr, row);
+}
+
+// Every routine and engine on one (size, precision) (ts_bench_sizes): the operands, the GEMM
+// reference rows (one per pass), then every routine with every engine and pass: the routine's
+// data and check vectors are made once and serve every pass.
+static int run_size(void *ctx, shape_t s, char prec, int *worst) {
+    ctx_t *c = ctx;
     b3_opts *o = c->o;
     int npass = ts_bench_npasses(&c->h);
     double gemm_tf[TS_BENCH_MAX_COUNTS] = {0};
+    size_t bytes[4];
+    buffer_bytes(o, s, prec, bytes);
+    TS_CHECK(ts_bench_buffers(&c->h, bytes, 4, 0, 0));
     for (int pass = 0; pass < npass && o->gemm_ref; pass++) {
         if (ts_bench_use_pass(&c->h, pass) < 0) return ts_error_last()->code;
-        row_t *row = new_row(c);
+        row_t *row = ts_bench_new_row(&c->h);
         if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
         row->r = -1, row->prec = prec, row->shape = s, row->b.engine = TS_ENGINE_TILES, row->b.reps = o->b.reps;
         row->b.ndev = ts_bench_row_devices(&c->h, TS_ENGINE_TILES);
         strcpy(row->flags, "NN");
-        row->flops = 2.0 * (double)s.a * (double)s.a * (double)s.a * (ts_prec_is_complex(prec) ? 4 : 1);
-        if (run_gemm_ref(c, prec, s.a, row, pass == 0) < 0) ts_bench_row_failed(&c->h, &row->b, "gemm reference", worst);
+        row->flops = 2.0 * (double)s.m * (double)s.m * (double)s.m * (ts_prec_is_complex(prec) ? 4 : 1);
+        if (run_gemm_ref(c, prec, s.m, row, pass == 0) < 0) ts_bench_row_failed(&c->h, &row->b, "gemm reference", worst);
         else gemm_tf[pass] = row->b.tf_med;
         ts_bench_row_done(&row->b, worst);
-        progress_clear(c);
+        ts_bench_progress_clear(&c->h);
         print_row(c, row);
     }
     for (int r = 0; r < NROUT; r++) {
         if (!routine_runs(o, r, prec)) continue;
         prob p = make_prob(o, r, prec, s);
-        setup_data(o, &p, &c->buf);
+        setup_data(o, &p, c->h.host);
         ts_l3_verify *cr = NULL;
-        if (o->b.verify && ts_l3_verify_prepare(&p, c->buf.A, c->buf.B, c->buf.C0, CHECK_NVEC, o->b.seed, &cr) < 0)
+        if (o->b.verify && ts_l3_verify_prepare(&p, c->h.host[BA], c->h.host[BB], c->h.host[BC0], CHECK_NVEC, o->b.seed, &cr) < 0)
             return ts_error_last()->code;
         int first = c->h.nrows;
-        for (int q = 0; q < npass * o->b.nengines; q++) {
-            int e = q % o->b.nengines, pass = q / o->b.nengines;
-            if (e == 0 && ts_bench_use_pass(&c->h, pass) < 0) {
-                ts_l3_verify_free(cr);
-                return ts_error_last()->code;
-            }
-            row_t *row = new_row(c);
-            if (!row) {
-                ts_l3_verify_free(cr);
-                return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-            }
-            row->r = r, row->prec = prec, row->shape = s, row->b.engine = o->b.engines[e];
-            row->b.xt_block = o->b.xt_block[e], row->b.reps = o->b.reps, row->flops = p.flops;
-            row->b.ndev = ts_bench_row_devices(&c->h, row->b.engine);
-            row->pass = pass;
-            ts_l3_flags(&p, row->flags);
-            if (run_row(c, &p, cr, row) < 0) {
-                char what[64];
-                snprintf(what, sizeof what, "%s %c %s", rname(r), prec, ts_engines_name(row->b.engine));
-                ts_bench_row_failed(&c->h, &row->b, what, worst);
-            } else {
-                ts_bench_row_done(&row->b, worst);
-            }
-        }
+        routine_rows g = {c, &p, cr, s};
+        int rc = ts_bench_engine_rows(&c->h, NULL, routine_row, &g, worst);
         ts_l3_verify_free(cr);
+        if (rc < 0) return rc;
         for (int i = first; i < c->h.nrows; i++) {
             row_t *q = TS_BENCH_ROW(&c->h, i, row_t);
             if (gemm_tf[q->pass] > 0 && !q->b.failed) q->vs_gemm = q->b.tf_med / gemm_tf[q->pass];
@@ -590,13 +534,13 @@ static int run_size(ctx_t *c, shape_t s, char prec, int *worst) {
 static double total_flops(ctx_t *c) {
     b3_opts *o = c->o;
     double t = 0;
-    for (int s = 0; s < o->nshapes; s++)
+    for (int s = 0; s < o->b.nshapes; s++)
         for (int q = 0; q < o->b.nprecs; q++) {
             int runs = 1 + o->b.warmup + o->b.reps;
             if (o->gemm_ref)
-                t += 2.0 * pow((double)o->shapes[s].a, 3) * (ts_prec_is_complex(o->b.precs[q]) ? 4 : 1) * (1 + o->b.reps);
+                t += 2.0 * pow((double)o->b.shapes[s].m, 3) * (ts_prec_is_complex(o->b.precs[q]) ? 4 : 1) * (1 + o->b.reps);
             for (int r = 0; r < NROUT; r++)
-                if (routine_runs(o, r, o->b.precs[q])) t += make_prob(o, r, o->b.precs[q], o->shapes[s]).flops * runs * o->b.nengines;
+                if (routine_runs(o, r, o->b.precs[q])) t += make_prob(o, r, o->b.precs[q], o->b.shapes[s]).flops * runs * o->b.nengines;
         }
     return t * ts_bench_npasses(&c->h);
 }
@@ -617,31 +561,17 @@ int ts_cmd_blas3(int argc, char **argv) {
     }
     if ((rc = open_engines(&c))) goto out;
     if ((rc = ts_bench_check_counts(&c.h))) goto out;
-    if (o.nshapes == 0) default_shapes(&c);
-    if ((rc = check_memory(&c))) goto out;
+    if (o.b.nshapes == 0) default_shapes(&c);
+    if ((rc = ts_bench_check_sizes(&c.h, memory_need, &o))) goto out;
 
     ts_bench_progress_start(&c.h, o.b.verbosity >= 0, total_flops(&c));
-    if (o.b.verbosity >= 0) {
-        if (c.h.tiles) ts_bench_print_tiles_set(&c.h);
-        fprintf(c.h.out, "cpu blas: %s, %d threads\n", ts_cpu_blas_name(), ts_cpu_blas_threads());
-    }
-    for (int s = 0; s < o.nshapes && rc == 0; s++)
-        for (int q = 0; q < o.b.nprecs && rc == 0; q++) {
-            if (alloc_buffers(&c, o.shapes[s], o.b.precs[q]) < 0 || run_size(&c, o.shapes[s], o.b.precs[q], &worst) < 0) {
-                progress_clear(&c);
-                ts_cli_errorf(CMD, "%lldx%lld %c: %s", (long long)o.shapes[s].a, (long long)o.shapes[s].b, o.b.precs[q],
-                              ts_error_string());
-                rc = TS_EXIT_RUNTIME;
-            }
-            free_buffers(&c);
-        }
-    ts_bench_progress_end(&c.h);
+    if (ts_bench_print_setup(&c.h)) fprintf(c.h.out, "cpu blas: %s, %d threads\n", ts_cpu_blas_name(), ts_cpu_blas_threads());
+    rc = ts_bench_sizes(&c.h, run_size, &c, &worst);
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: %d random vectors per result against the CPU-side products of the original operands; "
                          "scaled error bound %.0f (trsm: residual of op(A) X = alpha B)\n", CHECK_NVEC, CHECK_BOUND);
     rc = ts_bench_finish(&c.h, write_json, rc, worst);
 out:
-    free_buffers(&c);
     ts_bench_end(&c.h);
     return rc;
 }

@@ -1,26 +1,14 @@
 // cmd_gemm.c: `tessera gemm`: GEMM benchmark, verification and side-by-side engine comparison.
-#include <float.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "core/ts_env.h"
 #include "core/ts_error.h"
-#include "core/ts_json.h"
-#include "core/ts_log.h"
-#include "core/ts_progress.h"
-#include "core/ts_rng.h"
-#include "core/ts_timer.h"
-#include "device/ts_device.h"
 #include "faces/cli/ts_cli.h"
 #include "faces/cli/ts_bench.h"
 #include "faces/cli/ts_cli_opts.h"
 #include "kernels/ts_kernels.h"
-#include "runtime/ts_engines.h"
-#include "runtime/ts_tiles.h"
-#include "ts_config.h"
 
 #define CMD "gemm"
 #define MAX_SHAPES TS_BENCH_MAX_SHAPES
@@ -47,8 +35,6 @@ typedef struct {
     int row_major;
     int where_host;
     int interleave;   // device engines take turns rep by rep (--interleave)
-    int device;
-    int device_given;
     int64_t lda, ldb, ldc; // 0 = tight
 } gemm_opts;
 
@@ -62,18 +48,16 @@ typedef struct {
     int interleaved; // timed in turns with the group's other engines (--interleave)
 } gemm_row;
 
-// Everything one run needs: the harness (devices, engines, rows, progress), the stream, host and
-// device operand buffers.
+// The operand buffers (ts_bench's host and dbuf): A, B, C (the result) on both sides, C0 (the
+// initial C) and Cref (the reference result) on the host.
+enum { OA, OB, OC, OC0, OREF };
+
+// Everything one run needs: the harness (devices, engines, rows, progress, stream, operands).
 typedef struct {
     ts_bench h;
     gemm_opts *o;
-    // host operands (pinned when a device is open) and results
-    void *hA, *hB, *hC0, *hC, *hCref;
-    size_t bytesA, bytesB, bytesC;
-    // device operands
-    void *dA, *dB, *dC;
     int cref_valid; // hCref holds the reference result of the current group
-    int header_done;
+    const ts_engine *resolved; // the engines that run
     ts_tiles_stats tiles_last; // engine tiles: its last call
 } gemm_ctx;
 
@@ -114,7 +98,6 @@ static void usage(FILE *f) {
 
 // ---------------------------------------------------------------- parsing
 
-
 static int op_letter(char c, char *out) {
     c = (char)(c & ~0x20); // upper case
     if (c != 'N' && c != 'T' && c != 'C') return -1;
@@ -128,9 +111,7 @@ static int ops_tok(void *ctx, const char *opt, const char *t) {
     if (strlen(t) != 2 || op_letter(t[0], &a) || op_letter(t[1], &b))
         return ts_cli_usage_error(CMD, "%s: unknown op '%s' (two letters of N, T, C, e.g. NN,NT,TN)", opt, t);
     if (o->nops >= MAX_OPS) return ts_cli_usage_error(CMD, "%s: too many ops (at most %d)", opt, MAX_OPS);
-    o->ops[o->nops][0] = a;
-    o->ops[o->nops][1] = b;
-    o->nops++;
+    o->ops[o->nops][0] = a, o->ops[o->nops][1] = b, o->nops++;
     return 0;
 }
 
@@ -141,7 +122,7 @@ static const ts_engine gemm_engines[] = {TS_ENGINE_CPU, TS_ENGINE_CUBLAS, TS_ENG
 // What the command line says beyond the options (resolved after all of them).
 typedef struct {
     gemm_opts *o;
-    const char *sweep, *ta, *tb, *dims[3];
+    const char *ta, *tb;
     int ops_given;
 } gemm_args;
 
@@ -154,35 +135,20 @@ static int own_opt(void *ctx, int argc, char **argv, int *i) {
     if (ts_cli_flag(argv[*i], "--interleave", NULL)) return o->interleave = 1, 1;
 #define VALUE(name, alias) ((r = ts_cli_value_opt(CMD, argc, argv, i, name, alias, &v)) != 0)
 #define KEEP(where) (r < 0 ? -1 : ((where) = v, 1))
-    if (VALUE("--sweep", NULL)) return KEEP(g->sweep);
-    if (VALUE("-m", NULL)) return KEEP(g->dims[0]);
-    if (VALUE("-n", NULL)) return KEEP(g->dims[1]);
-    if (VALUE("-k", NULL)) return KEEP(g->dims[2]);
     if (VALUE("--transa", NULL)) return KEEP(g->ta);
     if (VALUE("--transb", NULL)) return KEEP(g->tb);
     if (VALUE("--ops", NULL)) {
         if (r < 0 || ts_bench_each_token(CMD, o, "--ops", v, ops_tok)) return -1;
         return g->ops_given = 1;
     }
-    if (VALUE("--layout", NULL)) {
-        if (r < 0) return -1;
-        if (strcmp(v, "col") && strcmp(v, "row"))
-            return ts_cli_usage_error(CMD, "--layout: unknown layout '%s' (choose col or row)", v), -1;
-        return o->row_major = !strcmp(v, "row"), 1;
-    }
-    if (VALUE("--where", NULL)) {
-        if (r < 0) return -1;
-        if (strcmp(v, "device") && strcmp(v, "host"))
-            return ts_cli_usage_error(CMD, "--where: unknown placement '%s' (choose device or host)", v), -1;
-        return o->where_host = !strcmp(v, "host"), 1;
-    }
-    if (VALUE("--device", "-d")) {
-        o->device_given = 1;
-        return r < 0 || ts_cli_int(CMD, "--device", v, 0, &o->device) ? -1 : 1;
-    }
+#define CHOICE(where, name, noun, a, b) \
+    (r < 0 || (r = ts_bench_choice(CMD, name, noun, v, a, b)) < 0 ? -1 : ((where) = r, 1))
+    if (VALUE("--layout", NULL)) return CHOICE(o->row_major, "--layout", "layout", "col", "row");
+    if (VALUE("--where", NULL)) return CHOICE(o->where_host, "--where", "placement", "device", "host");
     if (VALUE("--lda", NULL)) return r < 0 || ts_cli_i64(CMD, "--lda", v, 1, &o->lda) ? -1 : 1;
     if (VALUE("--ldb", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldb", v, 1, &o->ldb) ? -1 : 1;
     if (VALUE("--ldc", NULL)) return r < 0 || ts_cli_i64(CMD, "--ldc", v, 1, &o->ldc) ? -1 : 1;
+#undef CHOICE
 #undef KEEP
 #undef VALUE
     return 0;
@@ -192,35 +158,25 @@ static int parse_args(int argc, char **argv, gemm_opts *o) {
     gemm_args g = {.o = o};
     memset(o, 0, sizeof *o);
     ts_bench_opts_init(&o->b, CMD, gemm_engines, (int)(sizeof gemm_engines / sizeof gemm_engines[0]));
-    o->b.warmup = 2;
+    o->b.warmup = 2, o->b.device_opt = 1;
     o->b.max_shapes = MAX_SHAPES, o->b.shape_parts = 3, o->b.shape_expect = "M or MxNxK"; // "4096" or "8192x8192x256"
     int rc = ts_bench_parse(&o->b, argc, argv, usage, own_opt, NULL, &g);
-    if (rc) return rc;
-    if (ts_bench_shapes_finish(&o->b, g.sweep, g.dims)) return TS_EXIT_USAGE;
     const char *ta = g.ta, *tb = g.tb;
-    int ops_given = g.ops_given;
-    if (ops_given && (ta || tb))
+    if (rc) return rc;
+    if (g.ops_given && (ta || tb))
         return ts_cli_usage_error(CMD, "use either --ops or --transa/--transb, not both");
-    if (!ops_given) {
+    if (!g.ops_given) {
         char a = 'N', b = 'N';
         if (ta && (strlen(ta) != 1 || op_letter(ta[0], &a)))
             return ts_cli_usage_error(CMD, "--transa: unknown op '%s' (choose N, T or C)", ta);
         if (tb && (strlen(tb) != 1 || op_letter(tb[0], &b)))
             return ts_cli_usage_error(CMD, "--transb: unknown op '%s' (choose N, T or C)", tb);
-        o->ops[0][0] = a;
-        o->ops[0][1] = b;
-        o->nops = 1;
+        o->ops[0][0] = a, o->ops[0][1] = b, o->nops = 1;
     }
     return ts_bench_finish_opts(&o->b);
 }
 
 // ---------------------------------------------------------------- problem geometry
-
-static int any_engine_is(const gemm_opts *o, ts_engine e) {
-    for (int i = 0; i < o->b.nengines; i++)
-        if (o->b.engines[i] == e) return 1;
-    return 0;
-}
 
 // One GEMM in column-major terms (row-major problems are transposed); cols: stored columns of A and B.
 static ts_gemm_desc make_colprob(const gemm_opts *o, shape_t s, const char ops[2], int64_t cols[2]) {
@@ -276,65 +232,30 @@ static int no_c0(const gemm_opts *o, shape_t s) {
     return o->b.ncounts > 0 && o->b.verify && o->b.beta[0] == 0 && o->b.beta[1] == 0 && !needs_ref(o, s);
 }
 
-// Everything fits before anything is allocated: the device arena and host memory.
-static int check_memory(gemm_ctx *c) {
-    gemm_opts *o = c->o;
-    for (int s = 0; s < o->b.nshapes; s++)
-        for (int p = 0; p < o->b.nprecs; p++) {
-            shape_t sh = o->b.shapes[s];
-            double ea, eb, ec, es = (double)ts_prec_size(o->b.precs[p]);
-            buffer_elems(o, sh, &ea, &eb, &ec);
-            double host_need = (ea + eb + (no_c0(o, sh) ? 1 : 2) * ec) * es + (needs_ref(o, sh) ? ec * es : 0);
-            char what[96];
-            snprintf(what, sizeof what, "%lldx%lldx%lld %c", (long long)sh.m, (long long)sh.n, (long long)sh.k,
-                     o->b.precs[p]);
-            if (ts_bench_fits(&c->h, what, host_need, (ea + eb + ec) * es + 3 * 256.0)) return TS_EXIT_USAGE;
-        }
-    return 0;
+// The memory of one (shape, precision) (ts_bench_check_sizes): host and device operands.
+static void memory_need(void *ctx, shape_t s, char prec, double *host, double *dev) {
+    const gemm_opts *o = ctx;
+    double ea, eb, ec, es = (double)ts_prec_size(prec);
+    buffer_elems(o, s, &ea, &eb, &ec);
+    *host = (ea + eb + (no_c0(o, s) ? 1 : 2) * ec) * es + (needs_ref(o, s) ? ec * es : 0);
+    *dev = (ea + eb + ec) * es + 3 * 256.0;
 }
 
 // ---------------------------------------------------------------- data
 
-static uint64_t data_key(uint64_t seed, shape_t s, char prec, int role) {
-    uint64_t h = ts_mix64(seed + 0x9e3779b97f4a7c15ULL);
-    h = ts_mix64(h ^ (uint64_t)s.m);
-    h = ts_mix64(h ^ (uint64_t)s.n * 31);
-    h = ts_mix64(h ^ (uint64_t)s.k * 131);
-    return ts_mix64(h ^ ((uint64_t)(unsigned char)prec << 8) ^ (uint64_t)role);
-}
-
-static void free_buffers(gemm_ctx *c) {
-    if (c->h.tiles) ts_tiles_unpin_all(c->h.tiles); // the runtime keeps registrations across calls
-    void **h[5] = {&c->hA, &c->hB, &c->hC0, &c->hC, &c->hCref}, **d[3] = {&c->dA, &c->dB, &c->dC};
-    for (int q = 0; q < 5; q++) ts_bench_host_free(&c->h, *h[q]), *h[q] = NULL;
-    for (int q = 0; q < 3; q++) {
-        if (c->h.dev) ts_dfree(c->h.dev, *d[q]);
-        *d[q] = NULL;
-    }
-}
-
 // Host operands of one (shape, precision), random in [-0.5, 0.5); device copies of A and B.
-static int setup_buffers(gemm_ctx *c, shape_t s, char prec, int device) {
+static int setup_buffers(gemm_ctx *c, shape_t s, char prec) {
     double ea, eb, ec;
     size_t es = ts_prec_size(prec);
     buffer_elems(c->o, s, &ea, &eb, &ec);
-    c->bytesA = (size_t)ea * es, c->bytesB = (size_t)eb * es, c->bytesC = (size_t)ec * es;
-    int skip_c0 = no_c0(c->o, s);
-    TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesA, &c->hA));
-    TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesB, &c->hB));
-    TS_CHECK(ts_bench_host_alloc(&c->h, skip_c0 ? 64 : c->bytesC, &c->hC0));
-    TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesC, &c->hC));
-    if (needs_ref(c->o, s)) TS_CHECK(ts_bench_host_alloc(&c->h, c->bytesC, &c->hCref));
-    ts_bench_fill(prec, data_key(c->o->b.seed, s, prec, 1), c->hA, c->bytesA);
-    ts_bench_fill(prec, data_key(c->o->b.seed, s, prec, 2), c->hB, c->bytesB);
-    if (!skip_c0) ts_bench_fill(prec, data_key(c->o->b.seed, s, prec, 3), c->hC0, c->bytesC);
-    if (!device) return 0;
-    TS_CHECK(ts_dmalloc(c->h.dev, c->bytesA, &c->dA));
-    TS_CHECK(ts_dmalloc(c->h.dev, c->bytesB, &c->dB));
-    TS_CHECK(ts_dmalloc(c->h.dev, c->bytesC, &c->dC));
-    TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
-    TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
-    return ts_stream_sync(c->h.st);
+    size_t bc = (size_t)ec * es, bytes[5] = {(size_t)ea * es, (size_t)eb * es, bc, no_c0(c->o, s) ? 0 : bc,
+                                             needs_ref(c->o, s) ? bc : 0};
+    uint64_t words[3] = {(uint64_t)s.m, (uint64_t)s.n * 31, (uint64_t)s.k * 131};
+    TS_CHECK(ts_bench_buffers(&c->h, bytes, 5, 0, 0));
+    for (int q = 0; q < 4; q++) // roles: A 1, B 2, C0 3
+        if (q != OC && bytes[q])
+            ts_bench_fill(prec, ts_bench_key(c->o->b.seed, words, 3, prec, q == OC0 ? 3 : q + 1), c->h.host[q], bytes[q]);
+    return ts_bench_buffers(&c->h, bytes, 0, 3, 2);
 }
 
 // ---------------------------------------------------------------- running
@@ -360,8 +281,8 @@ static int run_host_once(void *arg, int timed) {
     const ts_gemm_desc *p = &r->j->p;
     gemm_ctx *c = r->c;
     (void)timed;
-    return ts_engines_gemm(c->h.eng, NULL, r->e, r->j->prec, p->ta, p->tb, p->m, p->n, p->k, &r->j->alpha, c->hA,
-                           p->lda, c->hB, p->ldb, &r->j->beta, c->hC, p->ldc,
+    return ts_engines_gemm(c->h.eng, NULL, r->e, r->j->prec, p->ta, p->tb, p->m, p->n, p->k, &r->j->alpha, c->h.host[OA],
+                           p->lda, c->h.host[OB], p->ldb, &r->j->beta, c->h.host[OC], p->ldc,
                            r->e == TS_ENGINE_TILES ? &c->tiles_last : NULL);
 }
 
@@ -371,14 +292,10 @@ static int enqueue_device_once(void *arg, int timed) {
     const ts_gemm_desc *p = &r->j->p;
     gemm_ctx *c = r->c;
     (void)timed;
-    if (r->host) {
-        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dA, c->hA, c->bytesA));
-        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dB, c->hB, c->bytesB));
-        TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dC, c->hC, c->bytesC));
-    }
-    TS_CHECK(ts_engines_gemm(c->h.eng, c->h.st, r->e, r->j->prec, p->ta, p->tb, p->m, p->n, p->k, &r->j->alpha, c->dA,
-                             p->lda, c->dB, p->ldb, &r->j->beta, c->dC, p->ldc, NULL));
-    if (r->host) TS_CHECK(ts_copy_async(c->h.st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
+    if (r->host) TS_CHECK(ts_bench_upload(&c->h, OA, 3)); // A, B, C
+    TS_CHECK(ts_engines_gemm(c->h.eng, c->h.st, r->e, r->j->prec, p->ta, p->tb, p->m, p->n, p->k, &r->j->alpha, c->h.dbuf[OA],
+                             p->lda, c->h.dbuf[OB], p->ldb, &r->j->beta, c->h.dbuf[OC], p->ldc, NULL));
+    if (r->host) TS_CHECK(ts_copy_async(c->h.st, TS_COPY_D2H, c->h.host[OC], c->h.dbuf[OC], c->h.bytes[OC]));
     return 0;
 }
 
@@ -386,16 +303,16 @@ static int last_run_checked(const gemm_ctx *c, const job *j, int on_host);
 
 static int time_host(gemm_ctx *c, ts_engine e, const job *j, int reps, double *sec) {
     one_run r = {c, e, j, 0};
-    if (last_run_checked(c, j, 1)) ts_bench_set(c->hC, 0xff, c->bytesC); // the last run's C is checked
-    else ts_bench_copy(c->hC, c->hC0, c->bytesC);
+    if (last_run_checked(c, j, 1)) ts_bench_set(c->h.host[OC], 0xff, c->h.bytes[OC]); // the last run's C is checked
+    else ts_bench_copy(c->h.host[OC], c->h.host[OC0], c->h.bytes[OC]);
     return ts_bench_time_host(c->o->b.warmup, reps, run_host_once, &r, sec);
 }
 
-static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int reps, double *sec) {
+static int time_device(gemm_ctx *c, ts_engine e, const job *j, int host, int warmup, int reps, double *sec) {
     one_run r = {c, e, j, host};
-    if (host) ts_bench_copy(c->hC, c->hC0, c->bytesC);
-    else TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC));
-    return ts_bench_time_stream(c->h.st, c->o->b.warmup, reps, enqueue_device_once, &r, sec);
+    if (host) ts_bench_copy(c->h.host[OC], c->h.host[OC0], c->h.bytes[OC]);
+    else TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->h.dbuf[OC], c->h.host[OC0], c->h.bytes[OC]));
+    return ts_bench_time_stream(c->h.st, warmup, reps, enqueue_device_once, &r, sec);
 }
 
 // The checked run: C reset from C0 (or poisoned with NaN when beta is zero, so that elements the
@@ -404,16 +321,16 @@ static int checked_run(gemm_ctx *c, ts_engine e, const job *j, int on_host, int 
     int beta_zero = j->beta.d[0] == 0 && j->beta.d[1] == 0;
     one_run r = {c, e, j, host_operands};
     if (on_host || host_operands) {
-        if (beta_zero) ts_bench_set(c->hC, 0xff, c->bytesC);
-        else ts_bench_copy(c->hC, c->hC0, c->bytesC);
+        if (beta_zero) ts_bench_set(c->h.host[OC], 0xff, c->h.bytes[OC]);
+        else ts_bench_copy(c->h.host[OC], c->h.host[OC0], c->h.bytes[OC]);
     }
     if (on_host) return run_host_once(&r, 0);
     if (!host_operands) {
-        if (beta_zero) TS_CHECK(ts_memset_async(c->h.st, c->dC, 0xff, c->bytesC));
-        else TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->dC, c->hC0, c->bytesC));
+        if (beta_zero) TS_CHECK(ts_memset_async(c->h.st, c->h.dbuf[OC], 0xff, c->h.bytes[OC]));
+        else TS_CHECK(ts_copy_async(c->h.st, TS_COPY_H2D, c->h.dbuf[OC], c->h.host[OC0], c->h.bytes[OC]));
     }
     TS_CHECK(enqueue_device_once(&r, 0));
-    if (!host_operands) TS_CHECK(ts_copy_async(c->h.st, TS_COPY_D2H, c->hC, c->dC, c->bytesC));
+    if (!host_operands) TS_CHECK(ts_copy_async(c->h.st, TS_COPY_D2H, c->h.host[OC], c->h.dbuf[OC], c->h.bytes[OC]));
     return ts_stream_sync(c->h.st);
 }
 
@@ -427,12 +344,11 @@ static void maybe_corrupt(const job *j, void *C) {
 // Freivalds on every result; full recomputation with the reference kernel (once per group) where
 // m*n*k is small enough (ts_gemm_check).
 static void verify_row(gemm_ctx *c, const job *j, shape_t s, gemm_row *row) {
-    const ts_gemm_desc *p = &j->p;
     const gemm_opts *o = c->o;
-    ts_gemm_desc g = *p;
-    g.prec = j->prec, g.A = c->hA, g.B = c->hB, g.C0 = c->hC0;
+    ts_gemm_desc g = j->p;
+    g.prec = j->prec, g.A = c->h.host[OA], g.B = c->h.host[OB], g.C0 = c->h.host[OC0];
     memcpy(g.alpha, o->b.alpha, sizeof g.alpha), memcpy(g.beta, o->b.beta, sizeof g.beta);
-    ts_gemm_check(&g, c->hC, FREIVALDS_NVEC, o->b.seed ^ 0x5eed, FREIVALDS_BOUND, needs_ref(o, s) ? c->hCref : NULL,
+    ts_gemm_check(&g, c->h.host[OC], FREIVALDS_NVEC, o->b.seed ^ 0x5eed, FREIVALDS_BOUND, needs_ref(o, s) ? c->h.host[OREF] : NULL,
                   &c->cref_valid, REF_BOUND, &row->chk);
     row->b.error = row->chk.error, row->b.bound = row->chk.bound;
     row->b.passed = row->chk.passed, row->b.verified = 1;
@@ -458,7 +374,7 @@ static int rate_and_check(gemm_ctx *c, ts_engine e, const job *j, int on_host, i
     ts_bench_set_rates(&row->b, gemm_flops(j->prec, row->shape), sec);
     if (!c->o->b.verify) return 0;
     if (!last_run_checked(c, j, on_host)) TS_CHECK(checked_run(c, e, j, on_host, host_operands));
-    maybe_corrupt(j, c->hC);
+    maybe_corrupt(j, c->h.host[OC]);
     verify_row(c, j, row->shape, row);
     return 0;
 }
@@ -473,14 +389,9 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     row->b.engine = e;
     row->host = on_host || host_operands;
     row->b.reps = reps;
-    int pins[3], rc = ts_bench_xt_begin(&c->h, &row->b, c->hA, c->bytesA, c->hB, c->bytesB, c->hC, c->bytesC, pins);
-    if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, reps, sec);
-    char trace[1100];
-    if (rc >= 0 && e == TS_ENGINE_TILES &&
-        ts_bench_row_tiles(&c->h, &row->b, &c->tiles_last, ts_bench_trace_path(&c->h, row->b.ndev, trace, sizeof trace)) < 0) {
-        ts_cli_errorf(CMD, "--trace: %s", ts_error_string());
-        ts_error_clear();
-    }
+    int pins[3], rc = ts_bench_xt_begin(&c->h, &row->b, OA, OB, OC, pins);
+    if (rc >= 0) rc = on_host ? time_host(c, e, j, reps, sec) : time_device(c, e, j, host_operands, c->o->b.warmup, reps, sec);
+    if (rc >= 0 && e == TS_ENGINE_TILES) ts_bench_row_trace(&c->h, &row->b, &c->tiles_last);
     if (rc >= 0) rc = rate_and_check(c, e, j, on_host, host_operands, sec, row);
     ts_bench_xt_end(&c->h, pins);
     free(sec);
@@ -497,25 +408,21 @@ static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const jo
     double *sec = malloc(sizeof(double) * (size_t)(reps * n));
     ts_engine e[MAX_ENGINES];
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-    int rc = 0, warm = c->o->b.warmup;
+    int rc = 0;
     for (int i = 0; i < n; i++) {
         e[i] = ts_dev_gemm_engine_for(c->h.st, resolved[i], j->prec, j->p.m, j->p.n, j->p.k);
         rows[i].b.engine = e[i];
         rows[i].host = 0;
         rows[i].b.reps = reps;
         rows[i].interleaved = 1;
-        if (rc == 0) rc = time_device(c, e[i], j, 0, 0, NULL); // its warm-up runs only
+        if (rc == 0) rc = time_device(c, e[i], j, 0, c->o->b.warmup, 0, NULL); // its warm-up runs only
     }
-    c->o->b.warmup = 0;
     for (int r = 0; r < reps && rc == 0; r++)
         for (int t = 0; t < n && rc == 0; t++) {
             int i = r & 1 ? n - 1 - t : t;
-            rc = time_device(c, e[i], j, 0, 1, &sec[i * reps + r]);
+            rc = time_device(c, e[i], j, 0, 0, 1, &sec[i * reps + r]);
         }
-    c->o->b.warmup = warm;
-    for (int i = 0; i < n && rc == 0; i++) {
-        rc = rate_and_check(c, e[i], j, 0, 0, sec + i * reps, &rows[i]);
-    }
+    for (int i = 0; i < n && rc == 0; i++) rc = rate_and_check(c, e[i], j, 0, 0, sec + i * reps, &rows[i]);
     free(sec);
     return rc < 0 ? rc : 0;
 }
@@ -524,8 +431,7 @@ static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const jo
 
 // Printed before the first row (with -q only failed rows are printed, so maybe never).
 static void print_header(gemm_ctx *c) {
-    if (c->header_done) return;
-    c->header_done = 1;
+    if (!ts_bench_header_due(&c->h)) return;
     fprintf(c->h.out, "%-11s %-4s %7s %7s %7s %-3s %-6s %10s %10s %10s %9s %7s %9s %9s %s\n", "engine", "prec", "m",
             "n", "k", "ops", "where", "median_ms", "min_ms", "max_ms", "TFLOP/s", "ratio", "error", "bound", "check");
 }
@@ -561,7 +467,7 @@ static void write_json(ts_bench *b, ts_json *j) {
         ts_json_end_object(j);
         ts_json_begin_object(j, "extra");
         ts_bench_json_scalars(j, &c->o->b, ts_prec_is_complex(r->prec));
-        if (r->b.engine != TS_ENGINE_CPU && c->h.dev) ts_json_int(j, "device", c->o->device);
+        if (r->b.engine != TS_ENGINE_CPU && c->h.dev) ts_json_int(j, "device", c->o->b.device);
         else ts_json_null(j, "device");
         ts_json_str(j, "requested_engine", ts_engines_name(r->requested));
         ts_bench_json_common(&c->h, j, &r->b);
@@ -583,12 +489,9 @@ static void write_json(ts_bench *b, ts_json *j) {
     ts_results_end(j);
 }
 
-static gemm_row *new_row(gemm_ctx *c) { return ts_bench_new_row(&c->h); }
-static void progress_clear(gemm_ctx *c) { ts_bench_progress_clear(&c->h); }
-
 // ---------------------------------------------------------------- the command
 
-static int default_shapes(gemm_ctx *c) {
+static void default_shapes(gemm_ctx *c) {
     gemm_opts *o = c->o;
     int64_t a = 1024, b = 2048;
     if (c->h.dev && ts_devset_backend(c->h.devs) == TS_BACKEND_CUDA && ts_bench_any_device_engine(&o->b)) a = 4096, b = 8192;
@@ -597,74 +500,87 @@ static int default_shapes(gemm_ctx *c) {
     else if (c->h.tiles) a = 512, b = 1024; // a few 256-tiles per simulated device
     ts_bench_add_shape(&o->b, (shape_t){a, a, a});
     ts_bench_add_shape(&o->b, (shape_t){b, b, b});
-    return 0;
 }
 
-static gemm_row *group_row(gemm_ctx *c, shape_t s, char prec, const char ops[2], int e) {
-    gemm_row *row = new_row(c);
-    if (!row) return NULL;
-    row->shape = s, row->prec = prec, row->ta = ops[0], row->tb = ops[1];
-    row->requested = c->o->b.engines[e];
-    row->b.xt_block = c->o->b.xt_block[e];
-    row->b.ndev = ts_bench_row_devices(&c->h, row->requested);
+// One (shape, precision, ops) group: its job, and the engines as they run.
+typedef struct {
+    gemm_ctx *c;
+    shape_t s;
+    char prec;
+    const char *ops;
+    const ts_engine *resolved;
+    job j;
+} group;
+
+static gemm_row *group_row(group *g, gemm_row *row) {
+    row->shape = g->s, row->prec = g->prec, row->ta = g->ops[0], row->tb = g->ops[1];
+    row->requested = row->b.engine;
     return row;
 }
 
+// One engine's row of a group (ts_bench_engine_rows), then its progress.
+static int group_engine(void *ctx, void *r, int e, int pass, char *what, size_t len) {
+    group *g = ctx;
+    gemm_row *row = group_row(g, r);
+    shape_t s = g->s;
+    (void)pass;
+    snprintf(what, len, "%s %lldx%lldx%lld %c %s", ts_engines_name(g->resolved[e]), (long long)s.m, (long long)s.n,
+             (long long)s.k, g->prec, g->ops);
+    int rc = run_row(g->c, g->resolved[e], &g->j, row);
+    char prog[160];
+    snprintf(prog, sizeof prog, "%lldx%lldx%lld %c %s %s", (long long)s.m, (long long)s.n, (long long)s.k, g->prec,
+             g->ops, ts_engines_name(g->resolved[e]));
+    ts_bench_progress(&g->c->h, gemm_flops(g->prec, s) * (g->c->o->b.warmup + row->b.reps + g->c->o->b.verify), prog);
+    return rc;
+}
+
 // Runs every engine on one (shape, precision, ops) group and prints its rows.
-static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], const ts_engine *resolved, int *worst) {
+static int run_group(gemm_ctx *c, shape_t s, char prec, const char ops[2], int *worst) {
+    const ts_engine *resolved = c->resolved;
     gemm_opts *o = c->o;
     int64_t cols[2];
-    job j = {.prec = prec, .p = make_colprob(o, s, ops, cols), .alpha = ts_scalar_of(prec, o->b.alpha[0], o->b.alpha[1]),
-             .beta = ts_scalar_of(prec, o->b.beta[0], o->b.beta[1])};
+    group g = {c, s, prec, ops, resolved, {.prec = prec, .p = make_colprob(o, s, ops, cols),
+               .alpha = ts_scalar_of(prec, o->b.alpha[0], o->b.alpha[1]), .beta = ts_scalar_of(prec, o->b.beta[0], o->b.beta[1])}};
     int first = c->h.nrows, n = o->b.nengines;
-    double runs_flops = gemm_flops(prec, s);
-    char what[160];
     c->cref_valid = 0;
     int inter = o->interleave && n > 1 && !o->where_host;
     for (int e = 0; e < n && inter; e++) inter = !ts_bench_row_on_host(&c->h, resolved[e]);
-    if (inter) {
-        for (int e = 0; e < n; e++)
-            if (!group_row(c, s, prec, ops, e)) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-        int rc = run_rows_interleaved(c, resolved, &j, TS_BENCH_ROW(&c->h, first, gemm_row), n);
+    if (!inter) {
+        int rc = ts_bench_engine_rows(&c->h, resolved, group_engine, &g, worst);
+        if (rc < 0) return rc;
+        return ts_bench_print_rows(&c->h, first, print_row, c), 0;
+    }
+    for (int e = 0; e < n; e++) {
+        gemm_row *r = ts_bench_engine_row(&c->h, e);
+        if (!r) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
+        group_row(&g, r);
+    }
+    gemm_row *rows = TS_BENCH_ROW(&c->h, first, gemm_row);
+    int rc = run_rows_interleaved(c, resolved, &g.j, rows, n);
+    for (int e = 0; e < n; e++) {
+        if (rc < 0) rows[e].b.failed = 1;
+        else ts_bench_row_done(&rows[e].b, worst);
+        ts_bench_progress(&c->h, gemm_flops(prec, s) * (o->b.warmup + rows[e].b.reps + o->b.verify), NULL);
+    }
+    if (rc < 0) {
+        char what[160];
         snprintf(what, sizeof what, "%lldx%lldx%lld %c %s (interleaved)", (long long)s.m, (long long)s.n,
                  (long long)s.k, prec, ops);
-        for (int e = 0; e < n; e++) {
-            gemm_row *row = TS_BENCH_ROW(&c->h, first + e, gemm_row);
-            if (rc < 0) row->b.failed = 1;
-            else ts_bench_row_done(&row->b, worst);
-            ts_bench_progress(&c->h, runs_flops * (o->b.warmup + row->b.reps + o->b.verify), NULL);
-        }
-        if (rc < 0) {
-            ts_bench_row_failed(&c->h, &TS_BENCH_ROW(&c->h, first, gemm_row)->b, what, worst);
-            if (c->h.st && ts_bench_stream_renew(&c->h) < 0) return ts_error_last()->code;
-        }
-    }
-    for (int q = 0; q < (inter ? 0 : ts_bench_npasses(&c->h) * n); q++) {
-        int e = q % n;
-        if (e == 0 && ts_bench_use_pass(&c->h, q / n) < 0) return ts_error_last()->code;
-        gemm_row *row = group_row(c, s, prec, ops, e);
-        if (!row) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-        snprintf(what, sizeof what, "%s %lldx%lldx%lld %c %s", ts_engines_name(resolved[e]), (long long)s.m,
-                 (long long)s.n, (long long)s.k, prec, ops);
-        if (run_row(c, resolved[e], &j, row) < 0) {
-            ts_bench_row_failed(&c->h, &row->b, what, worst);
-            if (c->h.st && !ts_bench_row_on_host(&c->h, resolved[e]) && ts_bench_stream_renew(&c->h) < 0) return ts_error_last()->code;
-        } else {
-            ts_bench_row_done(&row->b, worst);
-        }
-        snprintf(what, sizeof what, "%lldx%lldx%lld %c %s %s", (long long)s.m, (long long)s.n, (long long)s.k, prec,
-                 ops, ts_engines_name(resolved[e]));
-        ts_bench_progress(&c->h, runs_flops * (o->b.warmup + row->b.reps + o->b.verify), what);
+        ts_bench_row_failed(&c->h, &rows[0].b, what, worst);
+        if (c->h.st && ts_bench_stream_renew(&c->h) < 0) return ts_error_last()->code;
     }
     ts_bench_print_rows(&c->h, first, print_row, c);
     return 0;
 }
 
-static void print_preamble(gemm_ctx *c) {
-    if (c->o->b.verbosity < 0) return;
-    ts_bench_print_device(&c->h);
-    if (c->h.tiles) ts_bench_print_tiles_set(&c->h);
-    print_header(c);
+// One (shape, precision) (ts_bench_sizes): its operands, then every ops group.
+static int run_size(void *ctx, shape_t s, char prec, int *worst) {
+    gemm_ctx *c = ctx;
+    if (setup_buffers(c, s, prec) < 0) return -1;
+    for (int q = 0; q < c->o->nops; q++)
+        if (run_group(c, s, prec, c->o->ops[q], worst) < 0)
+            return ts_cli_errorf(CMD, "%s", ts_error_string()), TS_EXIT_RUNTIME;
+    return 0;
 }
 
 int ts_cmd_gemm(int argc, char **argv) {
@@ -674,20 +590,20 @@ int ts_cmd_gemm(int argc, char **argv) {
     if (rc) return rc == -1 ? TS_EXIT_OK : rc; // -1: --help
     gemm_ctx c;
     memset(&c, 0, sizeof c);
-    c.o = &o;
+    c.o = &o, c.resolved = resolved;
     if ((rc = ts_bench_begin(&c.h, &o.b, sizeof(gemm_row), 1))) goto out;
     if (o.b.nengines == 0)
         o.b.engines[o.b.nengines++] = ts_devset_count(c.h.devs) > 0 && ts_devset_backend(c.h.devs) == TS_BACKEND_CUDA
                                           ? TS_ENGINE_CUBLAS : TS_ENGINE_CPU;
-    if ((rc = ts_bench_pick_device(&c.h, o.device, o.device_given)) || (rc = ts_bench_resolve_engines(&c.h, resolved)))
+    if ((rc = ts_bench_pick_device(&c.h, o.b.device, o.b.device_given)) || (rc = ts_bench_resolve_engines(&c.h, resolved)))
         goto out;
-    if (any_engine_is(&o, TS_ENGINE_TILES) && (rc = ts_bench_open(&c.h, TS_ENGINE_TILES, "--engine tiles"))) goto out;
+    if (ts_bench_has_engine(&o.b, TS_ENGINE_TILES) && (rc = ts_bench_open(&c.h, TS_ENGINE_TILES, "--engine tiles"))) goto out;
     if ((rc = ts_bench_check_counts(&c.h))) goto out;
     if (o.b.nshapes == 0) default_shapes(&c);
     for (int s = 0; s < o.b.nshapes; s++)
         for (int p = 0; p < o.nops; p++)
             if ((rc = check_lds(&o, o.b.shapes[s], o.ops[p]))) goto out;
-    if ((rc = check_memory(&c))) goto out;
+    if ((rc = ts_bench_check_sizes(&c.h, memory_need, &o))) goto out;
     if ((rc = ts_bench_stream_open(&c.h))) goto out;
 
     double total = 0;
@@ -697,29 +613,13 @@ int ts_cmd_gemm(int argc, char **argv) {
                 total += gemm_flops(o.b.precs[p], o.b.shapes[s]) * o.nops * ts_bench_npasses(&c.h) *
                          (o.b.warmup + default_reps(&c, resolved[e]) + o.b.verify);
     ts_bench_progress_start(&c.h, o.b.verbosity >= 0 && o.b.nshapes * o.b.nprecs * o.nops * o.b.nengines > 1, total);
-    print_preamble(&c);
-    for (int s = 0; s < o.b.nshapes && rc == 0; s++)
-        for (int p = 0; p < o.b.nprecs && rc == 0; p++) {
-            if (setup_buffers(&c, o.b.shapes[s], o.b.precs[p], c.h.dev != NULL) < 0) {
-                progress_clear(&c);
-                ts_cli_errorf(CMD, "%lldx%lldx%lld %c: %s", (long long)o.b.shapes[s].m, (long long)o.b.shapes[s].n,
-                              (long long)o.b.shapes[s].k, o.b.precs[p], ts_error_string());
-                rc = TS_EXIT_RUNTIME;
-            }
-            for (int q = 0; q < o.nops && rc == 0; q++)
-                if (run_group(&c, o.b.shapes[s], o.b.precs[p], o.ops[q], resolved, &worst) < 0) {
-                    ts_cli_errorf(CMD, "%s", ts_error_string());
-                    rc = TS_EXIT_RUNTIME;
-                }
-            free_buffers(&c);
-        }
-    ts_bench_progress_end(&c.h);
+    if (ts_bench_print_setup(&c.h)) print_header(&c);
+    rc = ts_bench_sizes(&c.h, run_size, &c, &worst);
     if (o.b.verbosity >= 0 && o.b.verify)
         fprintf(c.h.out, "check: Freivalds (%d vectors, bound %.0f) on every result; full recomputation "
                          "(bound %.0f) where m*n*k <= 2^27\n", FREIVALDS_NVEC, FREIVALDS_BOUND, REF_BOUND);
     rc = ts_bench_finish(&c.h, write_json, rc, worst);
 out:
-    free_buffers(&c);
     ts_bench_end(&c.h);
     return rc;
 }

@@ -52,6 +52,11 @@ int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect,
     return 0;
 }
 
+int ts_bench_choice(const char *cmd, const char *opt, const char *noun, const char *v, const char *a, const char *b) {
+    if (!strcmp(v, a) || !strcmp(v, b)) return !strcmp(v, b);
+    return ts_cli_usage_error(cmd, "%s: unknown %s '%s' (choose %s or %s)", opt, noun, v, a, b), -1;
+}
+
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn) {
     char buf[256];
     if (strlen(list) >= sizeof buf || !*list) return ts_cli_usage_error(cmd, "%s: '%s' is malformed", opt, list);
@@ -104,6 +109,12 @@ int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *cons
         if (d[2]) o->shapes[s].k = d[2];
     }
     return 0;
+}
+
+const char *ts_bench_shape_text(const ts_bench_opts *o, ts_bench_shape s, char *buf, size_t len) {
+    if (o->shape_parts > 2) snprintf(buf, len, "%lldx%lldx%lld", (long long)s.m, (long long)s.n, (long long)s.k);
+    else snprintf(buf, len, "%lldx%lld", (long long)s.m, (long long)s.n);
+    return buf;
 }
 
 static int prec_tok(void *ctx, const char *opt, const char *t) {
@@ -205,6 +216,13 @@ int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i) {
         return 1;
     }
     if (VALUE("--devices", NULL)) return BAD(device_counts(o, v));
+    if (o->shape_parts == 3) { // kept for ts_bench_shapes_finish
+        if (VALUE("--sweep", NULL)) return r < 0 ? -1 : (o->sweep = v, 1);
+        if (VALUE("-m", NULL)) return r < 0 ? -1 : (o->dims[0] = v, 1);
+        if (VALUE("-n", NULL)) return r < 0 ? -1 : (o->dims[1] = v, 1);
+        if (VALUE("-k", NULL)) return r < 0 ? -1 : (o->dims[2] = v, 1);
+    }
+    if (o->device_opt && VALUE("--device", "-d")) return o->device_given = 1, BAD(ts_cli_int(o->cmd, "--device", v, 0, &o->device));
     if (VALUE("--json", NULL)) return r < 0 ? -1 : (o->json = v, 1);
     if (VALUE("--trace", NULL)) return r < 0 ? -1 : (o->trace = v, 1);
 #undef BAD
@@ -226,13 +244,13 @@ int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *
         if (r > 0) continue;
         if (a[0] == '-' && !(a[1] >= '0' && a[1] <= '9'))
             return ts_cli_usage_error(o->cmd, "unknown option '%s' (tessera %s --help)", a, o->cmd);
-        int64_t d[3];
+        int64_t d[3] = {0, 0, 0};
         if (size ? size(ctx, a) != 0
                  : ts_bench_size(o->cmd, a, o->shape_parts, o->shape_expect, d) ||
                        ts_bench_add_shape(o, (ts_bench_shape){d[0], d[1], d[2]}))
             return TS_EXIT_USAGE;
     }
-    return 0;
+    return !size && o->shape_parts == 3 && ts_bench_shapes_finish(o, o->sweep, o->dims) ? TS_EXIT_USAGE : 0;
 }
 
 int ts_bench_finish_opts(ts_bench_opts *o) {
@@ -318,7 +336,20 @@ void ts_bench_print_tiles_set(ts_bench *b) {
             nd == 1 ? "" : "s", ts_tiles_has_cpu(b->tiles) ? " + CPU worker" : "", (long long)ts_tiles_tile(b->tiles));
 }
 
+int ts_bench_print_setup(ts_bench *b) {
+    if (b->o->verbosity < 0) return 0;
+    ts_bench_print_device(b);
+    if (b->tiles) ts_bench_print_tiles_set(b);
+    return 1;
+}
+
+int ts_bench_header_due(ts_bench *b) {
+    if (b->header_done) return 0;
+    return b->header_done = 1;
+}
+
 void ts_bench_end(ts_bench *b) {
+    ts_bench_buffers_free(b);
     if (b->st) ts_stream_destroy(b->st);
     ts_engines_destroy(b->eng);
     ts_devset_close(b->devs);

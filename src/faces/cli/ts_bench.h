@@ -4,8 +4,9 @@
 // (devices, the engine entry of runtime/ts_engines.h), appends one row per (problem, engine) whose
 // first member is a ts_bench_row, and ends with ts_bench_end. What a command computes, checks and
 // prints stays in its own file. Options and the run's devices and passes are in ts_bench.c, rows
-// and their output (table cells, results JSON) in ts_bench_rows.c, host memory, cuBLASXt's
-// pinning and the timed loops in ts_bench_run.c.
+// and their output (table cells, results JSON) in ts_bench_rows.c, the operand buffers, host
+// memory, cuBLASXt's pinning, the timed loops and the loops over sizes and engine passes in
+// ts_bench_run.c.
 #ifndef TS_BENCH_H
 #define TS_BENCH_H
 
@@ -28,6 +29,7 @@
 #define TS_BENCH_MAX_COUNTS 8         // --devices list items
 
 #define TS_BENCH_MAX_SHAPES 256
+#define TS_BENCH_NBUF 5               // operand buffers of one (size, precision)
 
 // One problem size: m x n x k (a command with two dimensions leaves k as it likes).
 typedef struct {
@@ -52,22 +54,27 @@ typedef struct {
     int verbosity;
     int counts[TS_BENCH_MAX_COUNTS]; // --devices: device counts the set-wide engines run on, in turn (0 items: all)
     int ncounts;
+    int device_opt;            // the command takes --device/-d I (the device engines' device): device, device_given
+    int device, device_given;
     // The sizes, when the command keeps them here (ts_bench_parse without a size callback): each
     // argument a size of shape_parts dimensions (shape_expect names them in messages), at most max_shapes.
     ts_bench_shape shapes[TS_BENCH_MAX_SHAPES];
     int nshapes, max_shapes, shape_parts;
     const char *shape_expect;
+    const char *sweep, *dims[3]; // sizes of three dimensions: --sweep, -m/-n/-k (ts_bench_shapes_finish)
 } ts_bench_opts;
 
 // Defaults: alpha = beta = 1, verify on, seed 1 (warmup and reps 0: the command sets its own).
 void ts_bench_opts_init(ts_bench_opts *o, const char *cmd, const ts_engine *allowed, int nallowed);
 // argv[*i] when it is one of the common options (--prec/-p, --alpha, --beta, --engine/-e, --xt-block,
-// --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v, --devices): 1 consumed (with its value),
+// --warmup, --reps/-r, --seed, --json, --trace, --no-verify, -q, -v, --devices, with device_opt
+// --device/-d, with sizes of three dimensions --sweep and -m/-n/-k): 1 consumed (with its value),
 // 0 not one of them, -1 bad (the message is printed).
 int ts_bench_common_opt(ts_bench_opts *o, int argc, char **argv, int *i);
 // The command line: --help (usage printed, -1), the common options, the command's own (own:
 // 1 consumed, 0 not one of its options, -1 bad with the message printed), every other argument a
-// size (size: 0 or an error printed; NULL: into o->shapes). Returns 0, -1 (help) or TS_EXIT_USAGE.
+// size (size: 0 or an error printed; NULL: into o->shapes, then with three dimensions
+// ts_bench_shapes_finish). Returns 0, -1 (help) or TS_EXIT_USAGE.
 typedef int (*ts_bench_opt_fn)(void *ctx, int argc, char **argv, int *i);
 typedef int (*ts_bench_arg_fn)(void *ctx, const char *arg);
 int ts_bench_parse(ts_bench_opts *o, int argc, char **argv, void (*usage)(FILE *f), ts_bench_opt_fn own,
@@ -79,6 +86,9 @@ int ts_bench_dim(const char *cmd, const char *tok, const char *what, int64_t *ou
 // A size "A" or, with parts 2 or 3, "AxB" / "AxBxC" (`expect` says which in the message): the
 // dimensions in d[0..parts), A repeated for a one-item size.
 int ts_bench_size(const char *cmd, const char *s, int parts, const char *expect, int64_t d[3]);
+// An option's value, one of two words: 0 for a, 1 for b, -1 when neither ("<opt>: unknown <noun> '<v>'
+// (choose a or b)" printed).
+int ts_bench_choice(const char *cmd, const char *opt, const char *noun, const char *v, const char *a, const char *b);
 // Calls fn for each item of a comma list (a copy); an empty or malformed list is an error.
 typedef int (*ts_bench_token_fn)(void *ctx, const char *opt, const char *tok);
 int ts_bench_each_token(const char *cmd, void *ctx, const char *opt, const char *list, ts_bench_token_fn fn);
@@ -91,6 +101,8 @@ int ts_bench_add_shape(ts_bench_opts *o, ts_bench_shape s);
 // set that dimension of every size, or alone make one size whose missing dimensions take the first
 // one given. 0 or TS_EXIT_USAGE (the message printed).
 int ts_bench_shapes_finish(ts_bench_opts *o, const char *sweep, const char *const dims[3]);
+// A size as messages write it: MxN, or MxNxK when sizes have three dimensions (shape_parts); buf.
+const char *ts_bench_shape_text(const ts_bench_opts *o, ts_bench_shape s, char *buf, size_t len);
 
 // What every row has; a command's row type starts with one.
 typedef struct {
@@ -122,6 +134,11 @@ typedef struct {
     void *rows;      // row_size bytes each
     size_t row_size;
     int nrows, caprows;
+    int header_done; // ts_bench_header_due
+    // The operands of the current (size, precision) (ts_bench_buffers): host buffers of bytes[q]
+    // each, and device buffers of the same sizes on b->dev.
+    void *host[TS_BENCH_NBUF], *dbuf[TS_BENCH_NBUF];
+    size_t bytes[TS_BENCH_NBUF];
 } ts_bench;
 
 // Log level, the --json path checked (and --trace with check_trace), devices opened, the engine
@@ -145,6 +162,9 @@ int ts_bench_row_devices(const ts_bench *b, ts_engine e);
 void ts_bench_copy(void *dst, const void *src, size_t bytes);
 void ts_bench_set(void *dst, int byte, size_t bytes);
 void ts_bench_fill(char prec, uint64_t key, void *x, size_t bytes);
+// The key of an operand's data: the seed, n words that tell the problem, the precision and the
+// operand's role mixed (core/ts_rng.h's ts_mix64).
+uint64_t ts_bench_key(uint64_t seed, const uint64_t *words, int n, char prec, int role);
 
 // The device engines (ts_bench_dev.c): those that run on one device of the set (not cpu, not
 // set-wide); whether any of the options' engines is one.
@@ -168,6 +188,11 @@ int ts_bench_stream_renew(ts_bench *b);
 void ts_bench_print_device(ts_bench *b);
 // The "tiles: N devices ..., tile T" line.
 void ts_bench_print_tiles_set(ts_bench *b);
+// Unless -q: the device line (when there is a device) and the tiles line (when the tile runtime is
+// open); 1 when they were printed (not -q).
+int ts_bench_print_setup(ts_bench *b);
+// 1 the first time: the table's header is due.
+int ts_bench_header_due(ts_bench *b);
 void ts_bench_end(ts_bench *b);
 
 // A new zeroed row (error, bound NaN); NULL when out of memory.
@@ -178,6 +203,9 @@ void ts_bench_set_rates(ts_bench_row *r, double flops, double *sec);
 // An engine tiles row after its timed runs: the runtime's stats of the last one kept in the row, and
 // its timeline written to path (NULL: none). 0 or the trace's negative status.
 int ts_bench_row_tiles(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last, const char *path);
+// The same with the timeline to --trace's path for the row's device count (ts_bench_trace_path); a
+// trace that cannot be written is reported ("--trace: <error>") and leaves the row as it is.
+void ts_bench_row_trace(ts_bench *b, ts_bench_row *r, const ts_tiles_stats *last);
 // Rows [first, nrows) against the first when the command runs several engines.
 void ts_bench_set_ratios(ts_bench *b, int first);
 // Rows [first, nrows): ratios set, then each printed by print(ctx, row) (the progress line cleared first).
@@ -203,6 +231,36 @@ void ts_bench_progress(ts_bench *b, double flops, const char *what);
 void ts_bench_progress_clear(ts_bench *b);
 void ts_bench_progress_end(ts_bench *b);
 
+// The operands of one (size, precision): b->host[q] of bytes[q] (at least 64) for q < nhost (pinned
+// with devices), then when there is a device b->dbuf[q] of the same size for q < ndev, the host
+// buffers [0, nup) copied into theirs. 0 or a negative status (ts_bench_buffers_free frees what was made).
+int ts_bench_buffers(ts_bench *b, const size_t *bytes, int nhost, int ndev, int nup);
+// Host buffers [first, first + n) copied into their device buffers on the stream (not waited for).
+int ts_bench_upload(ts_bench *b, int first, int n);
+// Every operand buffer freed (the tile runtime's pins let go first); ts_bench_end does it too.
+void ts_bench_buffers_free(ts_bench *b);
+// Every (size, precision) of the options in turn until one fails, the operands freed after each:
+// run(ctx, shape, prec, worst) makes its buffers and rows. A negative status is reported as
+// "<size> <prec>: <error>", a positive one (an exit code) was reported by run. The progress line
+// ended after them. Returns 0 or TS_EXIT_RUNTIME.
+typedef int (*ts_bench_size_fn)(void *ctx, ts_bench_shape s, char prec, int *worst);
+int ts_bench_sizes(ts_bench *b, ts_bench_size_fn run, void *ctx, int *worst);
+// Every (size, precision) fits before anything is made: need(ctx, shape, prec, &host, &dev) gives
+// the bytes of host and device memory (ts_bench_fits, "<size> <prec>" in the message). 0 or TS_EXIT_USAGE.
+typedef void (*ts_bench_need_fn)(void *ctx, ts_bench_shape s, char prec, double *host, double *dev);
+int ts_bench_check_sizes(ts_bench *b, ts_bench_need_fn need, void *ctx);
+// A new row of the options' engine e: engine (as given), its block, the devices of the current pass
+// and reps (as given); NULL when out of memory.
+void *ts_bench_engine_row(ts_bench *b, int e);
+// A row for every engine in every pass (the --devices items, ts_bench_use_pass), run by
+// run(ctx, row, e, pass, what), which names the row in what for a failure's message. A failed row
+// is reported, and the stream made again after one of a device engine (resolved: the engines that
+// run, or NULL: as given). 0 or a negative status (out of memory, a pass or the stream not made).
+typedef int (*ts_bench_row_fn)(void *ctx, void *row, int e, int pass, char *what, size_t len);
+int ts_bench_engine_rows(ts_bench *b, const ts_engine *resolved, ts_bench_row_fn run, void *ctx, int *worst);
+// 1 when the options run engine e.
+int ts_bench_has_engine(const ts_bench_opts *o, ts_engine e);
+
 // Host buffers: pinned through the device set when it has devices, else page-aligned.
 int ts_bench_host_alloc(ts_bench *b, size_t bytes, void **p);
 void ts_bench_host_free(ts_bench *b, void *p);
@@ -211,11 +269,10 @@ int ts_bench_host_fits(const ts_bench *b, const char *what, double need, double 
 // Both memories for one item: dev_need bytes on the device engines' device (when there is one;
 // "<what>: needs X GiB on device I, Y GiB available"), then host_need of the host's available memory.
 int ts_bench_fits(const ts_bench *b, const char *what, double host_need, double dev_need);
-// cuBLASXt reads host memory as it is: for a cublasxt row the buffers A, B, C are registered
-// (pinned) through the device layer, as the tile runtime does with its operands, and the row's block
-// set; other rows need nothing (pins -1 all the same, for ts_bench_xt_end).
-int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, void *A, size_t bytesA, void *B, size_t bytesB, void *C,
-                      size_t bytesC, int pins[3]);
+// cuBLASXt reads host memory as it is: for a cublasxt row the operands A, B, C (b->host[qa], [qb],
+// [qc]) are registered (pinned) through the device layer, as the tile runtime does with its
+// operands, and the row's block set; other rows need nothing (pins -1 all the same, for ts_bench_xt_end).
+int ts_bench_xt_begin(ts_bench *b, const ts_bench_row *r, int qa, int qb, int qc, int pins[3]);
 void ts_bench_xt_end(ts_bench *b, const int pins[3]);
 // Runs run(ctx, 0) warmup times, then run(ctx, 1) reps times, each timed on the host clock into sec.
 // 0 or the first failure's negative status.
