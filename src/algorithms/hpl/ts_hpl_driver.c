@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "algorithms/hpl/ts_hpl.h"
+#include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
 #include "core/ts_json.h"
 #include "core/ts_progress.h"
@@ -267,18 +268,6 @@ static void baseline_json(ts_json *j, const ts_hpl_case *c, const ts_hpl_result 
 
 // ---- the loop --------------------------------------------------------------------------------
 
-// "plot.svg" -> "plot-3.svg" when a file has several tests.
-static void plot_name(const char *path, int64_t k, int64_t total, char *out, size_t len) {
-    if (total <= 1) { snprintf(out, len, "%s", path); return; }
-    const char *slash = strrchr(path, '/');
-    const char *dot = strrchr(path, '.');
-    if (!dot || (slash && dot < slash)) {
-        snprintf(out, len, "%s-%" PRId64, path, k + 1);
-        return;
-    }
-    snprintf(out, len, "%.*s-%" PRId64 "%s", (int)(dot - path), path, k + 1, dot);
-}
-
 int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *o, ts_hpl_tally *t) {
     memset(t, 0, sizeof *t);
     int rank = ts_hpl_ctx_rank(ctx);
@@ -383,7 +372,7 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
         }
         if (root && o->plot_path && r.n_iters > 0) {
             char name[1024];
-            plot_name(o->plot_path, k, total, name, sizeof name);
+            ts_plot_name(o->plot_path, k, total, name, sizeof name); // plot-3.svg when a file has several tests
             int prc = ts_hpl_plot_svg(name, &c, &r);
             if (prc < 0 && rc == 0) rc = prc;
         }
@@ -394,11 +383,8 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
         fflush(out);
     }
     if (j) {
-        ts_results_end(j);
-        ts_json_close(j);
-        if (fclose(jf) != 0 && rc == 0)
-            rc = ts_error_set(TS_ERR_IO, __FILE__, __LINE__, "writing the JSON file '%s' failed",
-                              o->json_path);
+        int frc = ts_results_finish(j, jf, o->json_path);
+        if (rc == 0) rc = frc;
     }
     if (root) progress_free(o->progress);
     return rc;
