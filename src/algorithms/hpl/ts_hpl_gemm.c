@@ -4,6 +4,7 @@
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
 #include "kernels/ts_kernels.h"
+#include "runtime/ts_engines.h"
 
 const char *ts_hpl_gemm_choice_name(ts_hpl_gemm_choice c) {
     switch (c) {
@@ -27,23 +28,9 @@ int ts_hpl_gemm_probe(ts_hpl_ctx *ctx, const char *engine) {
     ts_engine e;
     TS_CHECK(ts_engine_parse(engine, &e));
     if (!ctx->dev) TS_RAISE(TS_ERR_UNSUPPORTED, "rank %d has no device to run it", ctx->world.rank);
-    // one small product: an engine the device does not run fails at enqueue (simulated devices run
-    // ref and cpu only) or at the launch (a CUDA kernel this GPU cannot run)
-    const int64_t n = 64;
-    ts_stream *st = NULL;
-    double *m = NULL;
-    const double one = 1.0, zero = 0.0;
-    int rc = ts_stream_create(ctx->dev, &st);
-    if (!rc) rc = ts_dmalloc(ctx->dev, (size_t)(3 * n * n) * sizeof(double), (void **)&m);
-    if (!rc) rc = ts_memset_async(st, m, 0, (size_t)(3 * n * n) * sizeof(double));
-    if (!rc) rc = ts_dev_gemm(st, e, 'd', 'N', 'N', n, n, n, &one, m, n, m + n * n, n, &zero, m + 2 * n * n, n);
-    if (st) {
-        int r2 = ts_stream_sync(st);
-        if (!rc) rc = r2;
-    }
-    if (m) ts_dfree(ctx->dev, m);
-    if (st) ts_stream_destroy(st);
-    return rc;
+    // an engine the device does not run fails at enqueue (simulated devices run ref and cpu only)
+    // or at the launch (a CUDA kernel this GPU cannot run)
+    return ts_engines_probe(ctx->dev, e);
 }
 
 int ts_hpl_gemm_set(ts_hpl_ctx *ctx, const char *engine) {
