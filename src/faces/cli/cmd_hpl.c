@@ -39,7 +39,6 @@ typedef struct {
     int baseline;     // 1: --baseline cusolver
     double ceiling;   // --ceiling S: seconds per GEMM engine for the DGEMM ceiling (0: none)
     const char *gemm; // --gemm: "auto", "cublas", "tessera"; NULL: not given
-    const char *plot;
     double time_budget;  // 0: not given
 } hpl_args;
 
@@ -117,9 +116,6 @@ static int own_opt(void *ctx, int argc, char **argv, int *pi) {
             ts_cli_errorf(CMD, "--ceiling: '%s' is not a positive duration (e.g. 20, 20s, 1m)", v);
             return -1;
         }
-    } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--plot", NULL, &v)) != 0) {
-        if (m < 0) return -1;
-        a->plot = v;
     } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--time-budget", NULL, &v)) != 0) {
         if (m < 0 || ts_parse_duration(v, "--time-budget", &a->time_budget) < 0 ||
             !(a->time_budget > 0)) {
@@ -298,9 +294,6 @@ int ts_cmd_hpl(int argc, char **argv) {
     int prc = parse_args(argc, argv, &a);
     if (prc > 0) return TS_EXIT_OK;
     if (prc < 0) return TS_EXIT_USAGE;
-    if (a.lp.quiet) ts_cli_set_verbosity(-1);
-    else if (a.lp.verbose) ts_cli_set_verbosity(1);
-
     // Which input: --dat, flags, ./HPL.dat (as xhpl), or the machine.
     int from_flags = a.lp.N >= 0 || a.lp.NB || a.lp.P || a.lp.Q || a.time_budget > 0;
     const char *dat_path = a.lp.dat;
@@ -335,7 +328,7 @@ int ts_cmd_hpl(int argc, char **argv) {
     o.engine = "auto";
     o.progress = ts_hpl_progress_cb;
     o.progress_ctx = &g_progress;
-    o.record_iterations = a.lp.json || a.plot;
+    o.record_iterations = a.lp.json || a.lp.plot;
     g_progress.enabled = !a.lp.quiet;
 
     ts_hpl_ctx *ctx = NULL;
@@ -482,7 +475,7 @@ int ts_cmd_hpl(int argc, char **argv) {
             open_failed = 1;
             snprintf(open_msg, sizeof open_msg, "%s", ts_error_last()->message);
         }
-        const char *paths[2] = {a.lp.json, a.plot};
+        const char *paths[2] = {a.lp.json, a.lp.plot};
         for (int i = 0; i < 2 && !open_failed; i++) {
             if (!paths[i]) continue;
             int existed = access(paths[i], F_OK) == 0;
@@ -555,7 +548,7 @@ int ts_cmd_hpl(int argc, char **argv) {
     ts_hpl_drive_opts dopt = {
         .out = out,
         .json_path = a.lp.json,
-        .plot_path = a.plot,
+        .plot_path = a.lp.plot,
         .progress = &g_progress,
         .print_params = 1,
         .baseline_cusolver = a.baseline,
