@@ -9,7 +9,8 @@
 # the GEMM step (pinning 2 x 19 GB, 6 rows of 3 runs: ~60 s of GEMMs, 2-4 s of checks per row),
 # ~1.5-2 min the level-3 step (4 x 19 GB pinned, 11 rows of 3 runs); ~3-4 min in all.
 # TILES4_COUNTS overrides the GEMM's device counts (default 1,2,G); TILES4_STEPS=gemm,blas3 selects;
-# TILES4_TRACE=1 writes the tile runtime's timeline of each count's last GEMM (OUTDIR/trace-gemm-Ndev.json;
+# TILES4_TRACE=1 writes the tile runtime's timeline of each count's last GEMM (OUTDIR/trace-gemm-Ndev.json)
+# and of each level-3 routine's last run (OUTDIR/trace-blas3-ROUTINE-d-NxN.json;
 # the stamps are stream callbacks: not for the rates of record).
 set -uo pipefail
 tessera=${1:?usage: bench/tiles4.sh path/to/tessera OUTDIR}
@@ -38,7 +39,8 @@ if [[ ",$steps," == *",gemm,"* ]]; then
 fi
 if [[ ",$steps," == *",blas3,"* ]]; then
   step "blas3-tiles4" "$tessera" blas3 --routine all "$nb" --engine tiles,cublasxt --xt-block 8192 \
-      --devices "$G" --gemm-ref --reps 2 --json "$out/blas3-tiles4.json"
+      --devices "$G" --gemm-ref --reps 2 --json "$out/blas3-tiles4.json" \
+      ${TILES4_TRACE:+--trace "$out/trace-blas3"}
 fi
 python3 "$(dirname "$0")/tiles4_table.py" "$out" >&2 || status=1
 exit $status

@@ -100,6 +100,8 @@ typedef struct ts_tiles_stats {
     double cpu_share_planned;            // share the CPU was given (fixed or from the database; -1 = none: auto)
     int64_t cpu_steals;                  // tiles the CPU took beyond its planned share (adaptive)
     double dev_gflops, cpu_gflops;       // measured rates of this call (devices together; CPU worker)
+    double cpu_gflops_est;               // the CPU's rate its first decision in this call used (probe or
+                                         // its last tile before the call; 0: CPU off or not measured)
     int devices_failed;                  // devices that failed during the call (their tiles were re-run)
     int64_t reruns;                      // C tiles given back by a failed device and run again elsewhere
     size_t bytes_h2d_dev[TS_MAX_DEVICES]; // bytes_h2d by device (who loaded the shared panels)
@@ -108,7 +110,7 @@ typedef struct ts_tiles_stats {
 // Writes what one call did as members of the JSON object that is open (the "extra" object of a
 // results entry, docs/results.md): bytes_h2d, bytes_d2h, bytes_save, bytes_p2p, bytes_h2d_noreuse,
 // cache_hits, cache_misses, peer_fetches, cpu_share, tile, tiles, tiles_cpu, tiles_per_device,
-// steals, cpu_mode, cpu_share_planned (null: none), cpu_steals, dev_gflops, cpu_gflops,
+// steals, cpu_mode, cpu_share_planned (null: none), cpu_steals, dev_gflops, cpu_gflops, cpu_gflops_est,
 // devices_failed, reruns, bytes_h2d_per_device. Every tool that reports the runtime writes it through this function.
 void ts_tiles_stats_json(ts_json *j, const ts_tiles_stats *t);
 

@@ -228,6 +228,7 @@ struct tl_call {
     double t0;
     double dev_t_first;  // when the first device tile of the call was written back (0 = not yet)
     double dev_first_flops; // ... and its flops
+    double cpu_rate_start;  // rt->cpu_flop_rate when the call started (stats: cpu_gflops_est)
     int ndone;           // tasks in TL_DONE
     int ndead;           // devices dead in this call
     int njudging;        // of those, devices whose failure is still being judged (may recover)

@@ -144,6 +144,10 @@ static int cpu_may_take(tl_call *c, int t, int *steal) {
     if (c->adaptive && c->cpu_tiles < c->cpu_cap) return 1;
     int64_t keep = (int64_t)ndev * (c->depth + c->rt->opts.reserve);
     if (c->npending <= keep) return 0;
+    // Not a task of a TRMM/TRSM chain: every later tile of its column waits for it, so a CPU tile
+    // there delays the chain by the CPU's time, not only the tile (on 4 x H200 one TRSM tile at
+    // 0.19 TFLOP/s held DTRSM at 0.77x the tile DGEMM).
+    if (c->l3 && c->l3->tasks[t].chain >= 0) return 0;
     // The devices' rate counts from their first written-back tile: the time before it (pinning,
     // the first loads, filling the pipeline) is not their rate, and counting it made a GPU 100x
     // faster than the CPU look slow enough for the CPU to take a tile at the start of every call.

@@ -446,6 +446,33 @@ static void test_forward(void **state) {
     ts_devset_close(s);
 }
 
+// The CPU worker on auto beside two slow paced devices (0.5 GFLOP/s each, tile 128): it takes no
+// task of a TRMM/TRSM chain (every later tile of the chain would wait for the CPU's), while on a
+// SYMM of the same shape in the same runtime, where nothing waits for its tile, it takes some. The
+// results are checked as everywhere else.
+static void test_cpu_auto_chains(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(2, NULL, 0, 0.5, 4.0);
+    assert_non_null(s);
+    ts_tiles_opts o = tt_opts(128, TS_TILES_CPU_AUTO);
+    ts_tiles *rt = NULL;
+    assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+    for (int solve = 0; solve < 2; solve++) {
+        run_tri(rt, 'd', solve, 'L', 'L', 'N', 'N', 1024, 768, 951 + (uint64_t)solve);
+        fprintf(stderr, "%s, CPU auto: CPU %lld of %lld tiles\n", solve ? "TRSM" : "TRMM", (long long)tri_stats.tiles_cpu,
+                (long long)tri_stats.tiles);
+        assert_int_equal(tri_stats.tiles, 8 * 6);
+        assert_int_equal(tri_stats.tiles_cpu, 0);
+        assert_int_equal(tri_stats.tiles_dev[0] + tri_stats.tiles_dev[1], tri_stats.tiles);
+    }
+    int64_t dev_tiles = 0;
+    run_symm(rt, 'd', 0, 'L', 'L', 1024, 768, 953, &dev_tiles);
+    fprintf(stderr, "SYMM, CPU auto: devices %lld of 48 tiles\n", (long long)dev_tiles);
+    assert_true(dev_tiles < 48);
+    ts_tiles_destroy(rt);
+    ts_devset_close(s);
+}
+
 // Many tiles through one small cache: evictions happen, every tile is on a device, and the result
 // is still right (double SYRK, 12x12 tiles of C's lower triangle).
 static void test_evictions_and_devices(void **state) {
@@ -608,7 +635,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symm_hemm),      cmocka_unit_test(test_syrk_herk),
         cmocka_unit_test(test_syr2k_her2k),    cmocka_unit_test(test_trmm),
-        cmocka_unit_test(test_trsm),           cmocka_unit_test(test_evictions_and_devices),
+        cmocka_unit_test(test_trsm),           cmocka_unit_test(test_cpu_auto_chains),
+        cmocka_unit_test(test_evictions_and_devices),
         cmocka_unit_test(test_diag_rank),      cmocka_unit_test(test_diag_trmm),
         cmocka_unit_test(test_diag_writeback),
         cmocka_unit_test(test_forward),

@@ -34,14 +34,14 @@ static void test_every_key(void **state) {
     t.cpu_share = 0.25, t.bytes_h2d = 1000, t.bytes_d2h = 2000, t.bytes_p2p = 300, t.bytes_save = 40;
     t.bytes_h2d_noreuse = 5000, t.cache_hits = 17, t.cache_misses = 19, t.peer_fetches = 7, t.steals = 2;
     t.cpu_mode = "adaptive", t.cpu_share_planned = 0.5, t.cpu_steals = 1, t.dev_gflops = 12.5;
-    t.cpu_gflops = 1.5, t.devices_failed = 1, t.reruns = 6;
+    t.cpu_gflops = 1.5, t.cpu_gflops_est = 2.25, t.devices_failed = 1, t.reruns = 6;
     char *doc = stats_doc(&t);
     static const char *members[] = {
         "\"bytes_h2d\": 1000", "\"bytes_d2h\": 2000", "\"bytes_save\": 40", "\"bytes_p2p\": 300",
         "\"bytes_h2d_noreuse\": 5000", "\"cache_hits\": 17", "\"cache_misses\": 19", "\"peer_fetches\": 7",
         "\"cpu_share\": 0.25", "\"tile\": 256", "\"tiles\": 12", "\"tiles_cpu\": 3", "\"steals\": 2",
         "\"cpu_mode\": \"adaptive\"", "\"cpu_share_planned\": 0.5", "\"cpu_steals\": 1", "\"dev_gflops\": 12.5",
-        "\"cpu_gflops\": 1.5", "\"devices_failed\": 1", "\"reruns\": 6", "\"tiles_per_device\": ["};
+        "\"cpu_gflops\": 1.5", "\"cpu_gflops_est\": 2.25", "\"devices_failed\": 1", "\"reruns\": 6", "\"tiles_per_device\": ["};
     for (size_t k = 0; k < sizeof members / sizeof members[0]; k++) expect(doc, members[k]);
     const char *arr = strstr(doc, "\"tiles_per_device\": [");
     const char *five = strstr(arr, "5"), *four = strstr(arr, "4"), *end = strchr(arr, ']');
