@@ -93,7 +93,8 @@ int ts_mxp_gemm(ts_mxp_kern *k, int64_t m, int64_t n, int64_t kk, float alpha, c
 int ts_mxp_cvt8(ts_mxp_kern *k, int64_t m, int64_t n, const float *src, int64_t lds, int trans, int64_t drows,
                 uint8_t *dst, int64_t ldd, float *inv_scale);
 // C = alpha sa[0] sb[0] At^T B + beta C: At kk x m and B kk x n in E4M3 ("TN": the layout cuBLASLt's
-// FP8 GEMMs need), C m x n FP32, FP32 accumulation; sa, sb in execution memory. CUDA: cuBLASLt;
+// FP8 GEMMs need), C m x n FP32, FP32 accumulation; sa, sb in execution memory. CUDA: cuBLASLt, with
+// alpha sa sb formed on the host (the scales read back first: one small copy and a wait per call);
 // kk and the leading dimensions of At and B multiples of 16, At and B 16-byte aligned.
 int ts_mxp_gemm8(ts_mxp_kern *k, int64_t m, int64_t n, int64_t kk, float alpha, const uint8_t *At, int64_t lda,
                  const float *sa, const uint8_t *B, int64_t ldb, const float *sb, float beta, float *C, int64_t ldc);

@@ -403,15 +403,22 @@ static int gemm8_cuda(cudaStream_t st, const ts_mxp_op_args *a) {
     cublasLtMatmulHeuristicResult_t heur[8];
     int nres = 0, rc = 0;
     const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    const void *sa = a->sa, *sb = a->sb;
     const uint32_t al_a = align_of(a->A), al_b = align_of(a->B), al_c = align_of(a->C);
     const uint64_t ws = k->lt_ws_bytes;
-    const float alpha = a->alpha, beta = a->beta;
+    // The operands' scales (powers of two, so the product alpha sa sb is exact) go into alpha on the
+    // host: cuBLASLt 13.1 refuses every E4M3 x E4M3 -> FP32 matmul that has A/B scale pointers on
+    // Hopper (H100 and H200: NOT_SUPPORTED at cublasLtMatmul, in place or not, FP32 or 16-bit C) and
+    // runs the same matmul without them (bench/fp8_probe.cu). The copy to pageable memory returns once
+    // it is done, after the stream's earlier work (the conversion that wrote the scales, or the event
+    // wait for it): one small copy and wait per call, each call a block of the trailing update.
+    float scales[2] = {1.0f, 1.0f};
+    CUDA_OK(cudaMemcpyAsync(&scales[0], a->sa, sizeof(float), cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync (FP8 scale A)");
+    CUDA_OK(cudaMemcpyAsync(&scales[1], a->sb, sizeof(float), cudaMemcpyDeviceToHost, st), "cudaMemcpyAsync (FP8 scale B)");
+    CUDA_OK(cudaStreamSynchronize(st), "cudaStreamSynchronize (FP8 scales)");
+    const float alpha = a->alpha * scales[0] * scales[1], beta = a->beta;
     LT_OK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
     LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cuBLASLt TRANSA");
     LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cuBLASLt TRANSB");
-    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &sa, sizeof sa), "cuBLASLt A scale");
-    LT_OK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &sb, sizeof sb), "cuBLASLt B scale");
     LT_OK(cublasLtMatrixLayoutCreate(&la, CUDA_R_8F_E4M3, (uint64_t)a->kk, (uint64_t)a->m, a->lda), "cuBLASLt layout A");
     LT_OK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8F_E4M3, (uint64_t)a->kk, (uint64_t)a->n, a->ldb), "cuBLASLt layout B");
     LT_OK(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32F, (uint64_t)a->m, (uint64_t)a->n, a->ldc), "cuBLASLt layout C");
