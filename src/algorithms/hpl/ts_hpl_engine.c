@@ -451,7 +451,6 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     int short_mem = 0;
     TS_CHECK(alloc_agreed(c, r, s, &short_mem));
     if (short_mem) return 0;
-    if (dev && !ooc) TS_CHECK(agree(&s->grid, ts_hpl_xdev_nccl_setup(s)));
     if (dev && !ooc) TS_CHECK(agree(&s->grid, ts_hpl_xdev_col_setup(s)));
     if (want_gather) {
         size_t n = (size_t)(s->N * s->NB + s->NB * s->NB) * sizeof(double);
@@ -471,6 +470,9 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
             s->panel_kind = TS_HPL_PANEL_CPU;
         }
     }
+    // the panel broadcast along the rows device to device, where the panel is factored on a device
+    // (one process row, or gathered along the column)
+    if (dev && !ooc) TS_CHECK(agree(&s->grid, ts_hpl_xdev_nccl_setup(s)));
     int rc;
     snprintf(r->exec_used, sizeof r->exec_used, "%s",
              ooc ? "ooc" : dev ? (ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? "device:cuda" : "device:sim") : "cpu");

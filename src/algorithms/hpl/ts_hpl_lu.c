@@ -216,7 +216,8 @@ static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t 
     if (rc == 0) rc = x->x_copy(s, st, p->xbuf, p->ldw, D, jb, jb, jb);
     if (rc == 0 && p->mL > 0)
         rc = x->x_copy(s, st, p->xbuf + jb, p->ldw, s->A + p->lr1 + p->pc * s->lda, s->lda, p->mL, jb);
-    if (rc == 0 && s->Q > 1) rc = x->to_host(s, st, p->W, p->ldw, p->xbuf, p->ldw, p->ldw, jb);
+    // (to the host for the row broadcast through it; with NCCL the row gets xbuf device to device)
+    if (rc == 0 && s->Q > 1 && !s->nccl) rc = x->to_host(s, st, p->W, p->ldw, p->xbuf, p->ldw, p->ldw, jb);
     if (rc == 0) rc = x->sync(s, st);
     ts_hpl_fail(s, rc);
     // 5. the pivots (gathered rows -> global rows) and info, from curr to the column

@@ -316,7 +316,7 @@ const ts_hpl_xops ts_hpl_xops_dev = {
 int ts_hpl_xdev_nccl_setup(ts_hpl_state *s) {
     xdev *d = X(s);
     s->nccl = 0;
-    if (s->Q < 2 || s->P != 1 || !s->panel_dev) return 0; // the host path stays
+    if (s->Q < 2 || !(s->panel_dev || s->panel_gather)) return 0; // the host path stays
     int want = 1;
     if (ts_env_bool("TESSERA_HPL_NCCL", &want) < 0) want = 0;
     TS_CHECK(ts_comm_allreduce_i(&s->grid, &want, 1, TS_COMM_MIN));
