@@ -81,33 +81,11 @@ if [ "$gpu" = 1 ] && [ "${TESSERA_BENCH_QUICK:-0}" != 1 ]; then
        --json "$out/hpl-32768-split.json"
   step hpl-swap env TESSERA_HPL_SWAP=split timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
        --json "$out/hpl-split.json" ${TESSERA_BENCH_HPL_ARGS:-}
-  # The same two Linpacks with the update in one call per iteration instead of pipelined in column
-  # chunks (swaps and U of a chunk beside the GEMM of the one before; the default).
-  step hpl-pipe env TESSERA_HPL_PIPE=0 timeout 200 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver \
-       --json "$out/hpl-32768-nopipe.json"
-  step hpl-pipe env TESSERA_HPL_PIPE=0 timeout ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
-       --json "$out/hpl-nopipe.json" ${TESSERA_BENCH_HPL_ARGS:-}
   # HPL's trailing update alone at N = 32768's second iteration (m = 32256, n = 31232, k = NB = 512,
   # A and C with HPL's padded leading dimension), cuBLAS and the own DGEMM: the rate the LU's update
   # could reach without the panel beside it.
   step hpl-update "$tessera" gemm 32256x31232x512 --lda 32776 --ldc 32776 --engine "$engines" --reps 10 \
        --json "$out/gemm-hpl-update.json"
-  # The panel stream (stream 1: the next panel and its columns) confined to a few SMs by a green
-  # context, so that the panel takes at most those from the trailing update, and widened to the
-  # whole device once the update no longer outlasts it: LU at N = 32768 against cuSOLVER in each
-  # run, then the Linpack sized for the machine. Entries: a count of SMs, or COUNT-fixed (never
-  # widened, TESSERA_HPL_PANEL_WIDEN=0). TESSERA_BENCH_PANEL_ARGS adds options (e.g. --panel tessera),
-  # TESSERA_BENCH_PANEL_TAG a suffix to the JSON names.
-  panel_env() { case $1 in *-fixed) echo "TESSERA_HPL_PANEL_SMS=${1%-fixed} TESSERA_HPL_PANEL_WIDEN=0" ;;
-                                   *) echo "TESSERA_HPL_PANEL_SMS=$1" ;; esac; }
-  for v in ${TESSERA_BENCH_PANEL_SMS:-16 32 48}; do
-    step hpl-sms env $(panel_env "$v") "$here/guard.sh" 120 "$tessera" hpl -N 32768 -NB 512 --baseline cusolver \
-         ${TESSERA_BENCH_PANEL_ARGS:-} --json "$out/hpl-32768-sms$v${TESSERA_BENCH_PANEL_TAG:-}.json"
-  done
-  for v in ${TESSERA_BENCH_PANEL_SMS_FULL:-16}; do
-    step hpl-full-sms env $(panel_env "$v") "$here/guard.sh" ${TESSERA_BENCH_HPL_TIMEOUT:-300} "$tessera" hpl \
-         --json "$out/hpl-sms$v${TESSERA_BENCH_PANEL_TAG:-}.json" ${TESSERA_BENCH_PANEL_ARGS:-} ${TESSERA_BENCH_HPL_ARGS:-}
-  done
   # Out-of-core Linpack (matrix in host memory, the update GEMMs through the tile runtime) and the
   # device-resident run at the same N, side by side (TESSERA_BENCH_OOC_N, TESSERA_BENCH_OOC_NB: NB = 2048
   # halves the link traffic per flop of the update).

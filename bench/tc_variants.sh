@@ -6,12 +6,13 @@
 # Shapes (alpha = beta = 1, HPL's update; every run verified by Freivalds):
 #   large32 (BK 32): 8192 NN,NT, 16384 NN, 16384^2 x {256,512,1024} NN; large32pf: 8192 NN,NT and
 #   16384 NN; small: 8192 NN,NT; rankk (8-byte copies' shape): the rank-k shapes; rankklpf (the
-#   default's main shape): 8192 and 16384 in NN, NT, TT, and the rank-k shapes; dmma16, dmma16h
+#   default's main shape): 8192 and 16384 in NN, NT, TT, and the rank-k shapes; dmma16
 #   (mma.m16n8k16) and `default` (TESSERA_TC_TILE unset: the automatic choice per shape, i.e.
 #   small for the rank-k shapes): 8192 in NN, NT, TN, TT and the rank-k shapes. (The variants that
-#   lost, large, largepf, rankkc, large32c and rankkl, were removed; 06827ee has them.)
+#   lost, large, largepf, rankkc, large32c and rankkl, were removed; 06827ee has them. dmma16h,
+#   dmma16 on 128 x 64 tiles, was removed later.)
 # The dmma16 comparison (each line against cuBLAS in the same process, ~80 s on an H200):
-#   TC_VARIANTS="default dmma16 dmma16h" bench/tc_variants.sh build-device/bin/tessera "$OUT"
+#   TC_VARIANTS="default dmma16" bench/tc_variants.sh build-device/bin/tessera "$OUT"
 # Estimated time on an H200 (host data generation and verification dominate): 8192 NN+NT ~3 s,
 # 16384^3 NN ~9.5 s with reps 5, each 16384^2 rank-k shape ~5.5 s, ~1 s start per call:
 # large32 31 + large32pf 14 + small 4 + rankk 17.5 + rankklpf ~45 ~ 110 s.
@@ -43,13 +44,13 @@ for v in $variants; do
     large32pf) sq8192=1 sq16384=1 ;;
     small) sq8192=1 ;;
     rankklpf) sq8192=1 sq16384=1 rk=1 ;; # the default's main shape
-    dmma16|dmma16h|default) sq8192=1 rk=1 ;;
+    dmma16|default) sq8192=1 rk=1 ;;
     *) rk=1 ;;
   esac
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
   sqops=NN,NT sq16ops=NN
   [ "$v" = rankklpf ] && sqops=NN,NT,TT sq16ops=NN,NT,TT # (the prefetch needs an MN-major A; TT runs as NN)
-  case $v in dmma16|dmma16h|default) sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT ;; esac
+  case $v in dmma16|default) sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT ;; esac
   [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
   [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops
   [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops NN

@@ -388,21 +388,15 @@ int ts_stream_create(ts_device *d, ts_stream **out) { return ts_stream_create_pr
 
 int ts_stream_is_high(const ts_stream *st) { return st ? st->high : 0; }
 
-int ts_stream_sms(const ts_stream *st) { return st ? st->sms : 0; }
-
-int ts_stream_create_prio(ts_device *d, int high, ts_stream **out) { return ts_stream_create_sms(d, high, 0, out); }
-
-int ts_stream_create_sms(ts_device *d, int high, int sms, ts_stream **out) {
+int ts_stream_create_prio(ts_device *d, int high, ts_stream **out) {
     if (!out) TS_RAISE(TS_ERR_ARG, "ts_stream_create: NULL result pointer");
     *out = NULL;
     if (!d) TS_RAISE(TS_ERR_ARG, "ts_stream_create: NULL device");
     if (high != 0 && high != 1) TS_RAISE(TS_ERR_ARG, "ts_stream_create_prio: high must be 0 or 1, not %d", high);
-    if (sms < 0) TS_RAISE(TS_ERR_ARG, "ts_stream_create_sms: sms must be >= 0, not %d", sms);
     ts_stream *st = calloc(1, sizeof *st);
     if (!st) TS_RAISE(TS_ERR_NOMEM, "ts_stream_create: out of host memory");
     st->dev = d;
     st->high = high;
-    st->sms_req = sms;
     int rc = d->set->ops->stream_create(st);
     if (rc < 0) {
         free(st);

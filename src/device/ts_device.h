@@ -127,14 +127,6 @@ int ts_stream_create(ts_device *d, ts_stream **out);
 // Simulated devices accept it and run the stream like any other (their streams are threads).
 int ts_stream_create_prio(ts_device *d, int high, ts_stream **out);
 int ts_stream_is_high(const ts_stream *st); // 1 when created with high priority
-// A stream whose kernels run on at most about `sms` of the device's multiprocessors, so that its
-// work takes no more than those from long work on other streams (CUDA: a green context of `sms`
-// SMs, rounded up to the device's partition granularity, 8 on Hopper; the other streams keep the
-// whole device). sms = 0 is ts_stream_create_prio. Simulated devices accept it and do not confine
-// the stream (ts_stream_sms reports 0 there). TS_ERR_UNSUPPORTED where the driver has no green
-// contexts; TS_ERR_ARG for sms < 0 or (CUDA) more SMs than the device has.
-int ts_stream_create_sms(ts_device *d, int high, int sms, ts_stream **out);
-int ts_stream_sms(const ts_stream *st); // SMs the stream is confined to (0: the whole device)
 int ts_stream_destroy(ts_stream *st);       // waits for queued work first
 ts_device *ts_stream_device(ts_stream *st);
 int ts_stream_sync(ts_stream *st);          // 0, or the stream's sticky error

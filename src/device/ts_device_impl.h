@@ -37,8 +37,6 @@ struct ts_devset {
 struct ts_stream {
     ts_device *dev;
     int high;                    // 1: created with high priority (ts_stream_create_prio)
-    int sms_req;                 // ts_stream_create_sms: SMs asked for (0: the whole device)
-    int sms;                     // SMs the backend confined the stream to (0: not confined)
     void *impl;                  // backend stream state
     void *slot;
     void (*slot_destroy)(void *);

@@ -91,8 +91,6 @@ typedef struct {
     int *ipiv, *info;
     double *scratch;       // CUDA: device scratch of scratch_doubles (grid reductions)
     int64_t scratch_doubles;
-    int sms;               // CUDA: multiprocessors the stream may use (ts_stream_sms; 0: the device's):
-                           // the cooperative grid must be co-resident on them
 } ts_lu_leaf_args;
 int ts_lu_leaf_cpu(void *args);
 int ts_lu_leaf_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_panel.cu

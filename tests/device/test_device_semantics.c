@@ -81,14 +81,6 @@ static void test_high_priority_stream(void **state) {
     assert_int_equal(ts_stream_is_high(lo), 0);
     assert_int_equal(ts_stream_create_prio(d, 2, &bad), TS_ERR_ARG);
     assert_null(bad);
-    // A confined stream: simulated devices accept it and do not confine it; sms < 0 is refused.
-    ts_stream *few;
-    assert_int_equal(ts_stream_create_sms(d, 1, 16, &few), 0);
-    assert_int_equal(ts_stream_sms(few), 0);
-    assert_int_equal(ts_stream_is_high(few), 1);
-    assert_int_equal(ts_stream_create_sms(d, 0, -1, &bad), TS_ERR_ARG);
-    assert_null(bad);
-    assert_int_equal(ts_stream_destroy(few), 0);
     assert_int_equal(ts_event_create(d, &ev), 0);
     size_t n = 1 << 15, bytes = n * sizeof(double);
     double *h = malloc(bytes), *out = malloc(bytes);

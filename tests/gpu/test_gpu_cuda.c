@@ -438,82 +438,6 @@ static void test_dgemm_all_ops(void **state)
     CHECK_OK(ts_stream_destroy(st));
 }
 
-// A stream confined to a few SMs (green context): its blocks run on at most its SMs while a normal
-// stream's reach more; events cross between them both ways; cuBLAS and our DGEMM give the right
-// result on it; too many SMs is refused.
-static void test_stream_sms(void **state)
-{
-    NEED_GPU();
-    ts_device *d = ts_devset_device(g_set, 0);
-    const ts_device_props *p = ts_device_props_of(d);
-    ts_stream *all, *few;
-    CHECK_OK(ts_stream_create(d, &all));
-    int rc = ts_stream_create_sms(d, 1, 16, &few);
-    if (rc == TS_ERR_UNSUPPORTED) {
-        printf("# %s: skipped\n", ts_error_string());
-        ts_stream_destroy(all);
-        skip();
-    }
-    CHECK_OK(rc);
-    int got = ts_stream_sms(few), n_all = 0, n_few = 0;
-    printf("# confined stream: %d SMs asked, %d given, device %d\n", 16, got, p->sms);
-    assert_true(got >= 16 && got < p->sms);
-    assert_int_equal(ts_stream_sms(all), 0);
-    assert_true(ts_stream_is_high(few));
-    CHECK_OK(ts_cuda_sm_census(all, 8 * p->sms, &n_all));
-    CHECK_OK(ts_cuda_sm_census(few, 8 * p->sms, &n_few));
-    printf("# blocks ran on %d SMs (normal stream) and %d SMs (confined)\n", n_all, n_few);
-    assert_true(n_few >= 1 && n_few <= got);
-    assert_true(n_all > got);
-
-    // cuBLAS and the own kernel on the confined stream, operands written by the normal one.
-    const int64_t m = 384, n = 256, k = 320, ld = 400;
-    const double alpha = 0.5, beta = 2.0;
-    double *A = rand_matrix(41, m, k, ld), *B = rand_matrix(42, k, n, ld), *C = rand_matrix(43, m, n, ld);
-    double *ref = malloc((size_t)(ld * n) * sizeof *ref), *out = malloc((size_t)(ld * n) * sizeof *out);
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t i = 0; i < m; i++) {
-            double s = 0.0;
-            for (int64_t l = 0; l < k; l++) s += A[i + l * ld] * B[l + j * ld];
-            ref[i + j * ld] = alpha * s + beta * C[i + j * ld];
-        }
-    double *dA = to_device(all, A, ld, k), *dB = to_device(all, B, ld, n);
-    void *dC = NULL;
-    CHECK_OK(ts_dmalloc(d, (size_t)(ld * n) * sizeof(double), &dC));
-    ts_event *e_all, *e_few;
-    CHECK_OK(ts_event_create(d, &e_all));
-    CHECK_OK(ts_event_create(d, &e_few));
-    for (int eng = 0; eng < 2; eng++) {
-        CHECK_OK(ts_copy_async(all, TS_COPY_H2D, dC, C, (size_t)(ld * n) * sizeof(double)));
-        CHECK_OK(ts_event_record(e_all, all));
-        CHECK_OK(ts_stream_wait_event(few, e_all));
-        if (eng == 0) CHECK_OK(ts_cuda_gemm(few, 'd', 'N', 'N', m, n, k, &alpha, dA, ld, dB, ld, &beta, dC, ld));
-        else CHECK_OK(ts_cuda_dgemm_tessera(few, 'N', 'N', m, n, k, alpha, dA, ld, dB, ld, beta, dC, ld));
-        CHECK_OK(ts_event_record(e_few, few));
-        CHECK_OK(ts_stream_wait_event(all, e_few));
-        CHECK_OK(ts_copy_async(all, TS_COPY_D2H, out, dC, (size_t)(ld * n) * sizeof(double)));
-        CHECK_OK(ts_stream_sync(all));
-        double ms = -1.0;
-        CHECK_OK(ts_event_elapsed_ms(e_all, e_few, &ms)); // events of the two streams
-        double err = max_abs_diff(m, n, out, ld, ref, ld);
-        printf("# %s DGEMM on the confined stream: max error %.3g (bound %.3g), %.3f ms\n",
-               eng ? "own" : "cuBLAS", err, 1e-13 * k, ms);
-        assert_true(err <= 1e-13 * k);
-        assert_true(ms >= 0.0);
-    }
-    CHECK_OK(ts_event_destroy(e_all));
-    CHECK_OK(ts_event_destroy(e_few));
-    CHECK_OK(ts_dfree(d, dA));
-    CHECK_OK(ts_dfree(d, dB));
-    CHECK_OK(ts_dfree(d, dC));
-    free(A), free(B), free(C), free(ref), free(out);
-    ts_stream *bad = NULL;
-    assert_int_equal(ts_stream_create_sms(d, 0, p->sms + 8, &bad), TS_ERR_ARG);
-    assert_null(bad);
-    CHECK_OK(ts_stream_destroy(few));
-    CHECK_OK(ts_stream_destroy(all));
-}
-
 // ZGEMM with conjugate transposes: exercises the complex path and the scalar layout.
 static void test_zgemm_conj(void **state)
 {
@@ -708,7 +632,6 @@ int main(void)
         cmocka_unit_test(test_pinned_adjacent_ranges),
         cmocka_unit_test(test_streams_peer),    cmocka_unit_test(test_kernel_args_copied),
         cmocka_unit_test(test_dgemm_all_ops),   cmocka_unit_test(test_zgemm_conj),
-        cmocka_unit_test(test_stream_sms),
         cmocka_unit_test(test_dtrsm),           cmocka_unit_test(test_dgetrf),
         cmocka_unit_test(test_errors),
     };

@@ -207,27 +207,6 @@ static void test_tall(void **state) {
 }
 
 // Zero columns: info is the first (1-based), as the twin and cuSOLVER say.
-// On a stream confined to 16 SMs (a green context, as HPL's TESSERA_HPL_PANEL_SMS makes it): the
-// cooperative leaf's grid must fit those SMs (the grid of a whole-device stream would not be
-// co-resident), and cuSOLVER runs there too. Skipped where the driver has no green contexts.
-static void test_confined_stream(void **state) {
-    NEED_GPU();
-    ts_stream *few = NULL, *whole = g_st;
-    int rc = ts_stream_create_sms(g_dev, 1, 16, &few);
-    if (rc == TS_ERR_UNSUPPORTED) {
-        printf("# %s: skipped\n", ts_error_string());
-        skip();
-    }
-    CHECK_OK(rc);
-    printf("# panel stream confined to %d SMs\n", ts_stream_sms(few));
-    g_st = few;
-    ts_lu_panel_algo a32 = {2, 1, 32, 2}, a16 = {0, 2, 16, 3};
-    run_shape(&a32, 30000, 256, 700, -1, 1);
-    run_shape(&a16, 3000, 64, 701, -1, 0);
-    g_st = whole;
-    CHECK_OK(ts_stream_destroy(few));
-}
-
 static void test_zero_pivot(void **state) {
     NEED_GPU();
     for (int pf = 0; pf < 3; pf++) {
@@ -391,7 +370,6 @@ int main(void) {
         cmocka_unit_test(test_small_and_medium),
         cmocka_unit_test(test_tall),
         cmocka_unit_test(test_zero_pivot),
-        cmocka_unit_test(test_confined_stream),
         cmocka_unit_test(test_timing),
         cmocka_unit_test(test_swap_rows),
         cmocka_unit_test(test_swap_rows_timing),

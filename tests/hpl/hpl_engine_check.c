@@ -2,14 +2,13 @@
 //
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
 //                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
-//                         [--want-swap NAME] [--want-wide COL] [--want-usolve NAME] [--want-pipe on|off]
+//                         [--want-swap NAME] [--want-usolve NAME]
 //                         [--perturb] [--compare-depth R] [--sweep-depths LIST]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
 // NBMIN/NDIV pairs), as HPL.dat lists would. --panel device is the engine's default device panel
-// (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel. --want-wide COL:
-// the panel stream was widened to the whole device at panel column COL (-1: never; device path).
+// (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel.
 // --sweep-depths 0,2: the DEPTHs the sweep takes (default 0,1). --compare-depth R: each case also
 // runs with lookahead depth R first, and the two solutions must agree to rounding:
 // ||x - x_R||_oo <= DEPTH_AGREE ||x_R||_oo (any depth applies each column's updates in the same order,
@@ -74,9 +73,6 @@ typedef struct {
     const char *exec;   // the execution that must have run (result's exec_used), or NULL
     const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
     const char *usolve; // how U must have been formed (result's u_solve: trsm, inverse), or NULL
-    int want_pipe;      // 1: the update must have been pipelined (result's pipe_cols > 0), -1: not, 0: any
-    int want_wide;      // 1: the panel stream must have been widened at column `wide` (-1: never)
-    long long wide;
     int rank;
     int bad;
     int count;
@@ -111,20 +107,8 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
         what = "WRONG SWAP";
         ok = 0;
     }
-    if (ok && t->want_pipe && rc == 0 && !r.skipped && (r.pipe_cols > 0) != (t->want_pipe > 0)) {
-        printf("     update pipelined in chunks of %lld columns, expected %s\n", (long long)r.pipe_cols,
-               t->want_pipe > 0 ? "pipelined" : "not pipelined");
-        what = "WRONG PIPELINE";
-        ok = 0;
-    }
     if (ok && t->usolve && rc == 0 && !r.skipped && strcmp(r.u_solve, t->usolve) != 0) {
         what = "WRONG U SOLVE";
-        ok = 0;
-    }
-    if (ok && t->want_wide && rc == 0 && !r.skipped && r.panel_wide_col != t->wide) {
-        printf("     panel stream widened at column %lld, expected %lld\n", (long long)r.panel_wide_col,
-               (long long)t->wide);
-        what = "WRONG WIDENING";
         ok = 0;
     }
     if (ok && rc == 0 && r.depth != c->depth) {
@@ -208,14 +192,8 @@ int main(int argc, char **argv) {
             t.panel = argv[++first];
         } else if (!strcmp(a, "--want-swap") && first + 1 < argc) {
             t.swap = argv[++first];
-        } else if (!strcmp(a, "--want-pipe") && first + 1 < argc) {
-            const char *v = argv[++first];
-            t.want_pipe = !strcmp(v, "on") ? 1 : -1;
         } else if (!strcmp(a, "--want-usolve") && first + 1 < argc) {
             t.usolve = argv[++first];
-        } else if (!strcmp(a, "--want-wide") && first + 1 < argc) {
-            t.wide = atoll(argv[++first]);
-            t.want_wide = 1;
         } else if (!strcmp(a, "--want-exec") && first + 1 < argc) {
             t.exec = argv[++first];
         } else if (!strcmp(a, "--perturb")) {

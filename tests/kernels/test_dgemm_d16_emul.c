@@ -1,7 +1,7 @@
 // test_dgemm_d16_emul.c: CPU replay of the dmma16 DGEMM main loop (ts_dgemm_tc.cu, dgemm_d16_kernel) against a naive GEMM, plus its swizzle and bank checks.
 //
-// The dmma16 kernels (TESSERA_TC_TILE=dmma16, dmma16h) feed mma.sync.m16n8k16 .f64 with one 8-byte
-// shared load per fragment double; their shared-memory layout is XOR-swizzled for that access
+// The dmma16 kernel (TESSERA_TC_TILE=dmma16) feeds mma.sync.m16n8k16 .f64 with one 8-byte
+// shared load per fragment double; its shared-memory layout is XOR-swizzled for that access
 // (see the comment above mma_m16n8k16 in src/kernels/cuda/ts_dgemm_tc.cu). A mistake there shows
 // only on a GPU as wrong numbers or as bank conflicts (slow, still right); this test checks it here:
 //   - the swizzle of each layout (K-major lines of 16 k, MN-major lines of BM or BN) is a bijection
@@ -33,8 +33,8 @@ typedef struct {
     int BM, BN, WM, WN, STAGES;
     const char *name;
 } d16shape;
-// Every dmma16 name of the kernel (ShapeD16, ShapeD16H).
-static const d16shape shapes[] = {{128, 128, 32, 64, 3, "dmma16"}, {128, 64, 32, 64, 3, "dmma16h"}};
+// The dmma16 kernel's shape (ShapeD16).
+static const d16shape shapes[] = {{128, 128, 32, 64, 3, "dmma16"}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the layouts as documented (doubles inside one operand's part of a stage) ----
@@ -417,7 +417,7 @@ static void test_d16_replay_odd(void **state) {
         long fast = 0;
         for (int o = 0; o < 4; o++) {
             emu E = run(&shapes[s], ops[o][0], ops[o][1], shapes[s].BM + 19, shapes[s].BN + 5, 37, o & 1, key += 10);
-            assert_true(E.bounded_steps > 0); // (TT on dmma16h: a single odd MN-major tile row, all bounded)
+            assert_true(E.bounded_steps > 0);
             fast += E.fast_steps;
         }
         assert_true(fast > 0);
@@ -442,7 +442,7 @@ static void test_d16_replay_small(void **state) {
     static const int64_t dims[][3] = {{1, 1, 1}, {7, 9, 1}, {3, 70, 17}, {130, 2, 32}};
     uint64_t key = 9000;
     for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++)
-        for (int o = 0; o < 4; o++) run(&shapes[1], ops[o][0], ops[o][1], dims[d][0], dims[d][1], dims[d][2], (int)(d + o) & 1, key += 10);
+        for (int o = 0; o < 4; o++) run(&shapes[0], ops[o][0], ops[o][1], dims[d][0], dims[d][1], dims[d][2], (int)(d + o) & 1, key += 10);
 }
 
 int main(void) {

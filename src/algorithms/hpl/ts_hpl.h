@@ -116,15 +116,11 @@ typedef struct {
     char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1), "local-fused"
                              // (P = 1 in one pass: the device default; TESSERA_HPL_SWAP)
     int depth;               // the lookahead depth that ran (the case's DEPTH, never replaced)
-    int64_t pipe_cols;       // device path: the update pipelined in chunks of this many local columns
-                             // (swaps and U of a chunk beside the GEMM of the one before), 0: not
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", or "inverse" (a GEMM with
                              // inv(L11); TESSERA_HPL_TRSM)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
     // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
     int panel_high;          // device path: stream 1 (next panel, lookahead columns) at high priority
-    int panel_sms;           // device path: SMs stream 1 is confined to (0: the whole device)
-    int64_t panel_wide_col;  // the first panel column widened to the whole device again (-1: none)
     int64_t ooc_gemms_tiles, ooc_gemms_cpu;
     double ooc_flops_tiles, ooc_bytes_h2d, ooc_bytes_d2h;
 } ts_hpl_result;
@@ -158,7 +154,7 @@ typedef struct ts_hpl_ctx ts_hpl_ctx; // MPI communicator, devices, pools
 // Collective over all ranks of the communicator (MPI_COMM_WORLD when MPI is on, one rank otherwise).
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out);
 // The TESSERA_HPL_* settings of the device path (TESSERA_HPL_TRSM, TESSERA_HPL_SWAP,
-// TESSERA_HPL_PANEL_SMS, TESSERA_HPL_PANEL_WIDEN, TESSERA_HPL_PANEL_PRIORITY): 0, or TS_ERR_PARSE with the variable and its
+// TESSERA_HPL_PANEL_PRIORITY): 0, or TS_ERR_PARSE with the variable and its
 // value in the error message, before any run.
 int ts_hpl_env_check(void);
 void ts_hpl_ctx_destroy(ts_hpl_ctx *c);

@@ -144,9 +144,6 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     ts_json_str(j, "u_solve", r->u_solve);
     if (!strncmp(r->exec_used, "device", 6)) {
         ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
-        ts_json_int(j, "panel_sms", r->panel_sms);
-        ts_json_int(j, "panel_wide_col", r->panel_wide_col);
-        ts_json_int(j, "pipeline_cols", r->pipe_cols);
     }
     if (r->bcast_used[0]) ts_json_str(j, "bcast", r->bcast_used);
     if (r->swap_used[0]) ts_json_str(j, "swap", r->swap_used);
@@ -314,13 +311,6 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
             }
             int ngpus = exec_is_device(r.exec_used) ? c.P * c.Q : 0;
             if (out) ts_hpl_print_test(out, &c, &r, d->threshold, ngpus);
-            if (out && r.panel_sms > 0) { // (TESSERA_HPL_PANEL_SMS: not an HPL line)
-                if (r.panel_wide_col >= 0)
-                    fprintf(out, "Panel stream: %d SMs to column %" PRId64 ", then the whole device\n", r.panel_sms,
-                            r.panel_wide_col);
-                else
-                    fprintf(out, "Panel stream: %d SMs to the end\n", r.panel_sms);
-            }
             if (d->threshold <= 0.0) t->kpass++;
             else if (r.info != 0) t->kskip++;
             else if (r.resid < d->threshold) t->kpass++;

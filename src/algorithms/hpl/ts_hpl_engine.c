@@ -38,12 +38,6 @@ static void open_device(ts_hpl_ctx *c) {
     }
 }
 
-int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB) {
-    int64_t per = (nq + TS_HPL_MAX_CHUNKS - 1) / TS_HPL_MAX_CHUNKS;
-    int64_t nbs = (per + NB - 1) / NB;
-    return NB * (nbs > 4 ? nbs : 4);
-}
-
 int ts_hpl_ctx_create(const ts_hpl_opts *o, ts_hpl_ctx **out) {
     *out = NULL;
     ts_hpl_ctx *c = calloc(1, sizeof *c);
@@ -308,14 +302,6 @@ static int state_alloc(ts_hpl_state *s) {
     s->swap_fused = x->swap_rows != NULL;
     TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
     if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
-    // The update in column chunks, swaps and U of one chunk beside the GEMM of the previous one
-    // (device path, one process row, fused swaps, lookahead), when TESSERA_HPL_PIPE=1: on the H200
-    // it measured the same as one call per update (the GEMM runs at the power cap, so work moved
-    // beside it slows it as much as it saved; bench/NOTES.md)
-    int pipe = 0;
-    if (ts_env_bool("TESSERA_HPL_PIPE", &pipe) < 0) return TS_ERR_PARSE;
-    s->pipe_w = pipe && x == &ts_hpl_xops_dev && s->P == 1 && s->swap_fused && s->hc->depth >= 1
-                    ? ts_hpl_pipe_width(nq, NB) : 0;
     if (s->trsm_inv) {
         size_t nn = (size_t)(NB * NB);
         double *id = calloc(nn, sizeof(double));
@@ -499,8 +485,6 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     double n = (double)s->N;
     r->gflops = r->time > 0 ? (2.0 / 3.0 * n * n * n + 1.5 * n * n) / r->time / 1e9 : 0.0;
     r->panel_high = dev && s->panel_prio;
-    r->panel_sms = dev ? s->panel_sms : 0;
-    r->panel_wide_col = dev ? s->panel_wide_col : -1;
     if (ooc) {
         size_t h2d, d2h;
         ts_hpl_xooc_stats(s, &r->ooc_gemms_tiles, &r->ooc_gemms_cpu, &r->ooc_flops_tiles, &h2d, &d2h);
@@ -513,7 +497,6 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->trsm_inv ? "inverse" : "trsm");
-    r->pipe_cols = s->pipe_w;
     r->depth = s->depth;
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",

@@ -22,23 +22,12 @@ int ts_hpl_env_trsm(int *inv) { return env_choice("TESSERA_HPL_TRSM", "inverse",
 
 int ts_hpl_env_swap(int *fused) { return env_choice("TESSERA_HPL_SWAP", "fused", "split", fused); }
 
-int ts_hpl_env_panel_sms(int *sms) {
-    int v = *sms;
-    if (ts_env_int("TESSERA_HPL_PANEL_SMS", &v) < 0) return TS_ERR_PARSE;
-    if (v < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_SMS=%d: expected 0 (the whole device) or a count of SMs", v);
-    *sms = v;
-    return 0;
-}
-
 int ts_hpl_env_check(void) {
-    int inv = 0, sms = 0, v = 0;
+    int inv = 0, v = 0;
     ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
     TS_CHECK(ts_devset_opts_init(&dev));
     TS_CHECK(ts_hpl_env_trsm(&inv));
-    TS_CHECK(ts_hpl_env_panel_sms(&sms));
     TS_CHECK(ts_hpl_env_swap(&inv));
-    if (ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &v) < 0) return TS_ERR_PARSE;
-    if (ts_env_bool("TESSERA_HPL_PIPE", &v) < 0) return TS_ERR_PARSE;
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
 }

@@ -7,7 +7,5 @@
 int ts_hpl_env_trsm(int *inv);
 // TESSERA_HPL_SWAP: *fused = 1 (fused) or 0 (split).
 int ts_hpl_env_swap(int *fused);
-// TESSERA_HPL_PANEL_SMS: *sms >= 0 (0: the whole device).
-int ts_hpl_env_panel_sms(int *sms);
 
 #endif

@@ -50,10 +50,6 @@ int64_t ts_hpl_l2g(int64_t l, int64_t nb, int iproc, int nprocs);
 
 // ---- panel ----
 #define TS_HPL_NSTREAM 2
-// Device path, pipelined update (s->pipe_w > 0): the stream that runs the row swaps and U of each
-// column chunk ahead of stream 0's GEMM on it (one past the TS_HPL_NSTREAM streams)
-#define TS_HPL_ST_PIPE 2
-#define TS_HPL_MAX_CHUNKS 16
 #define TS_HPL_MAX_NB 8192
 // Panel buffers: the lookahead depth d needs d + 1 (the d pending panels and the one being
 // factored); depth 0 keeps two (the next panel's buffer is free while the update reads the last)
@@ -61,14 +57,11 @@ int64_t ts_hpl_l2g(int64_t l, int64_t nb, int iproc, int nprocs);
 static inline int ts_hpl_nbuf(int depth) { return depth + 1 > 2 ? depth + 1 : 2; }
 // Event slots of the factorization loop (ts_hpl_lu.c): EV_LOAD0 + b the panel in buffer b is
 // loaded (stream 1); EV_USED0 + b stream 0's last update that read buffer b is done; EV_S0 the last
-// work on stream 0; the pipelined update's EV_CHUNK0 + i (the last GEMM on chunk i) and EV_PIPE.
+// work on stream 0.
 #define TS_HPL_EV_LOAD0 0
 #define TS_HPL_EV_USED0 TS_HPL_NPANBUF
 #define TS_HPL_EV_S0 (2 * TS_HPL_NPANBUF)
-#define TS_HPL_NEV_LOOP (2 * TS_HPL_NPANBUF + 1) // the slots without the pipelined update's
-#define TS_HPL_EV_CHUNK0 TS_HPL_NEV_LOOP
-#define TS_HPL_EV_PIPE (TS_HPL_EV_CHUNK0 + TS_HPL_MAX_CHUNKS)
-#define TS_HPL_NEV (TS_HPL_EV_PIPE + 1)
+#define TS_HPL_NEV (2 * TS_HPL_NPANBUF + 1)
 typedef struct {
     int64_t k;              // panel index; -1 when unused
     int64_t j;              // first global column (and row of the diagonal block)
@@ -160,21 +153,12 @@ typedef struct {
     int (*stamps_reset)(ts_hpl_state *s, int n);
     int (*stamp)(ts_hpl_state *s, int st);
     double (*stamp_diff)(ts_hpl_state *s, int a, int b);
-    // Called by the lookahead loop once panel `col`'s factorization is done on the host's side;
-    // event slot `ev` was recorded after stream 0's share of the update (NULL: nothing to do). The
-    // device executor widens stream 1 from its SM partition to the whole device when that update had
-    // already finished by then (the panel became the critical path).
-    int (*panel_done)(ts_hpl_state *s, int64_t col, int ev);
     // One process row: U's rows and A's changed rows from the swap plan in one pass
     // (ts_lu_swap_rows' contract); NULL where the backend has none (pack_rows and two unpack_rows).
     int (*swap_rows)(ts_hpl_state *s, int st, double *A, int64_t lda, const int64_t *pk, int64_t npack,
                      const int64_t *ub, int64_t jb, double *U, int64_t ldu, const int64_t *al,
                      const int64_t *ab, int64_t nown, int64_t nc);
 } ts_hpl_xops;
-
-// The pipelined update's chunk width in local columns for nq local columns and block NB (a multiple
-// of NB, at least 4 NB, at most TS_HPL_MAX_CHUNKS chunks).
-int64_t ts_hpl_pipe_width(int64_t nq, int64_t NB);
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
 // The host clock's stamps of the CPU executor, which the out-of-core one shares: (re)sized to n and
@@ -215,15 +199,7 @@ struct ts_hpl_state {
     double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
     int swap_fused;             // 1: one process row's swaps by x->swap_rows in one pass (the
                                 // device default; TESSERA_HPL_SWAP=fused|split)
-    int64_t pipe_w;             // > 0: the update pipelined in chunks of pipe_w local columns (fixed
-                                // boundaries at multiples of pipe_w): swaps and U of a chunk on
-                                // stream TS_HPL_ST_PIPE while stream 0 runs the GEMM of the one
-                                // before (device path, one process row, fused swaps, lookahead,
-                                // TESSERA_HPL_PIPE=1); 0: one call per update (the default)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
-    int panel_sms;              // SMs stream 1 is confined to (0: the whole device)
-    int64_t panel_wide_col;     // first panel column factored on the whole device again after the
-                                // confinement (-1: confined to the end, or never confined)
     int nccl;                   // 1: panels broadcast device to device (NCCL) along the process row
     int nccl_col;               // 1: row swaps device to device (NCCL) along the process column;
                                 // 2: the same path, exchange through the host (test hook)

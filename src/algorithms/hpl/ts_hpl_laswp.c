@@ -118,15 +118,13 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
     const int64_t *xp = p->xplan;
     const int64_t *xpk = xp, *xub = xpk + p->npack, *xab = xub + jb, *xal = xab + p->nown,
                   *xuid = xal + p->nown, *xab0 = xuid + jb;
-    // (the pipelined update's stream, TS_HPL_ST_PIPE, has no scratch: it takes the fused path only)
-    double *scr = st < TS_HPL_NSTREAM ? s->xscr[st] : NULL;
+    double *scr = s->xscr[st];
     int rc = 0;
     double t0 = ts_now();
     if (s->P == 1 && s->swap_fused && ts_lu_swap_rows_fits(p->npack, jb, p->nown, s->lda)) {
         rc = x->swap_rows(s, st, A0, s->lda, xpk, p->npack, xub, jb, U0, s->NB, xal, xab, p->nown, nc);
-        // the device grants a block too little shared memory: split from here on (the pipelined
-        // update's stream has no split buffers: it fails instead)
-        if (rc == TS_ERR_UNSUPPORTED && s->pipe_w == 0) {
+        // the device grants a block too little shared memory: split from here on
+        if (rc == TS_ERR_UNSUPPORTED) {
             if (s->grid.rank == 0) TS_LOG_W("hpl: row swaps split (pack and unpack): %s", ts_error_string());
             ts_error_clear();
             s->swap_fused = 0;
@@ -136,9 +134,6 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
             return ts_hpl_fail(s, rc);
         }
     }
-    if (!scr)
-        return ts_hpl_fail(s, TS_ERROR(TS_ERR_UNSUPPORTED,
-                                       "hpl: row swaps on the pipelined update's stream need the fused form"));
     if (s->P == 1) {
         strcpy(s->swap_used, "local");
         rc = x->pack_rows(s, st, A0, s->lda, xpk, p->npack, nc, scr);

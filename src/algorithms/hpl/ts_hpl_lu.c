@@ -12,10 +12,6 @@
 // at the bulk update it makes (step j) or at the lookahead update of a panel of its own (step
 // j' - d for the next own panel j' <= j + d), so with d >= 2 the broadcast has more steps to arrive
 // while the device works through queued updates.
-// Pipelined (s->pipe_w > 0): the rest is cut at fixed column boundaries into chunks; stream
-// TS_HPL_ST_PIPE swaps the rows of a chunk and forms its U while stream 0 runs the GEMM of the
-// chunk before, and it may start on a chunk as soon as the previous update's GEMM on that chunk is
-// done; stream 1 likewise starts the next panel's columns once their chunk's GEMM is done.
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,12 +21,8 @@
 
 // Events: EV_LOAD0+b the panel in buffer b is loaded (stream 1); EV_S0 the last work on stream 0;
 // EV_USED0+b stream 0's last update that read buffer b (its execution copy and swap plan) is done.
-// Pipelined update: EV_CHUNK0+i the last GEMM on chunk i (stream 0); EV_PIPE a chunk's swaps and U
-// are done (its swap stream). b < s->nbuf <= TS_HPL_NPANBUF (ts_hpl_internal.h).
-enum {
-    EV_LOAD0 = TS_HPL_EV_LOAD0, EV_S0 = TS_HPL_EV_S0, EV_USED0 = TS_HPL_EV_USED0,
-    EV_CHUNK0 = TS_HPL_EV_CHUNK0, EV_PIPE = TS_HPL_EV_PIPE
-};
+// b < s->nbuf <= TS_HPL_NPANBUF (ts_hpl_internal.h).
+enum { EV_LOAD0 = TS_HPL_EV_LOAD0, EV_S0 = TS_HPL_EV_S0, EV_USED0 = TS_HPL_EV_USED0 };
 
 // Timing stamps of one iteration, read after the factorization (so that recording them never
 // waits): the panel factorizations issued in the iteration (panel k+d under lookahead depth d;
@@ -44,10 +36,6 @@ struct ts_hpl_marks {
     int f0[MK_FACT], f1[MK_FACT], nf;
     int sw0[MK_UPD], sw1[MK_UPD], up0[MK_UPD], gm0[MK_UPD], up1[MK_UPD], ust[MK_UPD]; // gm0: after the TRSM and U's copy
     int nup;
-    // pipelined chunks: swap start/end and U end on the swap stream, GEMM start/end on stream 0
-    int pa[TS_HPL_MAX_CHUNKS], pb[TS_HPL_MAX_CHUNKS], pc[TS_HPL_MAX_CHUNKS], pd[TS_HPL_MAX_CHUNKS],
-        pe[TS_HPL_MAX_CHUNKS];
-    int npc;
     int end0;
 };
 #define TS_HPL_MAX_STAMPS 65536
@@ -58,7 +46,6 @@ static void marks_clear(struct ts_hpl_marks *m) {
     m->nf = 0;
     for (int i = 0; i < MK_UPD; i++) m->sw0[i] = m->sw1[i] = m->up0[i] = m->gm0[i] = m->up1[i] = -1, m->ust[i] = 0;
     m->nup = 0;
-    m->npc = 0;
 }
 static int stamp(ts_hpl_state *s, int st) { return s->marks ? s->x->stamp(s, st) : -1; }
 
@@ -355,40 +342,6 @@ static int update(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     return ts_hpl_fail(s, rc);
 }
 
-// Pipelined trailing update of local columns [c0, c1) with panel p (buffer b): per chunk, the swap
-// stream waits for the previous GEMM on the chunk, swaps its rows and forms its U; stream 0 waits
-// for that and runs the chunk's GEMM. Stream 0 has waited for the panel's load (EV_LOAD0 + b).
-static int update_pipe(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t c0, int64_t c1) {
-    if (c1 <= c0) return 0;
-    const ts_hpl_xops *x = s->x;
-    const int sp = TS_HPL_ST_PIPE;
-    const int64_t W = s->pipe_w;
-    struct ts_hpl_marks *mk = s->marks;
-    double t0 = ts_now();
-    int rc = x->wait(s, sp, EV_LOAD0 + b); // the panel, its swap plan and inv(L11)
-    for (int64_t lo = c0; lo < c1 && rc == 0 && s->err == 0;) {
-        int64_t ci = lo / W, hi = (ci + 1) * W < c1 ? (ci + 1) * W : c1;
-        int u = mk && mk->npc < TS_HPL_MAX_CHUNKS ? mk->npc++ : -1;
-        rc = x->wait(s, sp, EV_CHUNK0 + (int)ci);
-        if (u >= 0) mk->pa[u] = stamp(s, sp);
-        if (rc == 0) rc = ts_hpl_laswp(s, p, lo, hi, sp);
-        if (u >= 0) mk->pb[u] = stamp(s, sp);
-        const double *Us = NULL;
-        int64_t ldu = 0;
-        if (rc == 0) rc = form_u(s, p, lo, hi, sp, &Us, &ldu);
-        if (u >= 0) mk->pc[u] = stamp(s, sp);
-        if (rc == 0) rc = x->record(s, EV_PIPE, sp);
-        if (rc == 0) rc = x->wait(s, 0, EV_PIPE);
-        if (u >= 0) mk->pd[u] = stamp(s, 0);
-        if (rc == 0) rc = gemm_l_u(s, p, lo, hi, 0, Us, ldu);
-        if (u >= 0) mk->pe[u] = stamp(s, 0);
-        if (rc == 0) rc = x->record(s, EV_CHUNK0 + (int)ci, 0);
-        lo = hi;
-    }
-    s->t_iter_update += ts_now() - t0;
-    return ts_hpl_fail(s, rc);
-}
-
 static int factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
     return s->panel_dev      ? panel_factor_dev(s, p, b, k, st)
            : s->panel_gather ? panel_factor_gather(s, p, b, k, st)
@@ -417,14 +370,6 @@ static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
             upd += b;
             trsm += x->stamp_diff(s, m->up0[u], m->gm0[u]);
             if (m->ust[u] == 0) busy0 += a + b;
-        }
-        for (int u = 0; u < m->npc; u++) { // pipelined: swaps and U beside stream 0's GEMMs
-            double a = x->stamp_diff(s, m->pa[u], m->pb[u]), t = x->stamp_diff(s, m->pb[u], m->pc[u]);
-            double g = x->stamp_diff(s, m->pd[u], m->pe[u]);
-            swap += a;
-            trsm += t;
-            upd += t + g;
-            busy0 += g;
         }
         double total = x->stamp_diff(s, prev, m->end0);
         if (m->end0 >= 0) prev = m->end0;
@@ -498,7 +443,7 @@ static void panel_receive(ts_hpl_state *s, int64_t k) {
 }
 
 // The update of the rest with the oldest pending panel k: the local columns right of panel jl (the
-// last panel factored so far), on stream 0 (pipelined when asked).
+// last panel factored so far), on stream 0.
 static void update_rest(ts_hpl_state *s, int64_t k, int64_t jl) {
     const ts_hpl_xops *x = s->x;
     int b = (int)(k % s->nbuf);
@@ -506,8 +451,7 @@ static void update_rest(ts_hpl_state *s, int64_t k, int64_t jl) {
     int64_t end = (jl + 1) * s->NB < s->N ? (jl + 1) * s->NB : s->N;
     int64_t c0 = ts_hpl_nbefore(end, s->NB, s->mycol, s->Q);
     if (x->is_device) ts_hpl_fail(s, x->wait(s, 0, EV_LOAD0 + b));
-    if (x->is_device && s->pipe_w > 0) update_pipe(s, p, b, c0, s->nq);
-    else update(s, p, c0, s->nq, 0);
+    update(s, p, c0, s->nq, 0);
     if (x->is_device) {
         ts_hpl_fail(s, x->record(s, EV_S0, 0));
         ts_hpl_fail(s, x->record(s, EV_USED0 + b, 0));
@@ -540,14 +484,13 @@ int ts_hpl_lu(ts_hpl_state *s) {
     int dev = x->is_device;
     int s0 = 0, s1 = dev ? 1 : 0;
     double t_start = ts_now();
-    int pipe = dev && s->pipe_w > 0;
     if (d < 0 || d > TS_HPL_MAX_DEPTH || nbuf != ts_hpl_nbuf(d))
         return ts_hpl_fail(s, TS_ERROR(TS_ERR_ARG, "hpl: lookahead depth %d with %d panel buffers", d, nbuf));
     // timing stamps: per iteration 2 per factorization and 4 per update call (d lookahead updates and
-    // the rest) and the end, + 5 per pipelined chunk; iteration 0 has the prologue's too; plus the start
+    // the rest) and the end; iteration 0 has the prologue's too; plus the start
     struct ts_hpl_marks *marks = NULL;
     int start0 = -1;
-    int64_t per = 2 + 4 * (d + 1) + 1 + (pipe ? 5 * TS_HPL_MAX_CHUNKS : 0);
+    int64_t per = 2 + 4 * (d + 1) + 1;
     int64_t nstamps = npan * per + 2 * d + 2 * d * (d + 1) + 1;
     if (nstamps <= TS_HPL_MAX_STAMPS && x->stamps_reset(s, (int)nstamps) == 0)
         marks = malloc(sizeof(*marks) * (size_t)npan);
@@ -571,16 +514,14 @@ int ts_hpl_lu(ts_hpl_state *s) {
         // update of the rest needs (depth 0: panel j itself)
         receive_needed(s, &rnext, t, t);
         int own = j < npan && s->mycol == (int)(j % s->Q);
-        int bulk_done = t < 0, queued = 0;
+        int bulk_done = t < 0;
         int64_t cj = own ? ts_hpl_nbefore(j * NB, NB, s->mycol, s->Q) : 0;
-        // (pipelined: only the previous GEMM on panel j's columns' chunk; before the update of the
-        // rest records these events again)
-        if (own && dev) ts_hpl_fail(s, x->wait(s, s1, pipe ? EV_CHUNK0 + (int)(cj / s->pipe_w) : EV_S0));
+        if (own && dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
         // a device runs the update of the rest while the host waits for lookahead panels still in
         // flight (depth >= 2: the panels after t that panel j's columns need)
         if (dev && !bulk_done && receive_pending(s, rnext, t)) {
             update_rest(s, t, j < npan ? j : npan - 1);
-            bulk_done = queued = 1;
+            bulk_done = 1;
         }
         receive_needed(s, &rnext, t, npan);
         // 2. panel j on its process column: its columns receive the pending updates, then it is
@@ -592,10 +533,9 @@ int ts_hpl_lu(ts_hpl_state *s) {
             for (int64_t i = t < 0 ? 0 : t; i < j; i++) update(s, &s->pan[i % nbuf], cj, cj + jbj, s1);
             if (dev && !bulk_done && t < j) { // (depth 0: the rest needs panel j itself)
                 update_rest(s, t, j);
-                bulk_done = queued = 1;
+                bulk_done = 1;
             }
             factor(s, pn, bj, j, s1);
-            if (queued && x->panel_done) ts_hpl_fail(s, x->panel_done(s, pn->j, EV_S0));
             panel_bcast(s, pn);
             panel_load(s, pn, bj, s1);
         }
@@ -628,7 +568,6 @@ int ts_hpl_lu(ts_hpl_state *s) {
     }
     for (int b = 0; b < nbuf; b++) panel_recycle(s, &s->pan[b], b);
     for (int st = 0; st <= s1; st++) ts_hpl_fail(s, x->sync(s, st));
-    if (pipe) ts_hpl_fail(s, x->sync(s, TS_HPL_ST_PIPE));
     if (marks && s->err == 0 && s->grid.rank == 0) phase_split(s, marks, npan, start0, d >= 1 && dev);
     free(marks);
     return s->err;

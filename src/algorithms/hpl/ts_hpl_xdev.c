@@ -3,7 +3,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "algorithms/hpl/ts_hpl_env.h"
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "comm/ts_dcomm.h"
 #include "core/ts_env.h"
@@ -12,19 +11,14 @@
 #include "core/ts_timer.h"
 #include "kernels/ts_lu_kernels.h"
 
-#define NEV TS_HPL_NEV // the loop's slots, with one per pipelined chunk (ts_hpl_internal.h)
+#define NEV TS_HPL_NEV // the loop's slots (ts_hpl_internal.h)
 #define PANEL_GEMM TS_ENGINE_AUTO // the GEMM engine inside our device panel's recursion
 
 typedef struct {
     ts_device *dev;
     ts_devset *set;
-    ts_stream *st[TS_HPL_NSTREAM + 1]; // + TS_HPL_ST_PIPE, the pipelined update's swap stream
-    ts_stream *wide;            // stream 1's successor on the whole device while st[1] is confined
-                                // (TESSERA_HPL_PANEL_SMS); after the switch (s->panel_wide_col >= 0),
-                                // the confined stream
-    int64_t widen_col;          // test hook: widen at the first panel column >= this (-1: measure)
+    ts_stream *st[TS_HPL_NSTREAM];
     ts_event *ev[NEV];
-    ts_event *ev_wide;          // the hand-over from the confined stream 1 to the wide one
     ts_engine engine;           // the update's and U's GEMMs (--gemm, the ceiling's choice or auto)
     ts_lu_solver *solver;       // cuSOLVER panels
     int solver_gather;          // the solver was sized for gathered panels (N rows)
@@ -40,9 +34,8 @@ static xdev *X(ts_hpl_state *s) { return s->xs; }
 static void d_fini(ts_hpl_state *s) {
     xdev *d = s->xs;
     if (!d) return;
-    for (int i = 0; i <= TS_HPL_NSTREAM; i++)
+    for (int i = 0; i < TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_sync(d->st[i]);
-    if (d->wide) ts_stream_sync(d->wide);
     for (int i = 0; i < NEV; i++)
         if (d->ev[i]) ts_event_destroy(d->ev[i]);
     ts_dcomm_destroy(d->row);
@@ -51,12 +44,10 @@ static void d_fini(ts_hpl_state *s) {
     s->nccl_col = 0;
     for (int i = 0; i < d->cap_stamp; i++) ts_event_destroy(d->stamp[i]);
     free(d->stamp);
-    if (d->ev_wide) ts_event_destroy(d->ev_wide);
     ts_lu_solver_destroy(d->solver);
     ts_lu_panel_destroy(d->panel);
-    for (int i = 0; i <= TS_HPL_NSTREAM; i++)
+    for (int i = 0; i < TS_HPL_NSTREAM; i++)
         if (d->st[i]) ts_stream_destroy(d->st[i]);
-    if (d->wide) ts_stream_destroy(d->wide);
     free(d);
     s->xs = NULL;
 }
@@ -71,12 +62,8 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
     double one = 1.0, zero = 0.0;
     if (rc == 0) rc = ts_memset_async(d->st[0], m, 0, 64 * 64 * 3 * sizeof(double));
     if (rc == 0) rc = ts_stream_sync(d->st[0]);
-    // (streams 0, 1 and, when stream 1 is confined, its whole-device successor)
-    ts_stream *all[TS_HPL_NSTREAM + 2];
-    int nst = 0;
-    for (int i = 0; i < TS_HPL_NSTREAM; i++) all[nst++] = d->st[i];
-    if (d->wide) all[nst++] = d->wide;
-    ts_stream *pipe = d->st[TS_HPL_ST_PIPE];
+    ts_stream **all = d->st; // streams 0 and 1
+    const int nst = TS_HPL_NSTREAM;
     for (int i = 0; i < nst && rc == 0; i++) {
         rc = ts_dev_gemm(all[i], d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
                          &zero, m + 8192, 64);
@@ -101,11 +88,6 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
             }
         }
     }
-    if (rc == 0 && pipe) { // the pipelined update's U GEMM and TRSM run there
-        rc = ts_dev_gemm(pipe, d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64, &zero, m + 8192, 64);
-        if (rc == 0) rc = ts_dev_dtrsm(pipe, 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
-        if (rc == 0) rc = ts_stream_sync(pipe);
-    }
     for (int i = 0; i < nst; i++) {
         int r2 = ts_stream_sync(all[i]);
         if (rc == 0) rc = r2;
@@ -128,42 +110,10 @@ static int d_init(ts_hpl_state *s) {
     // Stream 1 carries the critical path under lookahead (the next panel's columns, its
     // factorization): high priority, so that its kernels are not queued behind the blocks of the
     // trailing GEMM on stream 0. TESSERA_HPL_PANEL_PRIORITY=0 creates it at normal priority.
-    // TESSERA_HPL_PANEL_SMS=N confines stream 1 to about N multiprocessors (a green context on CUDA),
-    // so that the panel's kernels take at most those from the trailing update (which keeps the
-    // whole device); 0, the default, leaves it on the whole device. Once the trailing update ends
-    // before the panel (it shrinks as m^2, the panel as m), stream 1 moves to the whole device for
-    // the rest of the factorization (TESSERA_HPL_PANEL_WIDEN=0 keeps it confined to the end).
     int prio = 1;
-    int sms = 0;
-    int widen = 1;
     TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &prio) < 0 ? TS_ERR_PARSE : 0);
-    TS_CHECK(ts_hpl_env_panel_sms(&sms));
-    TS_CHECK(ts_env_bool("TESSERA_HPL_PANEL_WIDEN", &widen) < 0 ? TS_ERR_PARSE : 0);
-    // cuSOLVER's getrf never returned on a stream confined to 16 SMs at N = 116736, NB = 1024 (H200;
-    // bench/NOTES.md): only our panel, whose cooperative grid is sized by the stream's SMs, is confined.
-    if (sms > 0 && s->panel_kind == TS_HPL_PANEL_CUSOLVER && ts_devset_backend(d->set) == TS_BACKEND_CUDA) {
-        if (s->grid.rank == 0)
-            TS_LOG_W("hpl: TESSERA_HPL_PANEL_SMS=%d ignored: cuSOLVER's panel runs on the whole device "
-                     "(it hung on a confined stream); --panel device confines ours", sms);
-        sms = 0;
-    }
-    for (int i = 0; i < TS_HPL_NSTREAM; i++)
-        TS_CHECK(ts_stream_create_sms(d->dev, i == 1 ? prio : 0, i == 1 ? sms : 0, &d->st[i]));
+    for (int i = 0; i < TS_HPL_NSTREAM; i++) TS_CHECK(ts_stream_create_prio(d->dev, i == 1 ? prio : 0, &d->st[i]));
     s->panel_prio = prio;
-    s->panel_sms = ts_stream_sms(d->st[1]);
-    s->panel_wide_col = -1;
-    // (made when confinement was asked for, also where the backend cannot confine: simulated
-    // devices then run the same hand-over; TESSERA_TEST_HPL_WIDEN_COL=C forces it at the first
-    // panel column >= C, a test hook)
-    d->widen_col = -1;
-    TS_CHECK(ts_env_i64("TESSERA_TEST_HPL_WIDEN_COL", &d->widen_col) < 0 ? TS_ERR_PARSE : 0);
-    if (sms > 0 && widen) {
-        TS_CHECK(ts_stream_create_prio(d->dev, prio, &d->wide));
-        TS_CHECK(ts_event_create(d->dev, &d->ev_wide));
-    }
-    // the pipelined update's swap stream, at stream 1's priority: its swaps and U GEMMs go beside
-    // stream 0's GEMM instead of queueing behind its blocks
-    TS_CHECK(ts_stream_create_prio(d->dev, prio, &d->st[TS_HPL_ST_PIPE]));
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
@@ -286,29 +236,10 @@ static double d_stamp_diff(ts_hpl_state *s, int a, int b) {
     return ms / 1e3;
 }
 
-// Stream 1 leaves its SM partition for the whole device when stream 0's update (event slot ev,
-// recorded after it) was complete by the time panel `col` was: from then on the panel is the critical path,
-// and it only gets shorter relative to the update. Work already queued on the confined stream keeps
-// its order: the wide stream waits for it once, then takes its place.
-static int d_panel_done(ts_hpl_state *s, int64_t col, int ev) {
-    xdev *d = X(s);
-    if (!d->wide || s->panel_wide_col >= 0) return 0;
-    int q = d->widen_col >= 0 ? col >= d->widen_col : ts_event_query(d->ev[ev]);
-    if (q < 0) return q;
-    if (q == 0) return 0; // the update still runs: the confinement costs nothing yet
-    TS_CHECK(ts_event_record(d->ev_wide, d->st[1]));
-    TS_CHECK(ts_stream_wait_event(d->wide, d->ev_wide));
-    ts_stream *confined = d->st[1];
-    d->st[1] = d->wide;
-    d->wide = confined; // destroyed in d_fini
-    s->panel_wide_col = col;
-    return 0;
-}
-
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
-    d_stamps_reset, d_stamp, d_stamp_diff, d_panel_done, d_swap,
+    d_stamps_reset, d_stamp, d_stamp_diff, d_swap,
 };
 
 // ---- device-to-device panel broadcasts ----

@@ -10,7 +10,6 @@
 #include "core/ts_error.h"
 #include "core/ts_log.h"
 
-#include <cuda.h> // types of the driver's green-context calls (reached through the runtime's entry points)
 #include <cuda_runtime_api.h>
 
 #include <pthread.h>
@@ -42,7 +41,6 @@ typedef struct {
 
 typedef struct {
     cudaStream_t stream;
-    CUgreenCtx green;                     // ts_stream_create_sms: the stream's green context (else NULL)
     pthread_mutex_t lock;                 // guards err/msg/capturing
     int err;                              // sticky: first failure on the stream (0 = none)
     char msg[512];
@@ -462,87 +460,6 @@ static int cuda_device_sync(ts_device *d)
     return 0;
 }
 
-// Green contexts (ts_stream_create_sms) through the driver, whose entry points the runtime hands
-// out (no link against libcuda). Loaded once; NULL members where the driver lacks them.
-static struct {
-    pthread_once_t once;
-    int ok;
-    CUresult (*dev_get)(CUdevice *, int);
-    CUresult (*get_resource)(CUdevice, CUdevResource *, CUdevResourceType);
-    CUresult (*split)(CUdevResource *, unsigned *, const CUdevResource *, CUdevResource *, unsigned, unsigned);
-    CUresult (*gen_desc)(CUdevResourceDesc *, CUdevResource *, unsigned);
-    CUresult (*create)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned);
-    CUresult (*destroy)(CUgreenCtx);
-    CUresult (*stream_create)(CUstream *, CUgreenCtx, unsigned, int);
-} green = {.once = PTHREAD_ONCE_INIT};
-
-static char green_missing[64]; // the first entry point the driver did not give (for the error)
-
-// The entry point of the ABI these headers declare (CUDART_VERSION: a symbol introduced after an
-// older version asked for would be refused as "version not sufficient").
-static void *driver_fn(const char *name) {
-    void *fn = NULL;
-    enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion(name, &fn, CUDART_VERSION, cudaEnableDefault, &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess) {
-        if (!green_missing[0]) snprintf(green_missing, sizeof green_missing, "%s (query result %d)", name, (int)q);
-        return NULL;
-    }
-    return fn;
-}
-
-static void green_load(void) {
-    green.dev_get = (CUresult(*)(CUdevice *, int))driver_fn("cuDeviceGet");
-    green.get_resource = (CUresult(*)(CUdevice, CUdevResource *, CUdevResourceType))driver_fn("cuDeviceGetDevResource");
-    green.split = (CUresult(*)(CUdevResource *, unsigned *, const CUdevResource *, CUdevResource *, unsigned,
-                               unsigned))driver_fn("cuDevSmResourceSplitByCount");
-    green.gen_desc = (CUresult(*)(CUdevResourceDesc *, CUdevResource *, unsigned))driver_fn("cuDevResourceGenerateDesc");
-    green.create = (CUresult(*)(CUgreenCtx *, CUdevResourceDesc, CUdevice, unsigned))driver_fn("cuGreenCtxCreate");
-    green.destroy = (CUresult(*)(CUgreenCtx))driver_fn("cuGreenCtxDestroy");
-    green.stream_create = (CUresult(*)(CUstream *, CUgreenCtx, unsigned, int))driver_fn("cuGreenCtxStreamCreate");
-    green.ok = green.dev_get && green.get_resource && green.split && green.gen_desc && green.create && green.destroy &&
-               green.stream_create;
-    (void)cudaGetLastError();
-}
-
-// A stream in a green context of at least st->sms_req SMs (the driver rounds up to its granularity);
-// sets st->sms to what it got.
-static int green_stream(ts_stream *st, cuda_stream *cs, int priority) {
-    int ord = ordinal_of(st->dev);
-    pthread_once(&green.once, green_load);
-    if (!green.ok)
-        TS_RAISE(TS_ERR_UNSUPPORTED,
-                 "device %d: the CUDA driver has no green contexts (a stream confined to %d SMs; missing %s)", ord,
-                 st->sms_req, green_missing);
-    CUdevice dev;
-    CUdevResource all, part, rest;
-    CUdevResourceDesc desc;
-    unsigned groups = 1;
-    const char *op = "cuDeviceGet";
-    CUresult r = green.dev_get(&dev, native_of(st->dev));
-    if (r == CUDA_SUCCESS) op = "cuDeviceGetDevResource(SM)", r = green.get_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM);
-    if (r == CUDA_SUCCESS && (unsigned)st->sms_req > all.sm.smCount)
-        TS_RAISE(TS_ERR_ARG, "ts_stream_create_sms: %d SMs asked for; device %d has %u", st->sms_req, ord,
-                 all.sm.smCount);
-    if (r == CUDA_SUCCESS)
-        op = "cuDevSmResourceSplitByCount", r = green.split(&part, &groups, &all, &rest, 0, (unsigned)st->sms_req);
-    if (r == CUDA_SUCCESS && groups < 1) r = CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
-    if (r == CUDA_SUCCESS) op = "cuDevResourceGenerateDesc", r = green.gen_desc(&desc, &part, 1);
-    if (r == CUDA_SUCCESS)
-        op = "cuGreenCtxCreate", r = green.create(&cs->green, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM);
-    if (r == CUDA_SUCCESS) {
-        CUstream s = NULL;
-        op = "cuGreenCtxStreamCreate", r = green.stream_create(&s, cs->green, CU_STREAM_NON_BLOCKING, priority);
-        if (r == CUDA_SUCCESS) cs->stream = (cudaStream_t)s;
-        else green.destroy(cs->green), cs->green = NULL;
-    }
-    if (r != CUDA_SUCCESS)
-        TS_RAISE(r == CUDA_ERROR_NOT_SUPPORTED ? TS_ERR_UNSUPPORTED : TS_ERR_CUDA,
-                 "%s on device %d (a stream confined to %d SMs): CUresult %d", op, ord, st->sms_req, (int)r);
-    st->sms = (int)part.sm.smCount;
-    return 0;
-}
-
 static int cuda_stream_create(ts_stream *st)
 {
     int native = native_of(st->dev);
@@ -550,17 +467,7 @@ static int cuda_stream_create(ts_stream *st)
     cuda_stream *cs = calloc(1, sizeof *cs);
     if (!cs) TS_RAISE(TS_ERR_NOMEM, "out of host memory for a stream of device %d", ordinal_of(st->dev));
     cudaError_t e;
-    if (st->sms_req > 0) {
-        int least = 0, greatest = 0;
-        e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
-        int rc = e == cudaSuccess ? green_stream(st, cs, st->high ? greatest : 0)
-                                  : CUDA_FAIL(e, ordinal_of(st->dev), "cudaDeviceGetStreamPriorityRange");
-        if (rc < 0) {
-            free(cs);
-            return rc;
-        }
-        e = cudaSuccess;
-    } else if (st->high) { // the numerically lowest value is the greatest priority
+    if (st->high) { // the numerically lowest value is the greatest priority
         int least = 0, greatest = 0;
         e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
         if (e == cudaSuccess)
@@ -588,12 +495,6 @@ static int cuda_stream_destroy(ts_stream *st)
         if (e != cudaSuccess) rc = CUDA_FAIL(e, ordinal_of(st->dev), "cudaStreamSynchronize (stream destroy)");
         e = cudaStreamDestroy(cs->stream);
         if (e != cudaSuccess && rc == 0) rc = CUDA_FAIL(e, ordinal_of(st->dev), "cudaStreamDestroy");
-    }
-    if (cs->green) {
-        CUresult r = green.destroy(cs->green);
-        if (r != CUDA_SUCCESS && rc == 0)
-            rc = ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "cuGreenCtxDestroy on device %d: CUresult %d",
-                              ordinal_of(st->dev), (int)r);
     }
     pthread_mutex_destroy(&cs->lock);
     free(cs);

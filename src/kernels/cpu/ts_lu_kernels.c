@@ -315,7 +315,7 @@ static void pr_gemm(panel_rec *f, int64_t r, int64_t mm, int64_t c, int64_t nc, 
 static void pr_leaf(panel_rec *f, int64_t off, int64_t nl) {
     if (f->rc) return;
     ts_lu_leaf_args a = {f->A, f->lda, f->m, f->n, off, nl, f->alg->pfact, f->ipiv, f->info,
-                         f->pn ? f->pn->scratch : NULL, TS_LU_LEAF_SCRATCH, f->st ? ts_stream_sms(f->st) : 0};
+                         f->pn ? f->pn->scratch : NULL, TS_LU_LEAF_SCRATCH};
     if (!f->st) {
         ts_lu_leaf_cpu(&a);
         return;

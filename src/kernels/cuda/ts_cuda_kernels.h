@@ -56,10 +56,6 @@ int ts_cuda_zgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n,
                           const double alpha[2], const double *A, int64_t lda, const double *B,
                           int64_t ldb, const double beta[2], double *C, int64_t ldc);
 
-// Runs `blocks` short blocks on the stream and counts the distinct multiprocessors they ran on
-// (at most the device's SM count; for a stream of ts_stream_create_sms, at most its SMs).
-int ts_cuda_sm_census(ts_stream *st, int blocks, int *distinct);
-
 // cuBLASXt baseline (ts_cublasxt.c): host-resident GEMM and Level-3 routines over every CUDA device of a set, as NVIDIA
 // ships it (cublasXtDgemm & co.). A context holds the cublasXt handle (devices selected with their
 // native ids, CPU ratio 0). block: cublasXtSetBlockDim. A, B, C are host pointers (column-major);

@@ -62,7 +62,7 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192), and the 128x128 shapes for
 //   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
 //   rankk for operands without 16-byte alignment.
-//   dmma16 / dmma16h (m16n8k16, 8-byte fragment loads, sm_90) only when forced, until measured;
+//   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 8192 on sm_90 (choose_variant);
 //   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
 //   current tile: the rank-k shapes) only when forced, until measured.
 
@@ -518,7 +518,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
 //
-// A separate main loop (TESSERA_TC_TILE=dmma16, dmma16h) built on the sm_90 instruction
+// A separate main loop (TESSERA_TC_TILE=dmma16) built on the sm_90 instruction
 // mma.sync.m16n8k16 .f64 (PTX ISA 7.8, sm_90): half the mma issues of m16n8k8 per flop and the
 // accumulators read and written once per 2048 FMA. No relabelling of rows, columns or k: the PTX
 // fragment layout as it is (g = lane/4, t = lane%4):
@@ -595,10 +595,9 @@ struct D16Shape {
     static_assert(SMEM <= 227 * 1024 && STAGES >= 2, "stages");
 };
 // dmma16: 128 x 128, 8 warps (4 x 2) of 32 x 64, 3 stages (96 KB), one block per SM (cuBLAS's
-// 128x128x16 DMMA.16x8x16 kernel has this shape); dmma16h: 128 x 64, 4 warps (4 x 1) of 32 x 64,
-// 3 stages (72 KB), two blocks per SM (one block's epilogue and barrier under the other's loop).
+// 128x128x16 DMMA.16x8x16 kernel has this shape). (A 128 x 64 shape, two blocks per SM, lost to
+// it: bench/notes/gemm-kernels.md.)
 using ShapeD16 = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 1, /*NQ*/ 2>;
-using ShapeD16H = D16Shape</*BM*/ 128, /*BN*/ 64, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 2, /*NQ*/ 2>;
 
 // One operand's copies: R lines (K-major: rows of op(A) / columns of op(B), 8 chunks of 2 k;
 // MN-major: 16 k lines of R / 2 chunks). Thread tid copies chunk `inner` of lines line0 + j LPP.
@@ -1195,10 +1194,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16H, TC_DMMA16P, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16h", "dmma16p"};
+                                        "rankklpf", "dmma16", "dmma16p"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1208,8 +1207,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16h or dmma16p",
+                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16 "
+                            "or dmma16p",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1287,12 +1286,11 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKLPF;
     TS_CHECK(choose_variant(m, n, k, dp->sms, dp->cc_major, a_kmajor, b_kmajor, &v));
-    if ((v == TC_DMMA16 || v == TC_DMMA16H || v == TC_DMMA16P) && dp->cc_major < 9)
+    if ((v == TC_DMMA16 || v == TC_DMMA16P) && dp->cc_major < 9)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 .f64 (sm_90); device %d is cc %d.%d",
                  tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
     switch (v) {
     case TC_DMMA16: return launch_d16_ops<ShapeD16>(p, a_kmajor, b_kmajor, ct, s, "dmma16");
-    case TC_DMMA16H: return launch_d16_ops<ShapeD16H>(p, a_kmajor, b_kmajor, ct, s, "dmma16h");
     case TC_DMMA16P: return launch_d16p_ops<ShapeD16>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16p");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");

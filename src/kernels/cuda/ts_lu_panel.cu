@@ -341,7 +341,6 @@ static int launch(const ts_lu_leaf_args *a, cudaStream_t s) {
     if (e == cudaSuccess) e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev);
     if (e != cudaSuccess)
         return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu leaf: device attributes: %s", cudaGetErrorString(e));
-    if (a->sms > 0 && a->sms < sms) sms = a->sms; // a stream confined to fewer SMs (green context)
     const int nl = (int)a->nl, M = (int)(a->m - a->off);
     const int T = 512;
     // Blocks of at least 256 rows, at most one per multiprocessor.
