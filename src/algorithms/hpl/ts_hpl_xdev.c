@@ -62,34 +62,32 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
     double one = 1.0, zero = 0.0;
     if (rc == 0) rc = ts_memset_async(d->st[0], m, 0, 64 * 64 * 3 * sizeof(double));
     if (rc == 0) rc = ts_stream_sync(d->st[0]);
-    ts_stream **all = d->st; // streams 0 and 1
-    const int nst = TS_HPL_NSTREAM;
-    for (int i = 0; i < nst && rc == 0; i++) {
-        rc = ts_dev_gemm(all[i], d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
+    for (int i = 0; i < TS_HPL_NSTREAM && rc == 0; i++) {
+        rc = ts_dev_gemm(d->st[i], d->engine, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
                          &zero, m + 8192, 64);
         if (rc == 0 && d->panel && d->engine != PANEL_GEMM) // (the device panel's engine)
-            rc = ts_dev_gemm(all[i], PANEL_GEMM, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
+            rc = ts_dev_gemm(d->st[i], PANEL_GEMM, 'd', 'N', 'N', 64, 64, 64, &one, m, 64, m + 4096, 64,
                              &zero, m + 8192, 64);
-        if (rc == 0) rc = ts_dev_dtrsm(all[i], 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
+        if (rc == 0) rc = ts_dev_dtrsm(d->st[i], 'L', 'L', 'N', 'U', 64, 64, 1.0, m, 64, m + 8192, 64);
     }
-    for (int i = 1; i < nst && rc == 0 && (d->solver || d->panel); i++) { // the panel streams
+    for (int i = 1; i < TS_HPL_NSTREAM && rc == 0 && (d->solver || d->panel); i++) { // the panel streams
         double id[64]; // a unit diagonal keeps the tiny LU regular
         for (int c = 0; c < 64 && rc == 0; c++) {
             memset(id, 0, sizeof id);
             id[c] = 1.0;
-            rc = ts_copy_async(all[i], TS_COPY_H2D, m + c * 64, id, sizeof id);
-            if (rc == 0) rc = ts_stream_sync(all[i]);
+            rc = ts_copy_async(d->st[i], TS_COPY_H2D, m + c * 64, id, sizeof id);
+            if (rc == 0) rc = ts_stream_sync(d->st[i]);
         }
-        if (rc == 0 && d->solver) rc = ts_lu_dgetrf(all[i], d->solver, 64, 64, m, 64, iv, iv + 64);
+        if (rc == 0 && d->solver) rc = ts_lu_dgetrf(d->st[i], d->solver, 64, 64, m, 64, iv, iv + 64);
         if (rc == 0 && d->panel) { // every base-case variant's first launch
             for (int pf = 0; pf < 3 && rc == 0; pf++) {
                 ts_lu_panel_algo a = {pf, 2, 16, 2};
-                rc = ts_lu_panel_factor(all[i], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
+                rc = ts_lu_panel_factor(d->st[i], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
             }
         }
     }
-    for (int i = 0; i < nst; i++) {
-        int r2 = ts_stream_sync(all[i]);
+    for (int i = 0; i < TS_HPL_NSTREAM; i++) {
+        int r2 = ts_stream_sync(d->st[i]);
         if (rc == 0) rc = r2;
     }
     if (iv) ts_dfree(d->dev, iv);
