@@ -494,10 +494,12 @@ static void call_stats(const tl_call *c, ts_tiles_stats *s) {
 // Starts the workers, waits for them.
 // The CPU BLAS's DGEMM rate for the CPU worker's first decision (flop/s; 0 when it cannot be
 // measured): a 1024^3 product timed three times, the median, halved. The probe runs with the cores
-// idle; the CPU worker runs beside the device workers and their copies. On 4 x H200 (64 threads)
-// the probe of 512^3 at its best of three let the CPU take a 4096-wide SYMM tile that then ran at
-// 0.66 TFLOP/s: 2.5 s against the devices' 1.2 s for everything else. Once the CPU has run a tile,
-// that tile's measured rate replaces the probe (ts_tiles_worker.c).
+// idle; the CPU worker runs beside the device workers and their copies. On 4 x H200 (64 threads),
+// with the earlier probe (512^3, best of three; the rate it gave was not recorded) the CPU took a
+// 4096-wide SYMM tile that then ran at 0.66 TFLOP/s: 2.5 s against the devices' 1.2 s for
+// everything else; this probe gave 51 GFLOP/s there (stats cpu_gflops_est), far under the CPU's
+// rate on a real tile, so it errs towards the devices. Once the CPU has run a tile, that tile's
+// measured rate replaces the probe (ts_tiles_worker.c).
 #define TL_CPU_PROBE_N 1024
 #define TL_CPU_PROBE_DERATE 0.5
 static double probe_cpu_rate(void) {
