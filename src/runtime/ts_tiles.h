@@ -57,16 +57,19 @@ typedef struct {
                          // predecessor without waiting for the write-back (TESSERA_TILES_FORWARD, 1)
     int devices;         // the first `devices` devices of the set take part, 0: all of them (a benchmark's
                          // 1/2/4-device comparison in one process)
-    int grid;            // GEMM: 1: the devices start from the corners of a pr x pc grid of blocks of C
+    int grid;            // 1: the devices start from the corners of a pr x pc grid of blocks of C
                          // (pr * pc = devices, near square), so that each device's region needs its own
-                         // block rows of A and block columns of B and shares each with one neighbour;
+                         // block rows of A and block columns of B and shares each with one neighbour
+                         // (level-3 routines without chains too: the task nearest each corner);
                          // 2 (default): also each C tile (i, j) runs its k-loop from panel
                          // (i*kt/mt + j*kt/nt) mod kt, so that devices sharing a panel start their
                          // first tiles at different halves of it (disjoint first loads from the host);
+                         // a level-3 task rotates its product list the same way (np for kt; a TRMM
+                         // tile's diagonal product stays first);
                          // 0: from points spread evenly along the column-major tile order (for a square
                          // C all in one block row, so every device reads all of A), k from 0
                          // (TESSERA_TILES_GRID, 2)
-    int h2d_ahead;       // GEMM: host loads a device may have queued and not finished, 0: no limit. A worker
+    int h2d_ahead;       // host loads a device may have queued and not finished, 0: no limit. A worker
                          // that queued its whole first tiles' loads at once took every shared panel's
                          // host load before its peers asked (they then waited on its link); with a
                          // small limit the devices' requests interleave (TESSERA_TILES_H2D_AHEAD, 4)

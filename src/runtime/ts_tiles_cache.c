@@ -131,7 +131,8 @@ int tl_cache_setup(tl_call *c, int d, size_t budget) {
         TS_CHECK(ts_event_create(dev, &dc->slots[s].ready));
     }
     dc->cursor = (int64_t)d * c->ntasks / (c->nworkers > 0 ? c->nworkers : 1);
-    if (!c->l3 && rt->opts.grid) dc->cursor = tl_grid_origin(c->mt, c->nt, rt->ndev, d);
+    if (rt->opts.grid && !c->l3) dc->cursor = tl_grid_origin(c->mt, c->nt, rt->ndev, d);
+    else if (rt->opts.grid && c->l3->nchains == 0) dc->cursor = tl_l3_origin(c, rt->ndev, d);
     dc->origin = dc->cursor;
     return 0;
 }
@@ -426,13 +427,13 @@ static int find_peer(tl_call *c, int d, int mat, int64_t idx, int *pslot) {
     return -1;
 }
 
-// opts.h2d_ahead (GEMM): waits until fewer than that many of device d's host loads are unfinished
+// opts.h2d_ahead: waits until fewer than that many of device d's host loads are unfinished
 // (dropping the lock while it waits for the oldest). A slot's ready event may have been recorded
 // again for a later load of the slot: waiting for that one waits longer, never forever.
 static int h2d_room(tl_call *c, int d) {
     tl_devcall *dc = &c->dc[d];
     int cap = c->rt->opts.h2d_ahead;
-    if (cap <= 0 || c->l3) return 0;
+    if (cap <= 0) return 0;
     while (dc->hq_count > 0) {
         ts_event *ev = dc->slots[dc->hq[dc->hq_head]].ready;
         int q = ts_event_query(ev);
@@ -490,7 +491,7 @@ static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
         if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_h2d);
         if (rc < 0) return tl_call_fail(c, rc);
         dc->bytes_h2d += width * rows;
-        if (c->rt->opts.h2d_ahead > 0 && !c->l3 && dc->hq_count < TL_HQ) {
+        if (c->rt->opts.h2d_ahead > 0 && dc->hq_count < TL_HQ) {
             dc->hq[(dc->hq_head + dc->hq_count) % TL_HQ] = s;
             dc->hq_count++;
         }

@@ -348,6 +348,12 @@ double tl_task_flops(const tl_call *c, int t); // flops of task t (GEMM or Level
 int tl_l3_ready(const tl_call *c, int t, int d);
 int64_t tl_l3_out_key(const tl_call *c, int t);  // TL_B key of t's output if later tasks read it (TRSM), else -1
 int tl_l3_score(const tl_call *c, int d, int t); // operand tiles of task t already in device d's cache
+// opts.grid, level-3 tasks without chains: the task device d of ndev starts from, the one nearest
+// (Chebyshev distance between C tiles, then the lower task id) to its corner of the grid of
+// tl_grid_origin over C's tiles and not the origin of a device before it (c->dc[e].origin, e < d: set
+// up in order); on the triangle of SYRK/SYR2K a corner off the triangle moves onto it; with more
+// devices than tasks the last ones start from task 0.
+int tl_l3_origin(const tl_call *c, int ndev, int d);
 int64_t tl_l3_nkeys(const tl_call *c, int mat);  // map entries of matrix mat
 // Host address and shape of the tile behind cache key idx of mat (as stored), and its preparation.
 void tl_l3_tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, size_t *spitch, size_t *width,

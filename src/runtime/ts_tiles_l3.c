@@ -295,6 +295,20 @@ int tl_l3_score(const tl_call *c, int d, int t) {
     return s;
 }
 
+int tl_l3_origin(const tl_call *c, int ndev, int d) {
+    int64_t o = tl_grid_origin(c->mt, c->nt, ndev, d), i0 = o % c->mt, j0 = o / c->mt, bd = -1;
+    int best = 0;
+    for (int t = 0; t < c->l3->ntasks; t++) {
+        const tl_task *tk = &c->l3->tasks[t];
+        int used = tk->prev >= 0;
+        for (int e = 0; e < d && !used; e++) used = c->dc[e].origin == t;
+        int64_t di = tk->i > i0 ? tk->i - i0 : i0 - tk->i, dj = tk->j > j0 ? tk->j - j0 : j0 - tk->j;
+        int64_t dist = di > dj ? di : dj;
+        if (!used && (bd < 0 || dist < bd)) best = t, bd = dist;
+    }
+    return best;
+}
+
 void tl_l3_tile_geom(const tl_call *c, int mat, int64_t idx, const char **src, size_t *spitch, size_t *width,
                      size_t *rows, int *prep, char *uplo) {
     const tl_l3 *L = c->l3;
@@ -323,6 +337,18 @@ static int get_operand(tl_call *c, int d, const tl_opnd *o, int *slot) {
     return rc;
 }
 
+// The q-th product task tk runs (its index in L->prods). With opts.grid 2 the list runs from product
+// (i np/mt + j np/nt) mod np on, cyclically, as the GEMM's k-loop (tl_k_start), so that devices whose
+// first tasks share operand tiles load different ones from the host first and copy the rest from each
+// other. A TRMM tile's diagonal product (it writes the whole tile) stays first. The order depends on
+// the tile alone (device and CPU alike); beta goes with the first product run.
+static int prod_at(const tl_call *c, const tl_task *tk, int q) {
+    const int fixed = tk->np > 0 && c->l3->prods[tk->p0].kind == TL_TRMM, nrot = tk->np - fixed;
+    if (q < fixed || nrot <= 1) return tk->p0 + q;
+    int64_t r0 = tl_k_start(c->rt->opts.grid, c->mt, c->nt, nrot, tk->i, tk->j);
+    return tk->p0 + fixed + (int)((q - fixed + r0) % nrot);
+}
+
 int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace, int save_at) {
     tl_devrt *dr = &c->rt->dev[d];
     tl_devcall *dc = &c->dc[d];
@@ -332,8 +358,8 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace, int save_at) {
     int rc = 0;
     if (trace >= 0 && (rc = ts_host_callback(dr->s_comp, tl_trace_stamp, &c->trace[trace].t[2])) < 0)
         return tl_call_fail(c, rc);
-    for (int p = 0; p < tk->np; p++) {
-        const tl_prod *pr = &L->prods[tk->p0 + p];
+    for (int q = 0; q < tk->np; q++) {
+        const tl_prod *pr = &L->prods[prod_at(c, tk, q)];
         int sa, sb;
         if ((rc = get_operand(c, d, &pr->a, &sa)) < 0) return tl_call_fail(c, rc);
         if ((rc = get_operand(c, d, &pr->b, &sb)) < 0) {
@@ -379,11 +405,11 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace, int save_at) {
         } else if (pr->kind != TL_GEMM) // a diagonal tile of ?SYRK/?SYR2K: its triangle only
             rc = ts_dev_rank(dr->s_comp, c->prec, pr->kind == TL_RANK2, tk->mask, a->op == 'N' ? 'N' : 'T', mb,
                              a->op == 'N' ? ca : ra, c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
-                             p == 0 ? c->beta : c->one, cp, mb);
+                             q == 0 ? c->beta : c->one, cp, mb);
         else
             rc = ts_dev_gemm(dr->s_comp, c->engine, c->prec, a->op, b->op, mb, nb, a->op == 'N' ? ca : ra,
                              pr->alpha2 ? L->alpha2 : c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
-                             p == 0 ? c->beta : c->one, cp, mb);
+                             q == 0 ? c->beta : c->one, cp, mb);
         tl_ref refs[2] = {{d, sa}, {d, sb}};
         if (rc < 0) {
             dc->slots[sa].readers--, dc->slots[sb].readers--;
@@ -489,7 +515,7 @@ int tl_l3_cpu_task(tl_call *c, int t) {
         for (int64_t q = 0; q < nb; q++)
             memcpy(w + (size_t)q * (size_t)mb * es, hc + (size_t)q * (size_t)c->ldc * es, (size_t)mb * es);
     for (int p = 0; p < tk->np && rc == 0; p++) {
-        const tl_prod *pr = &L->prods[tk->p0 + p];
+        const tl_prod *pr = &L->prods[prod_at(c, tk, p)];
         int64_t lda, ldb, kb = pr->a.op == 'N' ? tl_dim(L->cols[pr->a.mat], T, pr->a.bj)
                                                : tl_dim(L->rows[pr->a.mat], T, pr->a.bi);
         const void *a = host_operand(c, &pr->a, pa, &lda), *b = host_operand(c, &pr->b, pb, &ldb);

@@ -44,10 +44,14 @@ static int chain_room(tl_call *c, int d) {
 // the nearest, so its region of C grows as a square: a new row panel of A and a new column panel
 // of B come in turns, each followed by tasks whose panels are all cached, and the loads spread
 // over the call instead of the whole of A coming with the first column of C (column order).
+// Level-3 tasks without chains (SYMM, SYRK, SYR2K and the complex ones) grow the same way from
+// their origin's C tile (tl_l3_origin); the chains of TRMM/TRSM keep their column order.
 static int64_t square_dist(const tl_call *c, const tl_devcall *dc, int t) {
-    if (c->l3) return 0;
-    int64_t i0 = dc->origin % c->mt, j0 = dc->origin / c->mt;
-    int64_t di = (t % c->mt - i0 + c->mt) % c->mt, dj = (t / c->mt - j0 + c->nt) % c->nt;
+    if (c->l3 && c->l3->nchains > 0) return 0;
+    int64_t i0, j0, i, j;
+    tl_task_tile(c, (int)dc->origin, &i0, &j0);
+    tl_task_tile(c, t, &i, &j);
+    int64_t di = (i - i0 + c->mt) % c->mt, dj = (j - j0 + c->nt) % c->nt;
     return di > dj ? di : dj;
 }
 

@@ -250,6 +250,49 @@ static void test_cpu_auto_slow_cpu(void **state) {
     ts_devset_close(s);
 }
 
+// Level-3 origins (opts.grid): the task nearest each device's grid corner, not taken by a device
+// before it, never a task with a predecessor. On a full 12 x 12 C (SYMM) the GEMM's corners; on the
+// lower triangle (SYRK/SYR2K) the corner (0, 6) off the triangle moves to (3, 3), so that the four
+// first tasks read three block rows of A ((0,0): row 0, (3,3): row 3, (6,0): rows 6 and 0, (6,6):
+// row 6) instead of six from the column-major starts (0,0), (3,1), (7,2), (10,3).
+static void test_l3_origins(void **state) {
+    (void)state;
+    tl_call *c = calloc(1, sizeof *c);
+    tl_l3 *L = calloc(1, sizeof *L);
+    tl_task *tasks = calloc(144, sizeof *tasks);
+    assert_true(c && L && tasks);
+    c->mt = c->nt = 12;
+    c->l3 = L;
+    L->tasks = tasks;
+    for (int lower = 0; lower < 3; lower++) { // 0: full, 1: lower triangle, 2: lower, chains down columns
+        L->ntasks = 0;
+        for (int j = 0; j < 12; j++)
+            for (int i = lower ? j : 0; i < 12; i++) {
+                tl_task *tk = &tasks[L->ntasks++];
+                memset(tk, 0, sizeof *tk);
+                tk->i = i, tk->j = j, tk->chain = -1;
+                tk->prev = lower == 2 && i > j ? L->ntasks - 2 : -1;
+            }
+        const int want[2][4][2] = {{{0, 0}, {0, 6}, {6, 0}, {6, 6}}, {{0, 0}, {3, 3}, {6, 0}, {6, 6}}};
+        for (int d = 0; d < 4; d++) {
+            c->dc[d].origin = tl_l3_origin(c, 4, d);
+            const tl_task *tk = &tasks[c->dc[d].origin];
+            printf("case %d device %d: origin (%lld, %lld)\n", lower, d, (long long)tk->i, (long long)tk->j);
+            assert_int_equal(tk->prev, -1);
+            if (lower < 2) {
+                assert_int_equal(tk->i, want[lower][d][0]);
+                assert_int_equal(tk->j, want[lower][d][1]);
+            }
+            for (int e = 0; e < d; e++) assert_int_not_equal(c->dc[e].origin, c->dc[d].origin);
+        }
+    }
+    // more devices than tasks: the last ones start from task 0
+    L->ntasks = 2;
+    for (int d = 0; d < 3; d++) c->dc[d].origin = tl_l3_origin(c, 3, d);
+    assert_int_equal(c->dc[2].origin, 0);
+    free(tasks), free(L), free(c);
+}
+
 // The devices' starting grid (opts.grid): pr x pc blocks with the fewest panels per block.
 static void test_grid_shape(void **state) {
     (void)state;
@@ -366,6 +409,7 @@ int main(void) {
         cmocka_unit_test(test_cpu_share_auto),
         cmocka_unit_test(test_cpu_auto_slow_cpu),
         cmocka_unit_test(test_grid_shape),
+        cmocka_unit_test(test_l3_origins),
         cmocka_unit_test(test_grid_peer_bytes),
         cmocka_unit_test(test_first_wave_loads),
     };
