@@ -617,7 +617,6 @@ int tl_call_exec(tl_call *c, const void *const pin[3], const size_t pin_bytes[3]
     if (rt->opts.trace) { // the call's timeline becomes the runtime's last one
         free(rt->trace);
         rt->trace = c->trace, rt->ntrace = c->ntrace, rt->trace_t0 = c->t0, rt->trace_ndev = rt->ndev;
-        rt->trace_mt = c->mt;
         c->trace = NULL;
     }
     pin_trim(rt);
@@ -635,12 +634,12 @@ int tl_call_exec(tl_call *c, const void *const pin[3], const size_t pin_bytes[3]
 
 // Lanes (Chrome trace threads): three per device (copy in, GEMM, copy out), then one for the CPU.
 static void trace_event(FILE *f, int *first, const char *name, int tid, double t0, double t1, double base,
-                        const tl_trace_rec *r, int64_t mt) {
+                        const tl_trace_rec *r) {
     if (!(t0 > 0 && t1 >= t0)) return; // a stage that never ran (failed device)
     fprintf(f, "%s\n{\"name\":\"%s\",\"cat\":\"tiles\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,\"ts\":%.3f,"
                "\"dur\":%.3f,\"args\":{\"task\":%d,\"i\":%lld,\"j\":%lld,\"rerun\":%d}}",
-            *first ? "" : ",", name, tid, (t0 - base) * 1e6, (t1 - t0) * 1e6, r->task, (long long)(r->task % mt),
-            (long long)(r->task / mt), r->rerun);
+            *first ? "" : ",", name, tid, (t0 - base) * 1e6, (t1 - t0) * 1e6, r->task, (long long)r->i,
+            (long long)r->j, r->rerun);
     *first = 0;
 }
 
@@ -673,12 +672,11 @@ int ts_tiles_trace_write(ts_tiles *rt, const char *path) {
     for (int i = 0; i < rt->ntrace; i++) {
         const tl_trace_rec *r = &rt->trace[i];
         if (r->worker < 0) {
-            trace_event(f, &first, "gemm", 3 * nd, r->t[2], r->t[3], rt->trace_t0, r, rt->trace_mt);
+            trace_event(f, &first, "gemm", 3 * nd, r->t[2], r->t[3], rt->trace_t0, r);
             continue;
         }
         for (int l = 0; l < 3; l++)
-            trace_event(f, &first, lane[l], 3 * r->worker + l, r->t[2 * l], r->t[2 * l + 1], rt->trace_t0, r,
-                        rt->trace_mt);
+            trace_event(f, &first, lane[l], 3 * r->worker + l, r->t[2 * l], r->t[2 * l + 1], rt->trace_t0, r);
     }
     fprintf(f, "\n]}\n");
     int bad = ferror(f);

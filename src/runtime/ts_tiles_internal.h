@@ -63,6 +63,7 @@ typedef struct {
 typedef struct {
     int worker;        // device ordinal, or -1 for the CPU
     int task;
+    int64_t i, j;      // its C tile (tl_task_tile: a level-3 task's ids are not i + j*mt)
     int rerun;         // the task had been given back by a failed device before
     double t[6];       // in0, in1, gemm0, gemm1, out0, out1
 } tl_trace_rec;
@@ -190,7 +191,6 @@ struct ts_tiles {
     tl_trace_rec *trace;       // last call's timeline (opts.trace)
     int ntrace;
     int trace_ndev;
-    int64_t trace_mt;          // tile rows of that call (task -> i, j)
     double trace_t0;
     double cpu_flop_rate;      // the CPU worker's rate (flop/s): a probe at the first call, then
                                // what its tiles measured (the auto rule's estimate before a tile)

@@ -369,6 +369,7 @@ int tl_trace_new(tl_call *c, int worker, int task) {
     tl_trace_rec *r = &c->trace[c->ntrace];
     memset(r, 0, sizeof *r);
     r->worker = worker, r->task = task, r->rerun = c->rerun ? c->rerun[task] : 0;
+    tl_task_tile(c, task, &r->i, &r->j);
     return c->ntrace++;
 }
 

@@ -78,7 +78,8 @@ expect_rc 0
 count_rows '^(symm|trsm) +d +850x850 .* tiles .* PASS$' 2
 
 # --trace: one timeline per routine, size and precision of the tile runtime, one event per stage of
-# every C tile (copy in, GEMM, copy out): 10 tiles of SYRK's lower triangle and 16 of TRSM at 4 x 4.
+# every C tile (copy in, GEMM, copy out): 10 tiles of SYRK's lower triangle and 16 of TRSM at 4 x 4,
+# each event naming its tile (SYRK's all on the lower triangle, every one once).
 run TESSERA_SIM_DEVICES=1 TESSERA_TILE=64 TESSERA_TILES_CPU=0 -- blas3 256 --routine syrk,trsm --engine tiles --reps 1 --trace "$TMP/tr"
 expect_rc 0
 python3 - "$TMP" <<'PY' || fail "blas3 --trace files are not as expected"
@@ -88,6 +89,9 @@ for name, tiles in (("syrk", 10), ("trsm", 16)):
     ev = d["traceEvents"] if isinstance(d, dict) else d
     x = [e for e in ev if e.get("ph") == "X"]
     assert len(x) == 3 * tiles, (name, len(x))
+    ij = {(e["args"]["i"], e["args"]["j"]) for e in x}
+    want = {(i, j) for j in range(4) for i in range(4) if name == "trsm" or i >= j}
+    assert ij == want, (name, sorted(ij))
 print("trace ok")
 PY
 
