@@ -330,39 +330,6 @@ static int64_t tri_base(const tl_call *c) {
     return b < 32 ? 32 : b;
 }
 
-// A diagonal rank-k/2k product on a device, C := alpha A B^T (+ alpha B A^T) + beta C on the uplo
-// triangle (trans 'N'; 'T': A^T B ...), split in halves down to base: the off-diagonal block of
-// each split by one GEMM (two for rank-2k), the diagonal blocks at the base by the rank kernel
-// (cuBLAS ?syrk/?syr2k, which ran a 4096 tile at half the GEMM's rate and ?syr2k slower than
-// two full-tile GEMMs). Each element of the triangle is updated once, so beta goes to every part.
-static int rank_split(tl_call *c, ts_stream *st, int two, char uplo, char trans, int64_t n, int64_t k,
-                      const char *A, int64_t lda, const char *B, int64_t ldb, const void *beta, char *C, int64_t ldc,
-                      int64_t base) {
-    if (base <= 0 || n <= base)
-        return ts_dev_rank(st, c->prec, two, uplo, trans, n, k, c->alpha, A, lda, two ? B : A, two ? ldb : lda, beta,
-                           C, ldc);
-    int64_t h = n / 2 >= 64 ? n / 2 / 64 * 64 : n / 2, es = (int64_t)c->es; // 1 <= h < n
-    // the second half of the operands: rows h.. of A (trans 'N') or its columns h.. ('T')
-    size_t off = (size_t)(trans == 'N' ? h : h * lda) * (size_t)es, offb = (size_t)(trans == 'N' ? h : h * ldb) * (size_t)es;
-    const char *A2 = A + off, *B2 = (two ? B : A) + (two ? offb : off), *B1 = two ? B : A;
-    int64_t lb = two ? ldb : lda;
-    char ta = trans == 'N' ? 'N' : 'T', tb = trans == 'N' ? 'T' : 'N';
-    TS_CHECK(rank_split(c, st, two, uplo, trans, h, k, A, lda, B, ldb, beta, C, ldc, base));
-    TS_CHECK(rank_split(c, st, two, uplo, trans, n - h, k, A2, lda, two ? B + offb : B, ldb, beta,
-                        C + (size_t)(h + h * ldc) * (size_t)es, ldc, base));
-    // lower: C21 (rows h.., columns ..h) += alpha A2 B1^T (+ alpha B2 A1^T); upper: C12 += alpha A1 B2^T (+ B1 A2^T)
-    int lower = uplo == 'L';
-    char *Cx = C + (size_t)(lower ? h : h * ldc) * (size_t)es;
-    int64_t mr = lower ? n - h : h, nc = lower ? h : n - h;
-    const char *X = lower ? A2 : A, *Y = lower ? B1 : B2;
-    TS_CHECK(ts_dev_gemm(st, c->engine, c->prec, ta, tb, mr, nc, k, c->alpha, X, lda, Y, lb, beta, Cx, ldc));
-    if (two) {
-        const char *X2 = lower ? B2 : B1, *Y2 = lower ? A : A2;
-        TS_CHECK(ts_dev_gemm(st, c->engine, c->prec, ta, tb, mr, nc, k, c->alpha, X2, ldb, Y2, lda, c->one, Cx, ldc));
-    }
-    return 0;
-}
-
 static int get_operand(tl_call *c, int d, const tl_opnd *o, int *slot) {
     TS_CHECK(tl_cache_get(c, d, o->mat, key_of(c->l3, o), slot));
     int rc = ts_stream_wait_event(c->rt->dev[d].s_comp, c->dc[d].slots[*slot].ready);
@@ -436,9 +403,9 @@ int tl_l3_queue(tl_call *c, int d, int t, int cs, int trace, int save_at) {
                                      c->alpha, dc->slots[sblk].ptr, rblk, dc->slots[sbt].ptr, rbt, cp, mb,
                                      tri_base(c));
         } else if (pr->kind != TL_GEMM) // a diagonal tile of ?SYRK/?SYR2K: its triangle only
-            rc = rank_split(c, dr->s_comp, pr->kind == TL_RANK2, tk->mask, a->op == 'N' ? 'N' : 'T', mb,
-                            a->op == 'N' ? ca : ra, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
-                            q == 0 ? c->beta : c->one, cp, mb, tri_base(c));
+            rc = ts_dev_rank(dr->s_comp, c->prec, pr->kind == TL_RANK2, tk->mask, a->op == 'N' ? 'N' : 'T', mb,
+                             a->op == 'N' ? ca : ra, c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
+                             q == 0 ? c->beta : c->one, cp, mb);
         else
             rc = ts_dev_gemm(dr->s_comp, c->engine, c->prec, a->op, b->op, mb, nb, a->op == 'N' ? ca : ra,
                              pr->alpha2 ? L->alpha2 : c->alpha, dc->slots[sa].ptr, ra, dc->slots[sb].ptr, rb,
