@@ -32,6 +32,16 @@ void ts_tile_prep_host(char prec, ts_tile_kind kind, char uplo, int64_t n, void 
     char *a = p;
     int up = is_upper(uplo);
 #define EL(i, j) (a + ((size_t)(i) + (size_t)(j) * (size_t)ld) * es)
+    if (kind == TS_TILE_TRANS) {
+        char t[16];
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = j + 1; i < n; i++) {
+                memcpy(t, EL(i, j), es);
+                memcpy(EL(i, j), EL(j, i), es);
+                memcpy(EL(j, i), t, es);
+            }
+        return;
+    }
     for (int64_t j = 0; j < n; j++) {
         for (int64_t i = 0; i < n; i++) {
             int other = up ? i > j : i < j; // element of the triangle that is not stored
@@ -70,8 +80,9 @@ int ts_dev_tile_prep(ts_stream *st, char prec, ts_tile_kind kind, char uplo, int
     if (n == 0 || kind == TS_TILE_NONE) return 0;
     if (kind == TS_TILE_DIAG_REAL && !ts_prec_is_complex(prec)) return 0;
     ts_tile_prep_args a = {.prec = prec, .uplo = is_upper(uplo) ? 'U' : 'L', .kind = (int)kind, .n = n, .ld = ld, .p = p};
-    ts_kernel k = {.name = "tile_prep", .flops = (double)n * (double)n, .cpu = prep_run, .args = &a,
-                   .args_size = sizeof a};
+    // a transpose moves data and computes nothing (the kernel counters count flops)
+    ts_kernel k = {.name = "tile_prep", .flops = kind == TS_TILE_TRANS ? 0 : (double)n * (double)n, .cpu = prep_run,
+                   .args = &a, .args_size = sizeof a};
 #if TS_HAVE_CUDA
     k.cuda = ts_cuda_tile_prep;
 #endif
@@ -293,6 +304,31 @@ int ts_dev_tile_put_tri(ts_stream *st, char prec, char uplo, int64_t n, const vo
     }
     TS_CHECK(ts_kernel_enqueue(st, &k));
     return 0;
+}
+
+static int trans_run(void *p) {
+    const ts_tile_put_args *a = p;
+    size_t es = ts_prec_size(a->prec);
+    for (int64_t j = 0; j < a->n; j++)
+        for (int64_t i = 0; i < a->n; i++)
+            memcpy((char *)a->dst + ((size_t)j + (size_t)i * (size_t)a->ldd) * es,
+                   (const char *)a->src + ((size_t)i + (size_t)j * (size_t)a->lds) * es, es);
+    return 0;
+}
+
+int ts_dev_tile_trans(ts_stream *st, char prec, int64_t n, const void *src, int64_t lds, void *dst, int64_t ldd) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_trans: no stream");
+    if (!ts_prec_size(prec)) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_trans: precision '%c'", prec);
+    if (n < 0 || lds < (n > 1 ? n : 1) || ldd < (n > 1 ? n : 1))
+        TS_RAISE(TS_ERR_ARG, "ts_dev_tile_trans: n=%lld lds=%lld ldd=%lld", (long long)n, (long long)lds,
+                 (long long)ldd);
+    if (n == 0) return 0;
+    ts_tile_put_args a = {.prec = prec, .uplo = 'L', .n = n, .lds = lds, .ldd = ldd, .src = src, .dst = dst};
+    ts_kernel k = {.name = "tile_trans", .flops = 0, .cpu = trans_run, .args = &a, .args_size = sizeof a};
+#if TS_HAVE_CUDA
+    k.cuda = ts_cuda_tile_trans;
+#endif
+    return ts_kernel_enqueue(st, &k);
 }
 
 // ---------------------------------------------------------------- TRMM (diagonal products)

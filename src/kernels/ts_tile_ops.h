@@ -18,7 +18,8 @@
 extern "C" {
 #endif
 
-// Preparation kinds (a tile op): the source triangle is 'L' (lower) or 'U' (upper).
+// Preparation kinds (a tile op): the source triangle is 'L' (lower) or 'U' (upper). The tile is
+// square (n x n) for every kind.
 typedef enum {
     TS_TILE_NONE = 0,
     TS_TILE_SYM,        // the other triangle := the source triangle transposed
@@ -26,6 +27,8 @@ typedef enum {
     TS_TILE_TRI,        // the other triangle := 0
     TS_TILE_TRI_UNIT,   // the other triangle := 0, diagonal := 1
     TS_TILE_DIAG_REAL,  // imaginary part of the diagonal := 0 (nothing else; no-op for real data)
+    TS_TILE_TRANS,      // the whole tile := its transpose (no conjugation; uplo not used): an operand
+                        // that a GEMM reads transposed, stored so that it reads it as it is
 } ts_tile_kind;
 
 // Applies `kind` to the n x n tile p (leading dimension ld) of precision prec; uplo names the
@@ -82,6 +85,11 @@ int ts_dev_trsm_blocked(ts_stream *st, ts_engine engine, char prec, char side, c
 int ts_dev_tile_put_tri(ts_stream *st, char prec, char uplo, int64_t n, const void *src, int64_t lds, void *dst,
                         int64_t ldd);
 
+// dst := src^T for the n x n tile src (leading dimensions lds, ldd; no conjugation), both on the
+// stream's device, out of place: the transposed copy of a cached operand tile (TS_TILE_TRANS) made
+// from the plain copy a device already holds instead of a second load from the host.
+int ts_dev_tile_trans(ts_stream *st, char prec, int64_t n, const void *src, int64_t lds, void *dst, int64_t ldd);
+
 // Kernel launcher of the CUDA build (ts_tile_ops.cu): the arguments of one tile op.
 typedef struct {
     char prec, uplo;
@@ -97,6 +105,7 @@ typedef struct {
     void *dst; // as the device addresses it
 } ts_tile_put_args;
 int ts_cuda_tile_put(void *native_stream, void *args); // args: ts_tile_put_args*
+int ts_cuda_tile_trans(void *native_stream, void *args); // args: ts_tile_put_args* (uplo unused)
 // The device address of registered host memory p (1), or 0 when p is not mapped for the devices.
 int ts_cuda_host_mapped(void *p, void **dev);
 // cuBLAS ?trsm on the stream in any precision (ts_cublas.c; the stream's cuBLAS handle).

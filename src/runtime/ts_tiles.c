@@ -55,6 +55,7 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     o->save_c = 1;
     o->diag_rank = 1;
     o->diag_trmm = 1;
+    o->trans_prep = 1;
     o->forward = 1;
     o->tri_base = -1;
     o->grid = 2;
@@ -69,6 +70,7 @@ int ts_tiles_opts_init(ts_tiles_opts *o) {
     TS_CHECK(ts_env_bool("TESSERA_TILES_SAVE_C", &o->save_c));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_RANK", &o->diag_rank));
     TS_CHECK(ts_env_bool("TESSERA_TILES_DIAG_TRMM", &o->diag_trmm));
+    TS_CHECK(ts_env_bool("TESSERA_TILES_TRANS_PREP", &o->trans_prep));
     TS_CHECK(ts_env_bool("TESSERA_TILES_FORWARD", &o->forward));
     TS_CHECK(ts_env_i64("TESSERA_TILES_TRI_BASE", &o->tri_base));
     if (o->tri_base < -1)
@@ -460,6 +462,7 @@ static void call_stats(const tl_call *c, ts_tiles_stats *s) {
         s->cache_hits += dc->hits;
         s->cache_misses += dc->misses;
         s->peer_fetches += dc->peer_fetches;
+        s->transposes += dc->transposes;
         s->evictions += dc->evictions;
         s->steals += dc->steals;
         s->slots[d] = dc->nslots;
@@ -695,6 +698,7 @@ void ts_tiles_stats_json(ts_json *j, const ts_tiles_stats *t) {
     ts_json_int(j, "cache_hits", t->cache_hits);
     ts_json_int(j, "cache_misses", t->cache_misses);
     ts_json_int(j, "peer_fetches", t->peer_fetches);
+    ts_json_int(j, "transposes", t->transposes);
     ts_json_num(j, "cpu_share", t->cpu_share);
     ts_json_int(j, "tile", t->tile);
     ts_json_int(j, "tiles", t->tiles);

@@ -51,6 +51,9 @@ typedef struct {
                          // (half a GEMM's flops), 0: by GEMMs on the whole tile (TESSERA_TILES_DIAG_RANK, 1)
     int diag_trmm;       // 1: the diagonal products of TRMM tiles by ?trmm on the block's triangle (half a
                          // GEMM's flops), 0: by GEMMs on the zero-filled block (TESSERA_TILES_DIAG_TRMM, 1)
+    int trans_prep;      // 1: ?SYRK/?SYR2K with trans 'N' read the operand tiles their GEMMs use transposed from a
+                         // transposed copy in the cache, so that every off-diagonal product runs NN
+                         // (TESSERA_TILES_TRANS_PREP, 1)
     int64_t tri_base;    // the diagonal TRMM products and TRSM solves split down to this order, the rest by
                          // GEMM (ts_dev_trmm_blocked); -1: tile / 8 (at least 32), 0: not split
     int forward;         // 1: a TRMM/TRSM chain's next tile starts on the device that computes its
@@ -95,6 +98,7 @@ typedef struct ts_tiles_stats {
     int64_t cache_hits;                  // A/B tile requests served by the device's own cache
     int64_t cache_misses;                // ... loaded from the host or a peer
     int64_t peer_fetches;                // misses served by a peer's cache
+    int64_t transposes;                  // misses served by transposing the device's own plain copy (trans_prep)
     int64_t evictions;                   // valid tiles dropped to make room
     int64_t steals;                      // reserved tasks taken over by another device at the tail
     int64_t slots[TS_MAX_DEVICES];       // tile slots of each device's cache
@@ -112,7 +116,7 @@ typedef struct ts_tiles_stats {
 
 // Writes what one call did as members of the JSON object that is open (the "extra" object of a
 // results entry, docs/results.md): bytes_h2d, bytes_d2h, bytes_save, bytes_p2p, bytes_h2d_noreuse,
-// cache_hits, cache_misses, peer_fetches, cpu_share, tile, tiles, tiles_cpu, tiles_per_device,
+// cache_hits, cache_misses, peer_fetches, transposes, cpu_share, tile, tiles, tiles_cpu, tiles_per_device,
 // steals, cpu_mode, cpu_share_planned (null: none), cpu_steals, dev_gflops, cpu_gflops, cpu_gflops_est,
 // devices_failed, reruns, bytes_h2d_per_device. Every tool that reports the runtime writes it through this function.
 void ts_tiles_stats_json(ts_json *j, const ts_tiles_stats *t);

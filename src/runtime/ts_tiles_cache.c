@@ -462,8 +462,31 @@ static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
     size_t spitch, width, rows;
     int64_t ld;
     tile_geom(c, mat, idx, &src, &spitch, &width, &rows, &ld);
-    int ps = -1, e = find_peer(c, d, mat, idx, &ps);
     int rc;
+    // A matrix whose tiles are also read transposed (TS_TILE_TRANS): keys idx and idx ^ 1 (plain and
+    // transposed copy of one block) are each other's transposes. A miss on one is served, before any
+    // host load, from the other: by a kernel from this device's copy, else from a peer's copy of the
+    // tile itself (below), else from a peer's copy of the other, transposed here after the copy; so a
+    // block comes from the host once, whichever form a device asks for first.
+    const int tp = c->l3 && c->l3->prep_kind[mat] == TS_TILE_TRANS;
+    int loc = tp ? *map_of(c, d, mat, idx ^ 1) : -1;
+    if (loc >= 0) {
+        tl_slot *rsl = &dc->slots[loc];
+        rsl->readers++;
+        tl_ref ref = {d, loc};
+        rc = ts_stream_wait_event(dr->s_p2p, rsl->ready);
+        if (rc >= 0) rc = ts_dev_tile_trans(dr->s_p2p, c->prec, (int64_t)rows, rsl->ptr, ld, sl->ptr, ld);
+        if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_p2p);
+        if (rc < 0) {
+            rsl->readers--;
+            return tl_call_fail(c, rc);
+        }
+        dc->transposes++;
+        TS_CHECK(tl_ring_push(c, d, dr->s_p2p, &ref, 1));
+        return 0;
+    }
+    int ps = -1, e = find_peer(c, d, mat, idx, &ps), flip = 0;
+    if (e < 0 && tp) flip = (e = find_peer(c, d, mat, idx ^ 1, &ps)) >= 0;
     if (e >= 0) {
         tl_slot *psl = &c->dc[e].slots[ps];
         psl->readers++;
@@ -472,12 +495,14 @@ static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
         if (rc >= 0)
             rc = ts_copy_peer2d_async(dr->s_p2p, dr->dev, sl->ptr, width, c->rt->dev[e].dev, psl->ptr, width, width,
                                       rows);
+        if (rc >= 0 && flip) rc = ts_dev_tile_prep(dr->s_p2p, c->prec, TS_TILE_TRANS, 'L', ld, sl->ptr, ld);
         if (rc >= 0) rc = ts_event_record(sl->ready, dr->s_p2p);
         if (rc < 0) {
             psl->readers--;
             return tl_call_fail(c, rc);
         }
         dc->peer_fetches++;
+        dc->transposes += flip;
         dc->bytes_p2p += width * rows;
         TS_CHECK(tl_ring_push(c, d, dr->s_p2p, &ref, 1));
     } else {
@@ -508,8 +533,10 @@ int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot) {
         // Room for a host load first (opts.h2d_ahead), while the tile is not in this device's map:
         // a peer that looked it up during the wait would copy a slot whose ready event is stale.
         // The wait may let a peer start loading it: load_tile then takes it from there.
-        int ps;
-        if (find_peer(c, d, mat, idx, &ps) < 0) TS_CHECK(h2d_room(c, d));
+        int ps, tp = c->l3 && c->l3->prep_kind[mat] == TS_TILE_TRANS; // served by its transpose (load_tile)?
+        if (find_peer(c, d, mat, idx, &ps) < 0 &&
+            !(tp && (*map_of(c, d, mat, idx ^ 1) >= 0 || find_peer(c, d, mat, idx ^ 1, &ps) >= 0)))
+            TS_CHECK(h2d_room(c, d));
         dc->misses++;
         TS_CHECK(take_slot(c, d, &s));
         // take_slot may have dropped the lock, but only this worker fills this device's cache.

@@ -108,6 +108,7 @@ typedef struct {
     int64_t origin;    // GEMM: the task this device started from (its region of C grows around it)
     // counters (under the call lock)
     int64_t tiles_done, hits, misses, peer_fetches, evictions, steals;
+    int64_t transposes; // transposed copies made from this device's plain copies (TS_TILE_TRANS)
     size_t bytes_h2d, bytes_d2h, bytes_p2p, bytes_save;
     int stuck;         // waiting for slots held by peers
     int revivals;      // recoveries after a peer's failure (TL_REVIVALS at most)

@@ -153,6 +153,7 @@ typedef struct {
     int64_t T;
     int diag_rank; // the runtime's opts.diag_rank
     int diag_trmm; // ... and opts.diag_trmm
+    int trans_prep; // ... and opts.trans_prep
 } builder;
 
 static tl_opnd opnd(int mat, int64_t bi, int64_t bj, char op, int prep) {
@@ -559,6 +560,7 @@ static int begin(ts_tiles *rt, builder *b, const char *name) {
     b->T = ts_tiles_tile(rt);
     b->diag_rank = rt->opts.diag_rank;
     b->diag_trmm = rt->opts.diag_trmm;
+    b->trans_prep = rt->opts.trans_prep;
     b->L.name = name;
     return 0;
 }
@@ -662,6 +664,12 @@ static int rank_impl(ts_tiles *rt, char prec, int herm, int two, char uplo, char
     mat_set(&b, TL_B, two ? B : A, two ? ldb : lda, ra, ca);
     memcpy(b.L.alpha2, al2, 16);
     int64_t nt = (n + b.T - 1) / b.T, kt = (k + b.T - 1) / b.T;
+    // trans 'N' (symmetric): the products X(i,l) Y(j,l)^T read Y transposed, which cuBLAS runs ~8% below
+    // its NN rate (H100: 55.8 against 60.8 TFLOP/s at 8192). A full T x T tile Y(j,l) is read from its
+    // transposed copy instead (TS_TILE_TRANS: made from the plain copy the device holds, else loaded and
+    // transposed), so that the product is NN; edge tiles stay as they are.
+    const int tprep = trans == 'N' && !herm && b.trans_prep;
+    if (tprep) b.L.prep_kind[TL_A] = b.L.prep_kind[TL_B] = TS_TILE_TRANS;
     int rc = 0;
     for (int64_t j = 0; j < nt && rc == 0; j++)
         for (int64_t i = uplo == 'L' ? j : 0; i < (uplo == 'L' ? nt : j + 1) && rc == 0; i++) {
@@ -682,7 +690,10 @@ static int rank_impl(ts_tiles *rt, char prec, int herm, int two, char uplo, char
                 // trans 'N': X(i,l) Y(j,l)^T; else X(l,i)^T Y(l,j) (X, Y = A, A or A, B then B, A)
                 int xm = TL_A, ym = two ? TL_B : TL_A;
                 for (int term = 0; term < (two ? 2 : 1) && rc == 0; term++) {
-                    if (trans == 'N') rc = add_prod(&b, opnd(xm, i, l, 'N', 0), opnd(ym, j, l, t, 0), term);
+                    int full = tl_dim(ra, b.T, j) == b.T && tl_dim(ca, b.T, l) == b.T;
+                    if (trans == 'N' && tprep && full)
+                        rc = add_prod(&b, opnd(xm, i, l, 'N', 0), opnd(ym, j, l, 'N', 1), term);
+                    else if (trans == 'N') rc = add_prod(&b, opnd(xm, i, l, 'N', 0), opnd(ym, j, l, t, 0), term);
                     else rc = add_prod(&b, opnd(xm, l, i, t, 0), opnd(ym, l, j, 'N', 0), term);
                     int s = xm;
                     xm = ym, ym = s;

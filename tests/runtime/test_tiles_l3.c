@@ -211,6 +211,8 @@ static void test_symm_hemm(void **state) {
 
 // ---------------------------------------------------------------- SYRK / HERK / SYR2K / HER2K
 
+static ts_tiles_stats rank_stats; // the last run_rank's
+
 static void run_rank(ts_tiles *rt, char prec, int herm, int two, char uplo, char trans, int64_t n, int64_t k,
                      uint64_t seed, int beta_zero) {
     size_t es = ts_prec_size(prec);
@@ -258,6 +260,7 @@ static void run_rank(ts_tiles *rt, char prec, int herm, int two, char uplo, char
     assert_true(e <= 1.0);
     if (!untouched(prec, uplo, n, n, C, C0, ldc)) fprintf(stderr, "%s: the other triangle was written\n", what);
     assert_true(untouched(prec, uplo, n, n, C, C0, ldc));
+    rank_stats = st;
     free(A), free(B), free(C), free(C0), free(R);
 }
 
@@ -631,6 +634,40 @@ static void test_args_and_quick_returns(void **state) {
     ts_devset_close(s);
 }
 
+// trans_prep: ?SYRK/?SYR2K with trans 'N' read their transposed operands from transposed copies
+// (two devices, 12 x 12 tiles of 64, k = 12 tiles, full tiles only, and one case with edge tiles).
+// The copies come from each device's plain copy (transposes > 0), so the host loads stay those of
+// the plain run (within 10%: the order of the loads differs), and the results are checked as
+// everywhere else (real and complex, both triangles, SYR2K).
+static void test_trans_prep(void **state) {
+    (void)state;
+    ts_devset *s = tt_open(2, NULL, 0, 0, 0);
+    assert_non_null(s);
+    const int64_t T = 64;
+    struct { char prec; int two; char uplo; int64_t n, k; } cs[] = {
+        {'d', 0, 'L', 12 * T, 12 * T}, {'d', 1, 'U', 12 * T, 12 * T}, {'z', 0, 'U', 6 * T, 6 * T}, {'d', 0, 'L', 700, 650}};
+    for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
+        size_t h2d[2];
+        int64_t tr[2];
+        for (int on = 0; on < 2; on++) {
+            ts_tiles_opts o = tt_opts(T, 0);
+            o.trans_prep = on;
+            ts_tiles *rt = NULL;
+            assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
+            run_rank(rt, cs[q].prec, 0, cs[q].two, cs[q].uplo, 'N', cs[q].n, cs[q].k, 300 + q, 0);
+            h2d[on] = rank_stats.bytes_h2d, tr[on] = rank_stats.transposes;
+            ts_tiles_destroy(rt);
+        }
+        fprintf(stderr, "%c %s %c n=%lld k=%lld: transposes %lld, host bytes %.3f of the plain run's\n", cs[q].prec,
+                cs[q].two ? "SYR2K" : "SYRK", cs[q].uplo, (long long)cs[q].n, (long long)cs[q].k, (long long)tr[1],
+                (double)h2d[1] / (double)h2d[0]);
+        assert_int_equal(tr[0], 0);
+        assert_true(tr[1] > 0);
+        assert_true((double)h2d[1] <= 1.10 * (double)h2d[0]);
+    }
+    ts_devset_close(s);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symm_hemm),      cmocka_unit_test(test_syrk_herk),
@@ -641,6 +678,7 @@ int main(void) {
         cmocka_unit_test(test_diag_writeback),
         cmocka_unit_test(test_forward),
         cmocka_unit_test(test_args_and_quick_returns),
+        cmocka_unit_test(test_trans_prep),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

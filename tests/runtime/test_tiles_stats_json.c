@@ -33,12 +33,13 @@ static void test_every_key(void **state) {
     t.tile = 256, t.tiles = 12, t.ndev = 2, t.tiles_dev[0] = 5, t.tiles_dev[1] = 4, t.tiles_cpu = 3;
     t.cpu_share = 0.25, t.bytes_h2d = 1000, t.bytes_d2h = 2000, t.bytes_p2p = 300, t.bytes_save = 40;
     t.bytes_h2d_noreuse = 5000, t.cache_hits = 17, t.cache_misses = 19, t.peer_fetches = 7, t.steals = 2;
+    t.transposes = 9;
     t.cpu_mode = "adaptive", t.cpu_share_planned = 0.5, t.cpu_steals = 1, t.dev_gflops = 12.5;
     t.cpu_gflops = 1.5, t.cpu_gflops_est = 2.25, t.devices_failed = 1, t.reruns = 6;
     char *doc = stats_doc(&t);
     static const char *members[] = {
         "\"bytes_h2d\": 1000", "\"bytes_d2h\": 2000", "\"bytes_save\": 40", "\"bytes_p2p\": 300",
-        "\"bytes_h2d_noreuse\": 5000", "\"cache_hits\": 17", "\"cache_misses\": 19", "\"peer_fetches\": 7",
+        "\"bytes_h2d_noreuse\": 5000", "\"cache_hits\": 17", "\"cache_misses\": 19", "\"peer_fetches\": 7", "\"transposes\": 9",
         "\"cpu_share\": 0.25", "\"tile\": 256", "\"tiles\": 12", "\"tiles_cpu\": 3", "\"steals\": 2",
         "\"cpu_mode\": \"adaptive\"", "\"cpu_share_planned\": 0.5", "\"cpu_steals\": 1", "\"dev_gflops\": 12.5",
         "\"cpu_gflops\": 1.5", "\"cpu_gflops_est\": 2.25", "\"devices_failed\": 1", "\"reruns\": 6", "\"tiles_per_device\": ["};

@@ -44,7 +44,38 @@ __global__ void tile_prep_kernel(T *a, int64_t n, int64_t ld, int kind, int uppe
     }
 }
 
+// In-place transpose of a square tile: the block (bx, by) below the diagonal swaps with its mirror
+// (by, bx) through shared memory, so that both sides are read and written along columns; a diagonal
+// block transposes itself. Blocks above the diagonal return at once.
+#define TS_TRANS_BLOCK 32
+template <typename T>
+__global__ void tile_trans_kernel(T *a, int64_t n, int64_t ld) {
+    __shared__ T lo[TS_TRANS_BLOCK][TS_TRANS_BLOCK + 1], hi[TS_TRANS_BLOCK][TS_TRANS_BLOCK + 1];
+    int64_t bi = blockIdx.x, bj = blockIdx.y;
+    if (bi < bj) return;
+    int64_t i0 = bi * TS_TRANS_BLOCK, j0 = bj * TS_TRANS_BLOCK;
+    int tx = threadIdx.x;
+    for (int ty = threadIdx.y; ty < TS_TRANS_BLOCK; ty += blockDim.y) {
+        int64_t i = i0 + tx, j = j0 + ty; // element (i, j) of block (bi, bj), column j
+        if (i < n && j < n) lo[ty][tx] = a[i + j * ld];
+        int64_t i2 = j0 + tx, j2 = i0 + ty; // element of the mirror block (bj, bi)
+        if (i2 < n && j2 < n) hi[ty][tx] = a[i2 + j2 * ld];
+    }
+    __syncthreads();
+    for (int ty = threadIdx.y; ty < TS_TRANS_BLOCK; ty += blockDim.y) {
+        int64_t i = i0 + tx, j = j0 + ty; // (i, j) := old (j, i), which is hi[tx][ty]'s element
+        if (i < n && j < n) a[i + j * ld] = hi[tx][ty];
+        int64_t i2 = j0 + tx, j2 = i0 + ty;
+        if (bi != bj && i2 < n && j2 < n) a[i2 + j2 * ld] = lo[tx][ty];
+    }
+}
+
 template <typename T> static void launch(const ts_tile_prep_args *a, cudaStream_t s) {
+    if (a->kind == TS_TILE_TRANS) {
+        unsigned nb = (unsigned)((a->n + TS_TRANS_BLOCK - 1) / TS_TRANS_BLOCK);
+        tile_trans_kernel<T><<<dim3(nb, nb), dim3(TS_TRANS_BLOCK, 8), 0, s>>>((T *)a->p, a->n, a->ld);
+        return;
+    }
     dim3 block(TS_PREP_BLOCK, TS_PREP_BLOCK);
     dim3 grid((unsigned)((a->n + TS_PREP_BLOCK - 1) / TS_PREP_BLOCK), (unsigned)((a->n + TS_PREP_BLOCK - 1) / TS_PREP_BLOCK));
     tile_prep_kernel<T><<<grid, block, 0, s>>>((T *)a->p, a->n, a->ld, a->kind, a->uplo == 'U');
@@ -105,4 +136,40 @@ extern "C" int ts_cuda_host_mapped(void *p, void **dev) {
     if (at.type != cudaMemoryTypeHost || !at.devicePointer) return 0;
     *dev = at.devicePointer;
     return 1;
+}
+
+// dst := src^T out of place: a 32 x 32 block read along the columns of src into shared memory and
+// written along the columns of dst.
+template <typename T>
+__global__ void tile_trans_copy_kernel(const T *src, int64_t lds, T *dst, int64_t ldd, int64_t n) {
+    __shared__ T b[TS_TRANS_BLOCK][TS_TRANS_BLOCK + 1];
+    int64_t i0 = (int64_t)blockIdx.x * TS_TRANS_BLOCK, j0 = (int64_t)blockIdx.y * TS_TRANS_BLOCK;
+    int tx = threadIdx.x;
+    for (int ty = threadIdx.y; ty < TS_TRANS_BLOCK; ty += blockDim.y)
+        if (i0 + tx < n && j0 + ty < n) b[ty][tx] = src[(i0 + tx) + (j0 + ty) * lds];
+    __syncthreads();
+    for (int ty = threadIdx.y; ty < TS_TRANS_BLOCK; ty += blockDim.y) // dst(j0 + tx, i0 + ty) = src(i0 + ty, j0 + tx)
+        if (j0 + tx < n && i0 + ty < n) dst[(j0 + tx) + (i0 + ty) * ldd] = b[tx][ty];
+}
+
+template <typename T> static void launch_trans(const ts_tile_put_args *a, cudaStream_t s) {
+    unsigned nb = (unsigned)((a->n + TS_TRANS_BLOCK - 1) / TS_TRANS_BLOCK);
+    tile_trans_copy_kernel<T><<<dim3(nb, nb), dim3(TS_TRANS_BLOCK, 8), 0, s>>>((const T *)a->src, a->lds, (T *)a->dst,
+                                                                               a->ldd, a->n);
+}
+
+extern "C" int ts_cuda_tile_trans(void *native_stream, void *args) {
+    const ts_tile_put_args *a = (const ts_tile_put_args *)args;
+    cudaStream_t s = (cudaStream_t)native_stream;
+    switch (a->prec) {
+    case 's': launch_trans<float>(a, s); break;
+    case 'd': launch_trans<double>(a, s); break;
+    case 'c': launch_trans<cuFloatComplex>(a, s); break;
+    case 'z': launch_trans<cuDoubleComplex>(a, s); break;
+    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_tile_trans: precision '%c'", a->prec);
+    }
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        TS_RAISE(TS_ERR_CUDA, "tile_trans_copy_kernel (%c, n=%lld): %s", a->prec, (long long)a->n, cudaGetErrorString(e));
+    return 0;
 }
