@@ -760,13 +760,6 @@ static int tri_impl(ts_tiles *rt, char prec, int solve, char side, char uplo, ch
     TS_CHECK(begin(rt, &b, who));
     int left = side == 'L';
     int64_t ka = left ? m : n;
-    // The tasks of a chain run one after another, so on several devices the call ends with the device
-    // whose chains finish last. With fewer than four chains a device at the default tile, the tile
-    // shrinks to 3/4 of it (n = 49152 on four devices: 16 chains of 3072 instead of 12 of 4096; four
-    // H100s, same call: TRMM 0.896x -> see bench/notes/tiles-and-blas3.md). A tile set by the caller
-    // (opts.tile, TESSERA_TILE) is kept.
-    int64_t ext = left ? n : m;
-    if (rt->opts.tile == 0 && rt->ndev > 1 && (ext + b.T - 1) / b.T < 4 * (int64_t)rt->ndev) b.T = b.T / 4 * 3;
     mat_set(&b, TL_A, A, lda, ka, ka);
     mat_set(&b, TL_B, B, ldb, m, n);
     b.L.prep_kind[TL_A] = diag == 'U' ? TS_TILE_TRI_UNIT : TS_TILE_TRI;

@@ -668,29 +668,6 @@ static void test_trans_prep(void **state) {
     ts_devset_close(s);
 }
 
-// TRMM/TRSM chains on several devices at the default tile: fewer than four chains a device shrink
-// the tile to 3/4 (2 sim devices, default 256: n = 1024 is 4 chains, so 192; n = 2048 is 8, kept);
-// one device, or a tile the caller set, keeps it. Results checked as everywhere else.
-static void test_chain_tile(void **state) {
-    (void)state;
-    struct { int ndev; int64_t tile, n, want; } cs[] = {{2, 0, 1024, 192}, {2, 0, 2048, 256}, {1, 0, 1024, 256}, {2, 256, 1024, 256}};
-    for (size_t q = 0; q < sizeof cs / sizeof cs[0]; q++) {
-        ts_devset *s = tt_open(cs[q].ndev, NULL, 0, 0, 0);
-        assert_non_null(s);
-        ts_tiles_opts o = tt_opts(cs[q].tile, 0);
-        ts_tiles *rt = NULL;
-        assert_int_equal(ts_tiles_create(s, &o, &rt), 0);
-        for (int solve = 0; solve < 2; solve++) {
-            run_tri(rt, 'd', solve, 'L', 'L', 'N', 'N', 512, cs[q].n, 970 + q);
-            fprintf(stderr, "%s on %d devices, tile %lld, n = %lld: tile %lld\n", solve ? "TRSM" : "TRMM", cs[q].ndev,
-                    (long long)cs[q].tile, (long long)cs[q].n, (long long)tri_stats.tile);
-            assert_int_equal(tri_stats.tile, cs[q].want);
-        }
-        ts_tiles_destroy(rt);
-        ts_devset_close(s);
-    }
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_symm_hemm),      cmocka_unit_test(test_syrk_herk),
@@ -702,7 +679,6 @@ int main(void) {
         cmocka_unit_test(test_forward),
         cmocka_unit_test(test_args_and_quick_returns),
         cmocka_unit_test(test_trans_prep),
-        cmocka_unit_test(test_chain_tile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
