@@ -15,6 +15,9 @@
 #   hpcg-G    the same on every GPU of the machine (one rank each, the default halo and graph)
 #   gemm      tessera gemm 8192 16384 16384x16384x512, own kernel and cuBLAS, --interleave: TFLOP/s
 #   hpl-1     tessera hpl -P 1 -Q 1 at N = REGRESS_HPL_N (65536), NB 1024: TFLOP/s
+#   blas3-1   tessera blas3, the five double level-3 routines and the tile DGEMM (--gemm-ref) on the
+#             tile runtime, host operands, one GPU, n = REGRESS_BLAS3_N (32768): TFLOP/s per routine
+#   blas3-G   the same on every GPU of the machine (--devices G), n = REGRESS_BLAS3_NG (49152)
 # REGRESS_BASE_ENV / REGRESS_HEAD_ENV: extra environment (VAR=value ...) for each side, e.g. a knob
 # measured against its default with BASE = HEAD.
 set -uo pipefail
@@ -84,10 +87,14 @@ runstep() { # runstep STEP VARIANT REP: one run, its JSON at $work/STEP-VARIANT-
     hpcg-G) (cd "$work" && "${mpi[@]}" "$ngpu" env $envs "$t" hpcg --engine cuda --nx 256 --ny 256 --nz 256 --rt "$rt" -q --json "$j") ;;
     gemm) env CUDA_VISIBLE_DEVICES=0 $envs "$t" gemm 8192 16384 16384x16384x512 --engine tessera,cublas --reps 5 --interleave --json "$j" ;;
     hpl-1) env CUDA_VISIBLE_DEVICES=0 $envs "$t" hpl -P 1 -Q 1 -N "${REGRESS_HPL_N:-65536}" -NB 1024 --json "$j" ;;
+    blas3-1) env CUDA_VISIBLE_DEVICES=0 TESSERA_ARENA_FRACTION=0.5 $envs "$t" blas3 --routine all "${REGRESS_BLAS3_N:-32768}" \
+               --engine tiles --gemm-ref --reps 2 --json "$j" ;;
+    blas3-G) env TESSERA_ARENA_FRACTION=0.5 $envs "$t" blas3 --routine all "${REGRESS_BLAS3_NG:-49152}" \
+               --engine tiles --devices "$ngpu" --gemm-ref --reps 2 --json "$j" ;;
     *) echo "regress.sh: unknown step $s" >&2; return 2 ;;
   esac >"$log" 2>&1
   local rc=$?
-  echo "== $s $v #$r: exit $rc, $(grep -h -E 'rating of=|PASSED|FAILED' "$log" | tail -1)" >&2
+  echo "== $s $v #$r: exit $rc, $(grep -h -E 'rating of=|PASSED|FAILED|PASS$|FAIL$' "$log" | tail -1)" >&2
 }
 for s in ${STEPS//,/ }; do
   for r in $(seq 1 "${REGRESS_REPS:-2}"); do

@@ -4,7 +4,7 @@
 Usage: regress_summary.py OUT.json BASE HEAD RUN.json...   (RUN files named STEP-VARIANT-REP.json)
 
 Every figure of a run (HPCG: rating and the phases' GFLOP/s; GEMM: TFLOP/s per engine, shape and
-ops; HPL: TFLOP/s) is paired with the same figure of the other variant in the same repetition;
+ops; HPL: TFLOP/s; blas3: TFLOP/s per routine and size) is paired with the same figure of the other variant in the same repetition;
 the ratio HEAD/BASE is printed as the median of those pairs with their min and max (the spread),
 and all runs plus the ratios are written to OUT.json (results schema, "variant" on each result).
 """
@@ -25,6 +25,11 @@ def figures(res):
             g = x.get("phases", {}).get(ph, {}).get("gflops")
             if g is not None:
                 out["hpcg %s GFLOP/s" % ph] = g
+    elif b == "blas3":
+        sh = res.get("shape", {})
+        letters = "".join(str(sh.get(k, "")) for k in ("side", "uplo", "trans", "diag"))
+        out["blas3 %s %s %s %s%s TFLOP/s" % (e, sh.get("routine"), res.get("precision", ""), sh.get("m"),
+                                             " " + letters if letters else "")] = res.get("tflops", {}).get("median")
     elif b in ("gemm", "hpl"):
         sh = res.get("shape", {})
         tag = "x".join(str(sh[k]) for k in ("m", "n", "k") if k in sh)
