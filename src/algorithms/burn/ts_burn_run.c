@@ -559,6 +559,10 @@ static void tick(burn_dev *d, ts_nvml *nv, double now, double interval) {
         pthread_mutex_unlock(&d->mu);
         return;
     }
+    // The sample is taken now, under the lock: a product completed during the NVML read (or while
+    // the lock was held elsewhere) is in the window, and the window must not end after the sample's
+    // time (a loaded CI machine saw t_to 2.8 us after t when `now` was the time before the read).
+    now = ts_now();
     add_sample(d, &tele, have, now, interval);
     d->next_tick += interval;
     if (d->next_tick < now) d->next_tick = now + interval;
