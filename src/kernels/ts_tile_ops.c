@@ -277,13 +277,18 @@ static int put_run(void *p) {
     return 0;
 }
 
+// The arguments of a tile op from an n x n tile (lds) to another (ldd) on stream st.
+static int pair_check(const char *who, ts_stream *st, char prec, int64_t n, int64_t lds, int64_t ldd) {
+    if (!st) TS_RAISE(TS_ERR_ARG, "%s: no stream", who);
+    if (!ts_prec_size(prec)) TS_RAISE(TS_ERR_ARG, "%s: precision '%c'", who, prec);
+    if (n < 0 || lds < (n > 1 ? n : 1) || ldd < (n > 1 ? n : 1))
+        TS_RAISE(TS_ERR_ARG, "%s: n=%lld lds=%lld ldd=%lld", who, (long long)n, (long long)lds, (long long)ldd);
+    return 0;
+}
+
 int ts_dev_tile_put_tri(ts_stream *st, char prec, char uplo, int64_t n, const void *src, int64_t lds, void *dst,
                         int64_t ldd) {
-    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_put_tri: no stream");
-    if (!ts_prec_size(prec)) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_put_tri: precision '%c'", prec);
-    if (n < 0 || lds < (n > 1 ? n : 1) || ldd < (n > 1 ? n : 1))
-        TS_RAISE(TS_ERR_ARG, "ts_dev_tile_put_tri: n=%lld lds=%lld ldd=%lld", (long long)n, (long long)lds,
-                 (long long)ldd);
+    TS_CHECK(pair_check("ts_dev_tile_put_tri", st, prec, n, lds, ldd));
     if (n == 0) return 0;
     ts_tile_put_args a = {.prec = prec, .uplo = is_upper(uplo) ? 'U' : 'L', .n = n, .lds = lds, .ldd = ldd,
                           .src = src, .dst = dst};
@@ -317,11 +322,7 @@ static int trans_run(void *p) {
 }
 
 int ts_dev_tile_trans(ts_stream *st, char prec, int64_t n, const void *src, int64_t lds, void *dst, int64_t ldd) {
-    if (!st) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_trans: no stream");
-    if (!ts_prec_size(prec)) TS_RAISE(TS_ERR_ARG, "ts_dev_tile_trans: precision '%c'", prec);
-    if (n < 0 || lds < (n > 1 ? n : 1) || ldd < (n > 1 ? n : 1))
-        TS_RAISE(TS_ERR_ARG, "ts_dev_tile_trans: n=%lld lds=%lld ldd=%lld", (long long)n, (long long)lds,
-                 (long long)ldd);
+    TS_CHECK(pair_check("ts_dev_tile_trans", st, prec, n, lds, ldd));
     if (n == 0) return 0;
     ts_tile_put_args a = {.prec = prec, .uplo = 'L', .n = n, .lds = lds, .ldd = ldd, .src = src, .dst = dst};
     ts_kernel k = {.name = "tile_trans", .flops = 0, .cpu = trans_run, .args = &a, .args_size = sizeof a};

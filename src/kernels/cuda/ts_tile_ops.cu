@@ -70,31 +70,39 @@ __global__ void tile_trans_kernel(T *a, int64_t n, int64_t ld) {
     }
 }
 
-template <typename T> static void launch(const ts_tile_prep_args *a, cudaStream_t s) {
-    if (a->kind == TS_TILE_TRANS) {
-        unsigned nb = (unsigned)((a->n + TS_TRANS_BLOCK - 1) / TS_TRANS_BLOCK);
-        tile_trans_kernel<T><<<dim3(nb, nb), dim3(TS_TRANS_BLOCK, 8), 0, s>>>((T *)a->p, a->n, a->ld);
-        return;
+// The launchers' precision switch: L<T>::go(args, stream) for prec's element type, then the launch's
+// error (what: the kernel's name for the message).
+template <template <typename> class L, typename A>
+static int launch_typed(const char *who, const char *what, char prec, int64_t n, const A *a, cudaStream_t s) {
+    switch (prec) {
+    case 's': L<float>::go(a, s); break;
+    case 'd': L<double>::go(a, s); break;
+    case 'c': L<cuFloatComplex>::go(a, s); break;
+    case 'z': L<cuDoubleComplex>::go(a, s); break;
+    default: TS_RAISE(TS_ERR_ARG, "%s: precision '%c'", who, prec);
     }
-    dim3 block(TS_PREP_BLOCK, TS_PREP_BLOCK);
-    dim3 grid((unsigned)((a->n + TS_PREP_BLOCK - 1) / TS_PREP_BLOCK), (unsigned)((a->n + TS_PREP_BLOCK - 1) / TS_PREP_BLOCK));
-    tile_prep_kernel<T><<<grid, block, 0, s>>>((T *)a->p, a->n, a->ld, a->kind, a->uplo == 'U');
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) TS_RAISE(TS_ERR_CUDA, "%s (%c, n=%lld): %s", what, prec, (long long)n, cudaGetErrorString(e));
+    return 0;
 }
+
+template <typename T> struct prep_launch {
+    static void go(const ts_tile_prep_args *a, cudaStream_t s) {
+        if (a->kind == TS_TILE_TRANS) {
+            unsigned nb = (unsigned)((a->n + TS_TRANS_BLOCK - 1) / TS_TRANS_BLOCK);
+            tile_trans_kernel<T><<<dim3(nb, nb), dim3(TS_TRANS_BLOCK, 8), 0, s>>>((T *)a->p, a->n, a->ld);
+            return;
+        }
+        unsigned nb = (unsigned)((a->n + TS_PREP_BLOCK - 1) / TS_PREP_BLOCK);
+        tile_prep_kernel<T><<<dim3(nb, nb), dim3(TS_PREP_BLOCK, TS_PREP_BLOCK), 0, s>>>((T *)a->p, a->n, a->ld, a->kind,
+                                                                                       a->uplo == 'U');
+    }
+};
 
 extern "C" int ts_cuda_tile_prep(void *native_stream, void *args) {
     const ts_tile_prep_args *a = (const ts_tile_prep_args *)args;
-    cudaStream_t s = (cudaStream_t)native_stream;
-    switch (a->prec) {
-    case 's': launch<float>(a, s); break;
-    case 'd': launch<double>(a, s); break;
-    case 'c': launch<cuFloatComplex>(a, s); break;
-    case 'z': launch<cuDoubleComplex>(a, s); break;
-    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_tile_prep: precision '%c'", a->prec);
-    }
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        TS_RAISE(TS_ERR_CUDA, "tile_prep_kernel (%c, n=%lld): %s", a->prec, (long long)a->n, cudaGetErrorString(e));
-    return 0;
+    return launch_typed<prep_launch>("ts_cuda_tile_prep", "tile_prep_kernel", a->prec, a->n, a,
+                                     (cudaStream_t)native_stream);
 }
 
 // One block per column: its threads copy the column's rows of the triangle (consecutive threads,
@@ -106,25 +114,16 @@ __global__ void tile_put_kernel(const T *src, int64_t lds, T *dst, int64_t ldd, 
     for (int64_t i = r0 + threadIdx.x; i < r1; i += blockDim.x) dst[i + q * ldd] = src[i + q * lds];
 }
 
-template <typename T> static void launch_put(const ts_tile_put_args *a, cudaStream_t s) {
-    tile_put_kernel<T><<<(unsigned)a->n, 256, 0, s>>>((const T *)a->src, a->lds, (T *)a->dst, a->ldd, a->n,
-                                                      a->uplo == 'U');
-}
+template <typename T> struct put_launch {
+    static void go(const ts_tile_put_args *a, cudaStream_t s) {
+        tile_put_kernel<T><<<(unsigned)a->n, 256, 0, s>>>((const T *)a->src, a->lds, (T *)a->dst, a->ldd, a->n,
+                                                          a->uplo == 'U');
+    }
+};
 
 extern "C" int ts_cuda_tile_put(void *native_stream, void *args) {
     const ts_tile_put_args *a = (const ts_tile_put_args *)args;
-    cudaStream_t s = (cudaStream_t)native_stream;
-    switch (a->prec) {
-    case 's': launch_put<float>(a, s); break;
-    case 'd': launch_put<double>(a, s); break;
-    case 'c': launch_put<cuFloatComplex>(a, s); break;
-    case 'z': launch_put<cuDoubleComplex>(a, s); break;
-    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_tile_put: precision '%c'", a->prec);
-    }
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        TS_RAISE(TS_ERR_CUDA, "tile_put_kernel (%c, n=%lld): %s", a->prec, (long long)a->n, cudaGetErrorString(e));
-    return 0;
+    return launch_typed<put_launch>("ts_cuda_tile_put", "tile_put_kernel", a->prec, a->n, a, (cudaStream_t)native_stream);
 }
 
 extern "C" int ts_cuda_host_mapped(void *p, void **dev) {
@@ -152,24 +151,16 @@ __global__ void tile_trans_copy_kernel(const T *src, int64_t lds, T *dst, int64_
         if (j0 + tx < n && i0 + ty < n) dst[(j0 + tx) + (i0 + ty) * ldd] = b[tx][ty];
 }
 
-template <typename T> static void launch_trans(const ts_tile_put_args *a, cudaStream_t s) {
-    unsigned nb = (unsigned)((a->n + TS_TRANS_BLOCK - 1) / TS_TRANS_BLOCK);
-    tile_trans_copy_kernel<T><<<dim3(nb, nb), dim3(TS_TRANS_BLOCK, 8), 0, s>>>((const T *)a->src, a->lds, (T *)a->dst,
-                                                                               a->ldd, a->n);
-}
+template <typename T> struct trans_launch {
+    static void go(const ts_tile_put_args *a, cudaStream_t s) {
+        unsigned nb = (unsigned)((a->n + TS_TRANS_BLOCK - 1) / TS_TRANS_BLOCK);
+        tile_trans_copy_kernel<T><<<dim3(nb, nb), dim3(TS_TRANS_BLOCK, 8), 0, s>>>((const T *)a->src, a->lds,
+                                                                                   (T *)a->dst, a->ldd, a->n);
+    }
+};
 
 extern "C" int ts_cuda_tile_trans(void *native_stream, void *args) {
     const ts_tile_put_args *a = (const ts_tile_put_args *)args;
-    cudaStream_t s = (cudaStream_t)native_stream;
-    switch (a->prec) {
-    case 's': launch_trans<float>(a, s); break;
-    case 'd': launch_trans<double>(a, s); break;
-    case 'c': launch_trans<cuFloatComplex>(a, s); break;
-    case 'z': launch_trans<cuDoubleComplex>(a, s); break;
-    default: TS_RAISE(TS_ERR_ARG, "ts_cuda_tile_trans: precision '%c'", a->prec);
-    }
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        TS_RAISE(TS_ERR_CUDA, "tile_trans_copy_kernel (%c, n=%lld): %s", a->prec, (long long)a->n, cudaGetErrorString(e));
-    return 0;
+    return launch_typed<trans_launch>("ts_cuda_tile_trans", "tile_trans_copy_kernel", a->prec, a->n, a,
+                                      (cudaStream_t)native_stream);
 }
