@@ -453,6 +453,10 @@ static int h2d_room(tl_call *c, int d) {
     return 0;
 }
 
+// Whether matrix mat's tiles are also read transposed (TS_TILE_TRANS): keys idx and idx ^ 1 are then
+// the plain and the transposed copy of one block, each the other's transpose (load_tile).
+static int trans_pair(const tl_call *c, int mat) { return c->l3 && c->l3->prep_kind[mat] == TS_TILE_TRANS; }
+
 // Queues the load of (mat, idx) into slot s of device d: from a peer's cache or from the host.
 static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
     tl_devrt *dr = &c->rt->dev[d];
@@ -468,7 +472,7 @@ static int load_tile(tl_call *c, int d, int mat, int64_t idx, int s) {
     // host load, from the other: by a kernel from this device's copy, else from a peer's copy of the
     // tile itself (below), else from a peer's copy of the other, transposed here after the copy; so a
     // block comes from the host once, whichever form a device asks for first.
-    const int tp = c->l3 && c->l3->prep_kind[mat] == TS_TILE_TRANS;
+    const int tp = trans_pair(c, mat);
     int loc = tp ? *map_of(c, d, mat, idx ^ 1) : -1;
     if (loc >= 0) {
         tl_slot *rsl = &dc->slots[loc];
@@ -533,9 +537,9 @@ int tl_cache_get(tl_call *c, int d, int mat, int64_t idx, int *slot) {
         // Room for a host load first (opts.h2d_ahead), while the tile is not in this device's map:
         // a peer that looked it up during the wait would copy a slot whose ready event is stale.
         // The wait may let a peer start loading it: load_tile then takes it from there.
-        int ps, tp = c->l3 && c->l3->prep_kind[mat] == TS_TILE_TRANS; // served by its transpose (load_tile)?
+        int ps; // (or served by its transpose, load_tile)
         if (find_peer(c, d, mat, idx, &ps) < 0 &&
-            !(tp && (*map_of(c, d, mat, idx ^ 1) >= 0 || find_peer(c, d, mat, idx ^ 1, &ps) >= 0)))
+            !(trans_pair(c, mat) && (*map_of(c, d, mat, idx ^ 1) >= 0 || find_peer(c, d, mat, idx ^ 1, &ps) >= 0)))
             TS_CHECK(h2d_room(c, d));
         dc->misses++;
         TS_CHECK(take_slot(c, d, &s));

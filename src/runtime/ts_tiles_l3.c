@@ -687,13 +687,13 @@ static int rank_impl(ts_tiles *rt, char prec, int herm, int two, char uplo, char
                 if ((rc = add_prod(&b, x, y, 0)) == 0) b.L.prods[b.L.nprods - 1].kind = two ? TL_RANK2 : TL_RANK;
             }
             for (int64_t l = 0; !rank && l < kt && rc == 0; l++) {
+                const int full = tprep && tl_dim(ra, b.T, j) == b.T && tl_dim(ca, b.T, l) == b.T;
                 // trans 'N': X(i,l) Y(j,l)^T; else X(l,i)^T Y(l,j) (X, Y = A, A or A, B then B, A)
                 int xm = TL_A, ym = two ? TL_B : TL_A;
                 for (int term = 0; term < (two ? 2 : 1) && rc == 0; term++) {
-                    int full = tl_dim(ra, b.T, j) == b.T && tl_dim(ca, b.T, l) == b.T;
-                    if (trans == 'N' && tprep && full)
-                        rc = add_prod(&b, opnd(xm, i, l, 'N', 0), opnd(ym, j, l, 'N', 1), term);
-                    else if (trans == 'N') rc = add_prod(&b, opnd(xm, i, l, 'N', 0), opnd(ym, j, l, t, 0), term);
+                    // trans 'N': Y(j,l)^T, or Y(j,l)'s transposed copy read as it is
+                    tl_opnd y = full ? opnd(ym, j, l, 'N', 1) : opnd(ym, j, l, t, 0);
+                    if (trans == 'N') rc = add_prod(&b, opnd(xm, i, l, 'N', 0), y, term);
                     else rc = add_prod(&b, opnd(xm, l, i, t, 0), opnd(ym, l, j, 'N', 0), term);
                     int s = xm;
                     xm = ym, ym = s;
