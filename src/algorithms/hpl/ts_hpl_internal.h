@@ -100,7 +100,7 @@ typedef struct {
     int dev_fact;           // 1: factored in execution memory, xW points into A
     int loaded;
     double *xlinv;          // execution memory, NB x NB: inv(L11) of the loaded panel (trsm_inv)
-    int inv_ready;          // 1: xlinv holds this panel's inverse (the owner row, trsm_inv)
+    int inv_ready;          // 1: xlinv holds this panel's inverse (trsm_inv, every process row)
 } ts_hpl_panel;
 
 // ---- execution backend: where the local matrix lives and who computes on it ----
@@ -194,8 +194,9 @@ struct ts_hpl_state {
                                 // device, factored there and scattered back (needs nccl_col)
     double *xgat, *xgst;        // its buffers (execution memory): the gathered panel (N x NB, then
                                 // NB x NB for L11), the staging of the parts (N x NB)
-    int trsm_inv;               // 1: the owner row forms U = inv(L11) A12 by one GEMM straight into
-                                // A's rows (inv(L11) once per panel), instead of DTRSM and a copy
+    int trsm_inv;               // 1: U = inv(L11) A12 by one GEMM (inv(L11) once per panel): the
+                                // owner row straight into A's rows, the others into the swap
+                                // scratch; instead of DTRSM and a copy
     double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
     int swap_fused;             // 1: one process row's swaps by x->swap_rows in one pass (the
                                 // device default; TESSERA_HPL_SWAP=fused|split)

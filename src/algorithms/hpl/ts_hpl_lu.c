@@ -255,11 +255,11 @@ static int panel_bcast(ts_hpl_state *s, ts_hpl_panel *p) {
     return rc;
 }
 
-// inv(L11) of the loaded panel (its unit lower diagonal block, on top of xW) on stream st, for the
-// owner row's U = inv(L11) A12 (trsm_inv): the identity solved by DTRSM, once per panel.
+// inv(L11) of the loaded panel (its unit lower diagonal block, on top of xW) on stream st, for
+// U = inv(L11) A12 on every process row (trsm_inv): the identity solved by DTRSM, once per panel.
 static int panel_inverse(ts_hpl_state *s, ts_hpl_panel *p, int st) {
     p->inv_ready = 0;
-    if (!s->trsm_inv || s->myrow != p->curr || p->jb <= 0) return 0;
+    if (!s->trsm_inv || p->jb <= 0) return 0;
     const ts_hpl_xops *x = s->x;
     int rc = x->x_copy(s, st, p->xlinv, s->NB, s->xident, s->NB, p->jb, p->jb);
     if (rc == 0) rc = x->trsm_llnu(s, st, p->jb, p->jb, p->xW, p->xld, p->xlinv, s->NB);
@@ -293,9 +293,11 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     return ts_hpl_fail(s, rc);
 }
 
-// U of local columns [c0, c1) after their row swaps, on stream st: the owner row forms
-// U = inv(L11) U0 straight into its rows of A (trsm_inv) or solves U0 in place and copies it there;
-// *Us, *ldu: U as the GEMM reads it.
+// U of local columns [c0, c1) after their row swaps, on stream st. With trsm_inv, U = inv(L11) U0
+// by one GEMM: the owner row writes it straight into its rows of A, the other process rows into
+// the stream's swap scratch (free again once the swap's rows are unpacked; the next reader of that
+// scratch is a later swap on the same stream, after this update's GEMM). Otherwise U0 is solved in
+// place by DTRSM and the owner row copies it into A. *Us, *ldu: U as the GEMM reads it.
 static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double **Us,
                   int64_t *ldu) {
     const ts_hpl_xops *x = s->x;
@@ -304,10 +306,13 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
     *Us = U0;
     *ldu = s->NB;
-    if (p->inv_ready && s->myrow == p->curr) {
-        *Us = Ar;
-        *ldu = s->lda;
-        return x->gemm_nn(s, st, p->jb, nc, p->jb, 1.0, p->xlinv, s->NB, U0, s->NB, 0.0, Ar, s->lda);
+    if (p->inv_ready) {
+        int owner = s->myrow == p->curr;
+        double *Ux = owner ? Ar : s->xscr[st];
+        int64_t ldx = owner ? s->lda : p->jb;
+        *Us = Ux;
+        *ldu = ldx;
+        return x->gemm_nn(s, st, p->jb, nc, p->jb, 1.0, p->xlinv, s->NB, U0, s->NB, 0.0, Ux, ldx);
     }
     int rc = x->trsm_llnu(s, st, p->jb, nc, p->xW, p->xld, U0, s->NB);
     if (rc == 0 && s->myrow == p->curr) rc = x->x_copy(s, st, Ar, s->lda, U0, s->NB, p->jb, nc);
