@@ -256,6 +256,9 @@ int ts_hpl_check(ts_hpl_state *s);                         // regenerate, residu
 // timed with events (*t_fact, seconds), then x solved with its LU into s->xsol (*t_solve); *info
 // as LAPACK's (no solve when nonzero).
 int ts_hpl_xdev_getrf_solve(ts_hpl_state *s, double *t_fact, double *t_solve, int *info);
+// 1 x 1 on the device path: U x = y in execution memory (y, column N of A, becomes x), x into
+// s->xsol; the solve of ts_hpl_solve for that grid.
+int ts_hpl_xdev_solve_local(ts_hpl_state *s);
 // Device-to-device panel broadcasts along the process row (device path, P = 1, Q > 1, CUDA, NCCL,
 // a GPU of its own per rank; TESSERA_HPL_NCCL=0 turns it off): every rank of the grid calls setup; it sets
 // s->nccl when the whole grid agreed (else the host path stays, with a note on rank 0).
