@@ -118,7 +118,6 @@ typedef struct {
     int depth;               // the lookahead depth that ran (the case's DEPTH, never replaced)
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", or "inverse" (a GEMM with
                              // inv(L11); TESSERA_HPL_TRSM)
-    char tail[64];           // the narrower tail panels that ran (TESSERA_HPL_TAIL), "" for none
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
     // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
     int panel_high;          // device path: stream 1 (next panel, lookahead columns) at high priority

@@ -142,7 +142,6 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     }
     ts_json_str(j, "panel", r->panel_used);
     ts_json_str(j, "u_solve", r->u_solve);
-    ts_json_str(j, "tail", r->tail[0] ? r->tail : "off");
     if (!strncmp(r->exec_used, "device", 6)) {
         ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
     }

@@ -253,47 +253,7 @@ static void state_free(ts_hpl_state *s) {
     if (s->U) x->xfree(s, s->U);
     if (s->A) x->xfree(s, s->A);
     free(s->xsol);
-    free(s->pcol);
-    s->pcol = NULL;
     x->fini(s);
-}
-
-// Narrower panels at the end (TESSERA_HPL_TAIL, 1 x 1 grids): there the update per panel is small
-// and the run waits for each panel, whose time grows with its width times its rows. The panel
-// table s->pcol, only when some panel is narrower than NB.
-static int tail_plan(ts_hpl_state *s) {
-    ts_hpl_tail t = {0};
-    TS_CHECK(ts_hpl_env_tail(&t));
-    s->r->tail[0] = '\0';
-    if (t.n == 0) return 0;
-    if (s->P * s->Q > 1) { // the block-cyclic distribution needs one panel width
-        if (s->grid.rank == 0)
-            TS_LOG_W("hpl: TESSERA_HPL_TAIL applies to 1 x 1 grids; the %d x %d grid runs NB %lld throughout",
-                     s->P, s->Q, (long long)s->NB);
-        return 0;
-    }
-    const int64_t N = s->N, NB = s->NB;
-    int64_t n = 0, narrow = 0;
-    for (int pass = 0; pass < 2; pass++) { // count, then fill
-        n = 0;
-        for (int64_t j = 0; j < N; n++) {
-            int64_t w = NB;
-            for (int i = 0; i < t.n; i++)
-                if (N - j <= t.rows[i] && t.nb[i] < w) w = t.nb[i];
-            if (w < NB && N - j > w) narrow = 1;
-            if (pass) s->pcol[n] = j;
-            j += w < N - j ? w : N - j;
-        }
-        if (pass) s->pcol[n] = N;
-        else if (!narrow) return 0; // no panel narrower than NB (and than what is left)
-        else if (!(s->pcol = malloc(sizeof(int64_t) * (size_t)(n + 1)))) TS_RAISE(TS_ERR_NOMEM, "hpl: panel table");
-    }
-    s->npan = n;
-    size_t off = 0;
-    for (int i = 0; i < t.n && off + 1 < sizeof s->r->tail; i++)
-        off += (size_t)snprintf(s->r->tail + off, sizeof s->r->tail - off, "%s%lld:%lld", i ? "," : "", t.rows[i],
-                                t.nb[i]);
-    return 0;
 }
 
 static int state_alloc(ts_hpl_state *s) {
@@ -342,7 +302,6 @@ static int state_alloc(ts_hpl_state *s) {
     s->swap_fused = x->swap_rows != NULL;
     TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
     if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
-    TS_CHECK(tail_plan(s));
     if (s->trsm_inv) {
         size_t nn = (size_t)(NB * NB);
         double *id = calloc(nn, sizeof(double));

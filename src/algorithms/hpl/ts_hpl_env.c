@@ -1,7 +1,6 @@
 // ts_hpl_env.c: the one reader of the HPL engine's path-choosing TESSERA_HPL_* settings, and their early check.
 #include "algorithms/hpl/ts_hpl_env.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "algorithms/hpl/ts_hpl.h"
@@ -23,42 +22,12 @@ int ts_hpl_env_trsm(int *inv) { return env_choice("TESSERA_HPL_TRSM", "inverse",
 
 int ts_hpl_env_swap(int *fused) { return env_choice("TESSERA_HPL_SWAP", "fused", "split", fused); }
 
-int ts_hpl_env_tail(ts_hpl_tail *t) {
-    const char *v = ts_env_str("TESSERA_HPL_TAIL");
-    if (!v) return 0;
-    ts_hpl_tail r = {0};
-    if (strcmp(v, "off") != 0) {
-        const char *p = v;
-        for (;;) {
-            char *e = NULL;
-            long long rows = strtoll(p, &e, 10);
-            if (e == p || *e != ':' || rows < 1) break;
-            p = e + 1;
-            long long nb = strtoll(p, &e, 10);
-            if (e == p || nb < 1 || r.n == TS_HPL_TAIL_MAX) break;
-            r.rows[r.n] = rows, r.nb[r.n] = nb, r.n++;
-            p = e;
-            if (*p == '\0') {
-                *t = r;
-                return 0;
-            }
-            if (*p++ != ',') break;
-        }
-        TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TAIL=%s: expected off or ROWS:NB[,ROWS:NB] (at most %d stages, "
-                 "positive integers)", v, TS_HPL_TAIL_MAX);
-    }
-    *t = r;
-    return 0;
-}
-
 int ts_hpl_env_check(void) {
     int inv = 0, v = 0;
     ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
     TS_CHECK(ts_devset_opts_init(&dev));
     TS_CHECK(ts_hpl_env_trsm(&inv));
     TS_CHECK(ts_hpl_env_swap(&inv));
-    ts_hpl_tail tail;
-    TS_CHECK(ts_hpl_env_tail(&tail));
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
 }

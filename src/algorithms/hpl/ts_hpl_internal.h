@@ -201,8 +201,6 @@ struct ts_hpl_state {
     int swap_fused;             // 1: one process row's swaps by x->swap_rows in one pass (the
                                 // device default; TESSERA_HPL_SWAP=fused|split)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)
-    int64_t *pcol, npan;        // narrower tail panels (TESSERA_HPL_TAIL, 1 x 1 only): panel k is
-                                // columns [pcol[k], pcol[k+1]), pcol[npan] = N; NULL: every NB
     int nccl;                   // 1: panels broadcast device to device (NCCL) along the process row
     int nccl_col;               // 1: row swaps device to device (NCCL) along the process column;
                                 // 2: the same path, exchange through the host (test hook)
@@ -219,15 +217,6 @@ struct ts_hpl_state {
     // solve
     double *xsol;               // host, N: the solution (replicated after the solve)
 };
-
-// The panels: how many, and the first column of panel k (k = npan gives N).
-static inline int64_t ts_hpl_npan(const ts_hpl_state *s) {
-    return s->pcol ? s->npan : (s->N + s->NB - 1) / s->NB;
-}
-static inline int64_t ts_hpl_pcol(const ts_hpl_state *s, int64_t k) {
-    if (s->pcol) return s->pcol[k];
-    return k * s->NB < s->N ? k * s->NB : s->N;
-}
 
 // Records the first failure (keeps communicating until the next checkpoint).
 static inline int ts_hpl_fail(ts_hpl_state *s, int rc) {

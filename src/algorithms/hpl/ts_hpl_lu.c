@@ -52,8 +52,8 @@ static int stamp(ts_hpl_state *s, int st) { return s->marks ? s->x->stamp(s, st)
 void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k) {
     int64_t NB = s->NB;
     p->k = k;
-    p->j = ts_hpl_pcol(s, k);
-    p->jb = (int)(ts_hpl_pcol(s, k + 1) - p->j);
+    p->j = k * NB;
+    p->jb = (int)(s->N - p->j < NB ? s->N - p->j : NB);
     p->curr = (int)(k % s->P);
     p->root = (int)(k % s->Q);
     p->lr0 = ts_hpl_nbefore(p->j, NB, s->myrow, s->P);
@@ -453,7 +453,7 @@ static void update_rest(ts_hpl_state *s, int64_t k, int64_t jl) {
     const ts_hpl_xops *x = s->x;
     int b = (int)(k % s->nbuf);
     ts_hpl_panel *p = &s->pan[b];
-    int64_t end = ts_hpl_pcol(s, jl + 1);
+    int64_t end = (jl + 1) * s->NB < s->N ? (jl + 1) * s->NB : s->N;
     int64_t c0 = ts_hpl_nbefore(end, s->NB, s->mycol, s->Q);
     if (x->is_device) ts_hpl_fail(s, x->wait(s, 0, EV_LOAD0 + b));
     update(s, p, c0, s->nq, 0);
@@ -465,7 +465,7 @@ static void update_rest(ts_hpl_state *s, int64_t k, int64_t jl) {
 
 // Receives, in order, the panels up to `last` that this rank needs by step t.
 static void receive_needed(ts_hpl_state *s, int64_t *next, int64_t t, int64_t last) {
-    int64_t npan = ts_hpl_npan(s);
+    int64_t npan = (s->N + s->NB - 1) / s->NB;
     for (; *next < npan && *next <= last; (*next)++) {
         if (*next % s->Q == s->mycol) continue; // factored here
         if (need_step(s, *next) > t) break;
@@ -475,7 +475,7 @@ static void receive_needed(ts_hpl_state *s, int64_t *next, int64_t t, int64_t la
 
 // Whether a panel from another process column is still to be received in step t.
 static int receive_pending(const ts_hpl_state *s, int64_t next, int64_t t) {
-    int64_t npan = ts_hpl_npan(s);
+    int64_t npan = (s->N + s->NB - 1) / s->NB;
     for (; next < npan; next++)
         if (next % s->Q != s->mycol) return need_step(s, next) <= t;
     return 0;
@@ -484,7 +484,7 @@ static int receive_pending(const ts_hpl_state *s, int64_t next, int64_t t) {
 int ts_hpl_lu(ts_hpl_state *s) {
     const ts_hpl_xops *x = s->x;
     int64_t N = s->N, NB = s->NB;
-    int64_t npan = ts_hpl_npan(s);
+    int64_t npan = (N + NB - 1) / NB;
     const int d = s->depth, nbuf = s->nbuf;
     int dev = x->is_device;
     int s0 = 0, s1 = dev ? 1 : 0;
@@ -520,7 +520,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
         receive_needed(s, &rnext, t, t);
         int own = j < npan && s->mycol == (int)(j % s->Q);
         int bulk_done = t < 0;
-        int64_t cj = own ? ts_hpl_nbefore(ts_hpl_pcol(s, j), NB, s->mycol, s->Q) : 0;
+        int64_t cj = own ? ts_hpl_nbefore(j * NB, NB, s->mycol, s->Q) : 0;
         if (own && dev) ts_hpl_fail(s, x->wait(s, s1, EV_S0));
         // a device runs the update of the rest while the host waits for lookahead panels still in
         // flight (depth >= 2: the panels after t that panel j's columns need)
@@ -534,7 +534,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
         if (own) {
             int bj = (int)(j % nbuf);
             ts_hpl_panel *pn = &s->pan[bj];
-            int64_t jbj = ts_hpl_pcol(s, j + 1) - ts_hpl_pcol(s, j);
+            int64_t jbj = N - j * NB < NB ? N - j * NB : NB;
             for (int64_t i = t < 0 ? 0 : t; i < j; i++) update(s, &s->pan[i % nbuf], cj, cj + jbj, s1);
             if (dev && !bulk_done && t < j) { // (depth 0: the rest needs panel j itself)
                 update_rest(s, t, j);
