@@ -32,14 +32,15 @@ static char keys[NKEYS][40];
 
 // Default offload thresholds per routine: the equivalent m*n*k (tsb_internal.h) from which the
 // library beat the CPU BLAS by at least 1.2x at every larger size, operands in host memory, as
-// `blas_crossover` measured it: the median of each routine over three H100 machines of one kind
-// (16-core Xeon, OpenBLAS; docs/blas.md "Where offload pays", bench/results/h100/blas-crossover-*).
+// `blas_crossover` measured it: the median of each routine over three H100 machines and one H200
+// machine of one host kind (16-core Xeon, OpenBLAS; the larger middle value where two differ;
+// docs/blas.md "Where offload pays", bench/results/h100/ and h200/blas-crossover-*).
 // Edge n, cubed.
 #define N3(n) ((int64_t)(n) * (n) * (n))
 static const int64_t default_thresholds[TSB_NROUTINES] = {
     N3(512), N3(384), N3(384), N3(256),                                 // S/D/C/ZGEMM
-    N3(512), N3(384), N3(384), N3(256), N3(384), N3(256),               // S/D/C/ZSYMM, C/ZHEMM
-    N3(512), N3(512), N3(384), N3(192), N3(384), N3(384),               // S/D/C/ZSYRK, C/ZHERK
+    N3(512), N3(384), N3(384), N3(384), N3(384), N3(256),               // S/D/C/ZSYMM, C/ZHEMM
+    N3(768), N3(512), N3(384), N3(192), N3(384), N3(384),               // S/D/C/ZSYRK, C/ZHERK
     N3(512), N3(384), N3(384), N3(256), N3(384), N3(256),               // S/D/C/ZSYR2K, C/ZHER2K
     N3(768), N3(512), N3(384), N3(384), N3(768), N3(512), N3(384), N3(384), // S/D/C/ZTRMM, S/D/C/ZTRSM
 };
