@@ -121,7 +121,7 @@ void ts_dcomm_destroy(ts_dcomm *c) { (void)c; }
 
 // ---------------------------------------------------------------- both builds
 
-#define DCOMM_MAX_PEERS 64
+#define DCOMM_MAX_PEERS (TS_DCOMM_MAX_MEMBERS - 1)
 
 int ts_dcomm_allgatherv(ts_dcomm *c, ts_stream *st, int me, int n, double *buf, const int64_t *cnt,
                         const int64_t *dsp, int64_t unit) {

@@ -40,15 +40,18 @@ int ts_dcomm_exchange(ts_dcomm *c, ts_stream *st, int n, const int *peer, void *
                       const size_t *sbytes, void *const *rbuf, const size_t *rbytes);
 void ts_dcomm_destroy(ts_dcomm *c);
 
+// The most members the v-collectives below take (one exchange with each other member).
+#define TS_DCOMM_MAX_MEMBERS 65
+
 // v-collectives on doubles in device memory, built on ts_dcomm_exchange (enqueued on stream st):
 // this rank is member me of n; counts and displacements per member, in units of `unit` doubles.
 // allgatherv: buf holds this member's cnt[me] units at dsp[me]; afterwards every member's cnt[q]
-// units at dsp[q]. At most 65 members.
+// units at dsp[q]. At most TS_DCOMM_MAX_MEMBERS members.
 int ts_dcomm_allgatherv(ts_dcomm *c, ts_stream *st, int me, int n, double *buf, const int64_t *cnt,
                         const int64_t *dsp, int64_t unit);
 // Between member root and the others: cnt[q] doubles at rootbuf + dsp[q] on root for member q
 // (root's own entry unused), nmine doubles at mine on every other member; to_root gathers them
-// on root (gatherv), else root scatters them (scatterv). At most 65 members.
+// on root (gatherv), else root scatters them (scatterv). At most TS_DCOMM_MAX_MEMBERS members.
 int ts_dcomm_rooted(ts_dcomm *c, ts_stream *st, int me, int n, int root, int to_root, double *rootbuf,
                     const int64_t *cnt, const int64_t *dsp, double *mine, int64_t nmine);
 

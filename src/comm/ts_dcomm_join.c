@@ -119,8 +119,8 @@ int ts_dcomm_join(const ts_comm *c, ts_device *dev, ts_dcomm **out, char *why, s
         if (why && len && !why[0]) WHY("another rank could not join");
         return 0;
     }
-    // (at most 65 members exchange device to device: the allgather's limit)
-    int w = n <= 65 ? warm(c, dev, d, why, len) : 0;
+    // (beyond the allgather's member limit, no warm-up)
+    int w = n <= TS_DCOMM_MAX_MEMBERS ? warm(c, dev, d, why, len) : 0;
     if (w < 0) { // an MPI failure
         ts_dcomm_destroy(d);
         return w;
