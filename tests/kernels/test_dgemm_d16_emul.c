@@ -33,8 +33,10 @@ typedef struct {
     int BM, BN, WM, WN, STAGES;
     const char *name;
 } d16shape;
-// The dmma16 kernel's shape (ShapeD16).
-static const d16shape shapes[] = {{128, 128, 32, 64, 3, "dmma16"}};
+// The shapes of the m16n8k16 kernels: dmma16 (ShapeD16), dmma16m (ShapeD16M: the same tile, 4 stages) and a
+// dmma16w group (ShapeD16W: 128 x 64, 4 warps, 4 stages; one group's maps are a block's of this shape).
+static const d16shape shapes[] = {{128, 128, 32, 64, 3, "dmma16"}, {128, 128, 32, 64, 4, "dmma16m"},
+                                  {128, 64, 32, 64, 4, "dmma16w"}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the layouts as documented (doubles inside one operand's part of a stage) ----
