@@ -245,10 +245,10 @@ static void test_tc_variants(void **state) {
     // Every TESSERA_TC_TILE name (large32*: BK = 32; rankklpf: C prefetched into L2, 8-byte
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only; dmma16p: persistent
-    // blocks; dmma16m/w/wu: stages handed over by mbarriers, dmma16w/wu two warp groups per
-    // persistent block). TT runs as transposed NN (its only path).
-    static const char *const tiles[] = {"rankk",   "small",   "large32", "large32pf", "rankklpf",
-                                        "dmma16",  "dmma16p", "dmma16m", "dmma16w",   "dmma16wu"};
+    // blocks; dmma16m*/w*: stages handed over by mbarriers (*r: relaxed arrivals), dmma16w* two
+    // warp groups per persistent block). TT runs as transposed NN (its only path).
+    static const char *const tiles[] = {"rankk",    "small",   "large32",  "large32pf", "rankklpf", "dmma16",
+                                        "dmma16p",  "dmma16m", "dmma16mr", "dmma16w",   "dmma16wr", "dmma16wu"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -281,7 +281,7 @@ static void test_tc_persistent(void **state) {
     if (!g_set) skip();
     if (ts_device_props_of(ts_devset_device(g_set, 0))->cc_major < 9) skip();
     static const int64_t ks[] = {5, 40, 80, 81, 300};
-    static const char *const tiles[] = {"dmma16p", "dmma16w", "dmma16wu"};
+    static const char *const tiles[] = {"dmma16p", "dmma16w", "dmma16wr", "dmma16wu"};
     uint64_t key = 1500;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
     for (int o = 0; o < 4; o++)

@@ -1136,6 +1136,11 @@ __device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
 __device__ __forceinline__ void mbar_arrive(unsigned bar) {
     asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
 }
+// The same without release semantics (sm_90): orders nothing before it.
+__device__ __forceinline__ void mbar_arrive_relaxed(unsigned bar) {
+    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.relaxed.cta.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
+                 : "memory");
+}
 // One arrival on `bar` when every cp.async this thread issued so far has landed (noinc: counted in init).
 __device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar) {
     asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
@@ -1210,7 +1215,7 @@ struct D16Bases {
 // One tile's k-steps on a group's ring, accumulated into acc. The caller filled k-steps
 // 0 .. STAGES-2 into stages 0 .. STAGES-2 (d16m_fill) and the ring's other stages are free or
 // being read for the last time; the copies of k-step kt + STAGES-1 go out during k-step kt.
-template <class S, bool AK, bool BKM>
+template <class S, bool AK, bool BKM, bool RELAX>
 __device__ __forceinline__ void d16m_mainloop(double (&acc)[S::MT][S::NT][4], D16Ring<S> &r,
                                               D16Loader<S::BM, AK, S::THREADS> &la,
                                               D16Loader<S::BN, BKM, S::THREADS> &lb, const D16Bases<S, AK, BKM> &o,
@@ -1241,13 +1246,18 @@ __device__ __forceinline__ void d16m_mainloop(double (&acc)[S::MT][S::NT][4], D1
             for (int nt = 0; nt < NT; nt++) {
 #pragma unroll
                 for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(st, nt, i);
-                // the copies behind the first B loads (the step's first DMMAs wait for those)
-                if (nt == CP_AFTER && nk < ktiles) d16m_fill<S, AK, BKM>(r, ws, la, lb, nk, kfull, whole, k);
+                // RELAX: the copies behind the first B loads (the step's first DMMAs wait for those)
+                if (RELAX && nt == CP_AFTER && nk < ktiles) d16m_fill<S, AK, BKM>(r, ws, la, lb, nk, kfull, whole, k);
                 if (nt < NT - NQ)
 #pragma unroll
                     for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
             }
-            mbar_arrive(r.empty(s)); // this thread's reads of stage s are done
+            if (!RELAX) {
+                // this thread's reads of stage s are done; the release orders this thread's copies
+                // issued before it too, so the step's own copies go out after it
+                mbar_arrive(r.empty(s));
+                if (nk < ktiles) d16m_fill<S, AK, BKM>(r, ws, la, lb, nk, kfull, whole, k);
+            }
             const bool more = kt + 1 < ktiles;
             if (more) r.wait_full(s1);
 #pragma unroll
@@ -1258,11 +1268,14 @@ __device__ __forceinline__ void d16m_mainloop(double (&acc)[S::MT][S::NT][4], D1
 #pragma unroll
                     for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
             }
+            // RELAX: every fragment of stage s went into a DMMA issued above (its load completed), so
+            // a relaxed arrival, which waits for none of this thread's copies in flight, suffices
+            if (RELAX) mbar_arrive_relaxed(r.empty(s));
         }
     }
 }
 
-template <class S, bool AK, bool BKM, bool CT>
+template <class S, bool AK, bool BKM, bool CT, bool RELAX>
 __global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16m_kernel(const TcParams p) {
     extern __shared__ __align__(128) double smem[];
     int bm, bn;
@@ -1292,12 +1305,12 @@ __global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16m_kernel(const TcParam
     for (int s = 0; s < S::STAGES - 1; s++)
         if (s < ktiles) d16m_fill<S, AK, BKM>(r, s, la, lb, s, kfull, whole, p.k);
     if (p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
-    d16m_mainloop<S, AK, BKM>(acc, r, la, lb, o, ktiles, kfull, whole, p.k);
+    d16m_mainloop<S, AK, BKM, RELAX>(acc, r, la, lb, o, ktiles, kfull, whole, p.k);
     d16_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
 }
 
 // ORD: the two groups' main loops take turns (dmma16w); without it they run freely (dmma16wu).
-template <class S, bool AK, bool BKM, bool CT, bool ORD>
+template <class S, bool AK, bool BKM, bool CT, bool ORD, bool RELAX>
 __global__ void __launch_bounds__(2 * S::THREADS, 1) dgemm_d16w_kernel(const TcParams p) {
     extern __shared__ __align__(128) double smem[];
     constexpr int GT = S::THREADS; // threads per group
@@ -1337,7 +1350,7 @@ __global__ void __launch_bounds__(2 * S::THREADS, 1) dgemm_d16w_kernel(const TcP
         // group 1 waits for group 0's main loop of the same unit, group 0 (after its first tile)
         // for group 1's of the previous unit
         if (ORD && (grp == 1 || i > 0)) named_bar_sync(1 + grp, 2 * GT);
-        d16m_mainloop<S, AK, BKM>(acc, r, la, lb, o, ktiles, kfull, whole, p.k);
+        d16m_mainloop<S, AK, BKM, RELAX>(acc, r, la, lb, o, ktiles, kfull, whole, p.k);
         const int next = tile + 2 * grid;
         // the other group's main loop that follows this one, if there is one: its turn
         if (ORD && (grp == 0 ? tile + 1 : next - 1) < ntiles) named_bar_arrive(2 - grp, 2 * GT);
@@ -1449,7 +1462,7 @@ int launch_d16p(const TcParams &p0, int sms, cudaStream_t s, const char *variant
 }
 
 // dmma16m: one block per tile; shared memory: the ring and 2 STAGES mbarriers.
-template <class S, bool AK, bool BKM, bool CT = false>
+template <class S, bool AK, bool BKM, bool CT, bool RELAX>
 int launch_d16m(const TcParams &p0, cudaStream_t s, const char *variant) {
     TcParams p = p0;
     p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
@@ -1462,7 +1475,7 @@ int launch_d16m(const TcParams &p0, cudaStream_t s, const char *variant) {
                             (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
     constexpr size_t smem = S::SMEM + 16u * S::STAGES;
     static_assert(smem <= 227 * 1024, "dmma16m shared memory");
-    auto kern = dgemm_d16m_kernel<S, AK, BKM, CT>;
+    auto kern = dgemm_d16m_kernel<S, AK, BKM, CT, RELAX>;
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
     kern<<<(unsigned)blocks, S::THREADS, smem, s>>>(p);
@@ -1472,7 +1485,7 @@ int launch_d16m(const TcParams &p0, cudaStream_t s, const char *variant) {
 }
 
 // dmma16w/wu: grid = min(tile pairs, SMs), two groups per block; shared memory: two rings, their mbarriers.
-template <class S, bool AK, bool BKM, bool CT, bool ORD>
+template <class S, bool AK, bool BKM, bool CT, bool ORD, bool RELAX>
 int launch_d16w(const TcParams &p0, int sms, cudaStream_t s, const char *variant) {
     TcParams p = p0;
     p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
@@ -1488,7 +1501,7 @@ int launch_d16w(const TcParams &p0, int sms, cudaStream_t s, const char *variant
     const unsigned grid = (unsigned)(units < cap ? units : cap);
     constexpr size_t smem = 2 * (S::SMEM + 16u * S::STAGES);
     static_assert(smem <= 227 * 1024, "dmma16w shared memory");
-    auto kern = dgemm_d16w_kernel<S, AK, BKM, CT, ORD>;
+    auto kern = dgemm_d16w_kernel<S, AK, BKM, CT, ORD, RELAX>;
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
     kern<<<grid, 2 * S::THREADS, smem, s>>>(p);
@@ -1497,20 +1510,21 @@ int launch_d16w(const TcParams &p0, int sms, cudaStream_t s, const char *variant
     return 0;
 }
 
-template <class S>
+template <class S, bool RELAX>
 int launch_d16m_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
-    if (ct) return launch_d16m<S, false, true, true>(p, s, variant);
-    if (a_kmajor) return launch_d16m<S, true, true>(p, s, variant); // TN (TT never comes here)
-    return b_kmajor ? launch_d16m<S, false, true>(p, s, variant) : launch_d16m<S, false, false>(p, s, variant);
+    if (ct) return launch_d16m<S, false, true, true, RELAX>(p, s, variant);
+    if (a_kmajor) return launch_d16m<S, true, true, false, RELAX>(p, s, variant); // TN (TT never comes here)
+    return b_kmajor ? launch_d16m<S, false, true, false, RELAX>(p, s, variant)
+                    : launch_d16m<S, false, false, false, RELAX>(p, s, variant);
 }
 
-template <class S, bool ORD>
+template <class S, bool ORD, bool RELAX>
 int launch_d16w_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s,
                     const char *variant) {
-    if (ct) return launch_d16w<S, false, true, true, ORD>(p, sms, s, variant);
-    if (a_kmajor) return launch_d16w<S, true, true, false, ORD>(p, sms, s, variant); // TN (TT never comes here)
-    return b_kmajor ? launch_d16w<S, false, true, false, ORD>(p, sms, s, variant)
-                    : launch_d16w<S, false, false, false, ORD>(p, sms, s, variant);
+    if (ct) return launch_d16w<S, false, true, true, ORD, RELAX>(p, sms, s, variant);
+    if (a_kmajor) return launch_d16w<S, true, true, false, ORD, RELAX>(p, sms, s, variant); // TN (TT never comes here)
+    return b_kmajor ? launch_d16w<S, false, true, false, ORD, RELAX>(p, sms, s, variant)
+                    : launch_d16w<S, false, false, false, ORD, RELAX>(p, sms, s, variant);
 }
 
 // The dmma16 shapes in every op (TT as C^T = B A like the others: same maps, same instruction count).
@@ -1531,10 +1545,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P,
-    TC_DMMA16M, TC_DMMA16W, TC_DMMA16WU, TC_NVARIANTS
+    TC_DMMA16M, TC_DMMA16MR, TC_DMMA16W, TC_DMMA16WR, TC_DMMA16WU, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf", "rankklpf",
-                                        "dmma16",   "dmma16p", "dmma16m", "dmma16w",  "dmma16wu"};
+const char *const tc_variant_names[] = {"rankk",   "small",    "large32", "large32pf", "rankklpf", "dmma16",
+                                        "dmma16p", "dmma16m",  "dmma16mr", "dmma16w",  "dmma16wr", "dmma16wu"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1545,7 +1559,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, dmma16m, dmma16w or dmma16wu",
+                            "dmma16p, dmma16m, dmma16mr, dmma16w, dmma16wr or dmma16wu",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1629,9 +1643,11 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     switch (v) {
     case TC_DMMA16: return launch_d16_ops<ShapeD16>(p, a_kmajor, b_kmajor, ct, s, "dmma16");
     case TC_DMMA16P: return launch_d16p_ops<ShapeD16>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16p");
-    case TC_DMMA16M: return launch_d16m_ops<ShapeD16M>(p, a_kmajor, b_kmajor, ct, s, "dmma16m");
-    case TC_DMMA16W: return launch_d16w_ops<ShapeD16W, true>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16w");
-    case TC_DMMA16WU: return launch_d16w_ops<ShapeD16W, false>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16wu");
+    case TC_DMMA16M: return launch_d16m_ops<ShapeD16M, false>(p, a_kmajor, b_kmajor, ct, s, "dmma16m");
+    case TC_DMMA16MR: return launch_d16m_ops<ShapeD16M, true>(p, a_kmajor, b_kmajor, ct, s, "dmma16mr");
+    case TC_DMMA16W: return launch_d16w_ops<ShapeD16W, true, false>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16w");
+    case TC_DMMA16WR: return launch_d16w_ops<ShapeD16W, true, true>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16wr");
+    case TC_DMMA16WU: return launch_d16w_ops<ShapeD16W, false, false>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16wu");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
