@@ -248,7 +248,8 @@ static void test_tc_variants(void **state) {
     // blocks; dmma16m*/w*: stages handed over by mbarriers (*r: relaxed arrivals), dmma16w* two
     // warp groups per persistent block). TT runs as transposed NN (its only path).
     static const char *const tiles[] = {"rankk",    "small",   "large32",  "large32pf", "rankklpf", "dmma16",
-                                        "dmma16p",  "dmma16m", "dmma16mr", "dmma16w",   "dmma16wr", "dmma16wu"};
+                                        "dmma16p",  "dmma16m", "dmma16mr", "dmma16w",   "dmma16wr", "dmma16wu",
+                                        "dmma16k"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {

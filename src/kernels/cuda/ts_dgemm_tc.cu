@@ -586,13 +586,16 @@ __device__ __forceinline__ void cp_async16_n(unsigned dst, const double *src, in
                  : "memory");
 }
 
-template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int NQ_>
+// KS: k16 sub-stages per stage (BK = 16 KS; one barrier per stage), each laid out as a whole
+// KS = 1 stage (A then B) SUBD doubles after the previous one.
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int NQ_, int KS_ = 1>
 struct D16Shape {
-    static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_, NQ = NQ_;
-    static constexpr int BK = 16;
+    static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_, NQ = NQ_, KS = KS_;
+    static constexpr int BK = 16 * KS;
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int MT = WM / 16, NT = WN / 8;
-    static constexpr int STAGE_D = (BM + BN) * BK; // doubles per stage (A then B)
+    static constexpr int SUBD = (BM + BN) * 16;    // doubles per k16 sub-stage (A then B)
+    static constexpr int STAGE_D = SUBD * KS;      // doubles per stage
     static constexpr size_t SMEM = (size_t)STAGES * STAGE_D * sizeof(double);
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0 && NQ >= 1 && NQ < NT, "shape");
     static_assert(SMEM <= 227 * 1024 && STAGES >= 2, "stages");
@@ -601,22 +604,29 @@ struct D16Shape {
 // 128x128x16 DMMA.16x8x16 kernel has this shape). (A 128 x 64 shape, two blocks per SM, lost to
 // it: bench/notes/gemm-kernels.md.)
 using ShapeD16 = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 1, /*NQ*/ 2>;
+// dmma16k: dmma16 with two k16 sub-stages per stage (BK = 32: one barrier per 32 DMMAs of a warp,
+// 32-k copies, i.e. 256-byte segments of a K-major line), 3 stages (192 KB).
+using ShapeD16K = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 1, /*NQ*/ 2, /*KS*/ 2>;
 // dmma16m: dmma16's tile on mbarriers, 4 stages (128 KB); dmma16w: a group's 128 x 64 tile, 4 warps of
 // 32 x 64, 4 stages (96 KB per group, two groups per block).
 using ShapeD16M = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 1, /*NQ*/ 2>;
 using ShapeD16W = D16Shape</*BM*/ 128, /*BN*/ 64, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 1, /*NQ*/ 2>;
 
-// One operand's copies: R lines (K-major: rows of op(A) / columns of op(B), 8 chunks of 2 k;
-// MN-major: 16 k lines of R / 2 chunks). Thread tid copies chunk `inner` of lines line0 + j LPP.
-template <int R, bool KMAJOR, int THREADS>
+// One operand's copies: R lines (K-major: rows of op(A) / columns of op(B), 8 KS chunks of 2 k;
+// MN-major: 16 KS k lines of R / 2 chunks). Thread tid copies chunk `inner` of lines line0 + j LPP.
+// With KS = 2 (BK = 32) k 16..31 go to the second sub-stage, SUBD doubles further: a K-major
+// thread's chunk lies in sub-stage inner / 16, an MN-major line in sub-stage line / 16 (passes
+// never straddle: 16 is a multiple of LPP).
+template <int R, bool KMAJOR, int THREADS, int KS = 1, int SUBD = 0>
 struct D16Loader {
-    static constexpr int LINE_CHUNKS = KMAJOR ? 8 : R / 2;
+    static constexpr int LINE_CHUNKS = KMAJOR ? 8 * KS : R / 2;
     static constexpr int LPP = THREADS / LINE_CHUNKS;
-    static constexpr int PASSES = (KMAJOR ? R : 16) / LPP;
-    static constexpr int LINE = KMAJOR ? 16 : R;        // doubles per line
+    static constexpr int PASSES = (KMAJOR ? R : 16 * KS) / LPP;
+    static constexpr int LINE = KMAJOR ? 16 : R;        // doubles per line of a sub-stage
     static constexpr int PERIOD = LPP % 4 == 0 ? 1 : (LPP % 2 == 0 ? 2 : 4); // passes per swizzle key cycle
-    static_assert(THREADS % LINE_CHUNKS == 0 && PASSES * LPP == (KMAJOR ? R : 16) && PASSES % PERIOD == 0,
+    static_assert(THREADS % LINE_CHUNKS == 0 && PASSES * LPP == (KMAJOR ? R : 16 * KS) && PASSES % PERIOD == 0,
                   "loader shape");
+    static_assert(KS == 1 || (SUBD >= R * 16 && (KMAJOR || (16 % LPP == 0 && PERIOD * LPP <= 16))), "sub-stages");
 
     const double *ptr; // this thread's first chunk of the next k-step
     int64_t ld;
@@ -632,7 +642,8 @@ struct D16Loader {
 #pragma unroll
         for (int r = 0; r < PERIOD; r++) {
             const int line = line0 + r * LPP;
-            dst[r] = 8u * (unsigned)(line * LINE + (inner ^ ((line & 3) << 2)));
+            const int sub = KMAJOR && KS > 1 ? inner / 16 : 0, in = KMAJOR && KS > 1 ? inner % 16 : inner;
+            dst[r] = 8u * (unsigned)(sub * SUBD + line * LINE + (in ^ ((line & 3) << 2)));
         }
         mask = 0;
 #pragma unroll
@@ -641,13 +652,14 @@ struct D16Loader {
         whole = KMAJOR || xlim >= R || xlim % 2 == 0;
     }
     __device__ __forceinline__ unsigned dst_of(int j) const {
-        return dst[j % PERIOD] + 8u * (unsigned)((j / PERIOD) * PERIOD * LPP * LINE);
+        return dst[j % PERIOD] + 8u * (unsigned)((j / PERIOD) * PERIOD * LPP * LINE +
+                                                 (KMAJOR || KS == 1 ? 0 : (j * LPP / 16) * (SUBD - 16 * R)));
     }
     // A k-step inside k: whole chunks, predicated by the mask.
     __device__ __forceinline__ void copy(unsigned stage) {
 #pragma unroll
         for (int j = 0; j < PASSES; j++) cp_async16_if(stage + dst_of(j), ptr + (int64_t)j * LPP * ld, mask & (1u << j));
-        ptr += KMAJOR ? (int64_t)16 : 16 * ld;
+        ptr += KMAJOR ? (int64_t)16 * KS : 16 * KS * ld;
     }
     // k-step [k0, k0 + 16) with bounds on both sides and zero-fill.
     __device__ __forceinline__ void copy_bounded(unsigned stage, int64_t k0, int64_t k) {
@@ -664,7 +676,7 @@ struct D16Loader {
             }
             cp_async16_n(stage + dst_of(j), ptr + (int64_t)j * LPP * ld, 8 * nv);
         }
-        ptr += KMAJOR ? (int64_t)16 : 16 * ld;
+        ptr += KMAJOR ? (int64_t)16 * KS : 16 * KS * ld;
     }
 };
 
@@ -740,8 +752,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const Tc
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
 
-    D16Loader<BM, AK, S::THREADS> la(p.A, p.lda, m0, p.m, tid);
-    D16Loader<BN, BKM, S::THREADS> lb(p.B, p.ldb, n0, p.n, tid);
+    constexpr int KS = S::KS, BK = S::BK;
+    D16Loader<BM, AK, S::THREADS, KS, S::SUBD> la(p.A, p.lda, m0, p.m, tid);
+    D16Loader<BN, BKM, S::THREADS, KS, S::SUBD> lb(p.B, p.ldb, n0, p.n, tid);
     const bool whole = la.whole && lb.whole;
     const unsigned sbase = smem_addr(smem);
 
@@ -770,7 +783,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const Tc
 #pragma unroll
             for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
 
-    const int ktiles = (int)((p.k + 15) / 16), kfull = (int)(p.k / 16);
+    const int ktiles = (int)((p.k + BK - 1) / BK), kfull = (int)(p.k / BK);
     // Prologue: k-steps 0 .. STAGES-2 (a group is committed even when empty: uniform wait counts).
 #pragma unroll
     for (int s = 0; s < S::STAGES - 1; s++) {
@@ -778,7 +791,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const Tc
         if (whole && s < kfull) {
             la.copy(st), lb.copy(st + B_OFF);
         } else if (s < ktiles) {
-            la.copy_bounded(st, 16 * s, p.k), lb.copy_bounded(st + B_OFF, 16 * s, p.k);
+            la.copy_bounded(st, BK * s, p.k), lb.copy_bounded(st + B_OFF, BK * s, p.k);
         }
         cp_async_commit();
     }
@@ -804,34 +817,42 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const Tc
             const unsigned ws = ((s + S::STAGES - 1) % S::STAGES) * STAGE_B;
             const int st = s * (S::STAGE_D), sn = ((s + 1) % S::STAGES) * S::STAGE_D;
             const int nk = kt + S::STAGES - 1;
+            // k16 sub-stage h at st + h SUBD; its last NQ n8 tiles multiply while the next
+            // sub-stage's (or, after the barrier, the next stage's) A fragments load
 #pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
+            for (int h = 0; h < KS; h++) {
+                const int sh = st + h * S::SUBD, nxt = h + 1 < KS ? sh + S::SUBD : sn;
 #pragma unroll
-                for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(st, nt, i);
-                if (nt == CP_AFTER) { // the copies behind the first B loads (the step's first DMMAs wait for those)
-                    if (whole && nk < kfull) {
-                        la.copy(sbase + ws), lb.copy(sbase + ws + B_OFF);
-                    } else if (nk < ktiles) {
-                        la.copy_bounded(sbase + ws, 16 * (int64_t)nk, p.k);
-                        lb.copy_bounded(sbase + ws + B_OFF, 16 * (int64_t)nk, p.k);
+                for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                    for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(sh, nt, i);
+                    if (h == 0 && nt == CP_AFTER) { // the copies behind the first B loads (the step's first DMMAs wait for those)
+                        if (whole && nk < kfull) {
+                            la.copy(sbase + ws), lb.copy(sbase + ws + B_OFF);
+                        } else if (nk < ktiles) {
+                            la.copy_bounded(sbase + ws, BK * (int64_t)nk, p.k);
+                            lb.copy_bounded(sbase + ws + B_OFF, BK * (int64_t)nk, p.k);
+                        }
+                        cp_async_commit();
                     }
-                    cp_async_commit();
+                    if (nt < NT - NQ)
+#pragma unroll
+                        for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
                 }
-                if (nt < NT - NQ)
+                if (h == KS - 1) {
+                    // Every fragment of this step is in registers: the stage may be overwritten after the barrier.
+                    cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed (this thread's copies)
+                    __syncthreads();
+                }
 #pragma unroll
-                    for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-            }
-            // Every fragment of this step is in registers: the stage may be overwritten after the barrier.
-            cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed (this thread's copies)
-            __syncthreads();
+                for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
+                    for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
+                    // tile mt's A fragments are free: the next sub-stage's load into their place (after
+                    // the last k-step the stage holds stale data that is never used)
 #pragma unroll
-                for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-                // tile mt's A fragments are free: the next step's load into their place (after the
-                // last k-step the stage holds stale data that is never used)
-#pragma unroll
-                for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
+                    for (int i = 0; i < 8; i++) fa[mt][i] = lda_(nxt, mt, i);
+                }
             }
         }
     }
@@ -878,7 +899,7 @@ __global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16p_kernel(const TcParam
     constexpr int BM = S::BM, BN = S::BN, MT = S::MT, NT = S::NT, NQ = S::NQ, CP_AFTER = 1, ST = S::STAGES;
     constexpr unsigned STAGE_B = 8u * S::STAGE_D, B_OFF = 8u * BM * 16;
     constexpr int CV = S::THREADS / 128, CPER = 128 / CV / D16P_CPARTS; // C copies: lines per pass, copies per part
-    static_assert(BM == 128 && BN == 128 && CV == 2 && CPER % 4 == 0, "dmma16p: 128 x 128 tiles, 256 threads");
+    static_assert(BM == 128 && BN == 128 && CV == 2 && CPER % 4 == 0 && S::KS == 1, "dmma16p: 128 x 128 x 16 tiles, 256 threads");
     const double *const sC = smem + ST * S::STAGE_D;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1164,6 +1185,7 @@ __device__ __forceinline__ void named_bar_arrive(int id, int count) {
 // its mbarriers full[s] at bars + 8 s and empty[s] at bars + 8 (STAGES + s).
 template <class S>
 struct D16Ring {
+    static_assert(S::KS == 1, "mbarrier rings: k16 stages");
     const double *sm;
     unsigned ring, bars, ph;
     __device__ __forceinline__ unsigned full(int s) const { return bars + 8u * (unsigned)s; }
@@ -1545,10 +1567,11 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P,
-    TC_DMMA16M, TC_DMMA16MR, TC_DMMA16W, TC_DMMA16WR, TC_DMMA16WU, TC_NVARIANTS
+    TC_DMMA16M, TC_DMMA16MR, TC_DMMA16W, TC_DMMA16WR, TC_DMMA16WU, TC_DMMA16K, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",   "small",    "large32", "large32pf", "rankklpf", "dmma16",
-                                        "dmma16p", "dmma16m",  "dmma16mr", "dmma16w",  "dmma16wr", "dmma16wu"};
+const char *const tc_variant_names[] = {"rankk",    "small",   "large32",  "large32pf", "rankklpf",
+                                        "dmma16",   "dmma16p", "dmma16m",  "dmma16mr",  "dmma16w",
+                                        "dmma16wr", "dmma16wu", "dmma16k"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1559,7 +1582,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, dmma16m, dmma16mr, dmma16w, dmma16wr or dmma16wu",
+                            "dmma16p, dmma16m, dmma16mr, dmma16w, dmma16wr, dmma16wu or dmma16k",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1642,6 +1665,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
                  tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
     switch (v) {
     case TC_DMMA16: return launch_d16_ops<ShapeD16>(p, a_kmajor, b_kmajor, ct, s, "dmma16");
+    case TC_DMMA16K: return launch_d16_ops<ShapeD16K>(p, a_kmajor, b_kmajor, ct, s, "dmma16k");
     case TC_DMMA16P: return launch_d16p_ops<ShapeD16>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16p");
     case TC_DMMA16M: return launch_d16m_ops<ShapeD16M, false>(p, a_kmajor, b_kmajor, ct, s, "dmma16m");
     case TC_DMMA16MR: return launch_d16m_ops<ShapeD16M, true>(p, a_kmajor, b_kmajor, ct, s, "dmma16mr");
