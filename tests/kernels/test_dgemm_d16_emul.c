@@ -32,13 +32,9 @@
 typedef struct {
     int BM, BN, WM, WN, STAGES;
     const char *name;
-    int KS; // k16 sub-stages per stage (0 read as 1)
 } d16shape;
-// The shapes of the m16n8k16 kernels: dmma16 (ShapeD16), dmma16m (ShapeD16M: the same tile, 4 stages) and a
-// dmma16w group (ShapeD16W: 128 x 64, 4 warps, 4 stages; one group's maps are a block's of this shape).
-// dmma16k (ShapeD16K): dmma16's tile with two k16 sub-stages per stage (BK = 32).
-static const d16shape shapes[] = {{128, 128, 32, 64, 3, "dmma16", 1}, {128, 128, 32, 64, 4, "dmma16m", 1},
-                                  {128, 64, 32, 64, 4, "dmma16w", 1},  {128, 128, 32, 64, 3, "dmma16k", 2}};
+// The dmma16 kernel's shape (ShapeD16).
+static const d16shape shapes[] = {{128, 128, 32, 64, 3, "dmma16"}};
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the layouts as documented (doubles inside one operand's part of a stage) ----
@@ -93,22 +89,19 @@ static int conflicts16(const long addr[32]) {
 }
 
 // ---- D16Loader (same formulas as the kernel) ----
-// ks k16 sub-stages per stage, subd doubles apart (the kernel's SUBD; an operand's addresses are
-// relative to its part of sub-stage 0).
 typedef struct {
-    int R, kmajor, threads, line_chunks, lpp, passes, line, period, ks, subd;
+    int R, kmajor, threads, line_chunks, lpp, passes, line, period;
 } loader16;
 
-static loader16 loader_of(int R, int kmajor, int threads, int ks, int subd) {
-    loader16 L = {R, kmajor, threads, 0, 0, 0, 0, 0, ks, subd};
-    L.line_chunks = kmajor ? 8 * ks : R / 2;
+static loader16 loader_of(int R, int kmajor, int threads) {
+    loader16 L = {R, kmajor, threads, 0, 0, 0, 0, 0};
+    L.line_chunks = kmajor ? 8 : R / 2;
     L.lpp = threads / L.line_chunks;
-    L.passes = (kmajor ? R : 16 * ks) / L.lpp;
+    L.passes = (kmajor ? R : 16) / L.lpp;
     L.line = kmajor ? 16 : R;
     L.period = L.lpp % 4 == 0 ? 1 : (L.lpp % 2 == 0 ? 2 : 4);
-    assert_true(threads % L.line_chunks == 0 && L.passes * L.lpp == (kmajor ? R : 16 * ks) && L.passes % L.period == 0);
+    assert_true(threads % L.line_chunks == 0 && L.passes * L.lpp == (kmajor ? R : 16) && L.passes % L.period == 0);
     assert_true(L.passes <= 32);
-    assert_true(ks == 1 || (subd >= R * 16 && (kmajor || (16 % L.lpp == 0 && L.period * L.lpp <= 16))));
     return L;
 }
 
@@ -122,9 +115,8 @@ static thread16 thread_of(const loader16 *L, int64_t x0, int64_t rows, int tid) 
     T.line0 = tid / L->line_chunks, T.inner = (tid % L->line_chunks) * 2;
     T.xlim = (int)(rows - x0 < ((int64_t)1 << 30) ? rows - x0 : ((int64_t)1 << 30));
     for (int r = 0; r < L->period; r++) {
-        int line = T.line0 + r * L->lpp, sub = L->kmajor && L->ks > 1 ? T.inner / 16 : 0;
-        int in = L->kmajor && L->ks > 1 ? T.inner % 16 : T.inner;
-        T.dst[r] = 8u * (unsigned)(sub * L->subd + line * L->line + (in ^ ((line & 3) << 2)));
+        int line = T.line0 + r * L->lpp;
+        T.dst[r] = 8u * (unsigned)(line * L->line + (T.inner ^ ((line & 3) << 2)));
     }
     T.mask = 0;
     for (int j = 0; j < L->passes; j++)
@@ -133,8 +125,7 @@ static thread16 thread_of(const loader16 *L, int64_t x0, int64_t rows, int tid) 
     return T;
 }
 static unsigned dst_of(const loader16 *L, const thread16 *T, int j) {
-    return T->dst[j % L->period] + 8u * (unsigned)((j / L->period) * L->period * L->lpp * L->line +
-                                                   (L->kmajor || L->ks == 1 ? 0 : (j * L->lpp / 16) * (L->subd - 16 * L->R)));
+    return T->dst[j % L->period] + 8u * (unsigned)((j / L->period) * L->period * L->lpp * L->line);
 }
 
 typedef struct {
@@ -155,12 +146,9 @@ static void emu_copy(emu *E, const loader16 *L, const double *M, int64_t ld, int
                 thread16 T = thread_of(L, x0, rows, tid);
                 int line = T.line0 + j * L->lpp;
                 unsigned d = dst_of(L, &T, j);
-                // the kernel's destination is the documented swizzle of (line, inner) in its k16
-                // sub-stage (K-major: k = inner, MN-major: k = line), chunk whole
-                const int sub = (L->kmajor ? T.inner : line) / 16;
-                assert_int_equal((int)(d / 8), sub * L->subd + (L->kmajor ? swz_k(line, T.inner % 16)
-                                                                          : swz_mn(L->R, line % 16, T.inner)));
-                assert_true(d % 16 == 0 && (int)((d / 8) % L->subd) + 2 <= L->R * 16 && (int)(d / 8) < L->ks * L->subd);
+                // the kernel's destination is the documented swizzle of (line, inner), chunk whole
+                assert_int_equal((int)(d / 8), L->kmajor ? swz_k(line, T.inner) : swz_mn(L->R, line, T.inner));
+                assert_true(d % 16 == 0 && d / 8 + 2 <= (unsigned)(L->R * 16));
                 int64_t off = L->kmajor ? T.inner + (x0 + line) * ld + k0 : (x0 + T.inner) + (line + k0) * ld;
                 int nv;
                 if (L->kmajor) {
@@ -175,7 +163,7 @@ static void emu_copy(emu *E, const loader16 *L, const double *M, int64_t ld, int
                     // a whole block at a k-step inside k: the mask decides, and it must agree with
                     // the bounds (a chunk is copied whole or not at all)
                     int on = (T.mask >> j) & 1;
-                    assert_true(T.whole && k0 + 16 * L->ks <= k);
+                    assert_true(T.whole && k0 + 16 <= k);
                     assert_int_equal(nv, on ? 2 : 0);
                     if (!on) {
                         E->skipped++;
@@ -239,13 +227,11 @@ static void emu_gemm(emu *E, int64_t m, int64_t n, int64_t k, double alpha, cons
                      const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
     const d16shape *S = E->S;
     const int warps_m = S->BM / S->WM, threads = 32 * warps_m * (S->BN / S->WN), MT = S->WM / 16, NT = S->WN / 8;
-    const int ks = S->KS > 1 ? S->KS : 1, subd = (S->BM + S->BN) * 16, BK = 16 * ks, sz = ks * subd;
-    loader16 La = loader_of(S->BM, E->ak, threads, ks, subd), Lb = loader_of(S->BN, E->bk, threads, ks, subd);
+    loader16 La = loader_of(S->BM, E->ak, threads), Lb = loader_of(S->BN, E->bk, threads);
     const int grid_m = (int)((m + S->BM - 1) / S->BM), grid_n = (int)((n + S->BN - 1) / S->BN);
-    const int64_t ktiles = (k + BK - 1) / BK, kfull = k / BK;
-    // an operand's part of every sub-stage (the other operand's part between them stays unwritten)
-    double *sA = malloc(sizeof(double) * sz), *sB = malloc(sizeof(double) * sz);
-    int *wa = malloc(sizeof(int) * sz), *wb = malloc(sizeof(int) * sz);
+    const int64_t ktiles = (k + 15) / 16, kfull = k / 16;
+    double *sA = malloc(sizeof(double) * S->BM * 16), *sB = malloc(sizeof(double) * S->BN * 16);
+    int *wa = malloc(sizeof(int) * S->BM * 16), *wb = malloc(sizeof(int) * S->BN * 16);
     double(*acc)[32][2][8][4] = malloc(sizeof(double) * 8 * 32 * 2 * 8 * 4); // [warp][lane][mt][nt][e]
     char *done = calloc((size_t)(grid_m * grid_n), 1);
     static frags16 f[32];
@@ -263,20 +249,17 @@ static void emu_gemm(emu *E, int64_t m, int64_t n, int64_t k, double alpha, cons
             assert_int_equal(thread_of(&La, m0, m, tid).whole && thread_of(&Lb, n0, n, tid).whole, whole);
         memset(acc, 0, sizeof(double) * 8 * 32 * 2 * 8 * 4);
         for (int64_t kt = 0; kt < ktiles; kt++) {
-            for (int i = 0; i < sz; i++) sA[i] = NAN, wa[i] = 0, sB[i] = NAN, wb[i] = 0;
+            for (int i = 0; i < S->BM * 16; i++) sA[i] = NAN, wa[i] = 0;
+            for (int i = 0; i < S->BN * 16; i++) sB[i] = NAN, wb[i] = 0;
             const int fast = whole && kt < kfull; // the kernel's `whole && nk < kfull`
             fast ? E->fast_steps++ : E->bounded_steps++;
-            emu_copy(E, &La, A, lda, m0, m, BK * kt, k, sA, wa, fast);
-            emu_copy(E, &Lb, B, ldb, n0, n, BK * kt, k, sB, wb, fast);
-            for (int i = 0; i < sz; i++) {
-                const int part = i % subd; // inside an operand's part of a sub-stage: written once (bounded: always)
-                assert_true(wa[i] <= 1 && (fast || wa[i] == (part < S->BM * 16)));
-                assert_true(wb[i] <= 1 && (fast || wb[i] == (part < S->BN * 16)));
-            }
-            for (int h = 0; h < ks; h++)
+            emu_copy(E, &La, A, lda, m0, m, 16 * kt, k, sA, wa, fast);
+            emu_copy(E, &Lb, B, ldb, n0, n, 16 * kt, k, sB, wb, fast);
+            for (int i = 0; i < S->BM * 16; i++) assert_true(wa[i] <= 1 && (fast || wa[i] == 1));
+            for (int i = 0; i < S->BN * 16; i++) assert_true(wb[i] <= 1 && (fast || wb[i] == 1));
             for (int w = 0; w < threads / 32; w++) {
                 const int wm = w % warps_m, wn = w / warps_m;
-                for (int lane = 0; lane < 32; lane++) emu_frags(E, &f[lane], sA + h * subd, sB + h * subd, wm, wn, lane, addr);
+                for (int lane = 0; lane < 32; lane++) emu_frags(E, &f[lane], sA, sB, wm, wn, lane, addr);
                 for (int l = 0; l < 48; l++) {
                     int worst = slot8_worst(addr[l]);
                     if (worst > E->frag_worst) E->frag_worst = worst;

@@ -65,9 +65,6 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 8192 on sm_90 (choose_variant);
 //   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
 //   current tile: the rank-k shapes) only when forced, until measured.
-//   dmma16m (dmma16 with stages handed over by mbarriers, no block barrier per k-step) and dmma16w /
-//   dmma16wu (two warp groups of 128 x 64 tiles per persistent block, main loops taking turns or
-//   not: one group's epilogue beside the other's main loop) only when forced, until measured.
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -586,16 +583,13 @@ __device__ __forceinline__ void cp_async16_n(unsigned dst, const double *src, in
                  : "memory");
 }
 
-// KS: k16 sub-stages per stage (BK = 16 KS; one barrier per stage), each laid out as a whole
-// KS = 1 stage (A then B) SUBD doubles after the previous one.
-template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int NQ_, int KS_ = 1>
+template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int NQ_>
 struct D16Shape {
-    static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_, NQ = NQ_, KS = KS_;
-    static constexpr int BK = 16 * KS;
+    static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_, NQ = NQ_;
+    static constexpr int BK = 16;
     static constexpr int WARPS_M = BM / WM, WARPS_N = BN / WN, THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int MT = WM / 16, NT = WN / 8;
-    static constexpr int SUBD = (BM + BN) * 16;    // doubles per k16 sub-stage (A then B)
-    static constexpr int STAGE_D = SUBD * KS;      // doubles per stage
+    static constexpr int STAGE_D = (BM + BN) * BK; // doubles per stage (A then B)
     static constexpr size_t SMEM = (size_t)STAGES * STAGE_D * sizeof(double);
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0 && NQ >= 1 && NQ < NT, "shape");
     static_assert(SMEM <= 227 * 1024 && STAGES >= 2, "stages");
@@ -604,29 +598,18 @@ struct D16Shape {
 // 128x128x16 DMMA.16x8x16 kernel has this shape). (A 128 x 64 shape, two blocks per SM, lost to
 // it: bench/notes/gemm-kernels.md.)
 using ShapeD16 = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 1, /*NQ*/ 2>;
-// dmma16k: dmma16 with two k16 sub-stages per stage (BK = 32: one barrier per 32 DMMAs of a warp,
-// 32-k copies, i.e. 256-byte segments of a K-major line), 3 stages (192 KB).
-using ShapeD16K = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 3, /*MINB*/ 1, /*NQ*/ 2, /*KS*/ 2>;
-// dmma16m: dmma16's tile on mbarriers, 4 stages (128 KB); dmma16w: a group's 128 x 64 tile, 4 warps of
-// 32 x 64, 4 stages (96 KB per group, two groups per block).
-using ShapeD16M = D16Shape</*BM*/ 128, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 1, /*NQ*/ 2>;
-using ShapeD16W = D16Shape</*BM*/ 128, /*BN*/ 64, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 1, /*NQ*/ 2>;
 
-// One operand's copies: R lines (K-major: rows of op(A) / columns of op(B), 8 KS chunks of 2 k;
-// MN-major: 16 KS k lines of R / 2 chunks). Thread tid copies chunk `inner` of lines line0 + j LPP.
-// With KS = 2 (BK = 32) k 16..31 go to the second sub-stage, SUBD doubles further: a K-major
-// thread's chunk lies in sub-stage inner / 16, an MN-major line in sub-stage line / 16 (passes
-// never straddle: 16 is a multiple of LPP).
-template <int R, bool KMAJOR, int THREADS, int KS = 1, int SUBD = 0>
+// One operand's copies: R lines (K-major: rows of op(A) / columns of op(B), 8 chunks of 2 k;
+// MN-major: 16 k lines of R / 2 chunks). Thread tid copies chunk `inner` of lines line0 + j LPP.
+template <int R, bool KMAJOR, int THREADS>
 struct D16Loader {
-    static constexpr int LINE_CHUNKS = KMAJOR ? 8 * KS : R / 2;
+    static constexpr int LINE_CHUNKS = KMAJOR ? 8 : R / 2;
     static constexpr int LPP = THREADS / LINE_CHUNKS;
-    static constexpr int PASSES = (KMAJOR ? R : 16 * KS) / LPP;
-    static constexpr int LINE = KMAJOR ? 16 : R;        // doubles per line of a sub-stage
+    static constexpr int PASSES = (KMAJOR ? R : 16) / LPP;
+    static constexpr int LINE = KMAJOR ? 16 : R;        // doubles per line
     static constexpr int PERIOD = LPP % 4 == 0 ? 1 : (LPP % 2 == 0 ? 2 : 4); // passes per swizzle key cycle
-    static_assert(THREADS % LINE_CHUNKS == 0 && PASSES * LPP == (KMAJOR ? R : 16 * KS) && PASSES % PERIOD == 0,
+    static_assert(THREADS % LINE_CHUNKS == 0 && PASSES * LPP == (KMAJOR ? R : 16) && PASSES % PERIOD == 0,
                   "loader shape");
-    static_assert(KS == 1 || (SUBD >= R * 16 && (KMAJOR || (16 % LPP == 0 && PERIOD * LPP <= 16))), "sub-stages");
 
     const double *ptr; // this thread's first chunk of the next k-step
     int64_t ld;
@@ -642,8 +625,7 @@ struct D16Loader {
 #pragma unroll
         for (int r = 0; r < PERIOD; r++) {
             const int line = line0 + r * LPP;
-            const int sub = KMAJOR && KS > 1 ? inner / 16 : 0, in = KMAJOR && KS > 1 ? inner % 16 : inner;
-            dst[r] = 8u * (unsigned)(sub * SUBD + line * LINE + (in ^ ((line & 3) << 2)));
+            dst[r] = 8u * (unsigned)(line * LINE + (inner ^ ((line & 3) << 2)));
         }
         mask = 0;
 #pragma unroll
@@ -652,14 +634,13 @@ struct D16Loader {
         whole = KMAJOR || xlim >= R || xlim % 2 == 0;
     }
     __device__ __forceinline__ unsigned dst_of(int j) const {
-        return dst[j % PERIOD] + 8u * (unsigned)((j / PERIOD) * PERIOD * LPP * LINE +
-                                                 (KMAJOR || KS == 1 ? 0 : (j * LPP / 16) * (SUBD - 16 * R)));
+        return dst[j % PERIOD] + 8u * (unsigned)((j / PERIOD) * PERIOD * LPP * LINE);
     }
     // A k-step inside k: whole chunks, predicated by the mask.
     __device__ __forceinline__ void copy(unsigned stage) {
 #pragma unroll
         for (int j = 0; j < PASSES; j++) cp_async16_if(stage + dst_of(j), ptr + (int64_t)j * LPP * ld, mask & (1u << j));
-        ptr += KMAJOR ? (int64_t)16 * KS : 16 * KS * ld;
+        ptr += KMAJOR ? (int64_t)16 : 16 * ld;
     }
     // k-step [k0, k0 + 16) with bounds on both sides and zero-fill.
     __device__ __forceinline__ void copy_bounded(unsigned stage, int64_t k0, int64_t k) {
@@ -676,17 +657,123 @@ struct D16Loader {
             }
             cp_async16_n(stage + dst_of(j), ptr + (int64_t)j * LPP * ld, 8 * nv);
         }
-        ptr += KMAJOR ? (int64_t)16 * KS : 16 * KS * ld;
+        ptr += KMAJOR ? (int64_t)16 : 16 * ld;
     }
 };
 
-// Epilogue of the m16n8k16 kernels: acc[mt][nt][2h + c] is row m0 + wm WM + 16 mt + g + 8h, column
-// n0 + wn WN + 8 nt + 2t + c of the kernel's result; (i, j) is C[i rs + j cs] (CT: the result is C^T,
-// so a thread's two columns j, j + 1 are adjacent in memory and go as one double2 where C allows).
-template <class S, bool CT>
-__device__ __forceinline__ void d16_epilogue(const TcParams &p, double (&acc)[S::MT][S::NT][4], int64_t m0, int64_t n0,
-                                             int wm, int wn, int g, int t) {
-    constexpr int MT = S::MT, NT = S::NT;
+template <class S, bool AK, bool BKM, bool CT>
+__global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const TcParams p) {
+    extern __shared__ __align__(128) double smem[];
+    constexpr int BM = S::BM, BN = S::BN, MT = S::MT, NT = S::NT, NQ = S::NQ, CP_AFTER = 1;
+    constexpr unsigned STAGE_B = 8u * S::STAGE_D, B_OFF = 8u * BM * 16;
+
+    int bm, bn;
+    tile_of_block(p, bm, bn);
+    const int64_t m0 = (int64_t)bm * BM, n0 = (int64_t)bn * BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
+    const int g = lane >> 2, t = lane & 3;
+
+    D16Loader<BM, AK, S::THREADS> la(p.A, p.lda, m0, p.m, tid);
+    D16Loader<BN, BKM, S::THREADS> lb(p.B, p.ldb, n0, p.n, tid);
+    const bool whole = la.whole && lb.whole;
+    const unsigned sbase = smem_addr(smem);
+
+    // Fragment bases (doubles inside the operand's part of a stage; see the maps above).
+    int ab[AK ? 4 : 2], bb[BKM ? 4 : 2];
+#pragma unroll
+    for (int q = 0; q < (AK ? 4 : 2); q++)
+        ab[q] = AK ? (wm * S::WM + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BM + wm * S::WM + ((g + 8 * q) ^ (4 * t));
+#pragma unroll
+    for (int q = 0; q < (BKM ? 4 : 2); q++)
+        bb[q] = BKM ? (wn * S::WN + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BN + wn * S::WN + ((g + 8 * q) ^ (4 * t));
+    // a_i of tile mt and b_i of tile nt in the stage at `st` (doubles)
+    auto lda_ = [&](int st, int mt, int i) -> double {
+        const int j = i >> 1, h = i & 1;
+        return AK ? smem[st + ab[j] + 256 * mt + 128 * h] : smem[st + ab[h] + 4 * j * BM + 16 * mt];
+    };
+    auto ldb_ = [&](int st, int nt, int i) -> double {
+        return BKM ? smem[st + B_OFF / 8 + bb[i] + 128 * nt] : smem[st + B_OFF / 8 + bb[nt & 1] + 4 * i * BN + 16 * (nt >> 1)];
+    };
+
+    double acc[MT][NT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
+
+    const int ktiles = (int)((p.k + 15) / 16), kfull = (int)(p.k / 16);
+    // Prologue: k-steps 0 .. STAGES-2 (a group is committed even when empty: uniform wait counts).
+#pragma unroll
+    for (int s = 0; s < S::STAGES - 1; s++) {
+        const unsigned st = sbase + s * STAGE_B;
+        if (whole && s < kfull) {
+            la.copy(st), lb.copy(st + B_OFF);
+        } else if (s < ktiles) {
+            la.copy_bounded(st, 16 * s, p.k), lb.copy_bounded(st + B_OFF, 16 * s, p.k);
+        }
+        cp_async_commit();
+    }
+    if (p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+
+    double fa[MT][8], fb[NT][4];
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+        for (int i = 0; i < 8; i++) fa[mt][i] = lda_(0, mt, i);
+
+    // The k loop is unrolled by the stage count, so that every stage offset is an immediate of
+    // the shared loads and copies (no stage index arithmetic in the loop).
+    for (int kt0 = 0; kt0 < ktiles; kt0 += S::STAGES) {
+#pragma unroll
+        for (int s = 0; s < S::STAGES; s++) {
+            const int kt = kt0 + s;
+            if (kt >= ktiles) break;
+            // read stage s; k-step kt + STAGES-1 goes into the stage read in step kt-1 (free since
+            // the last barrier); the next step reads stage s + 1.
+            const unsigned ws = ((s + S::STAGES - 1) % S::STAGES) * STAGE_B;
+            const int st = s * (S::STAGE_D), sn = ((s + 1) % S::STAGES) * S::STAGE_D;
+            const int nk = kt + S::STAGES - 1;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(st, nt, i);
+                if (nt == CP_AFTER) { // the copies behind the first B loads (the step's first DMMAs wait for those)
+                    if (whole && nk < kfull) {
+                        la.copy(sbase + ws), lb.copy(sbase + ws + B_OFF);
+                    } else if (nk < ktiles) {
+                        la.copy_bounded(sbase + ws, 16 * (int64_t)nk, p.k);
+                        lb.copy_bounded(sbase + ws + B_OFF, 16 * (int64_t)nk, p.k);
+                    }
+                    cp_async_commit();
+                }
+                if (nt < NT - NQ)
+#pragma unroll
+                    for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
+            }
+            // Every fragment of this step is in registers: the stage may be overwritten after the barrier.
+            cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed (this thread's copies)
+            __syncthreads();
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+#pragma unroll
+                for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
+                // tile mt's A fragments are free: the next step's load into their place (after the
+                // last k-step the stage holds stale data that is never used)
+#pragma unroll
+                for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
+            }
+        }
+    }
+    cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
+
+    // Epilogue: acc[mt][nt][2h + c] is row m0 + wm WM + 16 mt + g + 8h, column n0 + wn WN + 8 nt + 2t + c
+    // of the kernel's result; (i, j) is C[i rs + j cs] (CT: the result is C^T, so a thread's two
+    // columns j, j + 1 are adjacent in memory and go as one double2 where C allows).
     const int64_t rstr = CT ? p.ldc : 1, cstr = CT ? 1 : p.ldc;
     const bool vec = CT && p.c_vec;
     auto row = [&](int mt, int h) { return m0 + wm * S::WM + 16 * mt + g + 8 * h; };
@@ -739,128 +826,6 @@ __device__ __forceinline__ void d16_epilogue(const TcParams &p, double (&acc)[S:
             }
 }
 
-template <class S, bool AK, bool BKM, bool CT>
-__global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const TcParams p) {
-    extern __shared__ __align__(128) double smem[];
-    constexpr int BM = S::BM, BN = S::BN, MT = S::MT, NT = S::NT, NQ = S::NQ, CP_AFTER = 1;
-    constexpr unsigned STAGE_B = 8u * S::STAGE_D, B_OFF = 8u * BM * 16;
-
-    int bm, bn;
-    tile_of_block(p, bm, bn);
-    const int64_t m0 = (int64_t)bm * BM, n0 = (int64_t)bn * BN;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
-    const int g = lane >> 2, t = lane & 3;
-
-    constexpr int KS = S::KS, BK = S::BK;
-    D16Loader<BM, AK, S::THREADS, KS, S::SUBD> la(p.A, p.lda, m0, p.m, tid);
-    D16Loader<BN, BKM, S::THREADS, KS, S::SUBD> lb(p.B, p.ldb, n0, p.n, tid);
-    const bool whole = la.whole && lb.whole;
-    const unsigned sbase = smem_addr(smem);
-
-    // Fragment bases (doubles inside the operand's part of a stage; see the maps above).
-    int ab[AK ? 4 : 2], bb[BKM ? 4 : 2];
-#pragma unroll
-    for (int q = 0; q < (AK ? 4 : 2); q++)
-        ab[q] = AK ? (wm * S::WM + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BM + wm * S::WM + ((g + 8 * q) ^ (4 * t));
-#pragma unroll
-    for (int q = 0; q < (BKM ? 4 : 2); q++)
-        bb[q] = BKM ? (wn * S::WN + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BN + wn * S::WN + ((g + 8 * q) ^ (4 * t));
-    // a_i of tile mt and b_i of tile nt in the stage at `st` (doubles)
-    auto lda_ = [&](int st, int mt, int i) -> double {
-        const int j = i >> 1, h = i & 1;
-        return AK ? smem[st + ab[j] + 256 * mt + 128 * h] : smem[st + ab[h] + 4 * j * BM + 16 * mt];
-    };
-    auto ldb_ = [&](int st, int nt, int i) -> double {
-        return BKM ? smem[st + B_OFF / 8 + bb[i] + 128 * nt] : smem[st + B_OFF / 8 + bb[nt & 1] + 4 * i * BN + 16 * (nt >> 1)];
-    };
-
-    double acc[MT][NT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
-
-    const int ktiles = (int)((p.k + BK - 1) / BK), kfull = (int)(p.k / BK);
-    // Prologue: k-steps 0 .. STAGES-2 (a group is committed even when empty: uniform wait counts).
-#pragma unroll
-    for (int s = 0; s < S::STAGES - 1; s++) {
-        const unsigned st = sbase + s * STAGE_B;
-        if (whole && s < kfull) {
-            la.copy(st), lb.copy(st + B_OFF);
-        } else if (s < ktiles) {
-            la.copy_bounded(st, BK * s, p.k), lb.copy_bounded(st + B_OFF, BK * s, p.k);
-        }
-        cp_async_commit();
-    }
-    if (p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
-    cp_async_wait<S::STAGES - 2>();
-    __syncthreads();
-
-    double fa[MT][8], fb[NT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int i = 0; i < 8; i++) fa[mt][i] = lda_(0, mt, i);
-
-    // The k loop is unrolled by the stage count, so that every stage offset is an immediate of
-    // the shared loads and copies (no stage index arithmetic in the loop).
-    for (int kt0 = 0; kt0 < ktiles; kt0 += S::STAGES) {
-#pragma unroll
-        for (int s = 0; s < S::STAGES; s++) {
-            const int kt = kt0 + s;
-            if (kt >= ktiles) break;
-            // read stage s; k-step kt + STAGES-1 goes into the stage read in step kt-1 (free since
-            // the last barrier); the next step reads stage s + 1.
-            const unsigned ws = ((s + S::STAGES - 1) % S::STAGES) * STAGE_B;
-            const int st = s * (S::STAGE_D), sn = ((s + 1) % S::STAGES) * S::STAGE_D;
-            const int nk = kt + S::STAGES - 1;
-            // k16 sub-stage h at st + h SUBD; its last NQ n8 tiles multiply while the next
-            // sub-stage's (or, after the barrier, the next stage's) A fragments load
-#pragma unroll
-            for (int h = 0; h < KS; h++) {
-                const int sh = st + h * S::SUBD, nxt = h + 1 < KS ? sh + S::SUBD : sn;
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                    for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(sh, nt, i);
-                    if (h == 0 && nt == CP_AFTER) { // the copies behind the first B loads (the step's first DMMAs wait for those)
-                        if (whole && nk < kfull) {
-                            la.copy(sbase + ws), lb.copy(sbase + ws + B_OFF);
-                        } else if (nk < ktiles) {
-                            la.copy_bounded(sbase + ws, BK * (int64_t)nk, p.k);
-                            lb.copy_bounded(sbase + ws + B_OFF, BK * (int64_t)nk, p.k);
-                        }
-                        cp_async_commit();
-                    }
-                    if (nt < NT - NQ)
-#pragma unroll
-                        for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-                }
-                if (h == KS - 1) {
-                    // Every fragment of this step is in registers: the stage may be overwritten after the barrier.
-                    cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed (this thread's copies)
-                    __syncthreads();
-                }
-#pragma unroll
-                for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-                    for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-                    // tile mt's A fragments are free: the next sub-stage's load into their place (after
-                    // the last k-step the stage holds stale data that is never used)
-#pragma unroll
-                    for (int i = 0; i < 8; i++) fa[mt][i] = lda_(nxt, mt, i);
-                }
-            }
-        }
-    }
-    cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
-
-    d16_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
-}
-
 // ---- dmma16p: the dmma16 main loop in persistent blocks (fill and C traffic hidden) ----
 // With one 128 x 128 block per SM, dmma16 pays every tile's pipeline fill and its epilogue (C read
 // and written: 2 x 8 x 128 x 128 bytes per tile, ~55% of the math time at k = 256 if exposed) with
@@ -899,7 +864,7 @@ __global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16p_kernel(const TcParam
     constexpr int BM = S::BM, BN = S::BN, MT = S::MT, NT = S::NT, NQ = S::NQ, CP_AFTER = 1, ST = S::STAGES;
     constexpr unsigned STAGE_B = 8u * S::STAGE_D, B_OFF = 8u * BM * 16;
     constexpr int CV = S::THREADS / 128, CPER = 128 / CV / D16P_CPARTS; // C copies: lines per pass, copies per part
-    static_assert(BM == 128 && BN == 128 && CV == 2 && CPER % 4 == 0 && S::KS == 1, "dmma16p: 128 x 128 x 16 tiles, 256 threads");
+    static_assert(BM == 128 && BN == 128 && CV == 2 && CPER % 4 == 0, "dmma16p: 128 x 128 tiles, 256 threads");
     const double *const sC = smem + ST * S::STAGE_D;
 
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -1127,277 +1092,6 @@ __global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16p_kernel(const TcParam
     cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
 }
 
-// ---- dmma16m / dmma16w: the dmma16 loop on mbarriers instead of block barriers ----
-//
-// dmma16 ends every k16 step in a barrier of all 8 warps of the SM (one block per SM): every warp
-// stops there until the slowest arrives, so the DMMA pipe runs only on what was issued before it.
-// Here each stage has two mbarriers: `full` completes when every thread's copies into the stage
-// have landed (cp.async.mbarrier.arrive.noinc: the arrival is the completion of the thread's
-// copies), `empty` when every thread has read its fragments out of it (mbarrier.arrive, release,
-// after its last shared load of the stage). A thread waits for `full` before reading a stage and
-// for `empty` before copying into it; no warp waits for another warp's DMMAs, so warps may drift
-// apart by up to a stage and one warp's wait is covered by the other warps' DMMAs.
-// Phases: every stage alternates one fill and one read; bit s of `ph` is the parity of stage s's
-// next `full` wait, bit 8 + s that of its next `empty` wait, which starts at 1 (the phase before a
-// fresh mbarrier's first counts as complete: the first fill of a stage does not wait). Every tile
-// starts at stage 0 (its first STAGES-1 k-steps filled before its main loop), so the stage of each
-// k-step is an immediate in the loop unrolled by the stage count, as in dmma16.
-//
-// dmma16m: one group of 8 warps on a 128 x 128 tile (dmma16's shape, 4 stages), one block per tile.
-// dmma16w: two groups of 4 warps in one persistent block per SM, each group a 128 x 64 tile (4 warps
-// of 32 x 64) with its own ring and mbarriers; block b walks units u = b, b + grid, ... and unit u's
-// tiles 2u and 2u + 1 of the grouped order go to groups 0 and 1. The groups' main loops take turns
-// (named barriers 1 and 2, the ordered form): group 1 multiplies tile 2u + 1 while group 0 stores
-// tile 2u's C and fills the first stages of its next tile, so the tensor pipe runs one group's main
-// loop while the other group's epilogue runs beside it. dmma16wu: the same without the turns.
-
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_arrive(unsigned bar) {
-    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared.b64 st, [%0];\n}\n" ::"r"(bar) : "memory");
-}
-// The same without release semantics (sm_90): orders nothing before it.
-__device__ __forceinline__ void mbar_arrive_relaxed(unsigned bar) {
-    asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.relaxed.cta.shared::cta.b64 st, [%0];\n}\n" ::"r"(bar)
-                 : "memory");
-}
-// One arrival on `bar` when every cp.async this thread issued so far has landed (noinc: counted in init).
-__device__ __forceinline__ void cp_async_mbar_arrive(unsigned bar) {
-    asm volatile("cp.async.mbarrier.arrive.noinc.shared.b64 [%0];\n" ::"r"(bar) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    asm volatile("{\n .reg .pred done;\n"
-                 "MBAR_WAIT:\n mbarrier.try_wait.parity.shared.b64 done, [%0], %1;\n"
-                 " @!done bra MBAR_WAIT;\n}\n" ::"r"(bar),
-                 "r"(parity)
-                 : "memory");
-}
-// Named barrier `id` of `count` threads: wait for it, or arrive without waiting.
-__device__ __forceinline__ void named_bar_sync(int id, int count) {
-    asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-__device__ __forceinline__ void named_bar_arrive(int id, int count) {
-    asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
-}
-
-// One group's stage ring: stage s at sm + s STAGE_D (doubles) = ring + s STAGE_B (shared bytes),
-// its mbarriers full[s] at bars + 8 s and empty[s] at bars + 8 (STAGES + s).
-template <class S>
-struct D16Ring {
-    static_assert(S::KS == 1, "mbarrier rings: k16 stages");
-    const double *sm;
-    unsigned ring, bars, ph;
-    __device__ __forceinline__ unsigned full(int s) const { return bars + 8u * (unsigned)s; }
-    __device__ __forceinline__ unsigned empty(int s) const { return bars + 8u * (unsigned)(S::STAGES + s); }
-    __device__ __forceinline__ void init(double *stage0, unsigned bars_, int gtid) {
-        sm = stage0, ring = smem_addr(stage0), bars = bars_, ph = ((1u << S::STAGES) - 1u) << 8;
-        if (gtid < 2 * S::STAGES) mbar_init(bars + 8u * (unsigned)gtid, S::THREADS);
-    }
-    __device__ __forceinline__ void wait_full(int s) {
-        mbar_wait(full(s), (ph >> s) & 1u);
-        ph ^= 1u << s;
-    }
-    __device__ __forceinline__ void wait_empty(int s) {
-        mbar_wait(empty(s), (ph >> (8 + s)) & 1u);
-        ph ^= 1u << (8 + s);
-    }
-};
-
-// k-step lk of the tile into stage s, once every thread has read the stage's previous contents.
-template <class S, bool AK, bool BKM>
-__device__ __forceinline__ void d16m_fill(D16Ring<S> &r, int s, D16Loader<S::BM, AK, S::THREADS> &la,
-                                          D16Loader<S::BN, BKM, S::THREADS> &lb, int lk, int kfull, bool whole,
-                                          int64_t k) {
-    constexpr unsigned STAGE_B = 8u * S::STAGE_D, B_OFF = 8u * S::BM * 16;
-    r.wait_empty(s);
-    const unsigned st = r.ring + (unsigned)s * STAGE_B;
-    if (whole && lk < kfull) {
-        la.copy(st), lb.copy(st + B_OFF);
-    } else {
-        la.copy_bounded(st, 16 * (int64_t)lk, k), lb.copy_bounded(st + B_OFF, 16 * (int64_t)lk, k);
-    }
-    cp_async_mbar_arrive(r.full(s));
-}
-
-// Fragment bases of warp (wm, wn), lane (g, t), as in dgemm_d16_kernel.
-template <class S, bool AK, bool BKM>
-struct D16Bases {
-    int a[AK ? 4 : 2], b[BKM ? 4 : 2];
-    __device__ __forceinline__ D16Bases(int wm, int wn, int g, int t) {
-#pragma unroll
-        for (int q = 0; q < (AK ? 4 : 2); q++)
-            a[q] = AK ? (wm * S::WM + g) * 16 + t + 4 * (q ^ (g & 3)) : t * S::BM + wm * S::WM + ((g + 8 * q) ^ (4 * t));
-#pragma unroll
-        for (int q = 0; q < (BKM ? 4 : 2); q++)
-            b[q] = BKM ? (wn * S::WN + g) * 16 + t + 4 * (q ^ (g & 3)) : t * S::BN + wn * S::WN + ((g + 8 * q) ^ (4 * t));
-    }
-};
-
-// One tile's k-steps on a group's ring, accumulated into acc. The caller filled k-steps
-// 0 .. STAGES-2 into stages 0 .. STAGES-2 (d16m_fill) and the ring's other stages are free or
-// being read for the last time; the copies of k-step kt + STAGES-1 go out during k-step kt.
-template <class S, bool AK, bool BKM, bool RELAX>
-__device__ __forceinline__ void d16m_mainloop(double (&acc)[S::MT][S::NT][4], D16Ring<S> &r,
-                                              D16Loader<S::BM, AK, S::THREADS> &la,
-                                              D16Loader<S::BN, BKM, S::THREADS> &lb, const D16Bases<S, AK, BKM> &o,
-                                              int ktiles, int kfull, bool whole, int64_t k) {
-    constexpr int MT = S::MT, NT = S::NT, NQ = S::NQ, ST = S::STAGES, BM = S::BM, BN = S::BN, CP_AFTER = 1;
-    const double *const sm = r.sm;
-    auto lda_ = [&](int st, int mt, int i) -> double {
-        const int j = i >> 1, h = i & 1;
-        return AK ? sm[st + o.a[j] + 256 * mt + 128 * h] : sm[st + o.a[h] + 4 * j * BM + 16 * mt];
-    };
-    auto ldb_ = [&](int st, int nt, int i) -> double {
-        return BKM ? sm[st + BM * 16 + o.b[i] + 128 * nt] : sm[st + BM * 16 + o.b[nt & 1] + 4 * i * BN + 16 * (nt >> 1)];
-    };
-    double fa[MT][8], fb[NT][4];
-    r.wait_full(0);
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int i = 0; i < 8; i++) fa[mt][i] = lda_(0, mt, i);
-    for (int kt0 = 0; kt0 < ktiles; kt0 += ST) {
-#pragma unroll
-        for (int s = 0; s < ST; s++) {
-            const int kt = kt0 + s;
-            if (kt >= ktiles) break;
-            const int ws = (s + ST - 1) % ST, s1 = (s + 1) % ST;
-            const int st = s * S::STAGE_D, sn = s1 * S::STAGE_D, nk = kt + ST - 1;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(st, nt, i);
-                // RELAX: the copies behind the first B loads (the step's first DMMAs wait for those)
-                if (RELAX && nt == CP_AFTER && nk < ktiles) d16m_fill<S, AK, BKM>(r, ws, la, lb, nk, kfull, whole, k);
-                if (nt < NT - NQ)
-#pragma unroll
-                    for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-            }
-            if (!RELAX) {
-                // this thread's reads of stage s are done; the release orders this thread's copies
-                // issued before it too, so the step's own copies go out after it
-                mbar_arrive(r.empty(s));
-                if (nk < ktiles) d16m_fill<S, AK, BKM>(r, ws, la, lb, nk, kfull, whole, k);
-            }
-            const bool more = kt + 1 < ktiles;
-            if (more) r.wait_full(s1);
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-                for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-                if (more) // tile mt's A fragments are free: the next step's into their place
-#pragma unroll
-                    for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
-            }
-            // RELAX: every fragment of stage s went into a DMMA issued above (its load completed), so
-            // a relaxed arrival, which waits for none of this thread's copies in flight, suffices
-            if (RELAX) mbar_arrive_relaxed(r.empty(s));
-        }
-    }
-}
-
-template <class S, bool AK, bool BKM, bool CT, bool RELAX>
-__global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16m_kernel(const TcParams p) {
-    extern __shared__ __align__(128) double smem[];
-    int bm, bn;
-    tile_of_block(p, bm, bn);
-    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
-    const int g = lane >> 2, t = lane & 3;
-
-    D16Ring<S> r;
-    r.init(smem, smem_addr(smem + S::STAGES * S::STAGE_D), tid);
-    D16Loader<S::BM, AK, S::THREADS> la(p.A, p.lda, m0, p.m, tid);
-    D16Loader<S::BN, BKM, S::THREADS> lb(p.B, p.ldb, n0, p.n, tid);
-    const bool whole = la.whole && lb.whole;
-    const D16Bases<S, AK, BKM> o(wm, wn, g, t);
-    const int ktiles = (int)((p.k + 15) / 16), kfull = (int)(p.k / 16);
-    __syncthreads(); // the mbarriers are initialized
-
-    double acc[S::MT][S::NT][4];
-#pragma unroll
-    for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
-#pragma unroll
-    for (int s = 0; s < S::STAGES - 1; s++)
-        if (s < ktiles) d16m_fill<S, AK, BKM>(r, s, la, lb, s, kfull, whole, p.k);
-    if (p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
-    d16m_mainloop<S, AK, BKM, RELAX>(acc, r, la, lb, o, ktiles, kfull, whole, p.k);
-    d16_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
-}
-
-// ORD: the two groups' main loops take turns (dmma16w); without it they run freely (dmma16wu).
-template <class S, bool AK, bool BKM, bool CT, bool ORD, bool RELAX>
-__global__ void __launch_bounds__(2 * S::THREADS, 1) dgemm_d16w_kernel(const TcParams p) {
-    extern __shared__ __align__(128) double smem[];
-    constexpr int GT = S::THREADS; // threads per group
-    const int tid = threadIdx.x, grp = tid / GT, gtid = tid % GT, lane = tid & 31, gw = gtid >> 5;
-    const int wm = gw % S::WARPS_M, wn = gw / S::WARPS_M;
-    const int g = lane >> 2, t = lane & 3;
-    const int ntiles = p.grid_m * p.grid_n, grid = (int)gridDim.x;
-    const int ktiles = (int)((p.k + 15) / 16), kfull = (int)(p.k / 16);
-    const bool cpf = p.beta != 0.0 && p.k <= TC_CPF_MAX_K;
-
-    D16Ring<S> r;
-    r.init(smem + grp * S::STAGES * S::STAGE_D, smem_addr(smem + 2 * S::STAGES * S::STAGE_D) + 16u * S::STAGES * grp, gtid);
-    const D16Bases<S, AK, BKM> o(wm, wn, g, t);
-    __syncthreads(); // the mbarriers are initialized
-
-    int tile = 2 * (int)blockIdx.x + grp, bm = 0, bn = 0;
-    if (tile < ntiles) tile_of_index(p, tile, bm, bn);
-    D16Loader<S::BM, AK, GT> la(p.A, p.lda, (int64_t)bm * S::BM, p.m, gtid);
-    D16Loader<S::BN, BKM, GT> lb(p.B, p.ldb, (int64_t)bn * S::BN, p.n, gtid);
-    bool whole = la.whole && lb.whole;
-    if (tile < ntiles)
-#pragma unroll
-        for (int s = 0; s < S::STAGES - 1; s++)
-            if (s < ktiles) d16m_fill<S, AK, BKM>(r, s, la, lb, s, kfull, whole, p.k);
-
-    double acc[S::MT][S::NT][4];
-#pragma unroll
-    for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
-
-    for (int i = 0; tile < ntiles; i++) {
-        const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
-        if (cpf) prefetch_c<S, CT>(p, m0, n0, gtid);
-        // group 1 waits for group 0's main loop of the same unit, group 0 (after its first tile)
-        // for group 1's of the previous unit
-        if (ORD && (grp == 1 || i > 0)) named_bar_sync(1 + grp, 2 * GT);
-        d16m_mainloop<S, AK, BKM, RELAX>(acc, r, la, lb, o, ktiles, kfull, whole, p.k);
-        const int next = tile + 2 * grid;
-        // the other group's main loop that follows this one, if there is one: its turn
-        if (ORD && (grp == 0 ? tile + 1 : next - 1) < ntiles) named_bar_arrive(2 - grp, 2 * GT);
-        d16_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
-        // the next tile's first stages (after the epilogue: fewer registers live across it; in the
-        // ordered form they land while the other group multiplies)
-        if (next < ntiles) {
-            tile_of_index(p, next, bm, bn);
-            la = D16Loader<S::BM, AK, GT>(p.A, p.lda, (int64_t)bm * S::BM, p.m, gtid);
-            lb = D16Loader<S::BN, BKM, GT>(p.B, p.ldb, (int64_t)bn * S::BN, p.n, gtid);
-            whole = la.whole && lb.whole;
-#pragma unroll
-            for (int s = 0; s < S::STAGES - 1; s++)
-                if (s < ktiles) d16m_fill<S, AK, BKM>(r, s, la, lb, s, kfull, whole, p.k);
-        }
-        tile = next;
-    }
-}
-
 // C = beta C (k == 0 or alpha == 0: A and B are not read; beta == 0 writes zeros without reading C).
 __global__ void dscale_kernel(int64_t m, int64_t n, double beta, double *C, int64_t ldc) {
     for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
@@ -1483,72 +1177,6 @@ int launch_d16p(const TcParams &p0, int sms, cudaStream_t s, const char *variant
     return 0;
 }
 
-// dmma16m: one block per tile; shared memory: the ring and 2 STAGES mbarriers.
-template <class S, bool AK, bool BKM, bool CT, bool RELAX>
-int launch_d16m(const TcParams &p0, cudaStream_t s, const char *variant) {
-    TcParams p = p0;
-    p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
-    p.grid_n = (int)((p.n + S::BN - 1) / S::BN);
-    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
-    if ((p.m + S::BM - 1) / S::BM > INT32_MAX || (p.n + S::BN - 1) / S::BN > INT32_MAX || blocks > INT32_MAX ||
-        (p.k + 15) / 16 > INT32_MAX / 2)
-        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                            "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^31-1 tiles of %dx%dx16",
-                            (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
-    constexpr size_t smem = S::SMEM + 16u * S::STAGES;
-    static_assert(smem <= 227 * 1024, "dmma16m shared memory");
-    auto kern = dgemm_d16m_kernel<S, AK, BKM, CT, RELAX>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
-    kern<<<(unsigned)blocks, S::THREADS, smem, s>>>(p);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
-    return 0;
-}
-
-// dmma16w/wu: grid = min(tile pairs, SMs), two groups per block; shared memory: two rings, their mbarriers.
-template <class S, bool AK, bool BKM, bool CT, bool ORD, bool RELAX>
-int launch_d16w(const TcParams &p0, int sms, cudaStream_t s, const char *variant) {
-    TcParams p = p0;
-    p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
-    p.grid_n = (int)((p.n + S::BN - 1) / S::BN);
-    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
-    // (tile indices step by twice the grid inside the kernel: keep them far from INT32_MAX)
-    if ((p.m + S::BM - 1) / S::BM > INT32_MAX || (p.n + S::BN - 1) / S::BN > INT32_MAX || blocks > INT32_MAX / 4 ||
-        (p.k + 15) / 16 > INT32_MAX / 2)
-        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                            "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^29 tiles of %dx%dx16",
-                            (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
-    const int64_t units = (blocks + 1) / 2, cap = sms > 0 ? sms : 1;
-    const unsigned grid = (unsigned)(units < cap ? units : cap);
-    constexpr size_t smem = 2 * (S::SMEM + 16u * S::STAGES);
-    static_assert(smem <= 227 * 1024, "dmma16w shared memory");
-    auto kern = dgemm_d16w_kernel<S, AK, BKM, CT, ORD, RELAX>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
-    kern<<<grid, 2 * S::THREADS, smem, s>>>(p);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
-    return 0;
-}
-
-template <class S, bool RELAX>
-int launch_d16m_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
-    if (ct) return launch_d16m<S, false, true, true, RELAX>(p, s, variant);
-    if (a_kmajor) return launch_d16m<S, true, true, false, RELAX>(p, s, variant); // TN (TT never comes here)
-    return b_kmajor ? launch_d16m<S, false, true, false, RELAX>(p, s, variant)
-                    : launch_d16m<S, false, false, false, RELAX>(p, s, variant);
-}
-
-template <class S, bool ORD, bool RELAX>
-int launch_d16w_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s,
-                    const char *variant) {
-    if (ct) return launch_d16w<S, false, true, true, ORD, RELAX>(p, sms, s, variant);
-    if (a_kmajor) return launch_d16w<S, true, true, false, ORD, RELAX>(p, sms, s, variant); // TN (TT never comes here)
-    return b_kmajor ? launch_d16w<S, false, true, false, ORD, RELAX>(p, sms, s, variant)
-                    : launch_d16w<S, false, false, false, ORD, RELAX>(p, sms, s, variant);
-}
-
 // The dmma16 shapes in every op (TT as C^T = B A like the others: same maps, same instruction count).
 template <class S>
 int launch_d16_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
@@ -1566,12 +1194,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P,
-    TC_DMMA16M, TC_DMMA16MR, TC_DMMA16W, TC_DMMA16WR, TC_DMMA16WU, TC_DMMA16K, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",    "small",   "large32",  "large32pf", "rankklpf",
-                                        "dmma16",   "dmma16p", "dmma16m",  "dmma16mr",  "dmma16w",
-                                        "dmma16wr", "dmma16wu", "dmma16k"};
+const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
+                                        "rankklpf", "dmma16", "dmma16p"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1581,8 +1207,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, dmma16m, dmma16mr, dmma16w, dmma16wr, dmma16wu or dmma16k",
+                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16 "
+                            "or dmma16p",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1660,18 +1286,12 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKLPF;
     TS_CHECK(choose_variant(m, n, k, dp->sms, dp->cc_major, a_kmajor, b_kmajor, &v));
-    if (v >= TC_DMMA16 && dp->cc_major < 9)
+    if ((v == TC_DMMA16 || v == TC_DMMA16P) && dp->cc_major < 9)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 .f64 (sm_90); device %d is cc %d.%d",
                  tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
     switch (v) {
     case TC_DMMA16: return launch_d16_ops<ShapeD16>(p, a_kmajor, b_kmajor, ct, s, "dmma16");
-    case TC_DMMA16K: return launch_d16_ops<ShapeD16K>(p, a_kmajor, b_kmajor, ct, s, "dmma16k");
     case TC_DMMA16P: return launch_d16p_ops<ShapeD16>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16p");
-    case TC_DMMA16M: return launch_d16m_ops<ShapeD16M, false>(p, a_kmajor, b_kmajor, ct, s, "dmma16m");
-    case TC_DMMA16MR: return launch_d16m_ops<ShapeD16M, true>(p, a_kmajor, b_kmajor, ct, s, "dmma16mr");
-    case TC_DMMA16W: return launch_d16w_ops<ShapeD16W, true, false>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16w");
-    case TC_DMMA16WR: return launch_d16w_ops<ShapeD16W, true, true>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16wr");
-    case TC_DMMA16WU: return launch_d16w_ops<ShapeD16W, false, false>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16wu");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
