@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""sass_war.py: in a DGEMM kernel's main loop, the instructions that overwrite a register a DMMA read
+as its A or B operand within the last N instructions (no GPU needed).
+
+Usage: bench/sass_war.py SASS_FILE NAME_REGEX [N] [-v]
+  SASS_FILE: `cuobjdump -sass` output; NAME_REGEX picks one function (first match); N: window in
+  instructions (default 4); -v lists every such write.
+Why: ncu's source counters on dmma16 (bench/notes/gemm-kernels.md, "The mbarrier and warp-group
+variants") put its short-scoreboard stalls on exactly these writes: a DMMA reads its operands when the
+tensor pipe takes it, so a load into a B or A fragment register right behind the DMMA that reads it
+waits until the pipe accepts that DMMA. ptxas reuses a fragment register as soon as its last DMMA is
+issued. The main loop is the largest backward-branch range holding a DMMA; NOP and `@!PT` fillers are
+skipped; DMMA.16x8x16 reads 16 registers of A and 8 of B (DMMA.16x8x8: 8 and 4).
+"""
+import re
+import sys
+
+args = [a for a in sys.argv[1:] if a != "-v"]
+verbose = "-v" in sys.argv[1:]
+if len(args) < 2:
+    sys.exit(__doc__)
+txt = open(args[0]).read()
+pat = re.compile(args[1])
+window = int(args[2]) if len(args) > 2 else 4
+for f in re.split(r"\n\s*Function : ", txt)[1:]:
+    name, body = f.split("\n", 1)
+    if pat.search(name):
+        break
+else:
+    sys.exit("no function matches")
+ins = []
+for line in body.split("\n"):
+    m = re.search(r"/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;", line)
+    if m:
+        ins.append((int(m.group(1), 16), m.group(2)))
+loop = None
+for a, t in ins:
+    m = re.search(r"BRA.*0x([0-9a-f]+)", t)
+    if m and int(m.group(1), 16) < a:
+        seg = [x for x in ins if int(m.group(1), 16) <= x[0] <= a]
+        if any("DMMA" in x[1] for x in seg) and (loop is None or len(seg) > len(loop)):
+            loop = seg
+if loop is None:
+    sys.exit("no loop with a DMMA")
+seg = [t for _, t in loop if not t.startswith("@!PT") and not t.startswith("NOP")]
+
+
+def regs(op, width):
+    m = re.match(r"R(\d+)", op)
+    return set(range(int(m.group(1)), int(m.group(1)) + width)) if m else set()
+
+
+reads, hits, by_gap = [], 0, {}
+for i, t in enumerate(seg):
+    parts = t.split(None, 1)
+    opc, ops = parts[0], [o.strip() for o in parts[1].split(",")] if len(parts) > 1 else []
+    if opc.startswith("DMMA"):
+        wide = "16x8x16" in opc
+        reads.append((i, regs(ops[1], 16 if wide else 8) | regs(ops[2], 8 if wide else 4)))
+        continue
+    if not ops:
+        continue
+    dst = regs(ops[0], 2 if (".64" in opc or "WIDE" in opc) else 1)
+    for j, rd in reversed(reads):
+        if i - j > window:
+            break
+        if dst & rd:
+            hits += 1
+            by_gap[i - j] = by_gap.get(i - j, 0) + 1
+            if verbose:
+                print(f"  {i - j:2d} after a DMMA: {t}")
+            break
+ndmma = sum(1 for t in seg if t.startswith("DMMA"))
+print(f"{name.strip()[:120]}\n  loop: {len(seg)} instructions, {ndmma} DMMA; writes to a DMMA operand within "
+      f"{window} instructions: {hits} (by distance {dict(sorted(by_gap.items()))})")
