@@ -245,9 +245,9 @@ static void test_tc_variants(void **state) {
     // Every TESSERA_TC_TILE name (large32*: BK = 32; rankklpf: C prefetched into L2, 8-byte
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only; dmma16p: persistent
-    // blocks; *db: two fragment sets, one per k8 half). TT runs as transposed NN (its only path).
-    static const char *const tiles[] = {"rankk",  "small",   "large32",  "large32pf", "rankklpf",
-                                        "dmma16", "dmma16p", "rankkldb", "largedb"};
+    // blocks). TT runs as transposed NN (its only path).
+    static const char *const tiles[] = {"rankk",    "small",  "large32", "large32pf",
+                                        "rankklpf", "dmma16", "dmma16p"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {

@@ -65,9 +65,6 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 8192 on sm_90 (choose_variant);
 //   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
 //   current tile: the rank-k shapes) only when forced, until measured.
-//   rankkldb / largedb (rankklpf's loop with two fragment sets, one per k8 half, so that no shared
-//   load lands in a register a DMMA issued just before still has to read) only when forced, until
-//   measured.
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -80,15 +77,10 @@ struct TcParams {
 
 // KS: BK = 16 KS per stage; CPF: L2 prefetch of C; PF: the next k-step's first fragments load
 // across the barrier (1: its B fragments, 2: and its A tile 0).
-// DB: two fragment sets, one per k8 half, both live across the step: half 1's set loads before
-// half 0 multiplies, the barrier follows half 0, and the next stage's half 0 loads while half 1
-// multiplies, so a shared load never overwrites a register whose DMMA was issued just before it
-// (KS = 1, no PF).
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int KS_ = 1, bool CPF_ = false,
-          int PF_ = 0, bool L64_ = false, bool DB_ = false>
+          int PF_ = 0, bool L64_ = false>
 struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
-    static constexpr bool DB = DB_;
     static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
@@ -123,12 +115,6 @@ using ShapeRankKLPf = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 // the plain loop of the same shape): large NT
 using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 3, /*MINB*/ 1, /*KS*/ 2,
                                /*CPF*/ false, /*PF*/ 2>;
-// rankkldb: rankklpf's tile and loads with two fragment sets (DB) instead of PF.
-using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                              /*CPF*/ true, /*PF*/ 0, /*L64*/ true, /*DB*/ true>;
-// largedb: the same loop on 128 x 128 tiles, 8 warps, one block per SM (128 KB).
-using ShapeLargeDb = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 1, /*KS*/ 1,
-                             /*CPF*/ true, /*PF*/ 0, /*L64*/ true, /*DB*/ true>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -414,9 +400,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 
     constexpr int PF = AK ? 0 : S::PF, PFA = PF >= 2 ? 1 : 0; // PFA: A tiles carried across
     Frags<S> f, nf; // nf (PF): the next k-step's B fragments (and A tile 0)
-    Frags<S> f0, f1; // DB: the two halves' sets
     if (PF) load_frags<S, AK, BKM, 0, 0, PFA, true>(nf, sA, sB, off);
-    if (S::DB) load_half<S, AK, BKM, 0>(f0, sA, sB, off);
     int stage = 0;
     for (int64_t kt = 0; kt < ktiles; kt++) {
         const double *cA = sA + stage * S::BM * BK, *cB = sB + stage * S::BN * BK;
@@ -435,17 +419,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
             }
         }
         cp_async_commit();
-        if (S::DB) {
-            static_assert(!S::DB || (S::KS == 1 && S::PF == 0), "DB: k16 stages, no PF");
-            // fa0 holds half 0 of this stage (loaded during the previous step's half 1)
-            load_half<S, AK, BKM, 1>(f1, cA, cB, off);
-            mma_frags<S>(acc, f0);
-            cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed (this thread's copies)
-            __syncthreads();                // every fragment of this stage is in registers
-            if (kt + 1 < ktiles)
-                load_half<S, AK, BKM, 0>(f0, sA + nstage * S::BM * BK, sB + nstage * S::BN * BK, off);
-            mma_frags<S>(acc, f1);
-        } else if (!PF) {
+        if (!PF) {
             load_half<S, AK, BKM, 0>(f, cA, cB, off);
             mma_frags<S>(acc, f);
             load_half<S, AK, BKM, 1>(f, cA, cB, off);
@@ -1220,11 +1194,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_LARGEDB,
-    TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",  "small",   "large32", "large32pf", "rankklpf",
-                                        "dmma16", "dmma16p", "rankkldb", "largedb"};
+const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
+                                        "rankklpf", "dmma16", "dmma16p"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1234,8 +1207,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, rankkldb or largedb",
+                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16 "
+                            "or dmma16p",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1323,8 +1296,6 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
     case TC_RANKKLPF: return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf");
-    case TC_RANKKLDB: return launch_ops<ShapeRankKLDb, 2>(p, a_kmajor, b_kmajor, ct, s, "rankkldb");
-    case TC_LARGEDB: return launch_ops<ShapeLargeDb, 2>(p, a_kmajor, b_kmajor, ct, s, "largedb");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
