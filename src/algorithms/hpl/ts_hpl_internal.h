@@ -158,6 +158,10 @@ typedef struct {
     int (*swap_rows)(ts_hpl_state *s, int st, double *A, int64_t lda, const int64_t *pk, int64_t npack,
                      const int64_t *ub, int64_t jb, double *U, int64_t ldu, const int64_t *al,
                      const int64_t *ab, int64_t nown, int64_t nc);
+    // One process (1 x 1): U x = y where the factored matrix lives, y being column N of A
+    // (overwritten with x), x into s->xsol; NULL where the backend solves by ts_hpl_solve's
+    // blocks through the host.
+    int (*solve_local)(ts_hpl_state *s);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
@@ -245,9 +249,6 @@ int ts_hpl_check(ts_hpl_state *s);                         // regenerate, residu
 // timed with events (*t_fact, seconds), then x solved with its LU into s->xsol (*t_solve); *info
 // as LAPACK's (no solve when nonzero).
 int ts_hpl_xdev_getrf_solve(ts_hpl_state *s, double *t_fact, double *t_solve, int *info);
-// 1 x 1 on the device path: U x = y in execution memory (y, column N of A, becomes x), x into
-// s->xsol; the solve of ts_hpl_solve for that grid.
-int ts_hpl_xdev_solve_local(ts_hpl_state *s);
 // Device-to-device panel broadcasts along the process row (device path, P = 1, Q > 1, CUDA, NCCL,
 // a GPU of its own per rank; TESSERA_HPL_NCCL=0 turns it off): every rank of the grid calls setup; it sets
 // s->nccl when the whole grid agreed (else the host path stays, with a note on rank 0).

@@ -4,7 +4,8 @@
 // partial products for that block into the diagonal owner, which solves the small triangle; the
 // block of x goes down its process column, whose ranks add U(:, block) x(block) to their partial
 // products (a GEMV in execution memory). At the end x is replicated on every rank of the grid.
-// One process on a device solves in execution memory instead (ts_hpl_xdev_solve_local).
+// One process whose backend solves where the matrix lives (x->solve_local: the device path) does
+// that instead.
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,8 @@
 
 int ts_hpl_solve(ts_hpl_state *s) {
     const ts_hpl_xops *x = s->x;
-    if (s->P == 1 && s->Q == 1 && x == &ts_hpl_xops_dev) { // one process, the device path
-        ts_hpl_fail(s, ts_hpl_xdev_solve_local(s));
+    if (s->P == 1 && s->Q == 1 && x->solve_local) {
+        ts_hpl_fail(s, x->solve_local(s));
         return s->err;
     }
     int64_t N = s->N, NB = s->NB, mp = s->mp;

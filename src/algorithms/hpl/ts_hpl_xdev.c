@@ -234,10 +234,31 @@ static double d_stamp_diff(ts_hpl_state *s, int a, int b) {
     return ms / 1e3;
 }
 
+// ---- the solve of one process ----
+
+// 1 x 1: U x = y in execution memory, y being column N of A (overwritten with x; the check
+// regenerates [A|b]): diagonal blocks from the last, each by DTRSM, the rows above updated by a
+// GEMM with the block of x just found; then x to the host, one copy. The grid's solve moves each
+// block's triangle to the host and solves it there, ~1.5 ms a block on one GPU (48 ms at N = 32768).
+static int d_solve_local(ts_hpl_state *s) {
+    xdev *d = X(s);
+    const int64_t N = s->N, NB = s->NB, lda = s->lda;
+    double *A = s->A, *y = s->A + N * lda;
+    int rc = 0;
+    for (int64_t j0 = (N - 1) / NB * NB; rc == 0 && j0 >= 0; j0 -= NB) {
+        int64_t w = N - j0 < NB ? N - j0 : NB;
+        rc = ts_dev_dtrsm(d->st[0], 'L', 'U', 'N', 'N', w, 1, 1.0, A + j0 + j0 * lda, lda, y + j0, lda);
+        if (rc == 0 && j0 > 0) rc = d_gemm(s, 0, j0, 1, w, -1.0, A + j0 * lda, lda, y + j0, lda, 1.0, y, lda);
+    }
+    if (rc == 0) rc = ts_copy_async(d->st[0], TS_COPY_D2H, s->xsol, y, (size_t)N * sizeof(double));
+    int src = ts_stream_sync(d->st[0]);
+    return rc ? rc : src;
+}
+
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
-    d_stamps_reset, d_stamp, d_stamp_diff, d_swap,
+    d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local,
 };
 
 // ---- device-to-device panel broadcasts ----
@@ -386,27 +407,6 @@ int ts_hpl_xdev_panel_bcast(ts_hpl_state *s, int st, void *buf, size_t bytes, in
     xdev *d = X(s);
     if (!d->row) TS_RAISE(TS_ERR_STATE, "hpl: no device communicator");
     return ts_dcomm_bcast(d->row, d->st[st], buf, bytes, root);
-}
-
-// ---- the solve of one process ----
-
-// 1 x 1: U x = y in execution memory, y being column N of A (overwritten with x; the check
-// regenerates [A|b]): diagonal blocks from the last, each by DTRSM, the rows above updated by a
-// GEMM with the block of x just found; then x to the host, one copy. The grid's solve moves each
-// block's triangle to the host and solves it there, ~1.5 ms a block on one GPU (48 ms at N = 32768).
-int ts_hpl_xdev_solve_local(ts_hpl_state *s) {
-    xdev *d = X(s);
-    const int64_t N = s->N, NB = s->NB, lda = s->lda;
-    double *A = s->A, *y = s->A + N * lda;
-    int rc = 0;
-    for (int64_t j0 = (N - 1) / NB * NB; rc == 0 && j0 >= 0; j0 -= NB) {
-        int64_t w = N - j0 < NB ? N - j0 : NB;
-        rc = ts_dev_dtrsm(d->st[0], 'L', 'U', 'N', 'N', w, 1, 1.0, A + j0 + j0 * lda, lda, y + j0, lda);
-        if (rc == 0 && j0 > 0) rc = d_gemm(s, 0, j0, 1, w, -1.0, A + j0 * lda, lda, y + j0, lda, 1.0, y, lda);
-    }
-    if (rc == 0) rc = ts_copy_async(d->st[0], TS_COPY_D2H, s->xsol, y, (size_t)N * sizeof(double));
-    int src = ts_stream_sync(d->st[0]);
-    return rc ? rc : src;
 }
 
 // ---- the cuSOLVER baseline ----
