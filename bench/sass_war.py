@@ -9,39 +9,23 @@ Why: ncu's source counters on dmma16 (bench/notes/gemm-kernels.md, "The mbarrier
 variants") put its short-scoreboard stalls on exactly these writes: a DMMA reads its operands when the
 tensor pipe takes it, so a load into a B or A fragment register right behind the DMMA that reads it
 waits until the pipe accepts that DMMA. ptxas reuses a fragment register as soon as its last DMMA is
-issued. The main loop is the largest backward-branch range holding a DMMA; NOP and `@!PT` fillers are
-skipped; DMMA.16x8x16 reads 16 registers of A and 8 of B (DMMA.16x8x8: 8 and 4).
+issued. The main loop is sass_loop.py's (the largest backward-branch range holding BAR.SYNC and a
+DMMA); NOP and `@!PT` fillers are skipped; DMMA.16x8x16 reads 16 registers of A and 8 of B (DMMA.16x8x8: 8 and 4).
 """
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_loop import main_loop, read_function  # noqa: E402
 
 args = [a for a in sys.argv[1:] if a != "-v"]
 verbose = "-v" in sys.argv[1:]
 if len(args) < 2:
     sys.exit(__doc__)
-txt = open(args[0]).read()
-pat = re.compile(args[1])
 window = int(args[2]) if len(args) > 2 else 4
-for f in re.split(r"\n\s*Function : ", txt)[1:]:
-    name, body = f.split("\n", 1)
-    if pat.search(name):
-        break
-else:
-    sys.exit("no function matches")
-ins = []
-for line in body.split("\n"):
-    m = re.search(r"/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;", line)
-    if m:
-        ins.append((int(m.group(1), 16), m.group(2)))
-loop = None
-for a, t in ins:
-    m = re.search(r"BRA.*0x([0-9a-f]+)", t)
-    if m and int(m.group(1), 16) < a:
-        seg = [x for x in ins if int(m.group(1), 16) <= x[0] <= a]
-        if any("DMMA" in x[1] for x in seg) and (loop is None or len(seg) > len(loop)):
-            loop = seg
-if loop is None:
-    sys.exit("no loop with a DMMA")
+name, ins = read_function(args[0], args[1])
+loop = main_loop(ins)
 seg = [t for _, t in loop if not t.startswith("@!PT") and not t.startswith("NOP")]
 
 
@@ -71,5 +55,5 @@ for i, t in enumerate(seg):
                 print(f"  {i - j:2d} after a DMMA: {t}")
             break
 ndmma = sum(1 for t in seg if t.startswith("DMMA"))
-print(f"{name.strip()[:120]}\n  loop: {len(seg)} instructions, {ndmma} DMMA; writes to a DMMA operand within "
+print(f"{name[:120]}\n  loop: {len(seg)} instructions, {ndmma} DMMA; writes to a DMMA operand within "
       f"{window} instructions: {hits} (by distance {dict(sorted(by_gap.items()))})")
