@@ -36,7 +36,7 @@ def regs(op, width):
 
 reads, hits, by_gap = [], 0, {}
 for i, t in enumerate(seg):
-    parts = t.split(None, 1)
+    parts = re.sub(r"^@!?U?P\w+\s+", "", t).split(None, 1)  # a predicated write counts as a write
     opc, ops = parts[0], [o.strip() for o in parts[1].split(",")] if len(parts) > 1 else []
     if opc.startswith("DMMA"):
         wide = "16x8x16" in opc
