@@ -35,6 +35,22 @@ int ts_lu_swap_rows(ts_stream *st, double *A, int64_t lda, const int64_t *pk, in
                     const int64_t *ab, int64_t nown, int64_t nc);
 int ts_lu_swap_rows_fits(int64_t npack, int64_t jb, int64_t nown, int64_t rows);
 
+// The same interchanges on the transposed storage At = A^T (column-major, ldt): row r of A is
+// column r of At, contiguous over A's nc columns, so every moved row is a streaming copy. With
+// ts_lu_swap_rows' plan:
+//   Ut(c, i) = At(c, pk[ub[i]]) for i < jb, then At(c, al[t]) = At(c, pk[ab[t]]) for t < nown,
+// for c < nc (Ut column-major, ldut >= nc). The second step reads only rows that it does not
+// write: no pk[ab[t]] is an al[t'] (partial pivoting sends only the diagonal block's old rows below
+// it; ts_lu_swap_plan_t_ok checks a plan on the host). Two launches on st, no shared-memory limit.
+int ts_lu_swap_rows_t(ts_stream *st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
+                      int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab,
+                      int64_t nown, int64_t nc);
+// 1 when the host copy of a plan meets ts_lu_swap_rows_t's condition (no source row is written).
+int ts_lu_swap_plan_t_ok(const int64_t *pk, const int64_t *al, const int64_t *ab, int64_t nown);
+// dst (n x m, ldd) = src (m x n, lds) transposed; separate buffers. Asynchronous on st.
+int ts_lu_transpose(ts_stream *st, int64_t m, int64_t n, const double *src, int64_t lds, double *dst,
+                    int64_t ldd);
+
 // LU with partial pivoting of the m x n panel A (m >= n, device memory), LAPACK dgetrf semantics:
 // ipiv (n ints, 1-based, device memory) and *info (device memory: 0, or the first zero pivot,
 // 1-based; the factorization goes on). CUDA: cuSOLVER dgetrf; simulated devices: a recursive LU
@@ -132,6 +148,20 @@ int ts_lu_cusolver_create(void **handle);
 void ts_lu_cusolver_destroy(void *handle);
 int ts_lu_cusolver_lwork(void *handle, int64_t m, int64_t n, double *A, int64_t lda, int *lwork);
 int ts_lu_rows_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
+typedef struct {
+    double *At, *Ut;
+    const int64_t *pk, *ub, *al, *ab;
+    int64_t ldt, ldut, jb, nown, nc;
+} ts_lu_swapt_args;
+typedef struct {
+    const double *src;
+    double *dst;
+    int64_t m, n, lds, ldd;
+} ts_lu_trans_args;
+int ts_lu_swapt_cpu(void *args);
+int ts_lu_swapt_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
+int ts_lu_trans_cpu(void *args);
+int ts_lu_trans_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
 int ts_lu_swap_cpu(void *args);
 int ts_lu_swap_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
 

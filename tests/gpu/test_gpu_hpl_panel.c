@@ -365,6 +365,122 @@ static void test_swap_rows_timing(void **state) {
     swap_plan_free(&pl);
 }
 
+// The transposed layout's swaps (ts_lu_swap_rows_t, CUDA) on A^T with padding equal the pivots
+// applied one by one, transposed, exactly; its panel transpose (ts_lu_transpose) is exact.
+static void test_swap_rows_t(void **state) {
+    NEED_GPU();
+    static const int64_t cases[][3] = {{20000, 512, 1}, {20003, 512, 700}, {60000, 1024, 300}, {3000, 64, 129}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t mp = cases[k][0], jb = cases[k][1], nc = cases[k][2], lda = mp + 3, ldu = jb;
+        int64_t ldt = nc + 5, ldut = nc + 1;
+        swap_plan pl;
+        assert_int_equal(swap_plan_make(177 + k, mp, jb, 1, &pl), 0);
+        assert_true(ts_lu_swap_plan_t_ok(pl.pk, pl.al, pl.ab, pl.nown));
+        double *A = random_panel(300 + k, mp, nc, lda);
+        double *R = malloc(sizeof(double) * (size_t)(lda * nc)), *RU = malloc(sizeof(double) * (size_t)(ldu * nc));
+        double *At = malloc(sizeof(double) * (size_t)(ldt * mp)), *Ut = malloc(sizeof(double) * (size_t)(ldut * jb));
+        assert_true(R && RU && At && Ut);
+        swap_plan_ref(&pl, A, lda, nc, R, RU, ldu);
+        // A^T made on the device by ts_lu_transpose (checked below against A)
+        double *X = NULL, *XA = NULL, *XU = NULL;
+        size_t tb = sizeof(double) * (size_t)(ldt * mp), ab = sizeof(double) * (size_t)(lda * nc);
+        CHECK_OK(ts_dmalloc(g_dev, tb, (void **)&X));
+        CHECK_OK(ts_dmalloc(g_dev, ab, (void **)&XA));
+        CHECK_OK(ts_dmalloc(g_dev, sizeof(double) * (size_t)(ldut * jb), (void **)&XU));
+        CHECK_OK(ts_copy_async(g_st, TS_COPY_H2D, XA, A, ab));
+        CHECK_OK(ts_memset_async(g_st, X, 0xff, tb));   // NaN in the padding
+        CHECK_OK(ts_memset_async(g_st, XU, 0xff, sizeof(double) * (size_t)(ldut * jb)));
+        CHECK_OK(ts_lu_transpose(g_st, mp, nc, XA, lda, X, ldt));
+        CHECK_OK(ts_copy_async(g_st, TS_COPY_D2H, At, X, tb));
+        CHECK_OK(ts_stream_sync(g_st));
+        for (int64_t r = 0; r < mp; r++)
+            for (int64_t c = 0; c < nc; c++)
+                if (!(At[c + r * ldt] == A[r + c * lda]))
+                    fail_msg("transpose %lld x %lld: (%lld, %lld) = %g, want %g", (long long)mp, (long long)nc,
+                             (long long)c, (long long)r, At[c + r * ldt], A[r + c * lda]);
+        int64_t *xi = upload_plan(&pl);
+        CHECK_OK(ts_lu_swap_rows_t(g_st, X, ldt, xi, xi + pl.npack, jb, XU, ldut, xi + pl.npack + jb,
+                                   xi + pl.npack + jb + pl.nown, pl.nown, nc));
+        CHECK_OK(ts_copy_async(g_st, TS_COPY_D2H, At, X, tb));
+        CHECK_OK(ts_copy_async(g_st, TS_COPY_D2H, Ut, XU, sizeof(double) * (size_t)(ldut * jb)));
+        CHECK_OK(ts_stream_sync(g_st));
+        for (int64_t i = 0; i < jb; i++) {
+            for (int64_t c = 0; c < nc; c++)
+                if (!(Ut[c + i * ldut] == RU[i + c * ldu]))
+                    fail_msg("mp %lld jb %lld nc %lld: Ut(%lld, %lld) = %g, dlaswp %g", (long long)mp, (long long)jb,
+                             (long long)nc, (long long)c, (long long)i, Ut[c + i * ldut], RU[i + c * ldu]);
+            assert_true(isnan(Ut[nc + i * ldut])); // padding untouched
+        }
+        for (int64_t r = 0; r < mp; r++) {
+            for (int64_t c = 0; c < nc; c++) {
+                double want = r < jb ? A[r + c * lda] : R[r + c * lda];
+                if (!(At[c + r * ldt] == want))
+                    fail_msg("mp %lld jb %lld nc %lld: At(%lld, %lld) = %g, want %g", (long long)mp, (long long)jb,
+                             (long long)nc, (long long)c, (long long)r, At[c + r * ldt], want);
+            }
+            for (int64_t c = nc; c < ldt; c++) assert_true(isnan(At[c + r * ldt]));
+        }
+        ts_dfree(g_dev, X);
+        ts_dfree(g_dev, XA);
+        ts_dfree(g_dev, XU);
+        ts_dfree(g_dev, xi);
+        free(A);
+        free(R);
+        free(RU);
+        free(At);
+        free(Ut);
+        swap_plan_free(&pl);
+    }
+}
+
+// The first panel of N = 116736, NB = 1024 on 8192 columns in the transposed layout (the plan's
+// rows as columns of A^T), and the panel's transpose there and back (1024 x 116736); per 1000
+// columns, beside the column-major fused swap of test_swap_rows_timing.
+static void test_swap_rows_t_timing(void **state) {
+    NEED_GPU();
+    const int64_t mp = 116736, jb = 1024, nc = 8192, ldt = nc + 8;
+    swap_plan pl;
+    assert_int_equal(swap_plan_make(4242, mp, jb, 0, &pl), 0);
+    double *X = NULL, *XU = NULL, *P = NULL;
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(double) * (size_t)(ldt * mp), (void **)&X));
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(double) * (size_t)(nc * jb), (void **)&XU));
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(double) * (size_t)(mp * jb), (void **)&P));
+    CHECK_OK(ts_memset_async(g_st, X, 0, sizeof(double) * (size_t)(ldt * mp)));
+    int64_t *xi = upload_plan(&pl);
+    double t = 0, tp = 0;
+    for (int r = 0; r < 6; r++) {
+        if (r == 1) {
+            CHECK_OK(ts_stream_sync(g_st));
+            t = ts_now();
+        }
+        CHECK_OK(ts_lu_swap_rows_t(g_st, X, ldt, xi, xi + pl.npack, jb, XU, nc, xi + pl.npack + jb,
+                                   xi + pl.npack + jb + pl.nown, pl.nown, nc));
+    }
+    CHECK_OK(ts_stream_sync(g_st));
+    t = (ts_now() - t) / 5;
+    for (int r = 0; r < 6; r++) {
+        if (r == 1) {
+            CHECK_OK(ts_stream_sync(g_st));
+            tp = ts_now();
+        }
+        CHECK_OK(ts_lu_transpose(g_st, jb, mp, X, ldt, P, mp));
+        CHECK_OK(ts_lu_transpose(g_st, mp, jb, P, mp, X, ldt));
+    }
+    CHECK_OK(ts_stream_sync(g_st));
+    tp = (ts_now() - tp) / 5;
+    double moved = 2.0 * (double)(jb + pl.nown) * (double)nc * sizeof(double);
+    printf("# row swaps of one panel, transposed layout (116736 rows, jb 1024, %lld below the block changed), "
+           "per 1000 columns: %.3f ms (%.0f GB/s of reads and writes); the panel's transpose there and back: "
+           "%.3f ms (%.0f GB/s)\n",
+           (long long)pl.nown, t * 1e3 * 1000 / nc, moved / t / 1e9, tp * 1e3,
+           4.0 * (double)mp * jb * sizeof(double) / tp / 1e9);
+    ts_dfree(g_dev, X);
+    ts_dfree(g_dev, XU);
+    ts_dfree(g_dev, P);
+    ts_dfree(g_dev, xi);
+    swap_plan_free(&pl);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_and_medium),
@@ -373,6 +489,8 @@ int main(void) {
         cmocka_unit_test(test_timing),
         cmocka_unit_test(test_swap_rows),
         cmocka_unit_test(test_swap_rows_timing),
+        cmocka_unit_test(test_swap_rows_t),
+        cmocka_unit_test(test_swap_rows_t_timing),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -2,8 +2,8 @@
 //
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
 //                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
-//                         [--want-swap NAME] [--want-usolve NAME]
-//                         [--perturb] [--compare-depth R] [--sweep-depths LIST]
+//                         [--want-swap NAME] [--want-usolve NAME] [--want-layout col|row]
+//                         [--perturb] [--compare-depth R] [--compare-layout] [--sweep-depths LIST]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
@@ -14,6 +14,10 @@
 // ||x - x_R||_oo <= DEPTH_AGREE ||x_R||_oo (any depth applies each column's updates in the same order,
 // so they differ only by how the BLAS splits the columns of a call; a lost or repeated update
 // moves x by O(1)). Every run must report the depth it was given (result's depth).
+// --compare-layout: each case also runs first with TESSERA_HPL_LAYOUT=col (and must report layout
+// col), then with TESSERA_HPL_LAYOUT=row; the two solutions must agree to the same bound (the
+// transposed layout computes C^T = C^T - U^T L^T: the same products, summed by the BLAS in another
+// order).
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +77,7 @@ typedef struct {
     const char *exec;   // the execution that must have run (result's exec_used), or NULL
     const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
     const char *usolve; // how U must have been formed (result's u_solve: trsm, inverse), or NULL
+    const char *layout; // how [A|b] must have been stored (result's layout: col, row), or NULL
     int rank;
     int bad;
     int count;
@@ -109,6 +114,10 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
     }
     if (ok && t->usolve && rc == 0 && !r.skipped && strcmp(r.u_solve, t->usolve) != 0) {
         what = "WRONG U SOLVE";
+        ok = 0;
+    }
+    if (ok && t->layout && rc == 0 && !r.skipped && strcmp(r.layout, t->layout) != 0) {
+        what = "WRONG LAYOUT";
         ok = 0;
     }
     if (ok && rc == 0 && r.depth != c->depth) {
@@ -168,7 +177,7 @@ int main(int argc, char **argv) {
     o.engine = "auto";
     o.record_iterations = 1;
     tally t = {.expect = "pass"};
-    int perturb = 0, sweep = 0, cmp_depth = -1;
+    int perturb = 0, sweep = 0, cmp_depth = -1, cmp_layout = 0;
     int depths[8] = {0, 1}, ndepths = 2;
     capture cap = {NULL, 0};
     int64_t zero_col = -1;
@@ -194,12 +203,16 @@ int main(int argc, char **argv) {
             t.swap = argv[++first];
         } else if (!strcmp(a, "--want-usolve") && first + 1 < argc) {
             t.usolve = argv[++first];
+        } else if (!strcmp(a, "--want-layout") && first + 1 < argc) {
+            t.layout = argv[++first];
         } else if (!strcmp(a, "--want-exec") && first + 1 < argc) {
             t.exec = argv[++first];
         } else if (!strcmp(a, "--perturb")) {
             perturb = 1;
         } else if (!strcmp(a, "--sweep")) {
             sweep = 1;
+        } else if (!strcmp(a, "--compare-layout")) {
+            cmp_layout = 1;
         } else if (!strcmp(a, "--compare-depth") && first + 1 < argc) {
             cmp_depth = atoi(argv[++first]);
         } else if (!strcmp(a, "--sweep-depths") && first + 1 < argc) {
@@ -223,12 +236,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     t.rank = ts_hpl_ctx_rank(ctx);
-    if (perturb && cmp_depth >= 0) {
-        fprintf(stderr, "--perturb and --compare-depth exclude each other\n");
+    if (perturb && (cmp_depth >= 0 || cmp_layout)) {
+        fprintf(stderr, "--perturb and --compare-depth or --compare-layout exclude each other\n");
         return 2;
     }
     ts_hpl_ctx_set_hooks(ctx, zero_col >= 0 ? zero_col_hook : NULL, &zero_col,
-                         perturb ? perturb_hook : cmp_depth >= 0 ? capture_hook : NULL,
+                         perturb ? perturb_hook : cmp_depth >= 0 || cmp_layout ? capture_hook : NULL,
                          perturb ? NULL : &cap);
     for (int i = first; i < argc; i++) {
         ts_hpl_case c;
@@ -237,10 +250,19 @@ int main(int argc, char **argv) {
             t.bad++;
             continue;
         }
-        if (cmp_depth >= 0) { // the case at depth R, then as given: the same solution
+        if (cmp_depth >= 0 || cmp_layout) { // the case at depth R or column-major, then as given: the same solution
             ts_hpl_case ref = c;
-            ref.depth = cmp_depth;
+            if (cmp_depth >= 0) ref.depth = cmp_depth;
+            const char *want_layout = t.layout;
+            if (cmp_layout) {
+                setenv("TESSERA_HPL_LAYOUT", "col", 1);
+                t.layout = "col";
+            }
             run_one(ctx, &ref, &t);
+            if (cmp_layout) {
+                setenv("TESSERA_HPL_LAYOUT", "row", 1);
+                t.layout = want_layout;
+            }
             double *xr = cap.x;
             int64_t nr = cap.n;
             cap.x = NULL;
@@ -263,9 +285,10 @@ int main(int argc, char **argv) {
             int ok = same && dmax <= DEPTH_AGREE * xmax;
             if (!ok) t.bad++;
             if (t.rank == 0)
-                printf("%s depth %d against depth %d, N=%lld: ||x - x_ref||_oo = %.3e, ||x_ref||_oo = %.3e "
-                       "(bound %.0e relative)%s\n", ok ? "ok  " : "BAD ", c.depth, cmp_depth, (long long)c.N,
-                       dmax, xmax, DEPTH_AGREE, same ? "" : " (a solution is missing)");
+                printf("%s %s %d against %s %d, N=%lld: ||x - x_ref||_oo = %.3e, ||x_ref||_oo = %.3e "
+                       "(bound %.0e relative)%s\n", ok ? "ok  " : "BAD ", cmp_layout ? "row layout, depth" : "depth",
+                       c.depth, cmp_layout ? "col layout, depth" : "depth", ref.depth, (long long)c.N, dmax, xmax,
+                       DEPTH_AGREE, same ? "" : " (a solution is missing)");
             free(xr);
             free(cap.x);
             cap.x = NULL;

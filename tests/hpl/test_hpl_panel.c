@@ -320,6 +320,126 @@ static void test_swap_rows_sim(void **state) {
     ts_devset_close(set);
 }
 
+// The same interchanges on transposed storage (ts_lu_swap_rows_t, the layout of TESSERA_HPL_LAYOUT=row)
+// on a simulated device: At = A^T with padding (ldt > nc), Ut with padding; both equal the pivots
+// applied one by one, transposed, exactly; the padding is untouched. Every random plan, with
+// near pivots that make chains of interchanges inside and below the diagonal block, meets the
+// kernel's condition (only old diagonal-block rows go below it: ts_lu_swap_plan_t_ok), and a plan
+// that sends a row from below the block below it is recognised. ts_lu_transpose is exact on
+// shapes around its 32 x 32 tiles.
+static void test_swap_rows_t_sim(void **state) {
+    ts_devset_opts o;
+    assert_int_equal(ts_devset_opts_init(&o), 0);
+    o.backend = TS_BACKEND_SIM;
+    o.sim_devices = 1;
+    o.arena_bytes = (size_t)64 << 20;
+    ts_devset *set = NULL;
+    assert_int_equal(ts_devset_open(&o, &set), 0);
+    ts_device *d = ts_devset_device(set, 0);
+    ts_stream *st = NULL;
+    assert_int_equal(ts_stream_create(d, &st), 0);
+    static const int64_t cases[][3] = {{1, 1, 1}, {40, 1, 3}, {50, 8, 1}, {300, 64, 37}, {1000, 100, 250}, {130, 128, 9}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        for (int near = 0; near < 2; near++) {
+            int64_t mp = cases[k][0], jb = cases[k][1], nc = cases[k][2], lda = mp + 3, ldu = jb;
+            int64_t ldt = nc + 2, ldut = nc + 1;
+            swap_plan pl;
+            assert_int_equal(swap_plan_make(4321 + 7 * k + (uint64_t)near, mp, jb, near, &pl), 0);
+            assert_true(ts_lu_swap_plan_t_ok(pl.pk, pl.al, pl.ab, pl.nown));
+            double *A = random_panel(700 + k, mp, nc, lda);
+            double *R = malloc(sizeof(double) * (size_t)(lda * nc)), *RU = calloc((size_t)(ldu * nc), sizeof(double));
+            double *At = malloc(sizeof(double) * (size_t)(ldt * mp)), *Bt = malloc(sizeof(double) * (size_t)(ldt * mp));
+            double *Ut = malloc(sizeof(double) * (size_t)(ldut * jb));
+            assert_true(R && RU && At && Bt && Ut);
+            swap_plan_ref(&pl, A, lda, nc, R, RU, ldu);
+            for (int64_t r = 0; r < mp; r++)
+                for (int64_t c = 0; c < ldt; c++) At[c + r * ldt] = c < nc ? A[r + c * lda] : -3.25; // padding
+            size_t tb = sizeof(double) * (size_t)(ldt * mp), ub = sizeof(double) * (size_t)(ldut * jb);
+            double *X = NULL, *XU = NULL;
+            int64_t *xi = NULL;
+            assert_int_equal(ts_dmalloc(d, tb, (void **)&X), 0);
+            assert_int_equal(ts_dmalloc(d, ub, (void **)&XU), 0);
+            assert_int_equal(ts_dmalloc(d, sizeof(int64_t) * (size_t)(pl.npack + jb + 2 * pl.nown), (void **)&xi), 0);
+            int64_t *xpk = xi, *xub = xpk + pl.npack, *xal = xub + jb, *xab = xal + pl.nown;
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xpk, pl.pk, sizeof(int64_t) * (size_t)pl.npack), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xub, pl.ub, sizeof(int64_t) * (size_t)jb), 0);
+            if (pl.nown) {
+                assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xal, pl.al, sizeof(int64_t) * (size_t)pl.nown), 0);
+                assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xab, pl.ab, sizeof(int64_t) * (size_t)pl.nown), 0);
+            }
+            for (int64_t i = 0; i < ldut * jb; i++) Ut[i] = -7.5; // poison
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, X, At, tb), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_H2D, XU, Ut, ub), 0);
+            assert_int_equal(ts_lu_swap_rows_t(st, X, ldt, xpk, xub, jb, XU, ldut, xal, xab, pl.nown, nc), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_D2H, Bt, X, tb), 0);
+            assert_int_equal(ts_copy_async(st, TS_COPY_D2H, Ut, XU, ub), 0);
+            assert_int_equal(ts_stream_sync(st), 0);
+            for (int64_t i = 0; i < jb; i++)
+                for (int64_t c = 0; c < ldut; c++) {
+                    double want = c < nc ? RU[i + c * ldu] : -7.5;
+                    if (Ut[c + i * ldut] != want)
+                        fail_msg("case %zu near %d: Ut(%lld, %lld) = %g, want %g", k, near, (long long)c, (long long)i,
+                                 Ut[c + i * ldut], want);
+                }
+            for (int64_t r = 0; r < mp; r++)
+                for (int64_t c = 0; c < ldt; c++) {
+                    double want = c >= nc ? -3.25 : r < jb ? A[r + c * lda] : R[r + c * lda];
+                    if (Bt[c + r * ldt] != want)
+                        fail_msg("case %zu near %d: At(%lld, %lld) = %g, want %g", k, near, (long long)c, (long long)r,
+                                 Bt[c + r * ldt], want);
+                }
+            ts_dfree(d, X);
+            ts_dfree(d, XU);
+            ts_dfree(d, xi);
+            free(A);
+            free(R);
+            free(RU);
+            free(At);
+            free(Bt);
+            free(Ut);
+            swap_plan_free(&pl);
+        }
+    }
+    // a changed row whose source is itself changed: rejected
+    const int64_t pk[] = {0, 1, 5, 9}, al[] = {5, 9}, ab_ok[] = {0, 1}, ab_bad[] = {0, 3};
+    assert_true(ts_lu_swap_plan_t_ok(pk, al, ab_ok, 2));
+    assert_false(ts_lu_swap_plan_t_ok(pk, al, ab_bad, 2));
+    // transposes
+    static const int64_t shapes[][2] = {{1, 1}, {1, 40}, {33, 1}, {32, 32}, {70, 45}, {129, 300}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        int64_t m = shapes[k][0], n = shapes[k][1], lds = m + 5, ldd = n + 3;
+        double *S = random_panel(90 + k, m, n, lds), *D = malloc(sizeof(double) * (size_t)(ldd * m));
+        assert_non_null(D);
+        for (int64_t i = 0; i < ldd * m; i++) D[i] = -1.5;
+        double *XS = NULL, *XD = NULL;
+        assert_int_equal(ts_dmalloc(d, sizeof(double) * (size_t)(lds * n), (void **)&XS), 0);
+        assert_int_equal(ts_dmalloc(d, sizeof(double) * (size_t)(ldd * m), (void **)&XD), 0);
+        assert_int_equal(ts_copy_async(st, TS_COPY_H2D, XS, S, sizeof(double) * (size_t)(lds * n)), 0);
+        assert_int_equal(ts_copy_async(st, TS_COPY_H2D, XD, D, sizeof(double) * (size_t)(ldd * m)), 0);
+        assert_int_equal(ts_lu_transpose(st, m, n, XS, lds, XD, ldd), 0);
+        assert_int_equal(ts_copy_async(st, TS_COPY_D2H, D, XD, sizeof(double) * (size_t)(ldd * m)), 0);
+        assert_int_equal(ts_stream_sync(st), 0);
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < ldd; j++) {
+                double want = j < n ? S[i + j * lds] : -1.5;
+                if (D[j + i * ldd] != want)
+                    fail_msg("transpose %lld x %lld: D(%lld, %lld) = %g, want %g", (long long)m, (long long)n,
+                             (long long)j, (long long)i, D[j + i * ldd], want);
+            }
+        ts_dfree(d, XS);
+        ts_dfree(d, XD);
+        free(S);
+        free(D);
+    }
+    double *X = NULL;
+    assert_int_equal(ts_dmalloc(d, 64 * sizeof(double), (void **)&X), 0);
+    assert_int_equal(ts_lu_transpose(st, 8, 4, X, 7, X + 32, 4), TS_ERR_ARG); // lds < m
+    ts_error_clear();
+    ts_dfree(d, X);
+    ts_stream_destroy(st);
+    ts_devset_close(set);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_twin_matches_unblocked),
@@ -327,6 +447,7 @@ int main(void) {
         cmocka_unit_test(test_twin_rank_deficient),
         cmocka_unit_test(test_sim_device_path),
         cmocka_unit_test(test_swap_rows_sim),
+        cmocka_unit_test(test_swap_rows_t_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

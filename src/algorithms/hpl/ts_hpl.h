@@ -113,11 +113,14 @@ typedef struct {
     char panel_used[16];     // panel engine that ran: "host", "tessera" (own device panel),
                              // "cusolver" (CUDA), "getrf-sim" (its stand-in on simulated devices)
     char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
-    char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1), "local-fused"
+    char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1), "local-rows" (the
+                             // transposed layout), "local-fused"
                              // (P = 1 in one pass: the device default; TESSERA_HPL_SWAP)
     int depth;               // the lookahead depth that ran (the case's DEPTH, never replaced)
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", or "inverse" (a GEMM with
                              // inv(L11); TESSERA_HPL_TRSM)
+    char layout[8];          // how [A|b] was stored: "col" (column-major), or "row" (transposed: row
+                             // swaps as streaming copies; one process on a device, TESSERA_HPL_LAYOUT)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
     // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
     int panel_high;          // device path: stream 1 (next panel, lookahead columns) at high priority

@@ -99,7 +99,8 @@ typedef struct {
 static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int device, int depth) {
     mem_need m;
     size_t d = sizeof(double);
-    size_t A = (size_t)pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d;
+    size_t A = (size_t)pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d, At = (size_t)pad_ld(nq) * (size_t)mp * d;
+    if (At > A) A = At; // the transposed layout's padding
     size_t U = (size_t)(NB * (nq + 2)) * d;
     size_t scr = (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
     // the panel buffers (d + 1 for lookahead depth d, at least 2), each with its inv(L11), and the
@@ -261,8 +262,29 @@ static int state_alloc(ts_hpl_state *s) {
     int64_t NB = s->NB, mp = s->mp, nq = s->nq;
     int rc = x->init(s);
     if (rc) return rc;
-    s->lda = pad_ld(mp);
-    TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)(nq > 0 ? nq : 1) * sizeof(double), (void **)&s->A));
+    // U = inv(L11) A12 by a GEMM (the default on devices, where DTRSM with many right-hand sides ran
+    // at ~2 TFLOP/s and took 8-21% of the update; bench/NOTES.md) or by DTRSM (the default elsewhere)
+    s->trsm_inv = x == &ts_hpl_xops_dev;
+    TS_CHECK(ts_hpl_env_trsm(&s->trsm_inv));
+    // One process row's swaps in one pass where the backend has it (devices: the split pack and
+    // unpacks moved each scattered pivot row's sectors three times; bench/NOTES.md)
+    s->swap_fused = x->swap_rows != NULL;
+    TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
+    if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
+    // [A|b] transposed (row swaps as streaming copies instead of one 32-byte sector per element;
+    // bench/notes/hpl.md) where the path has it: one process, panels factored on the device, U by
+    // the GEMM with inv(L11), swaps in one pass
+    int want_t = TS_HPL_TRANS_DEFAULT, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
+    TS_CHECK(ts_hpl_env_layout(&want_t));
+    s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_op && s->P == 1 && s->Q == 1 &&
+               s->panel_dev && s->trsm_inv && s->swap_fused;
+    if (want_t && asked_t && !s->trans && s->grid.rank == 0)
+        TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs one process (1 x 1) on the device path with the device "
+                 "panel, U by the GEMM (TESSERA_HPL_TRSM=inverse) and one-pass swaps (TESSERA_HPL_SWAP=fused): "
+                 "column-major");
+    s->lda = s->trans ? pad_ld(nq) : pad_ld(mp);
+    TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)((s->trans ? mp : nq) > 0 ? (s->trans ? mp : nq) : 1) * sizeof(double),
+                        (void **)&s->A));
     TS_CHECK(x->xmalloc(s, (size_t)(NB * (nq + 2)) * sizeof(double), (void **)&s->U));
     int nst = x->is_device ? 2 : 1;
     for (int st = 0; st < nst; st++) {
@@ -293,15 +315,6 @@ static int state_alloc(ts_hpl_state *s) {
             TS_CHECK(x->xmalloc(s, sizeof(int64_t) * (size_t)(8 * NB), (void **)&p->xplan));
         }
     }
-    // U = inv(L11) A12 by a GEMM (the default on devices, where DTRSM with many right-hand sides ran
-    // at ~2 TFLOP/s and took 8-21% of the update; bench/NOTES.md) or by DTRSM (the default elsewhere)
-    s->trsm_inv = x == &ts_hpl_xops_dev;
-    TS_CHECK(ts_hpl_env_trsm(&s->trsm_inv));
-    // One process row's swaps in one pass where the backend has it (devices: the split pack and
-    // unpacks moved each scattered pivot row's sectors three times; bench/NOTES.md)
-    s->swap_fused = x->swap_rows != NULL;
-    TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
-    if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
     if (s->trsm_inv) {
         size_t nn = (size_t)(NB * NB);
         double *id = calloc(nn, sizeof(double));
@@ -497,6 +510,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->trsm_inv ? "inverse" : "trsm");
+    snprintf(r->layout, sizeof r->layout, "%s", s->trans ? "row" : "col");
     r->depth = s->depth;
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",

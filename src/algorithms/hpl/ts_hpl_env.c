@@ -22,12 +22,15 @@ int ts_hpl_env_trsm(int *inv) { return env_choice("TESSERA_HPL_TRSM", "inverse",
 
 int ts_hpl_env_swap(int *fused) { return env_choice("TESSERA_HPL_SWAP", "fused", "split", fused); }
 
+int ts_hpl_env_layout(int *trans) { return env_choice("TESSERA_HPL_LAYOUT", "row", "col", trans); }
+
 int ts_hpl_env_check(void) {
     int inv = 0, v = 0;
     ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
     TS_CHECK(ts_devset_opts_init(&dev));
     TS_CHECK(ts_hpl_env_trsm(&inv));
     TS_CHECK(ts_hpl_env_swap(&inv));
+    TS_CHECK(ts_hpl_env_layout(&inv));
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
 }

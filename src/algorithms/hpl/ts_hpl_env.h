@@ -7,5 +7,7 @@
 int ts_hpl_env_trsm(int *inv);
 // TESSERA_HPL_SWAP: *fused = 1 (fused) or 0 (split).
 int ts_hpl_env_swap(int *fused);
+// TESSERA_HPL_LAYOUT: *trans = 1 (row: [A|b] stored transposed where the path allows it) or 0 (col).
+int ts_hpl_env_layout(int *trans);
 
 #endif

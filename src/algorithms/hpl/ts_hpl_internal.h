@@ -103,6 +103,9 @@ typedef struct {
     int inv_ready;          // 1: xlinv holds this panel's inverse (trsm_inv, every process row)
 } ts_hpl_panel;
 
+// [A|b] transposed by default where the path allows it (ts_hpl_state.trans; TESSERA_HPL_LAYOUT)
+#define TS_HPL_TRANS_DEFAULT 0
+
 // ---- execution backend: where the local matrix lives and who computes on it ----
 typedef struct ts_hpl_state ts_hpl_state;
 typedef struct {
@@ -162,6 +165,17 @@ typedef struct {
     // (overwritten with x), x into s->xsol; NULL where the backend solves by ts_hpl_solve's
     // blocks through the host.
     int (*solve_local)(ts_hpl_state *s);
+    // The transposed layout (s->trans): the swaps of one process row on A^T (ts_lu_swap_rows_t's
+    // contract), dst (n x m) = src (m x n) transposed, and C = alpha op(A) op(B) + beta C with ops
+    // 'N' or 'T'; NULL where the backend has only the column-major layout.
+    int (*swap_rows_t)(ts_hpl_state *s, int st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
+                       int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab,
+                       int64_t nown, int64_t nc);
+    int (*transpose)(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *src, int64_t lds,
+                     double *dst, int64_t ldd);
+    int (*gemm_op)(ts_hpl_state *s, int st, char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha,
+                   const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                   int64_t ldc);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
@@ -183,10 +197,13 @@ struct ts_hpl_state {
     int myrow, mycol, P, Q;
     int64_t N, NB;
     int64_t mp, nq, lda;        // local [A|b]: mp rows, nq columns (of N+1)
+    int trans;                  // 1: A holds [A|b] transposed (column-major nq x mp, lda >= nq):
+                                // element (r, c) at A[c + r * lda], a row of [A|b] contiguous, so
+                                // that row swaps stream (one process, device path; TESSERA_HPL_LAYOUT)
     const ts_hpl_xops *x;
     void *xs;                   // backend state
     double *A;                  // execution memory
-    double *U;                  // execution memory, NB x nq (ldu = NB)
+    double *U;                  // execution memory, NB x nq (ldu = NB); transposed layout: nq x NB (ldu = nq)
     double *xscr[TS_HPL_NSTREAM];   // execution scratch for row swaps
     double *hsend[TS_HPL_NSTREAM], *hrecv[TS_HPL_NSTREAM]; // host staging for swaps
     int64_t scr_cols[TS_HPL_NSTREAM];

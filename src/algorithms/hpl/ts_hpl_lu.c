@@ -116,7 +116,17 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     double *Ap = s->A + p->lr0 + p->pc * s->lda;
     struct ts_hpl_marks *mk = s->marks && s->marks->nf < MK_FACT ? s->marks : NULL;
     if (mk) mk->f0[mk->nf] = stamp(s, st);
-    int rc = x->getrf(s, st, m, p->jb, Ap, s->lda, p->xpiv, p->xpiv + p->jb);
+    int rc;
+    if (s->trans) {
+        // the panel's rows of A^T (jb x m) transposed into the panel buffer, factored there, and
+        // written back: A^T then holds L^T and U11^T for the update's GEMMs and the solve
+        double *Apt = s->A + p->pc + p->lr0 * s->lda;
+        rc = x->transpose(s, st, p->jb, m, Apt, s->lda, p->xbuf, m);
+        if (rc == 0) rc = x->getrf(s, st, m, p->jb, p->xbuf, m, p->xpiv, p->xpiv + p->jb);
+        if (rc == 0) rc = x->transpose(s, st, m, p->jb, p->xbuf, m, Apt, s->lda);
+    } else {
+        rc = x->getrf(s, st, m, p->jb, Ap, s->lda, p->xpiv, p->xpiv + p->jb);
+    }
     if (mk) mk->f1[mk->nf++] = stamp(s, st);
     if (rc == 0) rc = x->bytes_to_host(s, st, p->hpiv, p->xpiv, (size_t)(p->jb + 1) * sizeof(int));
     if (rc == 0 && s->Q > 1 && s->nccl) { // the panel goes device to device: pack it for the broadcast
@@ -133,8 +143,8 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     for (int i = 0; i < p->jb; i++) piv[i] = (double)p->ipiv[i];
     piv[p->jb] = (double)p->info;
     p->dev_fact = 1;
-    p->xW = Ap;
-    p->xld = s->lda;
+    p->xW = s->trans ? p->xbuf : Ap; // (transposed: L11 for the inverse; the update reads A^T)
+    p->xld = s->trans ? m : s->lda;
     s->t_iter_fact += ts_now() - t0;
     return s->err;
 }
@@ -302,6 +312,13 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
                   int64_t *ldu) {
     const ts_hpl_xops *x = s->x;
     int64_t nc = c1 - c0;
+    if (s->trans) { // U^T = U0^T inv(L11)^T into A^T's rows (one process: always the owner)
+        double *Art = s->A + c0 + p->lr0 * s->lda;
+        *Us = Art;
+        *ldu = s->lda;
+        return x->gemm_op(s, st, 'N', 'T', nc, p->jb, p->jb, 1.0, s->U + c0, s->nq, p->xlinv, s->NB, 0.0, Art,
+                          s->lda);
+    }
     double *U0 = s->U + c0 * s->NB;
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
     *Us = U0;
@@ -322,6 +339,9 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
 // A(below the panel, [c0, c1)) -= L U on stream st.
 static int gemm_l_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double *Us, int64_t ldu) {
     if (p->mL <= 0) return 0;
+    if (s->trans) // A^T(c0:c1, below) -= U^T L^T, L^T being the panel's rows of A^T
+        return s->x->gemm_nn(s, st, c1 - c0, p->mL, p->jb, -1.0, Us, ldu, s->A + p->pc + p->lr1 * s->lda, s->lda,
+                             1.0, s->A + c0 + p->lr1 * s->lda, s->lda);
     return s->x->gemm_nn(s, st, p->mL, c1 - c0, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
                          s->A + p->lr1 + c0 * s->lda, s->lda);
 }

@@ -205,6 +205,21 @@ static int d_gemm(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, doub
     return ts_dev_gemm(X(s)->st[st], X(s)->engine, 'd', 'N', 'N', m, n, k, &alpha, A, lda, B, ldb,
                        &beta, C, ldc);
 }
+static int d_gemm_op(ts_hpl_state *s, int st, char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha,
+                     const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                     int64_t ldc) {
+    if (m <= 0 || n <= 0) return 0;
+    return ts_dev_gemm(X(s)->st[st], X(s)->engine, 'd', ta, tb, m, n, k, &alpha, A, lda, B, ldb, &beta, C, ldc);
+}
+static int d_swap_t(ts_hpl_state *s, int st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
+                    int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab, int64_t nown,
+                    int64_t nc) {
+    return ts_lu_swap_rows_t(X(s)->st[st], At, ldt, pk, ub, jb, Ut, ldut, al, ab, nown, nc);
+}
+static int d_transpose(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *src, int64_t lds, double *dst,
+                       int64_t ldd) {
+    return ts_lu_transpose(X(s)->st[st], m, n, src, lds, dst, ldd);
+}
 static int d_sync(ts_hpl_state *s, int st) { return ts_stream_sync(X(s)->st[st]); }
 static int d_record(ts_hpl_state *s, int ev, int st) { return ts_event_record(X(s)->ev[ev], X(s)->st[st]); }
 static int d_wait(ts_hpl_state *s, int st, int ev) { return ts_stream_wait_event(X(s)->st[st], X(s)->ev[ev]); }
@@ -240,7 +255,27 @@ static double d_stamp_diff(ts_hpl_state *s, int a, int b) {
 // regenerates [A|b]): diagonal blocks from the last, each by DTRSM, the rows above updated by a
 // GEMM with the block of x just found; then x to the host, one copy. The grid's solve moves each
 // block's triangle to the host and solves it there, ~1.5 ms a block on one GPU (48 ms at N = 32768).
+// The transposed layout holds U^T (lower) and y as row N of A^T (stride lda): y is copied into
+// the swap scratch first, then each diagonal block solves U_jj x_j = y_j as op(U_jj^T) = U_jj by
+// DTRSM ('T'), and the rows above take y -= A(0:j0, j0:j0+w) x_j as a GEMM with A^T's block
+// transposed.
+static int solve_local_t(ts_hpl_state *s) {
+    xdev *d = X(s);
+    const int64_t N = s->N, NB = s->NB, lda = s->lda;
+    double *A = s->A, *y = s->xscr[0];
+    int rc = d_x_copy(s, 0, y, 1, A + N, lda, 1, N);
+    for (int64_t j0 = (N - 1) / NB * NB; rc == 0 && j0 >= 0; j0 -= NB) {
+        int64_t w = N - j0 < NB ? N - j0 : NB;
+        rc = ts_dev_dtrsm(d->st[0], 'L', 'L', 'T', 'N', w, 1, 1.0, A + j0 + j0 * lda, lda, y + j0, w);
+        if (rc == 0 && j0 > 0) rc = d_gemm_op(s, 0, 'T', 'N', j0, 1, w, -1.0, A + j0, lda, y + j0, w, 1.0, y, j0);
+    }
+    if (rc == 0) rc = ts_copy_async(d->st[0], TS_COPY_D2H, s->xsol, y, (size_t)N * sizeof(double));
+    int src = ts_stream_sync(d->st[0]);
+    return rc ? rc : src;
+}
+
 static int d_solve_local(ts_hpl_state *s) {
+    if (s->trans) return solve_local_t(s);
     xdev *d = X(s);
     const int64_t N = s->N, NB = s->NB, lda = s->lda;
     double *A = s->A, *y = s->A + N * lda;
@@ -258,7 +293,7 @@ static int d_solve_local(ts_hpl_state *s) {
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
-    d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local,
+    d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local, d_swap_t, d_transpose, d_gemm_op,
 };
 
 // ---- device-to-device panel broadcasts ----

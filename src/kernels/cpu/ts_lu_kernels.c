@@ -3,6 +3,7 @@
 
 #include <cblas.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/ts_error.h"
 #include "ts_config.h"
@@ -85,6 +86,93 @@ int ts_lu_swap_rows(ts_stream *st, double *A, int64_t lda, const int64_t *pk, in
     ts_kernel k = {"lu_swap_rows", 0.0, ts_lu_swap_cpu,
 #if TS_HAVE_CUDA
                    ts_lu_swap_cuda,
+#else
+                   NULL,
+#endif
+                   &a, sizeof a};
+    return ts_kernel_enqueue(st, &k);
+}
+
+int ts_lu_swapt_cpu(void *vargs) {
+    const ts_lu_swapt_args *a = vargs;
+    for (int64_t i = 0; i < a->jb; i++)
+        memcpy(a->Ut + i * a->ldut, a->At + a->pk[a->ub[i]] * a->ldt, sizeof(double) * (size_t)a->nc);
+    for (int64_t t = 0; t < a->nown; t++)
+        memcpy(a->At + a->al[t] * a->ldt, a->At + a->pk[a->ab[t]] * a->ldt, sizeof(double) * (size_t)a->nc);
+    return 0;
+}
+
+int ts_lu_swap_plan_t_ok(const int64_t *pk, const int64_t *al, const int64_t *ab, int64_t nown) {
+    // al is short (at most jb entries): a sorted copy and a binary search per source
+    if (nown <= 0) return 1;
+    int64_t *s = malloc(sizeof(int64_t) * (size_t)nown);
+    if (!s) return 0;
+    memcpy(s, al, sizeof(int64_t) * (size_t)nown);
+    for (int64_t i = 1; i < nown; i++) { // insertion sort: al is nearly sorted (ascending S order)
+        int64_t v = s[i], k = i - 1;
+        while (k >= 0 && s[k] > v) s[k + 1] = s[k], k--;
+        s[k + 1] = v;
+    }
+    int ok = 1;
+    for (int64_t t = 0; t < nown && ok; t++) {
+        int64_t r = pk[ab[t]], lo = 0, hi = nown - 1;
+        while (lo <= hi) {
+            int64_t mid = (lo + hi) / 2;
+            if (s[mid] == r) {
+                ok = 0;
+                break;
+            }
+            if (s[mid] < r) lo = mid + 1;
+            else hi = mid - 1;
+        }
+    }
+    free(s);
+    return ok;
+}
+
+int ts_lu_swap_rows_t(ts_stream *st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
+                      int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab,
+                      int64_t nown, int64_t nc) {
+    if (nc <= 0 || (jb <= 0 && nown <= 0)) return 0;
+    if (!st || !At || !pk || (jb > 0 && (!Ut || !ub)) || (nown > 0 && (!al || !ab)))
+        TS_RAISE(TS_ERR_ARG, "lu_swap_rows_t: NULL argument");
+    if (ldt < nc || (jb > 0 && ldut < nc))
+        TS_RAISE(TS_ERR_ARG, "lu_swap_rows_t: ldt %lld, ldut %lld < nc %lld", (long long)ldt, (long long)ldut,
+                 (long long)nc);
+    ts_lu_swapt_args a = {At, Ut, pk, ub, al, ab, ldt, ldut, jb, nown, nc};
+    ts_kernel k = {"lu_swap_rows_t", 0.0, ts_lu_swapt_cpu,
+#if TS_HAVE_CUDA
+                   ts_lu_swapt_cuda,
+#else
+                   NULL,
+#endif
+                   &a, sizeof a};
+    return ts_kernel_enqueue(st, &k);
+}
+
+int ts_lu_trans_cpu(void *vargs) {
+    const ts_lu_trans_args *a = vargs;
+    const int64_t B = 64; // blocks of 64 x 64, so that both sides stay in cache
+    for (int64_t j0 = 0; j0 < a->n; j0 += B)
+        for (int64_t i0 = 0; i0 < a->m; i0 += B) {
+            int64_t j1 = j0 + B < a->n ? j0 + B : a->n, i1 = i0 + B < a->m ? i0 + B : a->m;
+            for (int64_t j = j0; j < j1; j++)
+                for (int64_t i = i0; i < i1; i++) a->dst[j + i * a->ldd] = a->src[i + j * a->lds];
+        }
+    return 0;
+}
+
+int ts_lu_transpose(ts_stream *st, int64_t m, int64_t n, const double *src, int64_t lds, double *dst,
+                    int64_t ldd) {
+    if (m <= 0 || n <= 0) return 0;
+    if (!st || !src || !dst) TS_RAISE(TS_ERR_ARG, "lu_transpose: NULL argument");
+    if (lds < m || ldd < n)
+        TS_RAISE(TS_ERR_ARG, "lu_transpose: %lld x %lld with lds %lld, ldd %lld", (long long)m, (long long)n,
+                 (long long)lds, (long long)ldd);
+    ts_lu_trans_args a = {src, dst, m, n, lds, ldd};
+    ts_kernel k = {"lu_transpose", 0.0, ts_lu_trans_cpu,
+#if TS_HAVE_CUDA
+                   ts_lu_trans_cuda,
 #else
                    NULL,
 #endif

@@ -160,6 +160,97 @@ extern "C" int ts_lu_swap_cuda(void *native_stream, void *vargs) {
     return 0;
 }
 
+// ---- the same interchanges on transposed storage (ts_lu_swap_rows_t) ----
+// Every moved row is a contiguous run of nc doubles: a warp copies 32 x SWAPT_VEC consecutive
+// doubles of one plan entry, the block's 8 warps take 8 entries; blockIdx.x walks the columns,
+// blockIdx.y the entries. Launched twice: U's rows (dst = NULL: entry i into column i of D), then
+// the changed rows (dst = al), after the first launch has read every source.
+#define SWAPT_VEC 4
+#define SWAPT_WARPS 8
+__global__ void __launch_bounds__(32 * SWAPT_WARPS) lu_swapt_kernel(const double *At, int64_t ldt,
+                                                                     const int64_t *__restrict__ pk,
+                                                                     const int64_t *__restrict__ sel,
+                                                                     const int64_t *__restrict__ dst, double *D,
+                                                                     int64_t ldd, int64_t n, int64_t nc) {
+    int64_t e = (int64_t)blockIdx.y * SWAPT_WARPS + threadIdx.y;
+    if (e >= n) return;
+    const double *src = At + pk[sel[e]] * ldt;
+    double *out = D + (dst ? dst[e] : e) * ldd;
+    int64_t c0 = (int64_t)blockIdx.x * (32 * SWAPT_VEC) + threadIdx.x;
+    double v[SWAPT_VEC];
+#pragma unroll
+    for (int u = 0; u < SWAPT_VEC; u++) {
+        int64_t c = c0 + 32 * u;
+        if (c < nc) v[u] = src[c];
+    }
+#pragma unroll
+    for (int u = 0; u < SWAPT_VEC; u++) {
+        int64_t c = c0 + 32 * u;
+        if (c < nc) out[c] = v[u];
+    }
+}
+
+extern "C" int ts_lu_swapt_cuda(void *native_stream, void *vargs) {
+    const ts_lu_swapt_args *a = (const ts_lu_swapt_args *)vargs;
+    cudaStream_t s = (cudaStream_t)native_stream;
+    dim3 block(32, SWAPT_WARPS);
+    unsigned gx = (unsigned)((a->nc + 32 * SWAPT_VEC - 1) / (32 * SWAPT_VEC));
+    for (int step = 0; step < 2; step++) {
+        int64_t n = step == 0 ? a->jb : a->nown;
+        if (n <= 0) continue;
+        int64_t gy = (n + SWAPT_WARPS - 1) / SWAPT_WARPS;
+        if (gy > 65535)
+            return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__, "lu swap kernel (transposed): %lld rows",
+                                (long long)n);
+        dim3 grid(gx, (unsigned)gy);
+        if (step == 0) lu_swapt_kernel<<<grid, block, 0, s>>>(a->At, a->ldt, a->pk, a->ub, NULL, a->Ut, a->ldut, n, a->nc);
+        else lu_swapt_kernel<<<grid, block, 0, s>>>(a->At, a->ldt, a->pk, a->ab, a->al, a->At, a->ldt, n, a->nc);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess)
+            return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu swap kernel (transposed) launch: %s",
+                                cudaGetErrorString(e));
+    }
+    return 0;
+}
+
+// dst = src^T through a 32 x 33 shared tile: rows of src read along its columns, written along dst's.
+// blockIdx.y strides over the column tiles past 65535.
+__global__ void lu_transpose_kernel(const double *__restrict__ src, int64_t lds, double *__restrict__ dst,
+                                    int64_t ldd, int64_t m, int64_t n) {
+    __shared__ double t[TILE][TILE + 1];
+    int64_t i0 = (int64_t)blockIdx.x * TILE;
+    int64_t nty = (n + TILE - 1) / TILE;
+    for (int64_t ty = blockIdx.y; ty < nty; ty += gridDim.y) {
+        int64_t j0 = ty * TILE;
+        int64_t i = i0 + threadIdx.x;
+        for (int k = threadIdx.y; k < TILE; k += ROWS) {
+            int64_t j = j0 + k;
+            if (i < m && j < n) t[k][threadIdx.x] = src[i + j * lds];
+        }
+        __syncthreads();
+        int64_t j = j0 + threadIdx.x;
+        for (int k = threadIdx.y; k < TILE; k += ROWS) {
+            int64_t ii = i0 + k;
+            if (ii < m && j < n) dst[j + ii * ldd] = t[threadIdx.x][k];
+        }
+        __syncthreads();
+    }
+}
+
+extern "C" int ts_lu_trans_cuda(void *native_stream, void *vargs) {
+    const ts_lu_trans_args *a = (const ts_lu_trans_args *)vargs;
+    cudaStream_t s = (cudaStream_t)native_stream;
+    int64_t gx = (a->m + TILE - 1) / TILE, gy = (a->n + TILE - 1) / TILE;
+    if (gx > 0x7fffffff)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__, "lu transpose: %lld rows", (long long)a->m);
+    dim3 block(TILE, ROWS), grid((unsigned)gx, (unsigned)(gy < 65535 ? gy : 65535));
+    lu_transpose_kernel<<<grid, block, 0, s>>>(a->src, a->lds, a->dst, a->ldd, a->m, a->n);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu transpose launch: %s", cudaGetErrorString(e));
+    return 0;
+}
+
 // ---- panel LU through cuSOLVER ----
 
 extern "C" int ts_lu_cusolver_create(void **handle) {
