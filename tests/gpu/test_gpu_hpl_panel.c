@@ -433,12 +433,12 @@ static void test_swap_rows_t(void **state) {
     }
 }
 
-// The first panel of N = 116736, NB = 1024 on 8192 columns in the transposed layout (the plan's
+// The first panel of N = 116736, NB = 1024 on 2048 columns in the transposed layout (the plan's
 // rows as columns of A^T), and the panel's transpose there and back (1024 x 116736); per 1000
 // columns, beside the column-major fused swap of test_swap_rows_timing.
 static void test_swap_rows_t_timing(void **state) {
     NEED_GPU();
-    const int64_t mp = 116736, jb = 1024, nc = 8192, ldt = nc + 8;
+    const int64_t mp = 116736, jb = 1024, nc = 2048, ldt = nc + 8;
     swap_plan pl;
     assert_int_equal(swap_plan_make(4242, mp, jb, 0, &pl), 0);
     double *X = NULL, *XU = NULL, *P = NULL;

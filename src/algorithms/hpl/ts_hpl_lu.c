@@ -316,8 +316,14 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
         double *Art = s->A + c0 + p->lr0 * s->lda;
         *Us = Art;
         *ldu = s->lda;
-        return x->gemm_op(s, st, 'N', 'T', nc, p->jb, p->jb, 1.0, s->U + c0, s->nq, p->xlinv, s->NB, 0.0, Art,
-                          s->lda);
+        // b's row (the last of A^T) on its own: an odd M costs cuBLAS its vector loads
+        int64_t nb = c1 == s->nq && nc > 1 ? 1 : 0;
+        int rc = x->gemm_op(s, st, 'N', 'T', nc - nb, p->jb, p->jb, 1.0, s->U + c0, s->nq, p->xlinv, s->NB, 0.0,
+                            Art, s->lda);
+        if (rc == 0 && nb)
+            rc = x->gemm_op(s, st, 'N', 'T', 1, p->jb, p->jb, 1.0, s->U + c1 - 1, s->nq, p->xlinv, s->NB, 0.0,
+                            Art + nc - 1, s->lda);
+        return rc;
     }
     double *U0 = s->U + c0 * s->NB;
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
@@ -339,9 +345,14 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
 // A(below the panel, [c0, c1)) -= L U on stream st.
 static int gemm_l_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double *Us, int64_t ldu) {
     if (p->mL <= 0) return 0;
-    if (s->trans) // A^T(c0:c1, below) -= U^T L^T, L^T being the panel's rows of A^T
-        return s->x->gemm_nn(s, st, c1 - c0, p->mL, p->jb, -1.0, Us, ldu, s->A + p->pc + p->lr1 * s->lda, s->lda,
-                             1.0, s->A + c0 + p->lr1 * s->lda, s->lda);
+    if (s->trans) { // A^T(c0:c1, below) -= U^T L^T, L^T being the panel's rows of A^T; b's row apart (above)
+        int64_t nc = c1 - c0, nb = c1 == s->nq && nc > 1 ? 1 : 0;
+        const double *Lt = s->A + p->pc + p->lr1 * s->lda;
+        double *Ct = s->A + c0 + p->lr1 * s->lda;
+        int rc = s->x->gemm_nn(s, st, nc - nb, p->mL, p->jb, -1.0, Us, ldu, Lt, s->lda, 1.0, Ct, s->lda);
+        if (rc == 0 && nb) rc = s->x->gemm_nn(s, st, 1, p->mL, p->jb, -1.0, Us + nc - 1, ldu, Lt, s->lda, 1.0, Ct + nc - 1, s->lda);
+        return rc;
+    }
     return s->x->gemm_nn(s, st, p->mL, c1 - c0, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
                          s->A + p->lr1 + c0 * s->lda, s->lda);
 }

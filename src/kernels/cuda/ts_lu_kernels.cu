@@ -161,11 +161,13 @@ extern "C" int ts_lu_swap_cuda(void *native_stream, void *vargs) {
 }
 
 // ---- the same interchanges on transposed storage (ts_lu_swap_rows_t) ----
-// Every moved row is a contiguous run of nc doubles: a warp copies 32 x SWAPT_VEC consecutive
-// doubles of one plan entry, the block's 8 warps take 8 entries; blockIdx.x walks the columns,
-// blockIdx.y the entries. Launched twice: U's rows (dst = NULL: entry i into column i of D), then
-// the changed rows (dst = al), after the first launch has read every source.
+// Every moved row is a contiguous run of nc doubles: a warp copies SWAPT_ITER runs of 32 x SWAPT_VEC
+// consecutive doubles (8 KB) of one plan entry, SWAPT_VEC loads in flight per thread; the block's 8
+// warps take 8 entries; blockIdx.x walks the columns, blockIdx.y the entries. Launched twice: U's
+// rows (dst = NULL: entry i into column i of D), then the changed rows (dst = al), after the first
+// launch has read every source.
 #define SWAPT_VEC 4
+#define SWAPT_ITER 8
 #define SWAPT_WARPS 8
 __global__ void __launch_bounds__(32 * SWAPT_WARPS) lu_swapt_kernel(const double *At, int64_t ldt,
                                                                      const int64_t *__restrict__ pk,
@@ -176,17 +178,21 @@ __global__ void __launch_bounds__(32 * SWAPT_WARPS) lu_swapt_kernel(const double
     if (e >= n) return;
     const double *src = At + pk[sel[e]] * ldt;
     double *out = D + (dst ? dst[e] : e) * ldd;
-    int64_t c0 = (int64_t)blockIdx.x * (32 * SWAPT_VEC) + threadIdx.x;
-    double v[SWAPT_VEC];
+    int64_t cb = (int64_t)blockIdx.x * (32 * SWAPT_VEC * SWAPT_ITER) + threadIdx.x;
+    for (int it = 0; it < SWAPT_ITER; it++) {
+        int64_t c0 = cb + (int64_t)it * 32 * SWAPT_VEC;
+        if (c0 >= nc) break;
+        double v[SWAPT_VEC];
 #pragma unroll
-    for (int u = 0; u < SWAPT_VEC; u++) {
-        int64_t c = c0 + 32 * u;
-        if (c < nc) v[u] = src[c];
-    }
+        for (int u = 0; u < SWAPT_VEC; u++) {
+            int64_t c = c0 + 32 * u;
+            if (c < nc) v[u] = src[c];
+        }
 #pragma unroll
-    for (int u = 0; u < SWAPT_VEC; u++) {
-        int64_t c = c0 + 32 * u;
-        if (c < nc) out[c] = v[u];
+        for (int u = 0; u < SWAPT_VEC; u++) {
+            int64_t c = c0 + 32 * u;
+            if (c < nc) out[c] = v[u];
+        }
     }
 }
 
@@ -194,7 +200,7 @@ extern "C" int ts_lu_swapt_cuda(void *native_stream, void *vargs) {
     const ts_lu_swapt_args *a = (const ts_lu_swapt_args *)vargs;
     cudaStream_t s = (cudaStream_t)native_stream;
     dim3 block(32, SWAPT_WARPS);
-    unsigned gx = (unsigned)((a->nc + 32 * SWAPT_VEC - 1) / (32 * SWAPT_VEC));
+    unsigned gx = (unsigned)((a->nc + 32 * SWAPT_VEC * SWAPT_ITER - 1) / (32 * SWAPT_VEC * SWAPT_ITER));
     for (int step = 0; step < 2; step++) {
         int64_t n = step == 0 ? a->jb : a->nown;
         if (n <= 0) continue;
