@@ -103,11 +103,11 @@ static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int devi
     if (At > A) A = At; // the transposed layout's padding
     size_t U = (size_t)(NB * (nq + 2)) * d;
     size_t scr = (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
-    // the panel buffers (d + 1 for lookahead depth d, at least 2), each with its inv(L11), and the
-    // identity (trsm_inv)
+    // the panel buffers (d + 1 for lookahead depth d, at least 2), each with its inv(L11) (and its
+    // transpose in the transposed layout), and the identity (trsm_inv)
     size_t nbuf = (size_t)ts_hpl_nbuf(depth);
     size_t pan = nbuf * ((size_t)((mp + NB) * NB + NB + 1) * d + (size_t)(8 * NB) * sizeof(int64_t)) +
-                 (nbuf + 1) * (size_t)(NB * NB) * d;
+                 (2 * nbuf + 1) * (size_t)(NB * NB) * d;
     size_t stage = 2 * (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
     m.A = A;
     if (device) {
@@ -325,7 +325,9 @@ static int state_alloc(ts_hpl_state *s) {
         if (rc2 == 0) rc2 = x->sync(s, 0);
         free(id);
         TS_CHECK(rc2);
-        for (int b = 0; b < s->nbuf; b++) TS_CHECK(x->xmalloc(s, nn * sizeof(double), (void **)&s->pan[b].xlinv));
+        // (transposed layout: inv(L11)^T beside it, so that U^T's GEMM reads both operands as they are)
+        for (int b = 0; b < s->nbuf; b++)
+            TS_CHECK(x->xmalloc(s, (s->trans ? 2 : 1) * nn * sizeof(double), (void **)&s->pan[b].xlinv));
     }
     s->xsol = calloc((size_t)(s->N + 1), sizeof(double));
     if (!s->xsol) TS_RAISE(TS_ERR_NOMEM, "solution vector");

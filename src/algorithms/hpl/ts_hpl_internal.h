@@ -99,12 +99,13 @@ typedef struct {
     int *hpiv;              // and their host copy
     int dev_fact;           // 1: factored in execution memory, xW points into A
     int loaded;
-    double *xlinv;          // execution memory, NB x NB: inv(L11) of the loaded panel (trsm_inv)
+    double *xlinv;          // execution memory, NB x NB: inv(L11) of the loaded panel (trsm_inv);
+                            // transposed layout: then inv(L11)^T at xlinv + NB * NB
     int inv_ready;          // 1: xlinv holds this panel's inverse (trsm_inv, every process row)
 } ts_hpl_panel;
 
 // [A|b] transposed by default where the path allows it (ts_hpl_state.trans; TESSERA_HPL_LAYOUT)
-#define TS_HPL_TRANS_DEFAULT 0
+#define TS_HPL_TRANS_DEFAULT 1
 
 // ---- execution backend: where the local matrix lives and who computes on it ----
 typedef struct ts_hpl_state ts_hpl_state;

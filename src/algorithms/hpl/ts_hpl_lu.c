@@ -273,6 +273,7 @@ static int panel_inverse(ts_hpl_state *s, ts_hpl_panel *p, int st) {
     const ts_hpl_xops *x = s->x;
     int rc = x->x_copy(s, st, p->xlinv, s->NB, s->xident, s->NB, p->jb, p->jb);
     if (rc == 0) rc = x->trsm_llnu(s, st, p->jb, p->jb, p->xW, p->xld, p->xlinv, s->NB);
+    if (rc == 0 && s->trans) rc = x->transpose(s, st, p->jb, p->jb, p->xlinv, s->NB, p->xlinv + s->NB * s->NB, s->NB);
     p->inv_ready = rc == 0;
     return rc;
 }
@@ -318,10 +319,11 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
         *ldu = s->lda;
         // b's row (the last of A^T) on its own: an odd M costs cuBLAS its vector loads
         int64_t nb = c1 == s->nq && nc > 1 ? 1 : 0;
-        int rc = x->gemm_op(s, st, 'N', 'T', nc - nb, p->jb, p->jb, 1.0, s->U + c0, s->nq, p->xlinv, s->NB, 0.0,
+        const double *Z = p->xlinv + s->NB * s->NB; // inv(L11)^T (panel_inverse)
+        int rc = x->gemm_op(s, st, 'N', 'N', nc - nb, p->jb, p->jb, 1.0, s->U + c0, s->nq, Z, s->NB, 0.0,
                             Art, s->lda);
         if (rc == 0 && nb)
-            rc = x->gemm_op(s, st, 'N', 'T', 1, p->jb, p->jb, 1.0, s->U + c1 - 1, s->nq, p->xlinv, s->NB, 0.0,
+            rc = x->gemm_op(s, st, 'N', 'N', 1, p->jb, p->jb, 1.0, s->U + c1 - 1, s->nq, Z, s->NB, 0.0,
                             Art + nc - 1, s->lda);
         return rc;
     }
