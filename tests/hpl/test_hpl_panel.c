@@ -160,19 +160,25 @@ static void test_twin_rank_deficient(void **state) {
         }
 }
 
-// The same factorization through a simulated device's stream (ts_lu_panel_factor: the recursion's
-// DTRSM/GEMM on the device, ts_lu_leaf_cpu as the leaf kernel) equals the host twin within the bound.
-static void test_sim_device_path(void **state) {
+// One simulated device (64 MB arena) and a stream on it, for the tests below.
+static void sim_open(ts_devset **set, ts_device **d, ts_stream **st) {
     ts_devset_opts o;
     assert_int_equal(ts_devset_opts_init(&o), 0);
     o.backend = TS_BACKEND_SIM;
     o.sim_devices = 1;
     o.arena_bytes = (size_t)64 << 20;
+    assert_int_equal(ts_devset_open(&o, set), 0);
+    *d = ts_devset_device(*set, 0);
+    assert_int_equal(ts_stream_create(*d, st), 0);
+}
+
+// The same factorization through a simulated device's stream (ts_lu_panel_factor: the recursion's
+// DTRSM/GEMM on the device, ts_lu_leaf_cpu as the leaf kernel) equals the host twin within the bound.
+static void test_sim_device_path(void **state) {
     ts_devset *set = NULL;
-    assert_int_equal(ts_devset_open(&o, &set), 0);
-    ts_device *d = ts_devset_device(set, 0);
+    ts_device *d = NULL;
     ts_stream *st = NULL;
-    assert_int_equal(ts_stream_create(d, &st), 0);
+    sim_open(&set, &d, &st);
     ts_lu_panel *pn = NULL;
     assert_int_equal(ts_lu_panel_create(st, TS_ENGINE_AUTO, 1000, &pn), 0);
     static const int64_t shapes[][2] = {{33, 33}, {300, 96}, {1000, 64}};
@@ -225,16 +231,10 @@ static void test_sim_device_path(void **state) {
 // of A are left as they were (U goes to its own buffer); nc = 1 and jb = 1 included; a plan too big
 // for a block's shared memory is refused.
 static void test_swap_rows_sim(void **state) {
-    ts_devset_opts o;
-    assert_int_equal(ts_devset_opts_init(&o), 0);
-    o.backend = TS_BACKEND_SIM;
-    o.sim_devices = 1;
-    o.arena_bytes = (size_t)64 << 20;
     ts_devset *set = NULL;
-    assert_int_equal(ts_devset_open(&o, &set), 0);
-    ts_device *d = ts_devset_device(set, 0);
+    ts_device *d = NULL;
     ts_stream *st = NULL;
-    assert_int_equal(ts_stream_create(d, &st), 0);
+    sim_open(&set, &d, &st);
     static const int64_t cases[][3] = {{1, 1, 1}, {40, 1, 3}, {50, 8, 1}, {300, 64, 37}, {1000, 100, 250}, {130, 128, 9}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         int64_t mp = cases[k][0], jb = cases[k][1], nc = cases[k][2], lda = mp + 3, ldu = jb + 2;
@@ -328,16 +328,10 @@ static void test_swap_rows_sim(void **state) {
 // that sends a row from below the block below it is recognised. ts_lu_transpose is exact on
 // shapes around its 32 x 32 tiles.
 static void test_swap_rows_t_sim(void **state) {
-    ts_devset_opts o;
-    assert_int_equal(ts_devset_opts_init(&o), 0);
-    o.backend = TS_BACKEND_SIM;
-    o.sim_devices = 1;
-    o.arena_bytes = (size_t)64 << 20;
     ts_devset *set = NULL;
-    assert_int_equal(ts_devset_open(&o, &set), 0);
-    ts_device *d = ts_devset_device(set, 0);
+    ts_device *d = NULL;
     ts_stream *st = NULL;
-    assert_int_equal(ts_stream_create(d, &st), 0);
+    sim_open(&set, &d, &st);
     static const int64_t cases[][3] = {{1, 1, 1}, {40, 1, 3}, {50, 8, 1}, {300, 64, 37}, {1000, 100, 250}, {130, 128, 9}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         for (int near = 0; near < 2; near++) {

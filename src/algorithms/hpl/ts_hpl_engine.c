@@ -276,15 +276,15 @@ static int state_alloc(ts_hpl_state *s) {
     // the GEMM with inv(L11), swaps in one pass
     int want_t = TS_HPL_TRANS_DEFAULT, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
     TS_CHECK(ts_hpl_env_layout(&want_t));
-    s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_op && s->P == 1 && s->Q == 1 &&
+    s->trans = want_t && x->swap_rows_t && x->transpose && s->P == 1 && s->Q == 1 &&
                s->panel_dev && s->trsm_inv && s->swap_fused;
     if (want_t && asked_t && !s->trans && s->grid.rank == 0)
         TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs one process (1 x 1) on the device path with the device "
                  "panel, U by the GEMM (TESSERA_HPL_TRSM=inverse) and one-pass swaps (TESSERA_HPL_SWAP=fused): "
                  "column-major");
-    s->lda = s->trans ? pad_ld(nq) : pad_ld(mp);
-    TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)((s->trans ? mp : nq) > 0 ? (s->trans ? mp : nq) : 1) * sizeof(double),
-                        (void **)&s->A));
+    s->lda = pad_ld(s->trans ? nq : mp);
+    int64_t ncols = s->trans ? mp : nq; // of the stored matrix
+    TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)(ncols > 0 ? ncols : 1) * sizeof(double), (void **)&s->A));
     TS_CHECK(x->xmalloc(s, (size_t)(NB * (nq + 2)) * sizeof(double), (void **)&s->U));
     int nst = x->is_device ? 2 : 1;
     for (int st = 0; st < nst; st++) {

@@ -167,16 +167,13 @@ typedef struct {
     // blocks through the host.
     int (*solve_local)(ts_hpl_state *s);
     // The transposed layout (s->trans): the swaps of one process row on A^T (ts_lu_swap_rows_t's
-    // contract), dst (n x m) = src (m x n) transposed, and C = alpha op(A) op(B) + beta C with ops
-    // 'N' or 'T'; NULL where the backend has only the column-major layout.
+    // contract) and dst (n x m) = src (m x n) transposed; NULL where the backend has only the
+    // column-major layout.
     int (*swap_rows_t)(ts_hpl_state *s, int st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
                        int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab,
                        int64_t nown, int64_t nc);
     int (*transpose)(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *src, int64_t lds,
                      double *dst, int64_t ldd);
-    int (*gemm_op)(ts_hpl_state *s, int st, char ta, char tb, int64_t m, int64_t n, int64_t k, double alpha,
-                   const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
-                   int64_t ldc);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;

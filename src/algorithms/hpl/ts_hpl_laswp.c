@@ -122,9 +122,7 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
     int rc = 0;
     double t0 = ts_now();
     if (s->trans) { // rows of A are columns of A^T: U0^T (nc x jb, ld nq) and the changed rows by copies
-        if (!ts_lu_swap_plan_t_ok(p->plan, p->plan + p->npack + jb + p->nown, p->plan + p->npack + jb, p->nown))
-            return ts_hpl_fail(s, TS_ERROR(TS_ERR_STATE, "hpl: panel at column %lld sends a row from below the "
-                                                         "diagonal block below it", (long long)p->j));
+        // (the plan was checked for it when the panel was loaded)
         rc = x->swap_rows_t(s, st, s->A + c0, s->lda, xpk, xub, jb, s->U + c0, s->nq, xal, xab, p->nown, nc);
         strcpy(s->swap_used, "local-rows");
         s->t_iter_swap += ts_now() - t0;

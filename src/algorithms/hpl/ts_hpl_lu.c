@@ -18,6 +18,7 @@
 #include "algorithms/hpl/ts_hpl_internal.h"
 #include "core/ts_error.h"
 #include "core/ts_timer.h"
+#include "kernels/ts_lu_kernels.h"
 
 // Events: EV_LOAD0+b the panel in buffer b is loaded (stream 1); EV_S0 the last work on stream 0;
 // EV_USED0+b stream 0's last update that read buffer b (its execution copy and swap plan) is done.
@@ -283,6 +284,12 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     const ts_hpl_xops *x = s->x;
     int rc = ts_hpl_swap_plan(s, p);
     if (rc) return rc;
+    if (s->trans) { // the transposed swaps read the changed rows' sources in place (ts_lu_swap_rows_t)
+        const int64_t *ab = p->plan + p->npack + p->jb, *al = ab + p->nown;
+        if (!ts_lu_swap_plan_t_ok(p->plan, al, ab, p->nown))
+            return ts_hpl_fail(s, TS_ERROR(TS_ERR_STATE, "hpl: panel at column %lld sends a row from below the "
+                                                         "diagonal block below it", (long long)p->j));
+    }
     if (!x->is_device) {
         p->xW = p->W;
         p->xld = p->ldw;
@@ -304,6 +311,18 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     return ts_hpl_fail(s, rc);
 }
 
+// Transposed layout: C = alpha A B + beta C where the rows of A and C are the local columns [c0, c1)
+// of [A|b]. b's row (the last of A^T) goes apart when it is among them: an odd M cost cuBLAS's GEMM
+// its vector loads (17% on an H100, bench/notes/hpl.md).
+static int gemm_rows_t(ts_hpl_state *s, int st, int64_t c0, int64_t c1, int64_t n, int64_t k, double alpha,
+                       const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                       int64_t ldc) {
+    int64_t nc = c1 - c0, nb = c1 == s->nq && nc > 1 ? 1 : 0;
+    int rc = s->x->gemm_nn(s, st, nc - nb, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (rc == 0 && nb) rc = s->x->gemm_nn(s, st, 1, n, k, alpha, A + nc - 1, lda, B, ldb, beta, C + nc - 1, ldc);
+    return rc;
+}
+
 // U of local columns [c0, c1) after their row swaps, on stream st. With trsm_inv, U = inv(L11) U0
 // by one GEMM: the owner row writes it straight into its rows of A, the other process rows into
 // the stream's swap scratch (free again once the swap's rows are unpacked; the next reader of that
@@ -317,15 +336,8 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
         double *Art = s->A + c0 + p->lr0 * s->lda;
         *Us = Art;
         *ldu = s->lda;
-        // b's row (the last of A^T) on its own: an odd M costs cuBLAS its vector loads
-        int64_t nb = c1 == s->nq && nc > 1 ? 1 : 0;
         const double *Z = p->xlinv + s->NB * s->NB; // inv(L11)^T (panel_inverse)
-        int rc = x->gemm_op(s, st, 'N', 'N', nc - nb, p->jb, p->jb, 1.0, s->U + c0, s->nq, Z, s->NB, 0.0,
-                            Art, s->lda);
-        if (rc == 0 && nb)
-            rc = x->gemm_op(s, st, 'N', 'N', 1, p->jb, p->jb, 1.0, s->U + c1 - 1, s->nq, Z, s->NB, 0.0,
-                            Art + nc - 1, s->lda);
-        return rc;
+        return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->nq, Z, s->NB, 0.0, Art, s->lda);
     }
     double *U0 = s->U + c0 * s->NB;
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
@@ -347,14 +359,9 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
 // A(below the panel, [c0, c1)) -= L U on stream st.
 static int gemm_l_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double *Us, int64_t ldu) {
     if (p->mL <= 0) return 0;
-    if (s->trans) { // A^T(c0:c1, below) -= U^T L^T, L^T being the panel's rows of A^T; b's row apart (above)
-        int64_t nc = c1 - c0, nb = c1 == s->nq && nc > 1 ? 1 : 0;
-        const double *Lt = s->A + p->pc + p->lr1 * s->lda;
-        double *Ct = s->A + c0 + p->lr1 * s->lda;
-        int rc = s->x->gemm_nn(s, st, nc - nb, p->mL, p->jb, -1.0, Us, ldu, Lt, s->lda, 1.0, Ct, s->lda);
-        if (rc == 0 && nb) rc = s->x->gemm_nn(s, st, 1, p->mL, p->jb, -1.0, Us + nc - 1, ldu, Lt, s->lda, 1.0, Ct + nc - 1, s->lda);
-        return rc;
-    }
+    if (s->trans) // A^T(c0:c1, below) -= U^T L^T, L^T being the panel's rows of A^T
+        return gemm_rows_t(s, st, c0, c1, p->mL, p->jb, -1.0, Us, ldu, s->A + p->pc + p->lr1 * s->lda, s->lda, 1.0,
+                           s->A + c0 + p->lr1 * s->lda, s->lda);
     return s->x->gemm_nn(s, st, p->mL, c1 - c0, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
                          s->A + p->lr1 + c0 * s->lda, s->lda);
 }
