@@ -17,7 +17,8 @@
 // --compare-layout: each case also runs first with TESSERA_HPL_LAYOUT=col (and must report layout
 // col), then with TESSERA_HPL_LAYOUT=row; the two solutions must agree to the same bound (the
 // transposed layout computes C^T = C^T - U^T L^T: the same products, summed by the BLAS in another
-// order).
+// order; folded, L21 inv(L11) U0 instead of L21 (inv(L11) U0)). --want-usolve then applies to the
+// transposed run only.
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,7 +77,7 @@ typedef struct {
     const char *panel;  // the panel engine that must have run (result's panel_used), or NULL
     const char *exec;   // the execution that must have run (result's exec_used), or NULL
     const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
-    const char *usolve; // how U must have been formed (result's u_solve: trsm, inverse), or NULL
+    const char *usolve; // how U must have been formed (result's u_solve: trsm, inverse, folded), or NULL
     const char *layout; // how [A|b] must have been stored (result's layout: col, row), or NULL
     int rank;
     int bad;
@@ -253,15 +254,17 @@ int main(int argc, char **argv) {
         if (cmp_depth >= 0 || cmp_layout) { // the case at depth R or column-major, then as given: the same solution
             ts_hpl_case ref = c;
             if (cmp_depth >= 0) ref.depth = cmp_depth;
-            const char *want_layout = t.layout;
-            if (cmp_layout) {
+            const char *want_layout = t.layout, *want_usolve = t.usolve;
+            if (cmp_layout) { // (--want-usolve is the transposed run's: folded exists only there)
                 setenv("TESSERA_HPL_LAYOUT", "col", 1);
                 t.layout = "col";
+                t.usolve = NULL;
             }
             run_one(ctx, &ref, &t);
             if (cmp_layout) {
                 setenv("TESSERA_HPL_LAYOUT", "row", 1);
                 t.layout = want_layout;
+                t.usolve = want_usolve;
             }
             double *xr = cap.x;
             int64_t nr = cap.n;

@@ -264,8 +264,10 @@ static int state_alloc(ts_hpl_state *s) {
     if (rc) return rc;
     // U = inv(L11) A12 by a GEMM (the default on devices, where DTRSM with many right-hand sides ran
     // at ~2 TFLOP/s and took 8-21% of the update; bench/NOTES.md) or by DTRSM (the default elsewhere)
-    s->trsm_inv = x == &ts_hpl_xops_dev;
-    TS_CHECK(ts_hpl_env_trsm(&s->trsm_inv));
+    // (fold: inv(L11) goes into L instead where the path has it, below)
+    int umode = x == &ts_hpl_xops_dev ? 2 : 0, asked_u = ts_env_str("TESSERA_HPL_TRSM") != NULL;
+    TS_CHECK(ts_hpl_env_trsm(&umode));
+    s->trsm_inv = umode >= 1;
     // One process row's swaps in one pass where the backend has it (devices: the split pack and
     // unpacks moved each scattered pivot row's sectors three times; bench/NOTES.md)
     s->swap_fused = x->swap_rows != NULL;
@@ -282,6 +284,13 @@ static int state_alloc(ts_hpl_state *s) {
         TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs one process (1 x 1) on the device path with the device "
                  "panel, U by the GEMM (TESSERA_HPL_TRSM=inverse) and one-pass swaps (TESSERA_HPL_SWAP=fused): "
                  "column-major");
+    // inv(L11) folded into L on the transposed path: L21 inv(L11) formed with the panel on stream 1,
+    // U kept as the swapped rows U0 = L11 U, so that no GEMM stands between the swaps and the update
+    // (bench/notes/hpl.md)
+    s->fold = umode == 2 && s->trans && x->gemm_nt;
+    if (umode == 2 && asked_u && !s->fold && s->grid.rank == 0)
+        TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout (TESSERA_HPL_LAYOUT=row and its path): "
+                 "U by the GEMM with inv(L11)");
     s->lda = pad_ld(s->trans ? nq : mp);
     int64_t ncols = s->trans ? mp : nq; // of the stored matrix
     TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)(ncols > 0 ? ncols : 1) * sizeof(double), (void **)&s->A));
@@ -511,7 +520,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_swap = s->t_swap;
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
-    snprintf(r->u_solve, sizeof r->u_solve, "%s", s->trsm_inv ? "inverse" : "trsm");
+    snprintf(r->u_solve, sizeof r->u_solve, "%s", s->fold ? "folded" : s->trsm_inv ? "inverse" : "trsm");
     snprintf(r->layout, sizeof r->layout, "%s", s->trans ? "row" : "col");
     r->depth = s->depth;
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);

@@ -18,7 +18,15 @@ static int env_choice(const char *name, const char *on, const char *off, int *v)
     return 0;
 }
 
-int ts_hpl_env_trsm(int *inv) { return env_choice("TESSERA_HPL_TRSM", "inverse", "trsm", inv); }
+int ts_hpl_env_trsm(int *mode) {
+    const char *us = ts_env_str("TESSERA_HPL_TRSM");
+    if (!us) return 0;
+    if (!strcmp(us, "fold")) *mode = 2;
+    else if (!strcmp(us, "inverse")) *mode = 1;
+    else if (!strcmp(us, "trsm")) *mode = 0;
+    else TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_TRSM=%s: expected fold, inverse or trsm", us);
+    return 0;
+}
 
 int ts_hpl_env_swap(int *fused) { return env_choice("TESSERA_HPL_SWAP", "fused", "split", fused); }
 

@@ -3,8 +3,9 @@
 #define TS_HPL_ENV_H
 
 // Each leaves *v as it is when its variable is unset, and returns TS_ERR_PARSE (message set) when
-// it is malformed. TESSERA_HPL_TRSM: *inv = 1 (inverse) or 0 (trsm).
-int ts_hpl_env_trsm(int *inv);
+// it is malformed. TESSERA_HPL_TRSM: *mode = 2 (fold: inv(L11) folded into L where the path has
+// it), 1 (inverse: U by a GEMM with inv(L11)) or 0 (trsm).
+int ts_hpl_env_trsm(int *mode);
 // TESSERA_HPL_SWAP: *fused = 1 (fused) or 0 (split).
 int ts_hpl_env_swap(int *fused);
 // TESSERA_HPL_LAYOUT: *trans = 1 (row: [A|b] stored transposed where the path allows it) or 0 (col).

@@ -174,6 +174,11 @@ typedef struct {
                        int64_t nown, int64_t nc);
     int (*transpose)(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *src, int64_t lds,
                      double *dst, int64_t ldd);
+    // C = alpha A B^T + beta C (the folded inverse: inv(L11)^T L21^T from the factored panel's
+    // buffer); NULL where the backend has none.
+    int (*gemm_nt)(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
+                   const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                   double *C, int64_t ldc);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
@@ -217,6 +222,10 @@ struct ts_hpl_state {
                                 // owner row straight into A's rows, the others into the swap
                                 // scratch; instead of DTRSM and a copy
     double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
+    int fold;                   // 1 (transposed layout, TESSERA_HPL_TRSM=fold): inv(L11) folded into
+                                // L, L21 <- L21 inv(L11) with the panel's factorization (stream 1),
+                                // so that U stays U0 = L11 U (the swapped rows, no GEMM before the
+                                // update) and the solve applies inv(L11) per block
     int swap_fused;             // 1: one process row's swaps by x->swap_rows in one pass (the
                                 // device default; TESSERA_HPL_SWAP=fused|split)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)

@@ -1,7 +1,8 @@
 // ts_hpl_lu.c: right-looking blocked LU of [A|b] over the P x Q grid, lookahead depth 0..TS_HPL_MAX_DEPTH (HPL_pdgesv0 / HPL_pdgesvK2).
 //
 // Per panel k: factor (process column of the panel), broadcast along process rows, then for the
-// trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. With lookahead depth d
+// trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. Folded (s->fold, the
+// transposed layout's default): L21 <- L21 L11^-1 with the panel, then swaps, A -= L U0. With lookahead depth d
 // (HPL_pdgesvK2) d panels are pending: in the step that factors panel j, panel j's columns first
 // receive the updates of the pending panels j-d .. j-1 in order, panel j is factored and sent, and
 // the rest of the trailing matrix (right of panel j) is updated by the oldest pending panel j-d
@@ -69,6 +70,8 @@ void ts_hpl_panel_geom(ts_hpl_state *s, ts_hpl_panel *p, int64_t k) {
     p->dev_fact = 0;
 }
 
+static int panel_inverse(ts_hpl_state *s, ts_hpl_panel *p, int st);
+
 // Makes the panel buffer free for new contents: sends done, device copies from it done.
 static int panel_recycle(ts_hpl_state *s, ts_hpl_panel *p, int b) {
     int rc = ts_hpl_panel_wait_sends(s, p);
@@ -120,11 +123,23 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     int rc;
     if (s->trans) {
         // the panel's rows of A^T (jb x m) transposed into the panel buffer, factored there, and
-        // written back: A^T then holds L^T and U11^T for the update's GEMMs and the solve
+        // written back: A^T then holds L^T and U11^T for the update's GEMMs and the solve. Folded
+        // (s->fold): only the diagonal block goes back as it is; below it A^T receives
+        // (L21 inv(L11))^T = inv(L11)^T L21^T, one GEMM from the buffer, with inv(L11) made here
+        // (the buffer's last reader, nbuf panels ago, is waited for first)
         double *Apt = s->A + p->pc + p->lr0 * s->lda;
-        rc = x->transpose(s, st, p->jb, m, Apt, s->lda, p->xbuf, m);
+        rc = x->wait(s, st, EV_USED0 + b);
+        if (rc == 0) rc = x->transpose(s, st, p->jb, m, Apt, s->lda, p->xbuf, m);
         if (rc == 0) rc = x->getrf(s, st, m, p->jb, p->xbuf, m, p->xpiv, p->xpiv + p->jb);
-        if (rc == 0) rc = x->transpose(s, st, m, p->jb, p->xbuf, m, Apt, s->lda);
+        if (rc == 0) rc = x->transpose(s, st, s->fold ? p->jb : m, p->jb, p->xbuf, m, Apt, s->lda);
+        if (rc == 0 && s->fold) {
+            p->xW = p->xbuf;
+            p->xld = m;
+            rc = panel_inverse(s, p, st);
+            if (rc == 0 && m > p->jb)
+                rc = x->gemm_nt(s, st, p->jb, m - p->jb, p->jb, 1.0, p->xlinv + s->NB * s->NB, s->NB,
+                                p->xbuf + p->jb, m, 0.0, Apt + p->jb * s->lda, s->lda);
+        }
     } else {
         rc = x->getrf(s, st, m, p->jb, Ap, s->lda, p->xpiv, p->xpiv + p->jb);
     }
@@ -305,7 +320,7 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     }
     size_t nplan = (size_t)(p->npack + 2 * p->jb + 3 * p->nown);
     if (rc == 0) rc = x->bytes_to_x(s, st, p->xplan, p->plan, nplan * sizeof(int64_t));
-    if (rc == 0) rc = panel_inverse(s, p, st);
+    if (rc == 0 && !(s->fold && p->inv_ready)) rc = panel_inverse(s, p, st); // (folded: made with the panel)
     if (rc == 0) rc = x->record(s, EV_LOAD0 + b, st);
     p->loaded = 1;
     return ts_hpl_fail(s, rc);
@@ -327,7 +342,8 @@ static int gemm_rows_t(ts_hpl_state *s, int st, int64_t c0, int64_t c1, int64_t 
 // by one GEMM: the owner row writes it straight into its rows of A, the other process rows into
 // the stream's swap scratch (free again once the swap's rows are unpacked; the next reader of that
 // scratch is a later swap on the same stream, after this update's GEMM). Otherwise U0 is solved in
-// place by DTRSM and the owner row copies it into A. *Us, *ldu: U as the GEMM reads it.
+// place by DTRSM and the owner row copies it into A. Folded (s->fold): U0 itself, copied into A^T's
+// rows. *Us, *ldu: U as the GEMM reads it.
 static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double **Us,
                   int64_t *ldu) {
     const ts_hpl_xops *x = s->x;
@@ -336,6 +352,8 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
         double *Art = s->A + c0 + p->lr0 * s->lda;
         *Us = Art;
         *ldu = s->lda;
+        if (s->fold) // U0 as the swaps left it (inv(L11) is in L), copied into A^T's rows
+            return x->x_copy(s, st, Art, s->lda, s->U + c0, s->nq, nc, p->jb);
         const double *Z = p->xlinv + s->NB * s->NB; // inv(L11)^T (panel_inverse)
         return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->nq, Z, s->NB, 0.0, Art, s->lda);
     }

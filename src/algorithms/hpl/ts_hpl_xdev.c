@@ -209,6 +209,11 @@ static int d_gemm(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, doub
                   double *C, int64_t ldc) {
     return d_gemm_op(s, st, 'N', 'N', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+static int d_gemm_nt(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
+                     const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
+                     double *C, int64_t ldc) {
+    return d_gemm_op(s, st, 'N', 'T', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
 static int d_swap_t(ts_hpl_state *s, int st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
                     int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab, int64_t nown,
                     int64_t nc) {
@@ -256,7 +261,8 @@ static double d_stamp_diff(ts_hpl_state *s, int a, int b) {
 // The transposed layout holds U^T (lower) and y as row N of A^T (stride lda): y is copied into
 // the swap scratch first, then each diagonal block solves U_jj x_j = y_j as op(U_jj^T) = U_jj by
 // DTRSM ('T'), and the rows above take y -= A(0:j0, j0:j0+w) x_j as a GEMM with A^T's block
-// transposed.
+// transposed. With inv(L11) folded into L (s->fold) the rows hold U0 = L11 U and y holds L11 y:
+// each block first solves L11 (the diagonal block's unit lower part) and then U11, the same system.
 static int solve_local_t(ts_hpl_state *s) {
     xdev *d = X(s);
     const int64_t N = s->N, NB = s->NB, lda = s->lda;
@@ -264,7 +270,8 @@ static int solve_local_t(ts_hpl_state *s) {
     int rc = d_x_copy(s, 0, y, 1, A + N, lda, 1, N);
     for (int64_t j0 = (N - 1) / NB * NB; rc == 0 && j0 >= 0; j0 -= NB) {
         int64_t w = N - j0 < NB ? N - j0 : NB;
-        rc = ts_dev_dtrsm(d->st[0], 'L', 'L', 'T', 'N', w, 1, 1.0, A + j0 + j0 * lda, lda, y + j0, w);
+        if (s->fold) rc = ts_dev_dtrsm(d->st[0], 'L', 'U', 'T', 'U', w, 1, 1.0, A + j0 + j0 * lda, lda, y + j0, w);
+        if (rc == 0) rc = ts_dev_dtrsm(d->st[0], 'L', 'L', 'T', 'N', w, 1, 1.0, A + j0 + j0 * lda, lda, y + j0, w);
         if (rc == 0 && j0 > 0) rc = d_gemm_op(s, 0, 'T', 'N', j0, 1, w, -1.0, A + j0, lda, y + j0, w, 1.0, y, j0);
     }
     if (rc == 0) rc = ts_copy_async(d->st[0], TS_COPY_D2H, s->xsol, y, (size_t)N * sizeof(double));
@@ -291,7 +298,7 @@ static int d_solve_local(ts_hpl_state *s) {
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
-    d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local, d_swap_t, d_transpose,
+    d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local, d_swap_t, d_transpose, d_gemm_nt,
 };
 
 // ---- device-to-device panel broadcasts ----
