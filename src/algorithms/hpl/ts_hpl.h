@@ -118,8 +118,8 @@ typedef struct {
                              // (P = 1 in one pass: the device default; TESSERA_HPL_SWAP)
     int depth;               // the lookahead depth that ran (the case's DEPTH, never replaced)
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", "inverse" (a GEMM with
-                             // inv(L11)), or "folded" (not formed: inv(L11) folded into L, the
-                             // transposed layout's default; TESSERA_HPL_TRSM)
+                             // inv(L11)), or "folded" (not formed: inv(L11) folded into L, on the
+                             // transposed layout when asked for; TESSERA_HPL_TRSM)
     char layout[8];          // how [A|b] was stored: "col" (column-major), or "row" (transposed: row
                              // swaps as streaming copies; one process on a device, TESSERA_HPL_LAYOUT)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the

@@ -264,8 +264,8 @@ static int state_alloc(ts_hpl_state *s) {
     if (rc) return rc;
     // U = inv(L11) A12 by a GEMM (the default on devices, where DTRSM with many right-hand sides ran
     // at ~2 TFLOP/s and took 8-21% of the update; bench/NOTES.md) or by DTRSM (the default elsewhere)
-    // (fold: inv(L11) goes into L instead where the path has it, below)
-    int umode = x == &ts_hpl_xops_dev ? 2 : 0, asked_u = ts_env_str("TESSERA_HPL_TRSM") != NULL;
+    // (fold, asked for: inv(L11) goes into L instead where the path has it, below)
+    int umode = x == &ts_hpl_xops_dev ? 1 : 0;
     TS_CHECK(ts_hpl_env_trsm(&umode));
     s->trsm_inv = umode >= 1;
     // One process row's swaps in one pass where the backend has it (devices: the split pack and
@@ -285,10 +285,11 @@ static int state_alloc(ts_hpl_state *s) {
                  "panel, U by the GEMM (TESSERA_HPL_TRSM=inverse) and one-pass swaps (TESSERA_HPL_SWAP=fused): "
                  "column-major");
     // inv(L11) folded into L on the transposed path: L21 inv(L11) formed with the panel on stream 1,
-    // U kept as the swapped rows U0 = L11 U, so that no GEMM stands between the swaps and the update
-    // (bench/notes/hpl.md)
+    // U kept as the swapped rows U0 = L11 U, so that no GEMM stands between the swaps and the update.
+    // Off by default: the same flops moved to the panel's stream gained nothing on an H200
+    // (bench/notes/hpl.md, "inv(L11) folded into L")
     s->fold = umode == 2 && s->trans && x->gemm_nt;
-    if (umode == 2 && asked_u && !s->fold && s->grid.rank == 0)
+    if (umode == 2 && !s->fold && s->grid.rank == 0)
         TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout (TESSERA_HPL_LAYOUT=row and its path): "
                  "U by the GEMM with inv(L11)");
     s->lda = pad_ld(s->trans ? nq : mp);

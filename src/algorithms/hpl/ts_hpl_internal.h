@@ -222,10 +222,11 @@ struct ts_hpl_state {
                                 // owner row straight into A's rows, the others into the swap
                                 // scratch; instead of DTRSM and a copy
     double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
-    int fold;                   // 1 (transposed layout, TESSERA_HPL_TRSM=fold): inv(L11) folded into
-                                // L, L21 <- L21 inv(L11) with the panel's factorization (stream 1),
-                                // so that U stays U0 = L11 U (the swapped rows, no GEMM before the
-                                // update) and the solve applies inv(L11) per block
+    int fold;                   // 1 (transposed layout, TESSERA_HPL_TRSM=fold, off by default):
+                                // inv(L11) folded into L, L21 <- L21 inv(L11) with the panel's
+                                // factorization (stream 1), so that U stays U0 = L11 U (the swapped
+                                // rows, no GEMM before the update) and the solve applies inv(L11)
+                                // per block
     int swap_fused;             // 1: one process row's swaps by x->swap_rows in one pass (the
                                 // device default; TESSERA_HPL_SWAP=fused|split)
     int panel_prio;             // 1: stream 1 (next panel) runs at high priority (device path)

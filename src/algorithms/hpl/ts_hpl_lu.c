@@ -1,8 +1,8 @@
 // ts_hpl_lu.c: right-looking blocked LU of [A|b] over the P x Q grid, lookahead depth 0..TS_HPL_MAX_DEPTH (HPL_pdgesv0 / HPL_pdgesvK2).
 //
 // Per panel k: factor (process column of the panel), broadcast along process rows, then for the
-// trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. Folded (s->fold, the
-// transposed layout's default): L21 <- L21 L11^-1 with the panel, then swaps, A -= L U0. With lookahead depth d
+// trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. Folded (s->fold, on the
+// transposed layout when asked for): L21 <- L21 L11^-1 with the panel, then swaps, A -= L U0. With lookahead depth d
 // (HPL_pdgesvK2) d panels are pending: in the step that factors panel j, panel j's columns first
 // receive the updates of the pending panels j-d .. j-1 in order, panel j is factored and sent, and
 // the rest of the trailing matrix (right of panel j) is updated by the oldest pending panel j-d
