@@ -58,6 +58,9 @@ int ts_lu_transpose(ts_stream *st, int64_t m, int64_t n, const double *src, int6
 // max_m x max_n; create and use it on one stream at a time.
 typedef struct ts_lu_solver ts_lu_solver;
 int ts_lu_solver_create(ts_stream *st, int64_t max_m, int64_t max_n, ts_lu_solver **out);
+// TESSERA_LU_GETRF: *alg = TS_LU_GETRF_LEGACY (dgetrf, also when unset), _X0 (xgetrf) or _X1
+// (xgetrf-alg1); TS_ERR_PARSE (message set) when malformed. ts_lu_solver_create reads it.
+int ts_lu_env_getrf(int *alg);
 void ts_lu_solver_destroy(ts_lu_solver *sv);
 int ts_lu_dgetrf(ts_stream *st, ts_lu_solver *sv, int64_t m, int64_t n, double *A, int64_t lda,
                  int *ipiv, int *info);
@@ -144,7 +147,10 @@ typedef struct {
 int ts_lu_rows_cpu(void *args);
 int ts_lu_getrf_cpu(void *args);
 int ts_lu_getrf_cuda(void *native_stream, void *args);
-int ts_lu_cusolver_create(void **handle);
+// cuSOLVER's getrf for the panels (TESSERA_LU_GETRF): the 32-bit API's cusolverDnDgetrf, or the
+// 64-bit cusolverDnXgetrf with algorithm 0 or 1
+enum { TS_LU_GETRF_LEGACY = 0, TS_LU_GETRF_X0 = 1, TS_LU_GETRF_X1 = 2 };
+int ts_lu_cusolver_create(void **handle, int alg);
 void ts_lu_cusolver_destroy(void *handle);
 int ts_lu_cusolver_lwork(void *handle, int64_t m, int64_t n, double *A, int64_t lda, int *lwork);
 int ts_lu_rows_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu

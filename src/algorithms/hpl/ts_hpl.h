@@ -120,6 +120,8 @@ typedef struct {
     char u_solve[16];        // how U = inv(L11) A12 was formed: "trsm", "inverse" (a GEMM with
                              // inv(L11)), or "folded" (not formed: inv(L11) folded into L, on the
                              // transposed layout when asked for; TESSERA_HPL_TRSM)
+    char getrf[16];          // cuSOLVER's getrf behind a cusolver panel or the baseline: "dgetrf",
+                             // "xgetrf" or "xgetrf-alg1" (TESSERA_LU_GETRF); "" otherwise
     char layout[8];          // how [A|b] was stored: "col" (column-major), or "row" (transposed: row
                              // swaps as streaming copies; one process on a device, TESSERA_HPL_LAYOUT)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the

@@ -13,6 +13,7 @@
 #include "core/ts_log.h"
 #include "core/ts_rng.h"
 #include "core/ts_timer.h"
+#include "kernels/ts_lu_kernels.h"
 
 // ---- context ----
 
@@ -421,6 +422,12 @@ static ts_hpl_panel_engine panel_choice(const ts_hpl_ctx *c, int dev, int *asked
                                                                           : TS_HPL_PANEL_CPU;
 }
 
+static const char *getrf_name(void) {
+    int alg = TS_LU_GETRF_LEGACY;
+    if (ts_lu_env_getrf(&alg) != 0) alg = TS_LU_GETRF_LEGACY; // (checked before the run)
+    return alg == TS_LU_GETRF_X1 ? "xgetrf-alg1" : alg == TS_LU_GETRF_X0 ? "xgetrf" : "dgetrf";
+}
+
 static const char *panel_name(const ts_hpl_state *s) {
     switch (s->panel_kind) {
     case TS_HPL_PANEL_TESSERA: return "tessera";
@@ -521,6 +528,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_swap = s->t_swap;
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
+    snprintf(r->getrf, sizeof r->getrf, "%s", !strcmp(r->panel_used, "cusolver") ? getrf_name() : "");
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->fold ? "folded" : s->trsm_inv ? "inverse" : "trsm");
     snprintf(r->layout, sizeof r->layout, "%s", s->trans ? "row" : "col");
     r->depth = s->depth;
@@ -557,6 +565,7 @@ static int baseline_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r,
     snprintf(r->exec_used, sizeof r->exec_used, "device:cuda");
     snprintf(r->engine_used, sizeof r->engine_used, "cusolver");
     snprintf(r->panel_used, sizeof r->panel_used, "cusolver");
+    snprintf(r->getrf, sizeof r->getrf, "%s", getrf_name());
     TS_CHECK(agree(&s->grid, ts_hpl_matgen(s)));
     stamp(r->start_time);
     double t_fact = 0, t_solve = 0;

@@ -7,6 +7,7 @@
 #include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "device/ts_device.h"
+#include "kernels/ts_lu_kernels.h"
 
 // name=on sets *v to 1, name=off to 0; unset leaves it.
 static int env_choice(const char *name, const char *on, const char *off, int *v) {
@@ -39,6 +40,7 @@ int ts_hpl_env_check(void) {
     TS_CHECK(ts_hpl_env_trsm(&inv));
     TS_CHECK(ts_hpl_env_swap(&inv));
     TS_CHECK(ts_hpl_env_layout(&inv));
+    TS_CHECK(ts_lu_env_getrf(&inv)); // the device panels' cuSOLVER getrf
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "ts_config.h"
 
@@ -240,8 +241,20 @@ static int is_cuda(ts_stream *st) {
     return ts_devset_backend(ts_device_set(ts_stream_device(st))) == TS_BACKEND_CUDA;
 }
 
+int ts_lu_env_getrf(int *alg) {
+    const char *v = ts_env_str("TESSERA_LU_GETRF");
+    *alg = TS_LU_GETRF_LEGACY;
+    if (!v || !strcmp(v, "dgetrf")) return 0;
+    if (!strcmp(v, "xgetrf")) *alg = TS_LU_GETRF_X0;
+    else if (!strcmp(v, "xgetrf-alg1")) *alg = TS_LU_GETRF_X1;
+    else TS_RAISE(TS_ERR_PARSE, "TESSERA_LU_GETRF=%s: expected dgetrf, xgetrf or xgetrf-alg1", v);
+    return 0;
+}
+
 int ts_lu_solver_create(ts_stream *st, int64_t max_m, int64_t max_n, ts_lu_solver **out) {
     *out = NULL;
+    int alg;
+    TS_CHECK(ts_lu_env_getrf(&alg));
     ts_lu_solver *sv = calloc(1, sizeof *sv);
     if (!sv) TS_RAISE(TS_ERR_NOMEM, "lu solver");
     sv->dev = ts_stream_device(st);
@@ -249,7 +262,7 @@ int ts_lu_solver_create(ts_stream *st, int64_t max_m, int64_t max_n, ts_lu_solve
     sv->max_n = max_n;
 #if TS_HAVE_CUDA
     if (is_cuda(st)) {
-        int rc = ts_lu_cusolver_create(&sv->handle);
+        int rc = ts_lu_cusolver_create(&sv->handle, alg);
         if (rc == 0) rc = ts_lu_cusolver_lwork(sv->handle, max_m, max_n, NULL, max_m, &sv->lwork);
         if (rc == 0) rc = ts_dmalloc(sv->dev, (size_t)(sv->lwork + 1) * sizeof(double), (void **)&sv->work);
         if (rc < 0) {
@@ -258,6 +271,7 @@ int ts_lu_solver_create(ts_stream *st, int64_t max_m, int64_t max_n, ts_lu_solve
         }
     }
 #endif
+    (void)alg;
     *out = sv;
     return 0;
 }

@@ -1,6 +1,7 @@
 // ts_lu_kernels.cu: CUDA versions of the LU helper kernels (row gather/scatter through a shared-memory tile).
 #include <cuda_runtime.h>
 #include <cusolverDn.h>
+#include <stdlib.h>
 
 #include "core/ts_error.h"
 #include "kernels/ts_lu_kernels.h"
@@ -259,35 +260,97 @@ extern "C" int ts_lu_trans_cuda(void *native_stream, void *vargs) {
 
 // ---- panel LU through cuSOLVER ----
 
-extern "C" int ts_lu_cusolver_create(void **handle) {
+// The handle behind ts_lu_solver: cuSOLVER's, and for the 64-bit API (cusolverDnXgetrf) its
+// parameters, the algorithm and the workspace it asked for (device bytes inside the solver's
+// work area, followed by the int64 pivots; host bytes in hwork).
+struct lu_cusolver {
     cusolverDnHandle_t h;
-    cusolverStatus_t st = cusolverDnCreate(&h);
-    if (st != CUSOLVER_STATUS_SUCCESS)
-        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnCreate failed (%d)", (int)st);
-    *handle = h;
+    cusolverDnParams_t p;
+    int alg;      // TS_LU_GETRF_*
+    size_t dbytes, hbytes;
+    void *hwork;
+};
+
+extern "C" int ts_lu_cusolver_create(void **handle, int alg) {
+    lu_cusolver *c = (lu_cusolver *)calloc(1, sizeof *c);
+    if (!c) return ts_error_set(TS_ERR_NOMEM, __FILE__, __LINE__, "cuSOLVER handle");
+    c->alg = alg;
+    cusolverStatus_t st = cusolverDnCreate(&c->h);
+    if (st == CUSOLVER_STATUS_SUCCESS && alg != TS_LU_GETRF_LEGACY) {
+        st = cusolverDnCreateParams(&c->p);
+        if (st == CUSOLVER_STATUS_SUCCESS)
+            st = cusolverDnSetAdvOptions(c->p, CUSOLVERDN_GETRF, alg == TS_LU_GETRF_X1 ? CUSOLVER_ALG_1 : CUSOLVER_ALG_0);
+    }
+    if (st != CUSOLVER_STATUS_SUCCESS) {
+        ts_lu_cusolver_destroy(c);
+        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cuSOLVER setup failed (%d)", (int)st);
+    }
+    *handle = c;
     return 0;
 }
 
-extern "C" void ts_lu_cusolver_destroy(void *handle) { cusolverDnDestroy((cusolverDnHandle_t)handle); }
+extern "C" void ts_lu_cusolver_destroy(void *handle) {
+    lu_cusolver *c = (lu_cusolver *)handle;
+    if (!c) return;
+    if (c->p) cusolverDnDestroyParams(c->p);
+    if (c->h) cusolverDnDestroy(c->h);
+    free(c->hwork);
+    free(c);
+}
 
 extern "C" int ts_lu_cusolver_lwork(void *handle, int64_t m, int64_t n, double *A, int64_t lda, int *lwork) {
-    cusolverStatus_t st = cusolverDnDgetrf_bufferSize((cusolverDnHandle_t)handle, (int)m, (int)n, A,
-                                                      (int)lda, lwork);
+    lu_cusolver *c = (lu_cusolver *)handle;
+    if (c->alg == TS_LU_GETRF_LEGACY) {
+        cusolverStatus_t st = cusolverDnDgetrf_bufferSize(c->h, (int)m, (int)n, A, (int)lda, lwork);
+        if (st != CUSOLVER_STATUS_SUCCESS)
+            return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnDgetrf_bufferSize(%lld, %lld) failed (%d)",
+                                (long long)m, (long long)n, (int)st);
+        return 0;
+    }
+    cusolverStatus_t st = cusolverDnXgetrf_bufferSize(c->h, c->p, m, n, CUDA_R_64F, A, lda, CUDA_R_64F, &c->dbytes,
+                                                      &c->hbytes);
     if (st != CUSOLVER_STATUS_SUCCESS)
-        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnDgetrf_bufferSize(%lld, %lld) failed (%d)",
+        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnXgetrf_bufferSize(%lld, %lld) failed (%d)",
                             (long long)m, (long long)n, (int)st);
+    if (c->hbytes && !(c->hwork = malloc(c->hbytes)))
+        return ts_error_set(TS_ERR_NOMEM, __FILE__, __LINE__, "cuSOLVER host workspace");
+    size_t words = (c->dbytes + 7) / 8 + (size_t)n; // the workspace, then n int64 pivots
+    if (words > 0x7fffffff)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__, "cuSOLVER workspace of %zu bytes", c->dbytes);
+    *lwork = (int)words;
     return 0;
+}
+
+__global__ void lu_piv64_kernel(const int64_t *p64, int *p, int64_t n) {
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i < n) p[i] = (int)p64[i];
 }
 
 extern "C" int ts_lu_getrf_cuda(void *native_stream, void *vargs) {
     const ts_lu_getrf_args *a = (const ts_lu_getrf_args *)vargs;
-    cusolverDnHandle_t h = (cusolverDnHandle_t)a->handle;
-    if (!h) return ts_error_set(TS_ERR_STATE, __FILE__, __LINE__, "lu_dgetrf: no cuSOLVER handle");
-    cusolverStatus_t st = cusolverDnSetStream(h, (cudaStream_t)native_stream);
+    lu_cusolver *c = (lu_cusolver *)a->handle;
+    if (!c) return ts_error_set(TS_ERR_STATE, __FILE__, __LINE__, "lu_dgetrf: no cuSOLVER handle");
+    cudaStream_t s = (cudaStream_t)native_stream;
+    cusolverStatus_t st = cusolverDnSetStream(c->h, s);
+    if (c->alg == TS_LU_GETRF_LEGACY) {
+        if (st == CUSOLVER_STATUS_SUCCESS)
+            st = cusolverDnDgetrf(c->h, (int)a->m, (int)a->n, a->A, (int)a->lda, a->work, a->ipiv, a->info);
+        if (st != CUSOLVER_STATUS_SUCCESS)
+            return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnDgetrf(%lld x %lld) failed (%d)",
+                                (long long)a->m, (long long)a->n, (int)st);
+        return 0;
+    }
+    int64_t k = a->m < a->n ? a->m : a->n;
+    int64_t *p64 = (int64_t *)a->work + (c->dbytes + 7) / 8;
     if (st == CUSOLVER_STATUS_SUCCESS)
-        st = cusolverDnDgetrf(h, (int)a->m, (int)a->n, a->A, (int)a->lda, a->work, a->ipiv, a->info);
+        st = cusolverDnXgetrf(c->h, c->p, a->m, a->n, CUDA_R_64F, a->A, a->lda, p64, CUDA_R_64F, a->work, c->dbytes,
+                              c->hwork, c->hbytes, a->info);
     if (st != CUSOLVER_STATUS_SUCCESS)
-        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnDgetrf(%lld x %lld) failed (%d)",
+        return ts_error_set(TS_ERR_CUBLAS, __FILE__, __LINE__, "cusolverDnXgetrf(%lld x %lld) failed (%d)",
                             (long long)a->m, (long long)a->n, (int)st);
+    if (k > 0) lu_piv64_kernel<<<(unsigned)((k + 255) / 256), 256, 0, s>>>(p64, a->ipiv, k);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu pivots launch: %s", cudaGetErrorString(e));
     return 0;
 }
