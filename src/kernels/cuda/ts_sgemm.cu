@@ -49,19 +49,22 @@ struct SgParams {
     int c_vec; // C 16-byte aligned with ldc % 4 == 0: 4 rows of a column stored as one float4
 };
 
-// BM x BN block tile, BK per k-step, MINB blocks per SM for the register budget.
-template <int BM_, int BN_, int BK_, int MINB_>
+// BM x BN block tile, BK per k-step, MINB blocks per SM for the register budget. A thread holds
+// RA x RB blocks of 4 x 4 accumulators (rows 32 apart, columns 16 apart): a warp's lanes are 8
+// (rows) x 4 (columns), so the warp tile is 32 RA x 16 RB.
+template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2>
 struct SgShape {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_;
-    static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32; // warp tile 64 x 32
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_;
+    static constexpr int WARPS_M = BM / (32 * RA), WARPS_N = BN / (16 * RB);
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
     static constexpr size_t SMEM = 2 * (size_t)(LDA + LDB) * BK * sizeof(float);
-    static_assert(BM % 64 == 0 && BN % 32 == 0 && BK % 4 == 0, "tile shape");
+    static_assert(BM % (32 * RA) == 0 && BN % (16 * RB) == 0 && BK % 4 == 0, "tile shape");
     static_assert(SMEM <= 48 * 1024, "static shared memory");
 };
 using SgLarge = SgShape<128, 128, 8, 2>;   // 256 threads, 17 KB shared, 2 blocks/SM (128 registers)
 using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small and skinny shapes
+using SgBig = SgShape<256, 128, 8, 1, 4, 2>; // 256 threads with 16 x 8 each, 25 KB shared, 1 block/SM
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -159,17 +162,18 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int lm = lane & 7, ln = lane >> 3;
-    const int aoff = wm * 64 + lm * 4, boff = wn * 32 + ln * 4; // + 32 (A) / + 16 (B) for the second block
+    constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
+    const int aoff = wm * 32 * RA + lm * 4, boff = wn * 16 * RB + ln * 4; // + 32 r (A) / + 16 r (B) for block r
 
     SgLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
     SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
     const int64_t ktiles = (p.k + S::BK - 1) / S::BK;
 
-    float acc[8][8];
+    float acc[TM][TN];
 #pragma unroll
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < TM; i++)
 #pragma unroll
-        for (int j = 0; j < 8; j++) acc[i][j] = 0.0f;
+        for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
     const int64_t astep = AK ? (int64_t)S::BK : S::BK * p.lda, bstep = BKM ? (int64_t)S::BK : S::BK * p.ldb;
     la.load(p.k < S::BK ? (int)p.k : S::BK, astep);
@@ -190,15 +194,17 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
         const float *cA = sA[buf], *cB = sB[buf];
 #pragma unroll
         for (int kk = 0; kk < S::BK; kk++) {
-            float a[8], b[8];
-            *reinterpret_cast<float4 *>(a) = *reinterpret_cast<const float4 *>(cA + kk * S::LDA + aoff);
-            *reinterpret_cast<float4 *>(a + 4) = *reinterpret_cast<const float4 *>(cA + kk * S::LDA + aoff + 32);
-            *reinterpret_cast<float4 *>(b) = *reinterpret_cast<const float4 *>(cB + kk * S::LDB + boff);
-            *reinterpret_cast<float4 *>(b + 4) = *reinterpret_cast<const float4 *>(cB + kk * S::LDB + boff + 16);
+            float a[TM], b[TN];
 #pragma unroll
-            for (int i = 0; i < 8; i++)
+            for (int r = 0; r < RA; r++)
+                *reinterpret_cast<float4 *>(a + 4 * r) = *reinterpret_cast<const float4 *>(cA + kk * S::LDA + aoff + 32 * r);
 #pragma unroll
-                for (int j = 0; j < 8; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
+            for (int r = 0; r < RB; r++)
+                *reinterpret_cast<float4 *>(b + 4 * r) = *reinterpret_cast<const float4 *>(cB + kk * S::LDB + boff + 16 * r);
+#pragma unroll
+            for (int i = 0; i < TM; i++)
+#pragma unroll
+                for (int j = 0; j < TN; j++) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
         }
         // The other buffer was last read in step kt-1, before that step's barrier.
         if (more) {
@@ -211,11 +217,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
 
     // Epilogue: acc[i][j] is row m0 + aoff + 32 (i / 4) + i % 4, column n0 + boff + 16 (j / 4) + j % 4.
 #pragma unroll
-    for (int j = 0; j < 8; j++) {
+    for (int j = 0; j < TN; j++) {
         const int64_t col = n0 + boff + 16 * (j / 4) + j % 4;
         if (col >= p.n) continue;
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
+        for (int h = 0; h < RA; h++) {
             const int64_t row = m0 + aoff + 32 * h;
             if (row >= p.m) continue;
             float *c = p.C + row + col * p.ldc;
@@ -273,8 +279,8 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE=large|small overrides it): small (64x64) when
@@ -287,7 +293,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large or small", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small or big", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
     *v = tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -336,6 +342,9 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case SG_LARGE:
         return vec ? launch_ops<SgLarge, 4>(p, a_kmajor, b_kmajor, s, "large")
                    : launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
+    case SG_BIG:
+        return vec ? launch_ops<SgBig, 4>(p, a_kmajor, b_kmajor, s, "big")
+                   : launch_ops<SgBig, 1>(p, a_kmajor, b_kmajor, s, "big/scalar loads");
     default:
         return vec ? launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small")
                    : launch_ops<SgSmall, 1>(p, a_kmajor, b_kmajor, s, "small/scalar loads");
