@@ -285,7 +285,7 @@ static void test_sgemm_edges(void **state) {
 // k = 83 ends every variant on a partial k-step.
 static void test_sgemm_variants(void **state) {
     if (!g_set) skip();
-    static const char *const tiles[] = {"large", "small", "big"};
+    static const char *const tiles[] = {"large", "small", "big", "big16"};
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
         for (int o = 0; o < 4; o++)
@@ -308,6 +308,9 @@ static void test_sgemm_medium(void **state) {
     run_case(&big, key += 10);
     sg_case bigt = {'s', 'T', 'N', 2048, 1536, 1024, 0, 0, 0, {-1, 0}, {1, 0}, 0, NULL, NULL};
     run_case(&bigt, key += 10);
+    // enough 256 x 128 tiles for two a multiprocessor: the shape's own choice is big
+    sg_case bigd = {'s', 'T', 'N', 4096, 2304, 300, 0, 0, 0, {1, 0}, {0.5, 0}, 0, NULL, NULL};
+    run_case(&bigd, key += 10);
     for (int o = 0; o < 4; o++) { // many k-steps, interior tiles full
         sg_case c = {'s', rops[o][0], rops[o][1], 1024, 768, 1000, 0, 4, 0, {1, 0}, {o & 1 ? 0.0 : 0.5, 0}, 0,
                      "large", NULL};

@@ -60,11 +60,12 @@ struct SgShape {
     static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
     static constexpr size_t SMEM = 2 * (size_t)(LDA + LDB) * BK * sizeof(float);
     static_assert(BM % (32 * RA) == 0 && BN % (16 * RB) == 0 && BK % 4 == 0, "tile shape");
-    static_assert(SMEM <= 48 * 1024, "static shared memory");
+    static_assert(SMEM <= 200 * 1024, "shared memory"); // (over 48 KB: opted in at launch)
 };
 using SgLarge = SgShape<128, 128, 8, 2>;   // 256 threads, 17 KB shared, 2 blocks/SM (128 registers)
 using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small and skinny shapes
 using SgBig = SgShape<256, 128, 8, 1, 4, 2>; // 256 threads with 16 x 8 each, 25 KB shared, 1 block/SM
+using SgBig16 = SgShape<256, 128, 16, 1, 4, 2>; // the same with k-steps of 16: half the barriers, 49 KB
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -153,8 +154,9 @@ __device__ __forceinline__ float combine(float acc, float alpha, float beta, con
 // ---- double-buffered variants: register prefetch, both operands stored MN-major ----
 template <class S, bool AK, bool BKM, int VEC>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgParams p) {
-    __shared__ __align__(16) float sA[2][S::BK * S::LDA];
-    __shared__ __align__(16) float sB[2][S::BK * S::LDB];
+    extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's two buffers, then B's
+    constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
+    float *const sA = sg_smem, *const sB = sg_smem + 2 * SA;
 
     int bm, bn;
     tile_of_block(p, bm, bn);
@@ -178,8 +180,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
     const int64_t astep = AK ? (int64_t)S::BK : S::BK * p.lda, bstep = BKM ? (int64_t)S::BK : S::BK * p.ldb;
     la.load(p.k < S::BK ? (int)p.k : S::BK, astep);
     lb.load(p.k < S::BK ? (int)p.k : S::BK, bstep);
-    la.store(sA[0]);
-    lb.store(sB[0]);
+    la.store(sA);
+    lb.store(sB);
     __syncthreads();
 
     int buf = 0;
@@ -191,7 +193,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
             la.load(krem, astep);
             lb.load(krem, bstep);
         }
-        const float *cA = sA[buf], *cB = sB[buf];
+        const float *cA = sA + buf * SA, *cB = sB + buf * SB;
 #pragma unroll
         for (int kk = 0; kk < S::BK; kk++) {
             float a[TM], b[TN];
@@ -208,8 +210,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
         }
         // The other buffer was last read in step kt-1, before that step's barrier.
         if (more) {
-            la.store(sA[buf ^ 1]);
-            lb.store(sB[buf ^ 1]);
+            la.store(sA + (buf ^ 1) * SA);
+            lb.store(sB + (buf ^ 1) * SB);
         }
         __syncthreads();
         buf ^= 1;
@@ -267,8 +269,12 @@ int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
                             "ts_cuda_sgemm_tessera: %lld x %lld is more than 2^31-1 tiles of %dx%d",
                             (long long)p.m, (long long)p.n, S::BM, S::BN);
     p.grid_m = (int)gm, p.grid_n = (int)gn;
-    sgemm_kernel<S, AK, BKM, VEC><<<(unsigned)(gm * gn), S::THREADS, 0, s>>>(p);
-    cudaError_t e = cudaGetLastError();
+    cudaError_t e = cudaSuccess;
+    if (S::SMEM > 48 * 1024) // (per device, and cheap: set at every launch)
+        e = cudaFuncSetAttribute(sgemm_kernel<S, AK, BKM, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "shared memory opt-in", variant);
+    sgemm_kernel<S, AK, BKM, VEC><<<(unsigned)(gm * gn), S::THREADS, S::SMEM, s>>>(p);
+    e = cudaGetLastError();
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
     return 0;
 }
@@ -279,24 +285,25 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG, SG_BIG16, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big", "big16"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
-// Run-time variant choice (TESSERA_SGEMM_TILE=large|small overrides it): small (64x64) when
-// 128x128 tiles would not give every multiprocessor two blocks, else large (128x128, register
-// prefetch). Measured on H200 at n = 8192 against cuBLAS in the same runs (bench/notes, 2026-11-23):
-// large 0.78-0.84x over NN/NT/TN/TT, ahead of the cp.async variants since removed.
+// Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big (256x128, 16 x 8 a thread) when its
+// tiles give every multiprocessor two, else small (64x64) when 128x128 tiles would not give every
+// multiprocessor two blocks, else large (128x128, register prefetch). Measured on one H200 against
+// cuBLAS in the same processes (bench/notes/gemm-kernels.md, 2026-11-27, f9039af): big 0.87-0.92x
+// over NN/NT/TN/TT at 4096-16384, large 0.78-0.86x.
 int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
     const char *force = ts_env_str("TESSERA_SGEMM_TILE");
     if (force && *force) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small or big", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big or big16", force);
     }
-    const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128);
-    *v = tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
+    const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
+    *v = big >= 2 * (int64_t)sms ? SG_BIG : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
     return 0;
 }
 
@@ -342,6 +349,9 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case SG_LARGE:
         return vec ? launch_ops<SgLarge, 4>(p, a_kmajor, b_kmajor, s, "large")
                    : launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
+    case SG_BIG16:
+        return vec ? launch_ops<SgBig16, 4>(p, a_kmajor, b_kmajor, s, "big16")
+                   : launch_ops<SgBig16, 1>(p, a_kmajor, b_kmajor, s, "big16/scalar loads");
     case SG_BIG:
         return vec ? launch_ops<SgBig, 4>(p, a_kmajor, b_kmajor, s, "big")
                    : launch_ops<SgBig, 1>(p, a_kmajor, b_kmajor, s, "big/scalar loads");
