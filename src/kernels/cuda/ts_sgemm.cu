@@ -292,12 +292,12 @@ enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG, SG_BIG16, SG_BIG16T, SG_WIDE16, SG_
 const char *const sg_variant_names[] = {"large", "small", "big", "big16", "big16t", "wide16", "big32"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
-// Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16 (256x128, 16 x 8 a thread, k-steps
+// Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
 // of 16) when its tiles give every multiprocessor two, else small (64x64) when 128x128 tiles would
 // not give every multiprocessor two blocks, else large (128x128, register prefetch). Measured on one
-// H200 against cuBLAS in the same processes (bench/notes/gemm-kernels.md, 2026-11-27, c1ba1a1):
-// big16 0.885-0.927x over NN/NT/TN/TT at 4096-16384 (mean 0.904), big 0.863-0.918 (0.893), large
-// 0.803-0.894 (0.845).
+// H200 against cuBLAS in the same processes (bench/notes/gemm-kernels.md, 2026-11-27, dd978dd):
+// big16t 0.897-0.929x over NN/NT/TN/TT at 4096-16384 (mean 0.916), big16 0.886-0.928 (0.905),
+// wide16 (0.907), big32 (0.872); large 0.803-0.894 (0.845, c1ba1a1).
 int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
     const char *force = ts_env_str("TESSERA_SGEMM_TILE");
     if (force && *force) {
@@ -307,7 +307,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
                             "TESSERA_SGEMM_TILE=%s: expected large, small, big, big16, big16t, wide16 or big32", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
-    *v = big >= 2 * (int64_t)sms ? SG_BIG16 : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
+    *v = big >= 2 * (int64_t)sms ? SG_BIG16T : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
     return 0;
 }
 
