@@ -52,9 +52,9 @@ struct SgParams {
 // BM x BN block tile, BK per k-step, MINB blocks per SM for the register budget. A thread holds
 // RA x RB blocks of 4 x 4 accumulators (rows 32 apart, columns 16 apart): a warp's lanes are 8
 // (rows) x 4 (columns), so the warp tile is 32 RA x 16 RB.
-template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2>
+template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2, int GM_ = SG_GROUP_M>
 struct SgShape {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_, GM = GM_;
     static constexpr int WARPS_M = BM / (32 * RA), WARPS_N = BN / (16 * RB);
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
@@ -68,6 +68,8 @@ using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small
 // against it and removed after dd978dd: 16 x 8 a thread with k-steps of 8 (big) and 16 (big16),
 // 128 x 256 tiles (wide16), k-steps of 32 (big32).
 using SgBig16T = SgShape<256, 128, 16, 1, 2, 4>;
+using SgBig16TG = SgShape<256, 128, 16, 1, 2, 4, 16>; // block order in groups of 16 tile rows
+using SgPair16T = SgShape<128, 128, 16, 2, 2, 4>;     // 128 threads of 8 x 16, two blocks a SM
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -138,12 +140,13 @@ struct SgLoader {
     }
 };
 
-// Grouped block order: SG_GROUP_M tile rows are swept column by column.
+// Grouped block order: groups of G tile rows are swept column by column.
+template <int G>
 __device__ __forceinline__ void tile_of_block(const SgParams &p, int &bm, int &bn) {
     const int pid = blockIdx.x;
-    const int per_group = SG_GROUP_M * p.grid_n;
-    const int group = pid / per_group, first = group * SG_GROUP_M;
-    const int rows = min(p.grid_m - first, SG_GROUP_M);
+    const int per_group = G * p.grid_n;
+    const int group = pid / per_group, first = group * G;
+    const int rows = min(p.grid_m - first, G);
     const int in = pid - group * per_group;
     bm = first + in % rows;
     bn = in / rows;
@@ -161,7 +164,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
     float *const sA = sg_smem, *const sB = sg_smem + 2 * SA;
 
     int bm, bn;
-    tile_of_block(p, bm, bn);
+    tile_of_block<S::GM>(p, bm, bn);
     const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
@@ -287,8 +290,8 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG16TG, SG_PAIR16T, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big16t", "big16tg", "pair16t"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
@@ -303,7 +306,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small or big16t", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big16tg or pair16t", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG16T : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -352,6 +355,12 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case SG_LARGE:
         return vec ? launch_ops<SgLarge, 4>(p, a_kmajor, b_kmajor, s, "large")
                    : launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
+    case SG_BIG16TG:
+        return vec ? launch_ops<SgBig16TG, 4>(p, a_kmajor, b_kmajor, s, "big16tg")
+                   : launch_ops<SgBig16TG, 1>(p, a_kmajor, b_kmajor, s, "big16tg/scalar loads");
+    case SG_PAIR16T:
+        return vec ? launch_ops<SgPair16T, 4>(p, a_kmajor, b_kmajor, s, "pair16t")
+                   : launch_ops<SgPair16T, 1>(p, a_kmajor, b_kmajor, s, "pair16t/scalar loads");
     case SG_BIG16T:
         return vec ? launch_ops<SgBig16T, 4>(p, a_kmajor, b_kmajor, s, "big16t")
                    : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
