@@ -64,12 +64,11 @@ struct SgShape {
 };
 using SgLarge = SgShape<128, 128, 8, 2>;   // 256 threads, 17 KB shared, 2 blocks/SM (128 registers)
 using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small and skinny shapes
-// 256 threads with 8 x 16 each (warp tile 64 x 64), k-steps of 16, 49 KB shared, 1 block/SM. Measured
-// against it and removed after dd978dd: 16 x 8 a thread with k-steps of 8 (big) and 16 (big16),
-// 128 x 256 tiles (wide16), k-steps of 32 (big32).
-using SgBig16T = SgShape<256, 128, 16, 1, 2, 4>;
-using SgBig16TG = SgShape<256, 128, 16, 1, 2, 4, 16>; // block order in groups of 16 tile rows
-using SgPair16T = SgShape<128, 128, 16, 2, 2, 4>;     // 128 threads of 8 x 16, two blocks a SM
+// 256 threads with 8 x 16 each (warp tile 64 x 64), k-steps of 16, 49 KB shared, 1 block/SM, blocks
+// in groups of 16 tile rows (+0.5% at 8192 over groups of 8, 4e5825e). Measured against it and
+// removed: 16 x 8 a thread with k-steps of 8 (big) and 16 (big16), 128 x 256 tiles (wide16), k-steps
+// of 32 (big32), all after dd978dd; 128 x 128 tiles of 8 x 16, two blocks a SM (pair16t, after 4e5825e).
+using SgBig16T = SgShape<256, 128, 16, 1, 2, 4, 16>;
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -290,15 +289,15 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG16TG, SG_PAIR16T, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t", "big16tg", "pair16t"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big16t"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
 // of 16) when its tiles give every multiprocessor two, else small (64x64) when 128x128 tiles would
 // not give every multiprocessor two blocks, else large (128x128, register prefetch). Measured on one
 // H200 against cuBLAS in the same processes (bench/notes/gemm-kernels.md, 2026-11-27, dd978dd):
-// big16t 0.897-0.929x over NN/NT/TN/TT at 4096-16384 (mean 0.916), big16 0.886-0.928 (0.905),
+// big16t 0.897-0.929x over NN/NT/TN/TT at 4096-16384 (mean 0.916; with groups of 16 0.918, 4e5825e), big16 0.886-0.928 (0.905),
 // wide16 (0.907), big32 (0.865); large 0.781-0.894 (0.828 and 0.844, f9039af and c1ba1a1).
 int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
     const char *force = ts_env_str("TESSERA_SGEMM_TILE");
@@ -306,7 +305,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big16tg or pair16t", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small or big16t", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG16T : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -355,12 +354,6 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case SG_LARGE:
         return vec ? launch_ops<SgLarge, 4>(p, a_kmajor, b_kmajor, s, "large")
                    : launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
-    case SG_BIG16TG:
-        return vec ? launch_ops<SgBig16TG, 4>(p, a_kmajor, b_kmajor, s, "big16tg")
-                   : launch_ops<SgBig16TG, 1>(p, a_kmajor, b_kmajor, s, "big16tg/scalar loads");
-    case SG_PAIR16T:
-        return vec ? launch_ops<SgPair16T, 4>(p, a_kmajor, b_kmajor, s, "pair16t")
-                   : launch_ops<SgPair16T, 1>(p, a_kmajor, b_kmajor, s, "pair16t/scalar loads");
     case SG_BIG16T:
         return vec ? launch_ops<SgBig16T, 4>(p, a_kmajor, b_kmajor, s, "big16t")
                    : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
