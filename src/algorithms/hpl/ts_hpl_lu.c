@@ -2,17 +2,17 @@
 //
 // Per panel k: factor (process column of the panel), broadcast along process rows, then for the
 // trailing columns: row swaps + U (ts_hpl_laswp), U = L11^-1 U, A -= L U. Folded (s->fold, on the
-// transposed layout when asked for): L21 <- L21 L11^-1 with the panel, then swaps, A -= L U0. With lookahead depth d
-// (HPL_pdgesvK2) d panels are pending: in the step that factors panel j, panel j's columns first
-// receive the updates of the pending panels j-d .. j-1 in order, panel j is factored and sent, and
-// the rest of the trailing matrix (right of panel j) is updated by the oldest pending panel j-d
-// only; every column thus sees the panels' updates in the factorization's order, as with depth 0.
-// The first d panels are factored ahead (a prologue folded into iteration 0) and the last d steps
-// only drain the pending updates. On a device the rest goes on stream 0 while the next panel is
-// handled on stream 1. A rank outside a panel's process column receives it when it first needs it:
-// at the bulk update it makes (step j) or at the lookahead update of a panel of its own (step
-// j' - d for the next own panel j' <= j + d), so with d >= 2 the broadcast has more steps to arrive
-// while the device works through queued updates.
+// transposed layout when asked for): L21 <- L21 L11^-1 with the panel, then swaps, A -= L U0. With
+// lookahead depth d (HPL_pdgesvK2) d panels are pending: in the step that factors panel j, panel
+// j's columns first receive the updates of the pending panels j-d .. j-1 in order, panel j is
+// factored and sent, and the rest of the trailing matrix (right of panel j) is updated by the
+// oldest pending panel j-d only; every column thus sees the panels' updates in the factorization's
+// order, as with depth 0. The first d panels are factored ahead (a prologue folded into iteration
+// 0) and the last d steps only drain the pending updates. On a device the rest goes on stream 0
+// while the next panel is handled on stream 1. A rank outside a panel's process column receives it
+// when it first needs it: at the bulk update it makes (step j) or at the lookahead update of a
+// panel of its own (step j' - d for the next own panel j' <= j + d), so with d >= 2 the broadcast
+// has more steps to arrive while the device works through queued updates.
 #include <stdlib.h>
 #include <string.h>
 
