@@ -9,14 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#include "cuda_check.h"
 
 typedef struct {
     size_t rows, cols, ld; // a rows x cols block of doubles at leading dimension ld (in elements)

@@ -16,22 +16,7 @@
 #include <vector>
 #include <algorithm>
 
-#define CK(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
-#define CS(x)                                                                                          \
-    do {                                                                                               \
-        int s_ = (int)(x);                                                                             \
-        if (s_ != 0) {                                                                                 \
-            fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, s_);                      \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#include "cuda_check.h"
 
 // HPL-like entries: uniform in [-0.5, 0.5) from a hash of the position
 __global__ void fill_kernel(double *A, int64_t n) {
@@ -75,14 +60,15 @@ static void rec(ctx &c, int64_t m, int64_t n, double *A, int64_t lda, int *ipiv,
     join_kernel<<<(unsigned)((n2 + 255) / 256), 256>>>(ipiv + n1, n2, (int)n1, info, c.infos + level + 1);
 }
 
-static double time_it(ctx &c, cudaEvent_t e0, cudaEvent_t e1, double *A, const double *A0, int64_t m, int64_t nb,
-                      int *ipiv, int leaf, int reps) {
+// The median over reps of the milliseconds work() takes on the default stream; prep() runs before
+// each repetition, untimed.
+template <class Prep, class Work>
+static double median_ms(cudaEvent_t e0, cudaEvent_t e1, int reps, Prep prep, Work work) {
     std::vector<float> t;
     for (int r = 0; r < reps; r++) {
-        CK(cudaMemcpy(A, A0, (size_t)m * nb * sizeof(double), cudaMemcpyDeviceToDevice));
-        CK(cudaMemset(c.infos, 0, 64 * sizeof(int)));
+        prep();
         CK(cudaEventRecord(e0));
-        rec(c, m, nb, A, m, ipiv, 0, leaf);
+        work();
         CK(cudaEventRecord(e1));
         CK(cudaEventSynchronize(e1));
         float ms = 0;
@@ -91,6 +77,18 @@ static double time_it(ctx &c, cudaEvent_t e0, cudaEvent_t e1, double *A, const d
     }
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
+}
+
+// One panel factored from the pristine copy A0 (recursion with leaves of `leaf` columns).
+static double time_it(ctx &c, cudaEvent_t e0, cudaEvent_t e1, double *A, const double *A0, int64_t m, int64_t nb,
+                      int *ipiv, int leaf, int reps) {
+    return median_ms(
+        e0, e1, reps,
+        [&] {
+            CK(cudaMemcpy(A, A0, (size_t)m * nb * sizeof(double), cudaMemcpyDeviceToDevice));
+            CK(cudaMemset(c.infos, 0, 64 * sizeof(int)));
+        },
+        [&] { rec(c, m, nb, A, m, ipiv, 0, leaf); });
 }
 
 int main(int argc, char **argv) {
@@ -143,21 +141,13 @@ int main(int argc, char **argv) {
                    (long long)m, (long long)nb, leaf, t, 1e3 * t / nb, t / t_ref, pdiff, d / amax,
                    pdiff == 0 && d <= 1e-10 * amax ? "true" : "false");
         }
-        // the pieces of one split level: the interchanges and the GEMM of the top level
-        std::vector<float> tl;
+        // one piece of the top split level: the left half's interchanges on the right half
         int64_t n1 = nb / 2;
-        for (int r = 0; r < 5; r++) {
-            CK(cudaEventRecord(e0));
-            CS(cusolverDnDlaswp(c.h, (int)(nb - n1), A + n1 * m, (int)m, 1, (int)n1, ipiv_ref, 1));
-            CK(cudaEventRecord(e1));
-            CK(cudaEventSynchronize(e1));
-            float ms = 0;
-            CK(cudaEventElapsedTime(&ms, e0, e1));
-            tl.push_back(ms);
-        }
-        std::sort(tl.begin(), tl.end());
+        double tl = median_ms(
+            e0, e1, 5, [] {},
+            [&] { CS(cusolverDnDlaswp(c.h, (int)(nb - n1), A + n1 * m, (int)m, 1, (int)n1, ipiv_ref, 1)); });
         printf("{\"m\": %lld, \"piece\": \"dlaswp %lld pivots on %lld columns\", \"ms\": %.4f}\n", (long long)m,
-               (long long)n1, (long long)(nb - n1), tl[2]);
+               (long long)n1, (long long)(nb - n1), tl);
     }
     return 0;
 }

@@ -15,23 +15,7 @@
 #include <string.h>
 
 #include "kernels/cuda/ts_lu_kernels.cu"
-
-#define CK(x)                                                                                          \
-    do {                                                                                               \
-        cudaError_t e_ = (x);                                                                          \
-        if (e_ != cudaSuccess) {                                                                       \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));         \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
-#define CB(x)                                                                                          \
-    do {                                                                                               \
-        cublasStatus_t s_ = (x);                                                                       \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                             \
-            fprintf(stderr, "%s:%d %s: cublas %d\n", __FILE__, __LINE__, #x, (int)s_);                 \
-            exit(1);                                                                                   \
-        }                                                                                              \
-    } while (0)
+#include "cuda_check.h"
 
 // The matrix holds a value that names its place: f(r, c) = r + 1e-6 * (c % 1000003).
 __host__ __device__ static inline double fval(int64_t r, int64_t c) { return (double)r + 1e-6 * (double)(c % 1000003); }
@@ -242,8 +226,8 @@ int main(int argc, char **argv) {
 
     // ---- U = inv(L11) U0 (HPL's u_solve inverse) and DTRSM ----
     cublasHandle_t h;
-    CB(cublasCreate(&h));
-    CB(cublasSetStream(h, st));
+    CS(cublasCreate(&h));
+    CS(cublasSetStream(h, st));
     fill_kernel<<<4096, 256, 0, st>>>(A, N, N, N);
     fill_kernel<<<256, 256, 0, st>>>(L, NB, NB, NB);
     const double one = 1.0, zero = 0.0, mone = -1.0;
@@ -251,11 +235,11 @@ int main(int argc, char **argv) {
         double best = 1e30;
         for (int r = 0; r < reps; r++) {
             CK(cudaEventRecord(e0, st));
-            if (v == 0) CB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)jb, (int)nc, (int)jb, &one, L, (int)NB, U,
+            if (v == 0) CS(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)jb, (int)nc, (int)jb, &one, L, (int)NB, U,
                                        (int)NB, &zero, A + jb * N, (int)N));
-            else if (v == 1) CB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)jb, (int)nc, (int)jb, &one, L, (int)NB,
+            else if (v == 1) CS(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)jb, (int)nc, (int)jb, &one, L, (int)NB,
                                             U, (int)NB, &zero, buf, (int)NB));
-            else CB(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, (int)jb,
+            else CS(cublasDtrsm(h, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_UNIT, (int)jb,
                                 (int)nc, &one, L, (int)NB, U, (int)NB));
             CK(cudaEventRecord(e1, st));
             CK(cudaStreamSynchronize(st));
@@ -290,7 +274,7 @@ int main(int argc, char **argv) {
                 int rr = m <= 8192 ? 20 : 5;
                 for (int r = -1; r < rr; r++) {
                     CK(cudaEventRecord(e0, st));
-                    CB(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)m, (int)k, &mone, Lp, (int)ldl, Up,
+                    CS(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)m, (int)k, &mone, Lp, (int)ldl, Up,
                                    (int)ldu, &one, Cp, (int)(packed ? m : ld)));
                     CK(cudaEventRecord(e1, st));
                     CK(cudaStreamSynchronize(st));
