@@ -225,6 +225,9 @@ static void test_sim_device_path(void **state) {
     ts_devset_close(set);
 }
 
+// The swap tests' shapes (rows mp, pivots jb, columns nc), both layouts; nc = 1 and jb = 1 among them.
+static const int64_t swap_cases[][3] = {{1, 1, 1}, {40, 1, 3}, {50, 8, 1}, {300, 64, 37}, {1000, 100, 250}, {130, 128, 9}};
+
 // One panel's row interchanges on a simulated device: ts_lu_swap_rows (one pass) and the split
 // form (ts_lu_pack_rows, then U's rows and A's changed rows by ts_lu_unpack_rows) both give exactly
 // the pivots applied one by one (a data movement: equality, not a bound); the diagonal block's rows
@@ -235,9 +238,8 @@ static void test_swap_rows_sim(void **state) {
     ts_device *d = NULL;
     ts_stream *st = NULL;
     sim_open(&set, &d, &st);
-    static const int64_t cases[][3] = {{1, 1, 1}, {40, 1, 3}, {50, 8, 1}, {300, 64, 37}, {1000, 100, 250}, {130, 128, 9}};
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        int64_t mp = cases[k][0], jb = cases[k][1], nc = cases[k][2], lda = mp + 3, ldu = jb + 2;
+    for (size_t k = 0; k < sizeof swap_cases / sizeof swap_cases[0]; k++) {
+        int64_t mp = swap_cases[k][0], jb = swap_cases[k][1], nc = swap_cases[k][2], lda = mp + 3, ldu = jb + 2;
         swap_plan pl;
         assert_int_equal(swap_plan_make(1234 + k, mp, jb, (int)(k % 2), &pl), 0);
         double *A = random_panel(500 + k, mp, nc, lda);
@@ -332,10 +334,9 @@ static void test_swap_rows_t_sim(void **state) {
     ts_device *d = NULL;
     ts_stream *st = NULL;
     sim_open(&set, &d, &st);
-    static const int64_t cases[][3] = {{1, 1, 1}, {40, 1, 3}, {50, 8, 1}, {300, 64, 37}, {1000, 100, 250}, {130, 128, 9}};
-    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+    for (size_t k = 0; k < sizeof swap_cases / sizeof swap_cases[0]; k++) {
         for (int near = 0; near < 2; near++) {
-            int64_t mp = cases[k][0], jb = cases[k][1], nc = cases[k][2], lda = mp + 3, ldu = jb;
+            int64_t mp = swap_cases[k][0], jb = swap_cases[k][1], nc = swap_cases[k][2], lda = mp + 3, ldu = jb;
             int64_t ldt = nc + 2, ldut = nc + 1;
             swap_plan pl;
             assert_int_equal(swap_plan_make(4321 + 7 * k + (uint64_t)near, mp, jb, near, &pl), 0);
