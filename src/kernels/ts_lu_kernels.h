@@ -86,7 +86,11 @@ typedef struct {
     int rfact;  // recursion (HPL RFACT): 0 left-looking, 1 Crout, 2 right-looking
     int nbmin;  // the recursion stops at n <= nbmin columns (or n < 2); capped at TS_LU_LEAF_MAX
     int ndiv;   // parts per recursion level (>= 2)
+    int grid;   // CUDA: the leaf kernel's blocks at most (0: one per SM); TESSERA_LU_LEAF_GRID
 } ts_lu_panel_algo;
+// TESSERA_LU_LEAF_GRID: *grid = the cap (>= 1), or 0 when unset; TS_ERR_PARSE (message set) when
+// malformed or < 1.
+int ts_lu_env_leaf_grid(int *grid);
 #define TS_LU_LEAF_MAX 64 // widest base case (a leaf's U block is kept in shared memory)
 
 typedef struct ts_lu_panel ts_lu_panel;
@@ -107,6 +111,7 @@ typedef struct {
     double *A;
     int64_t lda, m, ncols, off, nl;
     int pfact;
+    int grid;              // CUDA: blocks at most (0: one per SM)
     int *ipiv, *info;
     double *scratch;       // CUDA: device scratch of scratch_doubles (grid reductions)
     int64_t scratch_doubles;

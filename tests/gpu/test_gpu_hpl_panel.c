@@ -5,7 +5,7 @@
 // pivots must be identical and the factors equal within TOL * n * eps * max(1, max|F|) (two orders
 // of the same sums; see tests/hpl/test_hpl_panel.c). cuSOLVER's dgetrf must choose the same pivots.
 // Shapes cover one block and many, leaves staged in shared memory and leaves worked on in place
-// (64-column leaves of 60000 rows do not fit), and every PFACT/RFACT.
+// (64-column leaves of 60000 rows do not fit), every PFACT/RFACT, and the leaf grid capped.
 // TESSERA_GPU_PANEL_TIMING=1 also prints the time of both engines on HPL's first panels (no bound).
 // One panel's row interchanges in one pass (ts_lu_swap_rows, CUDA) equal the pivots applied one by
 // one, exactly; its time against the split form (pack + two unpacks) on the first panel's shape of
@@ -187,7 +187,7 @@ static void test_small_and_medium(void **state) {
         for (int pf = 0; pf < 3; pf++)
             for (int rf = 0; rf < 3; rf++) {
                 static const int nbmins[] = {1, 4, 16, 32, 64};
-                ts_lu_panel_algo a = {pf, rf, nbmins[(s + pf + rf) % 5], 2 + (int)((s + rf) % 3)};
+                ts_lu_panel_algo a = {pf, rf, nbmins[(s + pf + rf) % 5], 2 + (int)((s + rf) % 3), 0};
                 run_shape(&a, shapes[s][0], shapes[s][1], key++, -1, pf == 2 && rf == 1);
             }
 }
@@ -196,21 +196,35 @@ static void test_small_and_medium(void **state) {
 // large for it (worked on in place).
 static void test_tall(void **state) {
     NEED_GPU();
-    ts_lu_panel_algo a32 = {2, 1, 32, 2};
+    ts_lu_panel_algo a32 = {2, 1, 32, 2, 0};
     run_shape(&a32, 80000, 256, 500, -1, 1);
     for (int pf = 0; pf < 3; pf++) {
-        ts_lu_panel_algo a64 = {pf, 2, 64, 2};
+        ts_lu_panel_algo a64 = {pf, 2, 64, 2, 0};
         run_shape(&a64, 60000, 128, 600 + (uint64_t)pf, -1, pf == 2);
     }
-    ts_lu_panel_algo a16 = {1, 0, 16, 4};
+    ts_lu_panel_algo a16 = {1, 0, 16, 4, 0};
     run_shape(&a16, 30001, 192, 700, -1, 0);
+}
+
+// The leaf grid capped (TESSERA_LU_LEAF_GRID): few blocks of many rows, in place (16 columns of
+// 10000 rows a block do not fit shared memory) and staged (8 columns of 1250), and one block.
+static void test_leaf_grid(void **state) {
+    NEED_GPU();
+    for (int pf = 0; pf < 3; pf++) {
+        ts_lu_panel_algo a = {pf, 1, 16, 2, 8};
+        run_shape(&a, 80000, 128, 750 + (uint64_t)pf, -1, pf == 2);
+    }
+    ts_lu_panel_algo s64 = {2, 1, 8, 2, 64};
+    run_shape(&s64, 80000, 64, 760, -1, 0);
+    ts_lu_panel_algo one = {0, 2, 32, 2, 1};
+    run_shape(&one, 20001, 96, 770, 40, 1);
 }
 
 // Zero columns: info is the first (1-based), as the twin and cuSOLVER say.
 static void test_zero_pivot(void **state) {
     NEED_GPU();
     for (int pf = 0; pf < 3; pf++) {
-        ts_lu_panel_algo a = {pf, (pf + 1) % 3, 8, 2};
+        ts_lu_panel_algo a = {pf, (pf + 1) % 3, 8, 2, 0};
         run_shape(&a, 3000, 64, 800 + (uint64_t)pf, 37, 1);
     }
 }
@@ -221,14 +235,15 @@ static void test_timing(void **state) {
     const char *v = getenv("TESSERA_GPU_PANEL_TIMING");
     if (!v || strcmp(v, "1") != 0) skip();
     static const int64_t shapes[][2] = {{80000, 1024}, {32768, 1024}, {8192, 1024}};
-    static const int cfg[][3] = {{2, 1, 16}, {2, 1, 32}, {2, 1, 64}, {2, 2, 32}, {1, 1, 32}, {0, 1, 32}};
+    static const int cfg[][4] = {{2, 1, 16, 0}, {2, 1, 32, 0}, {2, 1, 64, 0}, {2, 2, 32, 0}, {1, 1, 32, 0},
+                                 {0, 1, 32, 0}, {2, 1, 16, 16}, {0, 1, 16, 16}, {2, 1, 8, 16}, {0, 1, 8, 32}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         int64_t m = shapes[s][0], n = shapes[s][1], lda = m;
         double *H = random_panel(900 + s, m, n, lda);
         double *F = malloc(sizeof(double) * (size_t)(lda * n));
         int *gp = malloc(sizeof(int) * (size_t)(n + 1));
         assert_true(F && gp);
-        ts_lu_panel_algo a = {2, 1, 32, 2};
+        ts_lu_panel_algo a = {2, 1, 32, 2, 0};
         gpu_factor(ENG_CUSOLVER, &a, m, n, H, lda, F, gp); // warm
         double tc = 1e9;
         for (int r = 0; r < 2; r++) {
@@ -239,15 +254,15 @@ static void test_timing(void **state) {
         printf("# timing m=%lld n=%lld: cusolver %.3f ms (%.2f TFLOP/s)\n", (long long)m, (long long)n, tc * 1e3,
                fl / tc / 1e12);
         for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) {
-            ts_lu_panel_algo t = {cfg[c][0], cfg[c][1], cfg[c][2], 2};
+            ts_lu_panel_algo t = {cfg[c][0], cfg[c][1], cfg[c][2], 2, cfg[c][3]};
             gpu_factor(ENG_TESSERA, &t, m, n, H, lda, F, gp);
             double tt = 1e9;
             for (int r = 0; r < 2; r++) {
                 double x = gpu_factor(ENG_TESSERA, &t, m, n, H, lda, F, gp);
                 if (x < tt) tt = x;
             }
-            printf("# timing m=%lld n=%lld: tessera pfact=%d rfact=%d nbmin=%d ndiv=2 %.3f ms (%.2f TFLOP/s, "
-                   "%.2fx cusolver's time)\n", (long long)m, (long long)n, t.pfact, t.rfact, t.nbmin, tt * 1e3,
+            printf("# timing m=%lld n=%lld: tessera pfact=%d rfact=%d nbmin=%d ndiv=2 grid=%d %.3f ms (%.2f TFLOP/s, "
+                   "%.2fx cusolver's time)\n", (long long)m, (long long)n, t.pfact, t.rfact, t.nbmin, t.grid, tt * 1e3,
                    fl / tt / 1e12, tt / tc);
         }
         free(H);
@@ -485,6 +500,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_small_and_medium),
         cmocka_unit_test(test_tall),
+        cmocka_unit_test(test_leaf_grid),
         cmocka_unit_test(test_zero_pivot),
         cmocka_unit_test(test_timing),
         cmocka_unit_test(test_swap_rows),

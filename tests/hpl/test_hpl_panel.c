@@ -111,7 +111,7 @@ static void test_twin_matches_unblocked(void **state) {
             for (int rf = 0; rf < 3; rf++)
                 for (size_t b = 0; b < sizeof nbmins / sizeof nbmins[0]; b++)
                     for (int ndiv = 2; ndiv <= 4; ndiv++) {
-                        ts_lu_panel_algo a = {pf, rf, nbmins[b], ndiv};
+                        ts_lu_panel_algo a = {pf, rf, nbmins[b], ndiv, 0};
                         check_against_ref(&a, shapes[s][0], shapes[s][1], key++);
                     }
 }
@@ -128,7 +128,7 @@ static void test_twin_zero_pivot(void **state) {
             assert_non_null(R);
             for (int64_t i = 0; i < m; i++) A[i + 13 * lda] = A[i + 29 * lda] = 0.0;
             memcpy(R, A, sizeof(double) * (size_t)(lda * n));
-            ts_lu_panel_algo a = {pf, rf, 4, 2};
+            ts_lu_panel_algo a = {pf, rf, 4, 2, 0};
             ts_lu_panel_host(&a, m, n, A, lda, ip, &info);
             lu_unblocked(m, n, R, lda, ipr, &infor);
             assert_int_equal(infor, 14);
@@ -150,7 +150,7 @@ static void test_twin_rank_deficient(void **state) {
             double A[18];
             memcpy(A, A0, sizeof A);
             int ip[3], info = -1;
-            ts_lu_panel_algo a = {pf, rf, 1 + pf, 2};
+            ts_lu_panel_algo a = {pf, rf, 1 + pf, 2, 0};
             ts_lu_panel_host(&a, m, n, A, m, ip, &info);
             assert_int_equal(info, 3);
             assert_int_equal(ip[0], 1);
@@ -185,7 +185,7 @@ static void test_sim_device_path(void **state) {
     for (size_t s = 0; s < 3; s++)
         for (int pf = 0; pf < 3; pf++) {
             int64_t m = shapes[s][0], n = shapes[s][1], lda = m + 5;
-            ts_lu_panel_algo a = {pf, (pf + (int)s) % 3, 8, 2 + (int)s % 2};
+            ts_lu_panel_algo a = {pf, (pf + (int)s) % 3, 8, 2 + (int)s % 2, 0};
             double *H = random_panel(100 + s, m, n, lda), *X = NULL;
             double *B = malloc(sizeof(double) * (size_t)(lda * n));
             int *dp = NULL, hp[128], dpiv[129];
@@ -213,10 +213,12 @@ static void test_sim_device_path(void **state) {
     int *dp = NULL;
     assert_int_equal(ts_dmalloc(d, 64 * sizeof(double), (void **)&X), 0);
     assert_int_equal(ts_dmalloc(d, 64 * sizeof(int), (void **)&dp), 0);
-    ts_lu_panel_algo a = {2, 2, 4, 2};
+    ts_lu_panel_algo a = {2, 2, 4, 2, 0};
     assert_int_equal(ts_lu_panel_factor(st, pn, &a, 4, 8, X, 8, dp, dp + 8), TS_ERR_ARG);
-    ts_lu_panel_algo bad = {3, 2, 4, 2};
+    ts_lu_panel_algo bad = {3, 2, 4, 2, 0};
     assert_int_equal(ts_lu_panel_factor(st, pn, &bad, 8, 4, X, 8, dp, dp + 8), TS_ERR_ARG);
+    ts_lu_panel_algo bad_grid = {2, 2, 4, 2, -1};
+    assert_int_equal(ts_lu_panel_factor(st, pn, &bad_grid, 8, 4, X, 8, dp, dp + 8), TS_ERR_ARG);
     ts_error_clear();
     ts_dfree(d, X);
     ts_dfree(d, dp);

@@ -122,6 +122,8 @@ typedef struct {
                              // transposed layout when asked for; TESSERA_HPL_TRSM)
     char getrf[16];          // cuSOLVER's getrf behind a cusolver panel or the baseline: "dgetrf",
                              // "xgetrf" or "xgetrf-alg1" (TESSERA_LU_GETRF); "" otherwise
+    int leaf_grid;           // our device panel's leaf kernel: blocks at most (0: one per SM;
+                             // TESSERA_LU_LEAF_GRID; in the JSON with that panel only)
     char layout[8];          // how [A|b] was stored: "col" (column-major), or "row" (transposed: row
                              // swaps as streaming copies; one process on a device, TESSERA_HPL_LAYOUT)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the

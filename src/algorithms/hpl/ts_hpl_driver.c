@@ -143,6 +143,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     ts_json_str(j, "panel", r->panel_used);
     ts_json_str(j, "u_solve", r->u_solve);
     if (r->getrf[0]) ts_json_str(j, "getrf", r->getrf);
+    if (!strcmp(r->panel_used, "tessera")) ts_json_int(j, "leaf_grid", r->leaf_grid);
     if (!strncmp(r->exec_used, "device", 6)) {
         ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
     }

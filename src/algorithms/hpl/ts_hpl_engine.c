@@ -455,6 +455,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     // Panels on the device: asked for (one process row only), or by default on CUDA devices
     int asked = 0;
     s->panel_kind = panel_choice(c, dev || ooc, &asked);
+    if (ts_lu_env_leaf_grid(&s->leaf_grid) != 0) s->leaf_grid = 0; // (checked before the run)
     s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && (dev || ooc) && s->x->getrf && s->P == 1;
     // several process rows: the device panel gathered on one device (decided once the column's
     // device communicators are known, below)
@@ -529,6 +530,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
     snprintf(r->getrf, sizeof r->getrf, "%s", !strcmp(r->panel_used, "cusolver") ? getrf_name() : "");
+    r->leaf_grid = s->leaf_grid;
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->fold ? "folded" : s->trsm_inv ? "inverse" : "trsm");
     snprintf(r->layout, sizeof r->layout, "%s", s->trans ? "row" : "col");
     r->depth = s->depth;

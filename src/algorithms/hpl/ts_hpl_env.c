@@ -41,6 +41,7 @@ int ts_hpl_env_check(void) {
     TS_CHECK(ts_hpl_env_swap(&inv));
     TS_CHECK(ts_hpl_env_layout(&inv));
     TS_CHECK(ts_lu_env_getrf(&inv)); // the device panels' cuSOLVER getrf
+    TS_CHECK(ts_lu_env_leaf_grid(&inv)); // our device panel's leaf kernel
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
 }

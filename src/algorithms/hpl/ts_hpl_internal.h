@@ -234,6 +234,8 @@ struct ts_hpl_state {
     int nccl_col;               // 1: row swaps device to device (NCCL) along the process column;
                                 // 2: the same path, exchange through the host (test hook)
     ts_hpl_panel_engine panel_kind; // the engine that factors the panels (never AUTO)
+    int leaf_grid;              // our panel's leaf kernel: blocks at most, 0 one per SM
+                                // (TESSERA_LU_LEAF_GRID)
     int info;
     int err;                    // first failure (sticky), agreed at checkpoints
     char bcast_used[16], swap_used[16];

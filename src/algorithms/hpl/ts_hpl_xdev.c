@@ -81,7 +81,7 @@ static int warm_up(ts_hpl_state *s, xdev *d) {
         if (rc == 0 && d->solver) rc = ts_lu_dgetrf(d->st[i], d->solver, 64, 64, m, 64, iv, iv + 64);
         if (rc == 0 && d->panel) { // every base-case variant's first launch
             for (int pf = 0; pf < 3 && rc == 0; pf++) {
-                ts_lu_panel_algo a = {pf, 2, 16, 2};
+                ts_lu_panel_algo a = {pf, 2, 16, 2, 0};
                 rc = ts_lu_panel_factor(d->st[i], d->panel, &a, 64, 32, m, 64, iv, iv + 64);
             }
         }
@@ -165,7 +165,7 @@ static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int
         if (!d->panel)
             TS_CHECK(ts_lu_panel_create(d->st[st], PANEL_GEMM, s->panel_gather ? s->N : s->mp, &d->panel));
         const ts_hpl_case *hc = s->hc;
-        ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv};
+        ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv, s->leaf_grid};
         return ts_lu_panel_factor(d->st[st], d->panel, &a, m, n, A, lda, ipiv, info);
     }
     // (gathered panels of several process rows are up to N rows tall)

@@ -405,7 +405,7 @@ static int op_getrf(ts_hpl_state *s, hop *o) {
                              (size_t)n));
     if (x->panel) {
         const ts_hpl_case *hc = s->hc;
-        ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv};
+        ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv, s->leaf_grid};
         TS_CHECK(ts_lu_panel_factor(x->pst, x->panel, &a, m, n, x->dpan, m, x->dpiv, x->dpiv + n));
     } else {
         TS_CHECK(ts_lu_dgetrf(x->pst, x->solver, m, n, x->dpan, m, x->dpiv, x->dpiv + n));

@@ -251,6 +251,15 @@ int ts_lu_env_getrf(int *alg) {
     return 0;
 }
 
+int ts_lu_env_leaf_grid(int *grid) {
+    int g = 0, rc = ts_env_int("TESSERA_LU_LEAF_GRID", &g);
+    *grid = 0;
+    if (rc < 0) return rc;
+    if (rc > 0 && g < 1) TS_RAISE(TS_ERR_PARSE, "TESSERA_LU_LEAF_GRID=%d: expected a block count >= 1", g);
+    *grid = rc > 0 ? g : 0;
+    return 0;
+}
+
 int ts_lu_solver_create(ts_stream *st, int64_t max_m, int64_t max_n, ts_lu_solver **out) {
     *out = NULL;
     int alg;
@@ -416,7 +425,7 @@ static void pr_gemm(panel_rec *f, int64_t r, int64_t mm, int64_t c, int64_t nc, 
 
 static void pr_leaf(panel_rec *f, int64_t off, int64_t nl) {
     if (f->rc) return;
-    ts_lu_leaf_args a = {f->A, f->lda, f->m, f->n, off, nl, f->alg->pfact, f->ipiv, f->info,
+    ts_lu_leaf_args a = {f->A, f->lda, f->m, f->n, off, nl, f->alg->pfact, f->alg->grid, f->ipiv, f->info,
                          f->pn ? f->pn->scratch : NULL, TS_LU_LEAF_SCRATCH};
     if (!f->st) {
         ts_lu_leaf_cpu(&a);
@@ -470,6 +479,7 @@ static void pr_rec(panel_rec *f, int64_t off, int64_t n) {
 static int panel_args_ok(const ts_lu_panel_algo *alg, int64_t m, int64_t n, int64_t lda) {
     if (!alg || alg->pfact < 0 || alg->pfact > 2 || alg->rfact < 0 || alg->rfact > 2)
         TS_RAISE(TS_ERR_ARG, "lu panel: PFACT and RFACT must be 0, 1 or 2");
+    if (alg->grid < 0) TS_RAISE(TS_ERR_ARG, "lu panel: leaf grid %d < 0", alg->grid);
     if (m < n || lda < m || m > INT32_MAX || n > INT32_MAX)
         TS_RAISE(TS_ERR_ARG, "lu panel: m %lld < n %lld, lda %lld < m, or sizes beyond 32 bits",
                  (long long)m, (long long)n, (long long)lda);

@@ -215,8 +215,16 @@ __global__ void __launch_bounds__(512, 1) lu_leaf_kernel(double *__restrict__ A,
                 } else {
                     const double l = e[kk * ldS] * rcp;
                     e[kk * ldS] = l;
-                    if (PF == 2)
-                        for (int c = kk + 1; c < nl; c++) e[c * ldS] = fma(-l, Ur[c], e[c * ldS]);
+                    if (PF == 2) // eight loads in flight before their stores (in place: L2, not smem)
+                        for (int c0 = kk + 1; c0 < nl; c0 += 8) {
+                            double v[8];
+#pragma unroll
+                            for (int u = 0; u < 8; u++)
+                                if (c0 + u < nl) v[u] = e[(c0 + u) * ldS];
+#pragma unroll
+                            for (int u = 0; u < 8; u++)
+                                if (c0 + u < nl) e[(c0 + u) * ldS] = fma(-l, Ur[c0 + u], v[u]);
+                        }
                 }
             }
             // the L part of the two swapped rows
@@ -246,7 +254,14 @@ __global__ void __launch_bounds__(512, 1) lu_leaf_kernel(double *__restrict__ A,
             const int i1 = k + 1 - r0 > 0 ? k + 1 - r0 : 0;
             for (int i = i1 + t; i < nr; i += T) {
                 double s = S[i + cn * ldS];
-                for (int j = 0; j <= kk; j++) s = fma(-S[i + j * ldS], Ush[j * nl + cn], s);
+                for (int j0 = 0; j0 <= kk; j0 += 8) { // eight loads in flight
+                    double v[8];
+#pragma unroll
+                    for (int u = 0; u < 8; u++) v[u] = j0 + u <= kk ? S[i + (j0 + u) * ldS] : 0.0;
+#pragma unroll
+                    for (int u = 0; u < 8; u++)
+                        if (j0 + u <= kk) s = fma(-v[u], Ush[(j0 + u) * nl + cn], s);
+                }
                 S[i + cn * ldS] = s;
             }
             __syncthreads();
@@ -343,9 +358,11 @@ static int launch(const ts_lu_leaf_args *a, cudaStream_t s) {
         return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu leaf: device attributes: %s", cudaGetErrorString(e));
     const int nl = (int)a->nl, M = (int)(a->m - a->off);
     const int T = 512;
-    // Blocks of at least 256 rows, at most one per multiprocessor.
+    // Blocks of at least 256 rows, at most one per multiprocessor (and at most a->grid: a few blocks
+    // leave the other SMs to a concurrent GEMM, and a launch waits only for that many to free up).
     int G = (M + 255) / 256;
     if (G > sms) G = sms;
+    if (a->grid > 0 && G > a->grid) G = a->grid;
     if (G < 1) G = 1;
     int R = (M + G - 1) / G;
     G = (M + R - 1) / R;
