@@ -2,13 +2,15 @@
 //
 // usage: hpl_engine_check [--exec cpu|device|ooc|auto] [--panel host|device|tessera|cusolver|auto]
 //                         [--expect pass|fail|info=K|skip] [--want-panel NAME] [--want-exec NAME]
-//                         [--want-swap NAME] [--want-usolve NAME] [--want-layout col|row]
+//                         [--want-swap NAME] [--want-usolve NAME] [--want-layout col|row] [--want-own K]
 //                         [--perturb] [--compare-depth R] [--compare-layout] [--sweep-depths LIST]
 //                         [--zero-col C] [--sweep] CASE...
 // CASE = N[:NB[:P[:Q[:PFACT[:NBMIN[:NDIV[:RFACT[:BCAST[:DEPTH[:SWAP[:PMAP[:SWAPTHR]]]]]]]]]]]]
 // --sweep expands each CASE into every PFACT x RFACT x BCAST x DEPTH x SWAP combination (with a few
 // NBMIN/NDIV pairs), as HPL.dat lists would. --panel device is the engine's default device panel
-// (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel.
+// (cuSOLVER, or its stand-in on simulated devices); tessera is our own device panel; hybrid takes
+// ours for panels of at least TESSERA_HPL_PANEL_TAIL rows, the stand-in below (--want-own K: rank 0's
+// panels factored by ours, every case).
 // --sweep-depths 0,2: the DEPTHs the sweep takes (default 0,1). --compare-depth R: each case also
 // runs with lookahead depth R first, and the two solutions must agree to rounding:
 // ||x - x_R||_oo <= DEPTH_AGREE ||x_R||_oo (any depth applies each column's updates in the same order,
@@ -79,6 +81,7 @@ typedef struct {
     const char *swap;   // the row-swap path that must have run (result's swap_used), or NULL
     const char *usolve; // how U must have been formed (result's u_solve: trsm, inverse, folded), or NULL
     const char *layout; // how [A|b] must have been stored (result's layout: col, row), or NULL
+    int own;            // hybrid: panels our device panel must have factored on rank 0, or -1
     int rank;
     int bad;
     int count;
@@ -119,6 +122,12 @@ static void run_one(ts_hpl_ctx *ctx, const ts_hpl_case *c, tally *t) {
     }
     if (ok && t->layout && rc == 0 && !r.skipped && strcmp(r.layout, t->layout) != 0) {
         what = "WRONG LAYOUT";
+        ok = 0;
+    }
+    if (ok && t->own >= 0 && rc == 0 && !r.skipped && t->rank == 0 && r.panels_own != t->own) {
+        printf("     our panel factored %d panels (of at least %lld rows), expected %d\n", r.panels_own,
+               (long long)r.panel_tail, t->own);
+        what = "WRONG PANEL SPLIT";
         ok = 0;
     }
     if (ok && rc == 0 && r.depth != c->depth) {
@@ -177,7 +186,7 @@ int main(int argc, char **argv) {
     o.panel_on_device = -1;
     o.engine = "auto";
     o.record_iterations = 1;
-    tally t = {.expect = "pass"};
+    tally t = {.expect = "pass", .own = -1};
     int perturb = 0, sweep = 0, cmp_depth = -1, cmp_layout = 0;
     int depths[8] = {0, 1}, ndepths = 2;
     capture cap = {NULL, 0};
@@ -193,13 +202,17 @@ int main(int argc, char **argv) {
             t.expect = argv[++first];
         } else if (!strcmp(a, "--panel") && first + 1 < argc) {
             const char *e = argv[++first];
-            o.panel_on_device = !strcmp(e, "device") || !strcmp(e, "tessera") || !strcmp(e, "cusolver") ? 1
+            o.panel_on_device = !strcmp(e, "device") || !strcmp(e, "tessera") || !strcmp(e, "cusolver") ||
+                                        !strcmp(e, "hybrid") ? 1
                                 : !strcmp(e, "host") ? 0 : -1;
             o.panel = !strcmp(e, "tessera") ? TS_HPL_PANEL_TESSERA
+                      : !strcmp(e, "hybrid") ? TS_HPL_PANEL_HYBRID
                       : !strcmp(e, "cusolver") ? TS_HPL_PANEL_CUSOLVER
                       : !strcmp(e, "host") ? TS_HPL_PANEL_CPU : TS_HPL_PANEL_AUTO;
         } else if (!strcmp(a, "--want-panel") && first + 1 < argc) {
             t.panel = argv[++first];
+        } else if (!strcmp(a, "--want-own") && first + 1 < argc) {
+            t.own = atoi(argv[++first]);
         } else if (!strcmp(a, "--want-swap") && first + 1 < argc) {
             t.swap = argv[++first];
         } else if (!strcmp(a, "--want-usolve") && first + 1 < argc) {

@@ -66,6 +66,11 @@ typedef enum {
                              // device (cooperative CUDA kernel for the base case; P = 1)
     TS_HPL_PANEL_CUSOLVER,   // cuSOLVER dgetrf on the device (P = 1; on simulated devices its
                              // stand-in, a recursive LAPACK-style LU)
+    TS_HPL_PANEL_HYBRID,     // one process row on the device path: panels of at least
+                             // TESSERA_HPL_PANEL_TAIL rows (default 24 NB) by our device panel on a
+                             // few SMs (right-looking leaves of 16 columns, Crout recursion, NDIV 2,
+                             // at most 16 leaf blocks), the shorter ones by cuSOLVER; elsewhere as
+                             // CUSOLVER. The default on CUDA devices.
 } ts_hpl_panel_engine;
 
 typedef struct {
@@ -111,7 +116,8 @@ typedef struct {
     ts_hpl_iter *iters; int n_iters; // when record_iterations (caller frees with ts_hpl_result_free)
     char start_time[32], end_time[32]; // HPL_pdgesv() start/end time (ctime-like, as HPL prints)
     char panel_used[16];     // panel engine that ran: "host", "tessera" (own device panel),
-                             // "cusolver" (CUDA), "getrf-sim" (its stand-in on simulated devices)
+                             // "cusolver" (CUDA), "getrf-sim" (its stand-in on simulated devices),
+                             // "hybrid" (ours for tall panels, cuSOLVER or its stand-in below)
     char bcast_used[16];     // panel broadcast that ran: "1rg" ... "LnM", "mpi", "none" (Q = 1)
     char swap_used[16];      // row swaps: "binexch", "long", "mix", "local" (P = 1), "local-rows" (the
                              // transposed layout), "local-fused"
@@ -124,6 +130,8 @@ typedef struct {
                              // "xgetrf" or "xgetrf-alg1" (TESSERA_LU_GETRF); "" otherwise
     int leaf_grid;           // our device panel's leaf kernel: blocks at most (0: one per SM;
                              // TESSERA_LU_LEAF_GRID; in the JSON with that panel only)
+    int64_t panel_tail;      // hybrid panel: panels of fewer rows went to cuSOLVER
+    int panels_own;          // hybrid panel: how many panels our device panel factored
     char layout[8];          // how [A|b] was stored: "col" (column-major), or "row" (transposed: row
                              // swaps as streaming copies; one process on a device, TESSERA_HPL_LAYOUT)
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the

@@ -355,8 +355,8 @@ void ts_hpl_print_params(FILE *f, const ts_hpl_dat *d) {
     fprintf(f, "Modified by Julien Langou, University of Colorado Denver\n");
     fprintf(f, "%s\n", TS_HPL_RULE_EQ);
     fprintf(f, "Tessera %s (commit %s, CUDA %s, MPI %s, %s): L1, U, EQUIL and ALIGN are accepted and "
-            "ignored; PFACT, NBMIN, NDIV and RFACT apply to the host and tessera panels, not to "
-            "cuSOLVER's (the default on GPUs)\n",
+            "ignored; PFACT, NBMIN, NDIV and RFACT apply to the host panel and to --panel device, not "
+            "to the GPU default (hybrid: cuSOLVER's getrf, our own panel for tall panels)\n",
             ts_version(), ts_commit(), TS_HAVE_CUDA ? "on" : "off", TS_HAVE_MPI ? "on" : "off",
             TS_BLAS_NAME);
 

@@ -143,7 +143,12 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     ts_json_str(j, "panel", r->panel_used);
     ts_json_str(j, "u_solve", r->u_solve);
     if (r->getrf[0]) ts_json_str(j, "getrf", r->getrf);
-    if (!strcmp(r->panel_used, "tessera")) ts_json_int(j, "leaf_grid", r->leaf_grid);
+    if (!strcmp(r->panel_used, "tessera") || !strcmp(r->panel_used, "hybrid"))
+        ts_json_int(j, "leaf_grid", r->leaf_grid);
+    if (!strcmp(r->panel_used, "hybrid")) { // rows from which our panel took over, and how many it took
+        ts_json_int(j, "panel_tail", r->panel_tail);
+        ts_json_int(j, "panels_own", r->panels_own);
+    }
     if (!strncmp(r->exec_used, "device", 6)) {
         ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
     }

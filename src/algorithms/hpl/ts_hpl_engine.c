@@ -414,11 +414,12 @@ static ts_hpl_panel_engine panel_choice(const ts_hpl_ctx *c, int dev, int *asked
         if (!strcmp(env, "tessera")) return TS_HPL_PANEL_TESSERA;
         if (!strcmp(env, "cusolver")) return TS_HPL_PANEL_CUSOLVER;
         if (!strcmp(env, "cpu")) return TS_HPL_PANEL_CPU;
+        if (!strcmp(env, "hybrid")) return TS_HPL_PANEL_HYBRID;
         if (c->world.rank == 0)
-            TS_LOG_W("hpl: TESSERA_HPL_PANEL='%s' is not one of tessera, cusolver, cpu: ignored", env);
+            TS_LOG_W("hpl: TESSERA_HPL_PANEL='%s' is not one of tessera, cusolver, hybrid, cpu: ignored", env);
     }
     *asked = 0;
-    return dev && c->devs && ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? TS_HPL_PANEL_CUSOLVER
+    return dev && c->devs && ts_devset_backend(c->devs) == TS_BACKEND_CUDA ? TS_HPL_PANEL_HYBRID
                                                                           : TS_HPL_PANEL_CPU;
 }
 
@@ -431,6 +432,7 @@ static const char *getrf_name(void) {
 static const char *panel_name(const ts_hpl_state *s) {
     switch (s->panel_kind) {
     case TS_HPL_PANEL_TESSERA: return "tessera";
+    case TS_HPL_PANEL_HYBRID: return "hybrid";
     case TS_HPL_PANEL_CUSOLVER:
         return ts_devset_backend(s->ctx->devs) == TS_BACKEND_CUDA ? "cusolver" : "getrf-sim";
     default: return "host";
@@ -455,7 +457,16 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     // Panels on the device: asked for (one process row only), or by default on CUDA devices
     int asked = 0;
     s->panel_kind = panel_choice(c, dev || ooc, &asked);
-    if (ts_lu_env_leaf_grid(&s->leaf_grid) != 0) s->leaf_grid = 0; // (checked before the run)
+    // (the settings were checked before the run)
+    if (ts_lu_env_leaf_grid(&s->leaf_grid) != 0) s->leaf_grid = 0;
+    if (s->panel_kind == TS_HPL_PANEL_HYBRID) {
+        // our panel only where it was measured to pay: one process row on the device path (the
+        // gathered panels of P > 1 and the out-of-core path take cuSOLVER's)
+        if (!dev || ooc || s->P > 1) s->panel_kind = TS_HPL_PANEL_CUSOLVER;
+        if (!s->leaf_grid) s->leaf_grid = TS_HPL_HYBRID_LEAF_GRID;
+        s->panel_tail = TS_HPL_HYBRID_TAIL_NB * s->NB;
+        if (ts_hpl_env_panel_tail(&s->panel_tail) != 0) s->panel_tail = TS_HPL_HYBRID_TAIL_NB * s->NB;
+    }
     s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && (dev || ooc) && s->x->getrf && s->P == 1;
     // several process rows: the device panel gathered on one device (decided once the column's
     // device communicators are known, below)
@@ -529,8 +540,12 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_swap = s->t_swap;
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
-    snprintf(r->getrf, sizeof r->getrf, "%s", !strcmp(r->panel_used, "cusolver") ? getrf_name() : "");
+    int uses_getrf = !strcmp(r->panel_used, "cusolver") ||
+                     (!strcmp(r->panel_used, "hybrid") && ts_devset_backend(c->devs) == TS_BACKEND_CUDA);
+    snprintf(r->getrf, sizeof r->getrf, "%s", uses_getrf ? getrf_name() : "");
     r->leaf_grid = s->leaf_grid;
+    r->panel_tail = s->panel_tail;
+    r->panels_own = s->panels_own;
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->fold ? "folded" : s->trsm_inv ? "inverse" : "trsm");
     snprintf(r->layout, sizeof r->layout, "%s", s->trans ? "row" : "col");
     r->depth = s->depth;

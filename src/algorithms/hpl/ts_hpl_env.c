@@ -33,6 +33,15 @@ int ts_hpl_env_swap(int *fused) { return env_choice("TESSERA_HPL_SWAP", "fused",
 
 int ts_hpl_env_layout(int *trans) { return env_choice("TESSERA_HPL_LAYOUT", "row", "col", trans); }
 
+int ts_hpl_env_panel_tail(int64_t *rows) {
+    int64_t v = 0;
+    int rc = ts_env_i64("TESSERA_HPL_PANEL_TAIL", &v);
+    if (rc < 0) return rc;
+    if (rc > 0 && v < 0) TS_RAISE(TS_ERR_PARSE, "TESSERA_HPL_PANEL_TAIL=%lld: expected rows >= 0", (long long)v);
+    if (rc > 0) *rows = v;
+    return 0;
+}
+
 int ts_hpl_env_check(void) {
     int inv = 0, v = 0;
     ts_devset_opts dev; // the device layer's TESSERA_* settings (TESSERA_SIM_DEVICES, ...)
@@ -42,6 +51,8 @@ int ts_hpl_env_check(void) {
     TS_CHECK(ts_hpl_env_layout(&inv));
     TS_CHECK(ts_lu_env_getrf(&inv)); // the device panels' cuSOLVER getrf
     TS_CHECK(ts_lu_env_leaf_grid(&inv)); // our device panel's leaf kernel
+    int64_t rows = 0;
+    TS_CHECK(ts_hpl_env_panel_tail(&rows));
     if (ts_env_bool("TESSERA_HPL_PANEL_PRIORITY", &v) < 0) return TS_ERR_PARSE;
     return 0;
 }

@@ -106,6 +106,14 @@ typedef struct {
 
 // [A|b] transposed by default where the path allows it (ts_hpl_state.trans; TESSERA_HPL_LAYOUT)
 #define TS_HPL_TRANS_DEFAULT 1
+// The hybrid panel (TS_HPL_PANEL_HYBRID): our device panel factors the panels of at least
+// TAIL_NB x NB rows with at most LEAF_GRID leaf blocks, its right-looking leaves LEAF columns wide
+// (Crout recursion, NDIV 2), cuSOLVER the shorter ones: measured on one H200 at N = 116736, NB 1024
+// (bench/notes/hpl.md, "A panel on a few SMs"): leaves on 16 SMs slow the update less than
+// cuSOLVER's getrf over the whole GPU while the update is long, and lose once it is not.
+#define TS_HPL_HYBRID_LEAF_GRID 16
+#define TS_HPL_HYBRID_TAIL_NB 24
+#define TS_HPL_HYBRID_LEAF 16
 
 // ---- execution backend: where the local matrix lives and who computes on it ----
 typedef struct ts_hpl_state ts_hpl_state;
@@ -236,6 +244,8 @@ struct ts_hpl_state {
     ts_hpl_panel_engine panel_kind; // the engine that factors the panels (never AUTO)
     int leaf_grid;              // our panel's leaf kernel: blocks at most, 0 one per SM
                                 // (TESSERA_LU_LEAF_GRID)
+    int64_t panel_tail;         // hybrid: panels of fewer rows go to cuSOLVER (TESSERA_HPL_PANEL_TAIL)
+    int panels_own;             // hybrid: panels our device panel factored (this rank)
     int info;
     int err;                    // first failure (sticky), agreed at checkpoints
     char bcast_used[16], swap_used[16];

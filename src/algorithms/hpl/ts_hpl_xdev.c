@@ -115,9 +115,10 @@ static int d_init(ts_hpl_state *s) {
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
     ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
-    if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_CUSOLVER) // (64 x 64: the warm-up's LU)
+    int hybrid = s->panel_kind == TS_HPL_PANEL_HYBRID;
+    if (s->panel_dev && (s->panel_kind == TS_HPL_PANEL_CUSOLVER || hybrid)) // (64 x 64: the warm-up's LU)
         TS_CHECK(ts_lu_solver_create(d->st[1], s->mp > 64 ? s->mp : 64, s->NB > 64 ? s->NB : 64, &d->solver));
-    if (s->panel_dev && s->panel_kind == TS_HPL_PANEL_TESSERA)
+    if (s->panel_dev && (s->panel_kind == TS_HPL_PANEL_TESSERA || hybrid))
         TS_CHECK(ts_lu_panel_create(d->st[1], PANEL_GEMM, s->mp, &d->panel));
     return warm_up(s, d);
 }
@@ -161,11 +162,18 @@ static int d_bytes_h(ts_hpl_state *s, int st, void *h, const void *x, size_t byt
 static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int64_t lda, int *ipiv,
                    int *info) {
     xdev *d = X(s);
-    if (s->panel_kind == TS_HPL_PANEL_TESSERA) {
+    // hybrid: a tall panel by ours on a few SMs (its own algorithm, not the case's PFACT...)
+    int ours = s->panel_kind == TS_HPL_PANEL_TESSERA || (s->panel_kind == TS_HPL_PANEL_HYBRID && m >= s->panel_tail);
+    if (ours) {
         if (!d->panel)
             TS_CHECK(ts_lu_panel_create(d->st[st], PANEL_GEMM, s->panel_gather ? s->N : s->mp, &d->panel));
         const ts_hpl_case *hc = s->hc;
         ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv, s->leaf_grid};
+        if (s->panel_kind == TS_HPL_PANEL_HYBRID) {
+            ts_lu_panel_algo h = {2, 1, TS_HPL_HYBRID_LEAF, 2, s->leaf_grid};
+            a = h;
+            s->panels_own++;
+        }
         return ts_lu_panel_factor(d->st[st], d->panel, &a, m, n, A, lda, ipiv, info);
     }
     // (gathered panels of several process rows are up to N rows tall)

@@ -35,7 +35,7 @@
 
 typedef struct {
     ts_linpack_args lp; // the options shared with hpl-mxp (ts_cli_linpack.h)
-    int panel;        // -1 auto, 0 cpu, 1 device (ours), 2 cusolver
+    int panel;        // -1 auto, 0 cpu, 1 device (ours), 2 cusolver, 3 hybrid
     int baseline;     // 1: --baseline cusolver
     double ceiling;   // --ceiling S: seconds per GEMM engine for the DGEMM ceiling (0: none)
     const char *gemm; // --gemm: "auto", "cublas", "tessera"; NULL: not given
@@ -45,7 +45,7 @@ typedef struct {
 static void usage(FILE *f) {
     fprintf(f,
         "usage: tessera hpl [--dat FILE | -N n [-NB nb] [-P p -Q q]] [--depth d]\n"
-        "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|cusolver|auto]\n"
+        "                   [--exec auto|cpu|device|ooc] [--panel cpu|device|cusolver|hybrid|auto]\n"
         "                   [--gemm auto|cublas|tessera] [--baseline cusolver] [--ceiling SECONDS]\n"
         "                   [--json FILE] [--plot FILE.svg] [--mem-fraction f]\n"
         "                   [--time-budget SECONDS] [-q] [-v]\n\n"
@@ -59,8 +59,10 @@ static void usage(FILE *f) {
         "  --exec MODE       auto (device when present), cpu, device, ooc (out-of-core)\n"
         "  --panel ENGINE    who factors the panels: cpu (host), device (our recursive panel\n"
         "                    on the GPU, HPL's PFACT/RFACT/NBMIN/NDIV), cusolver (dgetrf),\n"
-        "                    auto (TESSERA_HPL_PANEL=tessera|cusolver|cpu, else cusolver on\n"
-        "                    CUDA and the host elsewhere); device panels need P = 1\n"
+        "                    hybrid (ours on a few SMs for panels of >= 24 NB rows, dgetrf\n"
+        "                    below; P = 1, else dgetrf), auto (TESSERA_HPL_PANEL=tessera|\n"
+        "                    cusolver|hybrid|cpu, else hybrid on CUDA and the host\n"
+        "                    elsewhere); device panels need P = 1\n"
         "  --gemm ENGINE     the DGEMM engine of the trailing update and U on the device path:\n"
         "                    cublas, tessera (our tensor-core DGEMM), or auto (TESSERA_HPL_GEMM\n"
         "                    if set, else with --ceiling the engine that sustained the most there,\n"
@@ -94,8 +96,9 @@ static int own_opt(void *ctx, int argc, char **argv, int *pi) {
         else if (!strcmp(v, "cpu")) a->panel = 0;
         else if (!strcmp(v, "device")) a->panel = 1;
         else if (!strcmp(v, "cusolver")) a->panel = 2;
+        else if (!strcmp(v, "hybrid")) a->panel = 3;
         else {
-            ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, cusolver, auto", v);
+            ts_cli_errorf(CMD, "--panel: '%s' is not one of cpu, device, cusolver, hybrid, auto", v);
             return -1;
         }
     } else if ((m = ts_cli_value_opt(CMD, argc, argv, pi, "--gemm", NULL, &v)) != 0) {
@@ -322,7 +325,7 @@ int ts_cmd_hpl(int argc, char **argv) {
     o.exec = a.lp.exec;
     o.panel_on_device = a.panel < 0 ? -1 : a.panel == 0 ? 0 : 1;
     o.panel = a.panel < 0 ? TS_HPL_PANEL_AUTO : a.panel == 0 ? TS_HPL_PANEL_CPU
-              : a.panel == 1 ? TS_HPL_PANEL_TESSERA : TS_HPL_PANEL_CUSOLVER;
+              : a.panel == 1 ? TS_HPL_PANEL_TESSERA : a.panel == 3 ? TS_HPL_PANEL_HYBRID : TS_HPL_PANEL_CUSOLVER;
     o.seed = 100;
     o.warmup = 1;
     o.engine = "auto";
