@@ -67,7 +67,8 @@ typedef enum {
     TS_HPL_PANEL_CUSOLVER,   // cuSOLVER dgetrf on the device (P = 1; on simulated devices its
                              // stand-in, a recursive LAPACK-style LU)
     TS_HPL_PANEL_HYBRID,     // one process row on the device path: panels of at least
-                             // TESSERA_HPL_PANEL_TAIL rows (default 24 NB) by our device panel on a
+                             // TESSERA_HPL_PANEL_TAIL rows (default 24 NB) with an update beside
+                             // them (not the first, not at depth 0) by our device panel on a
                              // few SMs (right-looking leaves of 16 columns, Crout recursion, NDIV 2,
                              // at most 16 leaf blocks), the shorter ones by cuSOLVER; elsewhere as
                              // CUSOLVER. The default on CUDA devices.

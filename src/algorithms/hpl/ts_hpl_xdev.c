@@ -162,8 +162,11 @@ static int d_bytes_h(ts_hpl_state *s, int st, void *h, const void *x, size_t byt
 static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int64_t lda, int *ipiv,
                    int *info) {
     xdev *d = X(s);
-    // hybrid: a tall panel by ours on a few SMs (its own algorithm, not the case's PFACT...)
-    int ours = s->panel_kind == TS_HPL_PANEL_TESSERA || (s->panel_kind == TS_HPL_PANEL_HYBRID && m >= s->panel_tail);
+    // hybrid: a tall panel by ours on a few SMs (its own algorithm, not the case's PFACT...), where
+    // an update runs beside it: not the first panel (m = mp with one process row) nor at depth 0
+    int beside = s->depth > 0 && m < s->mp;
+    int ours = s->panel_kind == TS_HPL_PANEL_TESSERA ||
+               (s->panel_kind == TS_HPL_PANEL_HYBRID && m >= s->panel_tail && beside);
     if (ours) {
         if (!d->panel)
             TS_CHECK(ts_lu_panel_create(d->st[st], PANEL_GEMM, s->panel_gather ? s->N : s->mp, &d->panel));
