@@ -6,6 +6,7 @@
 
 #include "algorithms/hpl/ts_hpl.h"
 #include "algorithms/hpl/ts_hpl_internal.h"
+#include "core/ts_env.h"
 #include "core/ts_error.h"
 #include "core/ts_json.h"
 #include "core/ts_progress.h"
@@ -151,6 +152,8 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     }
     if (!strncmp(r->exec_used, "device", 6)) {
         ts_json_str(j, "panel_stream", r->panel_high ? "high" : "normal");
+        const char *ml = ts_env_raw("CUDA_MODULE_LOADING"); // as the CUDA driver was given it
+        ts_json_str(j, "cuda_module_loading", ml ? ml : "(unset)");
     }
     if (r->bcast_used[0]) ts_json_str(j, "bcast", r->bcast_used);
     if (r->swap_used[0]) ts_json_str(j, "swap", r->swap_used);

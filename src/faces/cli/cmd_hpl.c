@@ -297,6 +297,10 @@ int ts_cmd_hpl(int argc, char **argv) {
     int prc = parse_args(argc, argv, &a);
     if (prc > 0) return TS_EXIT_OK;
     if (prc < 0) return TS_EXIT_USAGE;
+    // Every kernel loaded when CUDA starts (before MPI and the devices): loaded on first use, a new
+    // cuBLAS kernel in mid-run stalls the panel's stream behind the whole update (one H200, calls
+    // 52-53: idle 0.18 s against 0.08, bench/notes/hpl.md). A value the user set is kept.
+    if (!ts_env_raw("CUDA_MODULE_LOADING")) setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     // Which input: --dat, flags, ./HPL.dat (as xhpl), or the machine.
     int from_flags = a.lp.N >= 0 || a.lp.NB || a.lp.P || a.lp.Q || a.time_budget > 0;
     const char *dat_path = a.lp.dat;
