@@ -462,7 +462,12 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     if (s->panel_kind == TS_HPL_PANEL_HYBRID) {
         // our panel only where it was measured to pay: one process row on the device path (the
         // gathered panels of P > 1 and the out-of-core path take cuSOLVER's)
-        if (!dev || ooc || s->P > 1) s->panel_kind = TS_HPL_PANEL_CUSOLVER;
+        if (!dev || ooc || s->P > 1) {
+            if (asked && (dev || ooc) && s->grid.rank == 0)
+                TS_LOG_W("hpl: the hybrid panel runs on one process row of the device path: cuSOLVER's "
+                         "panel instead");
+            s->panel_kind = TS_HPL_PANEL_CUSOLVER;
+        }
         if (!s->leaf_grid) s->leaf_grid = TS_HPL_HYBRID_LEAF_GRID;
         s->panel_tail = TS_HPL_HYBRID_TAIL_NB * s->NB;
         if (ts_hpl_env_panel_tail(&s->panel_tail) != 0) s->panel_tail = TS_HPL_HYBRID_TAIL_NB * s->NB;
