@@ -457,8 +457,8 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     // Panels on the device: asked for (one process row only), or by default on CUDA devices
     int asked = 0;
     s->panel_kind = panel_choice(c, dev || ooc, &asked);
-    // (the settings were checked before the run)
-    if (ts_lu_env_leaf_grid(&s->leaf_grid) != 0) s->leaf_grid = 0;
+    // (the settings were checked before the run; a malformed one leaves the default)
+    (void)ts_lu_env_leaf_grid(&s->leaf_grid);
     if (s->panel_kind == TS_HPL_PANEL_HYBRID) {
         // our panel only where it was measured to pay: one process row on the device path (the
         // gathered panels of P > 1 and the out-of-core path take cuSOLVER's)
@@ -470,7 +470,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
         }
         if (!s->leaf_grid) s->leaf_grid = TS_HPL_HYBRID_LEAF_GRID;
         s->panel_tail = TS_HPL_HYBRID_TAIL_NB * s->NB;
-        if (ts_hpl_env_panel_tail(&s->panel_tail) != 0) s->panel_tail = TS_HPL_HYBRID_TAIL_NB * s->NB;
+        (void)ts_hpl_env_panel_tail(&s->panel_tail);
     }
     s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && (dev || ooc) && s->x->getrf && s->P == 1;
     // several process rows: the device panel gathered on one device (decided once the column's
@@ -545,8 +545,8 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->t_swap = s->t_swap;
     r->t_update = s->t_update;
     snprintf(r->panel_used, sizeof r->panel_used, "%s", panel_name(s));
-    int uses_getrf = !strcmp(r->panel_used, "cusolver") ||
-                     (!strcmp(r->panel_used, "hybrid") && ts_devset_backend(c->devs) == TS_BACKEND_CUDA);
+    int uses_getrf = (s->panel_kind == TS_HPL_PANEL_CUSOLVER || s->panel_kind == TS_HPL_PANEL_HYBRID) &&
+                     ts_devset_backend(c->devs) == TS_BACKEND_CUDA;
     snprintf(r->getrf, sizeof r->getrf, "%s", uses_getrf ? getrf_name() : "");
     r->leaf_grid = s->leaf_grid;
     r->panel_tail = s->panel_tail;

@@ -173,8 +173,7 @@ static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int
         const ts_hpl_case *hc = s->hc;
         ts_lu_panel_algo a = {hc->pfact, hc->rfact, hc->nbmin, hc->ndiv, s->leaf_grid};
         if (s->panel_kind == TS_HPL_PANEL_HYBRID) {
-            ts_lu_panel_algo h = {2, 1, TS_HPL_HYBRID_LEAF, 2, s->leaf_grid};
-            a = h;
+            a = (ts_lu_panel_algo){2, 1, TS_HPL_HYBRID_LEAF, 2, s->leaf_grid};
             s->panels_own++;
         }
         return ts_lu_panel_factor(d->st[st], d->panel, &a, m, n, A, lda, ipiv, info);

@@ -256,7 +256,7 @@ int ts_lu_env_leaf_grid(int *grid) {
     *grid = 0;
     if (rc < 0) return rc;
     if (rc > 0 && g < 1) TS_RAISE(TS_ERR_PARSE, "TESSERA_LU_LEAF_GRID=%d: expected a block count >= 1", g);
-    *grid = rc > 0 ? g : 0;
+    if (rc > 0) *grid = g;
     return 0;
 }
 
