@@ -279,7 +279,7 @@ static int state_alloc(ts_hpl_state *s) {
     // the GEMM with inv(L11), swaps in one pass
     int want_t = TS_HPL_TRANS_DEFAULT, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
     TS_CHECK(ts_hpl_env_layout(&want_t));
-    s->trans = want_t && x->swap_rows_t && x->transpose && s->P == 1 && s->Q == 1 &&
+    s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_nt && s->P == 1 && s->Q == 1 &&
                s->panel_dev && s->trsm_inv && s->swap_fused;
     if (want_t && asked_t && !s->trans && s->grid.rank == 0)
         TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs one process (1 x 1) on the device path with the device "

@@ -182,8 +182,9 @@ typedef struct {
                        int64_t nown, int64_t nc);
     int (*transpose)(ts_hpl_state *s, int st, int64_t m, int64_t n, const double *src, int64_t lds,
                      double *dst, int64_t ldd);
-    // C = alpha A B^T + beta C (the folded inverse: inv(L11)^T L21^T from the factored panel's
-    // buffer); NULL where the backend has none.
+    // C = alpha A B^T + beta C (transposed layout: the update C^T -= U^T L21^T and the folded
+    // inverse inv(L11)^T L21^T, L21 read in the factored panel's buffer); NULL where the backend
+    // has none (no transposed layout there).
     int (*gemm_nt)(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
                    const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                    double *C, int64_t ldc);

@@ -122,16 +122,17 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     if (mk) mk->f0[mk->nf] = stamp(s, st);
     int rc;
     if (s->trans) {
-        // the panel's rows of A^T (jb x m) transposed into the panel buffer, factored there, and
-        // written back: A^T then holds L^T and U11^T for the update's GEMMs and the solve. Folded
-        // (s->fold): only the diagonal block goes back as it is; below it A^T receives
-        // (L21 inv(L11))^T = inv(L11)^T L21^T, one GEMM from the buffer, with inv(L11) made here
-        // (the buffer's last reader, nbuf panels ago, is waited for first)
+        // the panel's rows of A^T (jb x m) transposed into the panel buffer and factored there; only
+        // the diagonal block goes back (U11^T for the solve, L11 for nothing after the update): the
+        // update reads L21 from the buffer, which its last reader's event keeps until then (nbuf
+        // panels later; HPL reads L only in the update, b being a row of A^T). Folded (s->fold): below
+        // the block A^T receives (L21 inv(L11))^T = inv(L11)^T L21^T, one GEMM from the buffer, with
+        // inv(L11) made here (the buffer's last reader, nbuf panels ago, is waited for first)
         double *Apt = s->A + p->pc + p->lr0 * s->lda;
         rc = x->wait(s, st, EV_USED0 + b);
         if (rc == 0) rc = x->transpose(s, st, p->jb, m, Apt, s->lda, p->xbuf, m);
         if (rc == 0) rc = x->getrf(s, st, m, p->jb, p->xbuf, m, p->xpiv, p->xpiv + p->jb);
-        if (rc == 0) rc = x->transpose(s, st, s->fold ? p->jb : m, p->jb, p->xbuf, m, Apt, s->lda);
+        if (rc == 0) rc = x->transpose(s, st, p->jb, p->jb, p->xbuf, m, Apt, s->lda);
         if (rc == 0 && s->fold) {
             p->xW = p->xbuf;
             p->xld = m;
@@ -159,7 +160,7 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     for (int i = 0; i < p->jb; i++) piv[i] = (double)p->ipiv[i];
     piv[p->jb] = (double)p->info;
     p->dev_fact = 1;
-    p->xW = s->trans ? p->xbuf : Ap; // (transposed: L11 for the inverse; the update reads A^T)
+    p->xW = s->trans ? p->xbuf : Ap; // (transposed: L11 for the inverse, L21 for the update unless folded)
     p->xld = s->trans ? m : s->lda;
     s->t_iter_fact += ts_now() - t0;
     return s->err;
@@ -326,15 +327,18 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     return ts_hpl_fail(s, rc);
 }
 
-// Transposed layout: C = alpha A B + beta C where the rows of A and C are the local columns [c0, c1)
-// of [A|b]. b's row (the last of A^T) goes apart when it is among them: an odd M cost cuBLAS's GEMM
-// its vector loads (17% on an H100, bench/notes/hpl.md).
+// Transposed layout: C = alpha A op(B) + beta C where the rows of A and C are the local columns
+// [c0, c1) of [A|b], op(B) = B (tb 'N', k x n) or B^T (tb 'T', B n x k). b's row (the last of A^T)
+// goes apart when it is among them: an odd M cost cuBLAS's GEMM its vector loads (17% on an H100,
+// bench/notes/hpl.md).
 static int gemm_rows_t(ts_hpl_state *s, int st, int64_t c0, int64_t c1, int64_t n, int64_t k, double alpha,
-                       const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                       const double *A, int64_t lda, char tb, const double *B, int64_t ldb, double beta, double *C,
                        int64_t ldc) {
     int64_t nc = c1 - c0, nb = c1 == s->nq && nc > 1 ? 1 : 0;
-    int rc = s->x->gemm_nn(s, st, nc - nb, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (rc == 0 && nb) rc = s->x->gemm_nn(s, st, 1, n, k, alpha, A + nc - 1, lda, B, ldb, beta, C + nc - 1, ldc);
+    int (*gemm)(ts_hpl_state *, int, int64_t, int64_t, int64_t, double, const double *, int64_t, const double *,
+                int64_t, double, double *, int64_t) = tb == 'T' ? s->x->gemm_nt : s->x->gemm_nn;
+    int rc = gemm(s, st, nc - nb, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (rc == 0 && nb) rc = gemm(s, st, 1, n, k, alpha, A + nc - 1, lda, B, ldb, beta, C + nc - 1, ldc);
     return rc;
 }
 
@@ -355,7 +359,7 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
         if (s->fold) // U0 as the swaps left it (inv(L11) is in L), copied into A^T's rows
             return x->x_copy(s, st, Art, s->lda, s->U + c0, s->nq, nc, p->jb);
         const double *Z = p->xlinv + s->NB * s->NB; // inv(L11)^T (panel_inverse)
-        return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->nq, Z, s->NB, 0.0, Art, s->lda);
+        return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->nq, 'N', Z, s->NB, 0.0, Art, s->lda);
     }
     double *U0 = s->U + c0 * s->NB;
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
@@ -377,8 +381,11 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
 // A(below the panel, [c0, c1)) -= L U on stream st.
 static int gemm_l_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double *Us, int64_t ldu) {
     if (p->mL <= 0) return 0;
-    if (s->trans) // A^T(c0:c1, below) -= U^T L^T, L^T being the panel's rows of A^T
-        return gemm_rows_t(s, st, c0, c1, p->mL, p->jb, -1.0, Us, ldu, s->A + p->pc + p->lr1 * s->lda, s->lda, 1.0,
+    if (s->trans && s->fold) // A^T(c0:c1, below) -= U0^T (L21 inv(L11))^T, written into the panel's rows of A^T
+        return gemm_rows_t(s, st, c0, c1, p->mL, p->jb, -1.0, Us, ldu, 'N', s->A + p->pc + p->lr1 * s->lda, s->lda,
+                           1.0, s->A + c0 + p->lr1 * s->lda, s->lda);
+    if (s->trans) // A^T(c0:c1, below) -= U^T L21^T, L21 read where it was factored (column-major, below L11)
+        return gemm_rows_t(s, st, c0, c1, p->mL, p->jb, -1.0, Us, ldu, 'T', p->xW + p->jb, p->xld, 1.0,
                            s->A + c0 + p->lr1 * s->lda, s->lda);
     return s->x->gemm_nn(s, st, p->mL, c1 - c0, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
                          s->A + p->lr1 + c0 * s->lda, s->lda);
