@@ -106,7 +106,7 @@ def hpl_full(path, sustained_path):
     if "ceiling_tflops" in x:
         c = x["ceiling"]
         return [fig("hpl", label, "TFLOP/s", med(r),
-                    f"DGEMM ceiling: {c['engine']} held {c['seconds_per_engine']:g} s on {c['m']} x {c['n']} x {c['k']}, same run",
+                    f"DGEMM ceiling: {c['engine']} {c.get('op', 'NN')} held {c['seconds_per_engine']:g} s on {c['m']} x {c['n']} x {c['k']}, same run",
                     x["ceiling_tflops"], "higher", path, d, passed=x.get("passed"))]
     sp = sustained_path() if callable(sustained_path) else sustained_path
     s = load(sp)

@@ -74,8 +74,8 @@ step bars-square 120 "$tessera" gemm 4096 8192 16384 --ops NN,NT,TN,TT --engine 
 step bars-rankk 60 "$tessera" gemm 16384x16384x256 16384x16384x512 16384x16384x1024 --engine cublas,tessera \
      --reps 7 --interleave --json "$res/bars-rankk.json"
 # the Linpack sized for the machine (N = 116736 on an H200, 87040 on an H100) against its DGEMM
-# ceiling measured first in the same process (cuBLAS and the own kernel held 20 s each on the
-# update shape, at the power cap): ~100 s
+# ceiling measured first in the same process (cuBLAS NN, cuBLAS NT and the own kernel held 20 s
+# each on the update shape, at the power cap): ~120 s
 step hpl 270 bench/guard.sh 260 "$tessera" hpl --ceiling 20 --json "$res/hpl.json"
 # LU at N = 32768 against cuSOLVER dgetrf on the same matrix: ~20 s. NB 1024: 0.844-0.853x dgetrf's
 # time against 0.889x with NB 512 (bench/notes/hpl.md, hpl-lu-sweep-2026-11-26-feea201.json)

@@ -95,7 +95,7 @@ for limit in default 0; do
   want=ref; [ $limit = 0 ] && want=cpu
   if [ $limit = 0 ]; then export TESSERA_SIM_GEMM_REF_FLOPS=0; else unset TESSERA_SIM_GEMM_REF_FLOPS; fi
   run "$tessera" hpl -N 512 -NB 64 --ceiling 1
-  grep -Eq "^hpl: DGEMM ceiling [0-9.]+ [GT]FLOP/s per GPU \($want\); sustained: $want [0-9.]+$" "$work/err" ||
+  grep -Eq "^hpl: DGEMM ceiling [0-9.]+ [GT]FLOP/s per GPU \($want N[NT]\); sustained: $want NN [0-9.]+, $want NT [0-9.]+$" "$work/err" ||
     { cat "$work/err"; fail "ceiling line ($want, no energy)"; }
   check_extra $want measured
   python3 - "$work/extra.json" "$want" <<'PY' || fail "ceiling engines JSON"
@@ -103,8 +103,11 @@ import json, sys
 c = json.load(open(sys.argv[1]))["ceiling"]
 assert c["engine"] == sys.argv[2], c
 es = c["engines"]
-assert [x["engine"] for x in es] == [sys.argv[2]], es
-assert es[0]["tflops_per_gpu"] == c["tflops_per_gpu"] > 0, es
+# its one engine in both forms of the update (B as it is, B transposed); the ceiling the better
+assert [(x["engine"], x["op"]) for x in es] == [(sys.argv[2], "NN"), (sys.argv[2], "NT")], es
+assert c["tflops_per_gpu"] == max(x["tflops_per_gpu"] for x in es) and min(x["tflops_per_gpu"] for x in es) > 0, es
+assert c["op"] == [x["op"] for x in es if x["tflops_per_gpu"] == c["tflops_per_gpu"]][0], c
+assert c[sys.argv[2] + "_tflops_per_gpu"] == es[0]["tflops_per_gpu"] and c[sys.argv[2] + "_nt_tflops_per_gpu"] == es[1]["tflops_per_gpu"], c
 # no NVML on simulated devices: the energy fields are there and null
 assert all(x[k] is None for x in es for k in ("joules", "watts", "j_per_tflop")), es
 PY

@@ -282,15 +282,19 @@ void ts_hpl_progress_start(ts_hpl_progress *p, const char *label, int64_t N, dou
 void ts_hpl_progress_stop(ts_hpl_progress *p, double gflops);
 void ts_hpl_progress_release(ts_hpl_progress *p);
 
-// The DGEMM ceiling (ts_hpl_ceiling.c): each rank's GEMM engines held on HPL's update shape.
-#define TS_HPL_CEIL_ENGINES 2
+// The DGEMM ceiling (ts_hpl_ceiling.c): each rank's GEMM engines held on HPL's update shape, in
+// both forms the update takes: C -= A B (column-major layout) and C -= A B^T (the transposed
+// layout reads L21 as B^T). CUDA: cuBLAS NN, cuBLAS NT, the own kernel NN; simulated devices:
+// their one engine NN and NT.
+#define TS_HPL_CEIL_ENGINES 3
 typedef struct {
     int measured;             // 1 when every rank had a device and measured
-    int64_t m, n, k;          // the shape held: C (m x n) -= A (m x k) B (k x n)
-    double seconds;           // per engine
+    int64_t m, n, k;          // the shape held: C (m x n) -= A (m x k) op(B) (k x n)
+    double seconds;           // per engine and form
     int nengines;
     struct {
         char name[16];        // "cublas", "tessera" (simulated devices: their one engine)
+        char op[3];           // "NN" or "NT" (B transposed)
         double tflops;        // sustained (second half of the hold), the slowest rank's
         // energy over the same second half from NVML's counter (nvmlDeviceGetTotalEnergyConsumption),
         // when every rank's device has it (energy 1); otherwise energy 0 and the fields 0
@@ -300,6 +304,7 @@ typedef struct {
         double j_per_tflop;   // all ranks' joules / all ranks' TFLOP (flops / 1e12) in that half
     } eng[TS_HPL_CEIL_ENGINES];
     char best[16];            // the engine of the ceiling
+    char best_op[3];          // and its form
     double tflops_gpu;        // the best engine's sustained rate per GPU
     double tflops;            // tflops_gpu x ranks: the run's ceiling
 } ts_hpl_ceiling;

@@ -168,6 +168,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
         ts_json_num(j, "hpl_over_ceiling", tf > 0 ? r->gflops / 1e3 / tf : 0);
         ts_json_begin_object(j, "ceiling");
         ts_json_str(j, "engine", ceil->best);
+        ts_json_str(j, "op", ceil->best_op);
         ts_json_num(j, "tflops_per_gpu", ceil->tflops_gpu);
         ts_json_int(j, "m", ceil->m);
         ts_json_int(j, "n", ceil->n);
@@ -175,7 +176,9 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
         ts_json_num(j, "seconds_per_engine", ceil->seconds);
         for (int e = 0; e < ceil->nengines; e++) {
             char key[48];
-            snprintf(key, sizeof key, "%s_tflops_per_gpu", ceil->eng[e].name);
+            // (B transposed: <engine>_nt_tflops_per_gpu)
+            snprintf(key, sizeof key, "%s%s_tflops_per_gpu", ceil->eng[e].name,
+                     strcmp(ceil->eng[e].op, "NT") ? "" : "_nt");
             ts_json_num(j, key, ceil->eng[e].tflops);
         }
         // each engine's rate with its energy over the same second half (null without NVML's counter)
@@ -183,6 +186,7 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
         for (int e = 0; e < ceil->nengines; e++) {
             ts_json_begin_object(j, NULL);
             ts_json_str(j, "engine", ceil->eng[e].name);
+            ts_json_str(j, "op", ceil->eng[e].op);
             ts_json_num(j, "tflops_per_gpu", ceil->eng[e].tflops);
             if (ceil->eng[e].energy) {
                 ts_json_num(j, "joules", ceil->eng[e].joules);
@@ -336,8 +340,8 @@ int ts_hpl_drive(ts_hpl_ctx *ctx, const ts_hpl_dat *d, const ts_hpl_drive_opts *
             ts_hpl_tv_format(&c, tv, sizeof tv);
             char rate[32];
             rate_text(o->ceiling->tflops_gpu, rate, sizeof rate);
-            fprintf(out, "DGEMM ceiling %s N=%" PRId64 ": %.3fx (%s, %s per GPU x %d)\n", tv, c.N,
-                    tf > 0 ? r.gflops / 1e3 / tf : 0, o->ceiling->best, rate, c.P * c.Q);
+            fprintf(out, "DGEMM ceiling %s N=%" PRId64 ": %.3fx (%s %s, %s per GPU x %d)\n", tv, c.N,
+                    tf > 0 ? r.gflops / 1e3 / tf : 0, o->ceiling->best, o->ceiling->best_op, rate, c.P * c.Q);
             fflush(out);
         }
         if (out && reports_gemm(&r)) { // (HPL's output stream, as the ceiling's line)

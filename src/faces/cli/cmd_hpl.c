@@ -511,7 +511,7 @@ int ts_cmd_hpl(int argc, char **argv) {
         int64_t mn = c0.N / (c0.Q > c0.P ? c0.Q : c0.P);
         if (mn > 16384) mn = 16384;
         if (mn < c0.NB) mn = c0.NB;
-        if (root) fprintf(stderr, "hpl: DGEMM ceiling: each engine %.0f s on %lldx%lldx%d ...\n", a.ceiling, (long long)mn, (long long)mn, c0.NB);
+        if (root) fprintf(stderr, "hpl: DGEMM ceiling: each engine and form %.0f s on %lldx%lldx%d ...\n", a.ceiling, (long long)mn, (long long)mn, c0.NB);
         rc = ts_hpl_ceiling_measure(ctx, mn, mn, c0.NB, a.ceiling, &ceil);
         if (rc < 0) {
             if (root) ts_cli_errorf(CMD, "DGEMM ceiling: %s", ts_error_last()->message);
@@ -525,9 +525,11 @@ int ts_cmd_hpl(int argc, char **argv) {
             const double sc = giga ? 1e3 : 1.0;
             const char *unit = giga ? "GFLOP/s" : "TFLOP/s";
             char line[512];
-            int at = snprintf(line, sizeof line, "hpl: DGEMM ceiling %.4g %s per GPU (%s); sustained:", ceil.tflops_gpu * sc, unit, ceil.best);
+            int at = snprintf(line, sizeof line, "hpl: DGEMM ceiling %.4g %s per GPU (%s %s); sustained:",
+                              ceil.tflops_gpu * sc, unit, ceil.best, ceil.best_op);
             for (int e = 0; e < ceil.nengines && at < (int)sizeof line; e++) {
-                at += snprintf(line + at, sizeof line - at, " %s %.4g", ceil.eng[e].name, ceil.eng[e].tflops * sc);
+                at += snprintf(line + at, sizeof line - at, "%s %s %s %.4g", e ? "," : "", ceil.eng[e].name,
+                               ceil.eng[e].op, ceil.eng[e].tflops * sc);
                 if (ceil.eng[e].energy && at < (int)sizeof line) // (NVML's energy counter, per GPU)
                     at += snprintf(line + at, sizeof line - at, " (%.0f W, %.3g J/TFLOP)", ceil.eng[e].watts,
                                    ceil.eng[e].j_per_tflop);
