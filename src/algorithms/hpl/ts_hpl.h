@@ -135,8 +135,6 @@ typedef struct {
     int panels_own;          // hybrid panel: how many panels our device panel factored
     char layout[8];          // how [A|b] was stored: "col" (column-major), or "row" (transposed: row
                              // swaps as streaming copies; one process on a device, TESSERA_HPL_LAYOUT)
-    char update_op[3];       // the trailing update's GEMM: "NT" (L21 times U^T transposed: the
-                             // device path with U by the GEMM, either layout) or "NN"
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
     // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
     int panel_high;          // device path: stream 1 (next panel, lookahead columns) at high priority

@@ -158,7 +158,6 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
     if (r->bcast_used[0]) ts_json_str(j, "bcast", r->bcast_used);
     if (r->swap_used[0]) ts_json_str(j, "swap", r->swap_used);
     if (r->layout[0]) ts_json_str(j, "layout", r->layout);
-    if (r->update_op[0]) ts_json_str(j, "update_op", r->update_op);
     ts_json_num(j, "gflops", r->gflops);
     if (r->time > 0 && exec_is_device(r->exec_used))
         ts_json_num(j, "gflops_per_gpu", r->gflops / ((double)c->P * c->Q));

@@ -290,9 +290,6 @@ static int state_alloc(ts_hpl_state *s) {
     // Off by default: the same flops moved to the panel's stream gained nothing on an H200
     // (bench/notes/hpl.md, "inv(L11) folded into L")
     s->fold = umode == 2 && s->trans && x->gemm_nt;
-    // column-major on a device with U by the GEMM: U formed transposed and the update an NT GEMM
-    // (cuBLAS: 44.1 against 39.5 TFLOP/s for NN with U read out of A's rows, one H200, call 55)
-    s->ut = !s->trans && s->trsm_inv && x->gemm_nt && x->gemm_tn && x->transpose;
     if (umode == 2 && !s->fold && s->grid.rank == 0)
         TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout (TESSERA_HPL_LAYOUT=row and its path): "
                  "U by the GEMM with inv(L11)");
@@ -339,10 +336,9 @@ static int state_alloc(ts_hpl_state *s) {
         if (rc2 == 0) rc2 = x->sync(s, 0);
         free(id);
         TS_CHECK(rc2);
-        // (U^T formed, s->trans or s->ut: inv(L11)^T beside it, so that U^T's GEMM reads both
-        // operands as they are)
+        // (transposed layout: inv(L11)^T beside it, so that U^T's GEMM reads both operands as they are)
         for (int b = 0; b < s->nbuf; b++)
-            TS_CHECK(x->xmalloc(s, (s->trans || s->ut ? 2 : 1) * nn * sizeof(double), (void **)&s->pan[b].xlinv));
+            TS_CHECK(x->xmalloc(s, (s->trans ? 2 : 1) * nn * sizeof(double), (void **)&s->pan[b].xlinv));
     }
     s->xsol = calloc((size_t)(s->N + 1), sizeof(double));
     if (!s->xsol) TS_RAISE(TS_ERR_NOMEM, "solution vector");
@@ -557,7 +553,6 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     r->panels_own = s->panels_own;
     snprintf(r->u_solve, sizeof r->u_solve, "%s", s->fold ? "folded" : s->trsm_inv ? "inverse" : "trsm");
     snprintf(r->layout, sizeof r->layout, "%s", s->trans ? "row" : "col");
-    snprintf(r->update_op, sizeof r->update_op, "%s", s->trans || s->ut ? "NT" : "NN");
     r->depth = s->depth;
     snprintf(r->bcast_used, sizeof r->bcast_used, "%s", s->Q == 1 ? "none" : s->nccl ? "nccl" : s->bcast_used);
     snprintf(r->swap_used, sizeof r->swap_used, "%s",

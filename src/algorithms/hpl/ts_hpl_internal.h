@@ -188,11 +188,6 @@ typedef struct {
     int (*gemm_nt)(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
                    const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                    double *C, int64_t ldc);
-    // C = alpha A^T B + beta C (the column-major layout's U^T = U0^T inv(L11)^T, s->ut); NULL where
-    // the backend has none (the update then reads U as it is).
-    int (*gemm_tn)(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
-                   const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
-                   double *C, int64_t ldc);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
@@ -235,11 +230,6 @@ struct ts_hpl_state {
     int trsm_inv;               // 1: U = inv(L11) A12 by one GEMM (inv(L11) once per panel): the
                                 // owner row straight into A's rows, the others into the swap
                                 // scratch; instead of DTRSM and a copy
-    int ut;                     // 1 (column-major layout on a device, with trsm_inv): U formed
-                                // transposed, U^T = U0^T inv(L11)^T, into the swap scratch (nc x jb),
-                                // the update C -= L21 (U^T)^T by an NT GEMM, and the owner row's
-                                // A rows get U by a transpose: cuBLAS runs NT on packed U^T faster
-                                // than NN reading U out of A's rows (ld = lda), bench/notes/hpl.md
     double *xident;             // execution memory, NB x NB: the identity (trsm_inv)
     int fold;                   // 1 (transposed layout, TESSERA_HPL_TRSM=fold, off by default):
                                 // inv(L11) folded into L, L21 <- L21 inv(L11) with the panel's

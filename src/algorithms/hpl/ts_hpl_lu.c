@@ -290,8 +290,7 @@ static int panel_inverse(ts_hpl_state *s, ts_hpl_panel *p, int st) {
     const ts_hpl_xops *x = s->x;
     int rc = x->x_copy(s, st, p->xlinv, s->NB, s->xident, s->NB, p->jb, p->jb);
     if (rc == 0) rc = x->trsm_llnu(s, st, p->jb, p->jb, p->xW, p->xld, p->xlinv, s->NB);
-    if (rc == 0 && (s->trans || s->ut))
-        rc = x->transpose(s, st, p->jb, p->jb, p->xlinv, s->NB, p->xlinv + s->NB * s->NB, s->NB);
+    if (rc == 0 && s->trans) rc = x->transpose(s, st, p->jb, p->jb, p->xlinv, s->NB, p->xlinv + s->NB * s->NB, s->NB);
     p->inv_ready = rc == 0;
     return rc;
 }
@@ -348,9 +347,7 @@ static int gemm_rows_t(ts_hpl_state *s, int st, int64_t c0, int64_t c1, int64_t 
 // the stream's swap scratch (free again once the swap's rows are unpacked; the next reader of that
 // scratch is a later swap on the same stream, after this update's GEMM). Otherwise U0 is solved in
 // place by DTRSM and the owner row copies it into A. Folded (s->fold): U0 itself, copied into A^T's
-// rows. Column-major with s->ut: U^T (nc x jb) into the scratch by one GEMM, then U into the owner
-// row's rows of A by a transpose (the solve reads it there). *Us, *ldu: U (U^T with s->ut) as the
-// update's GEMM reads it.
+// rows. *Us, *ldu: U as the GEMM reads it.
 static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int st, const double **Us,
                   int64_t *ldu) {
     const ts_hpl_xops *x = s->x;
@@ -368,15 +365,6 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
     *Us = U0;
     *ldu = s->NB;
-    if (p->inv_ready && s->ut) { // U^T = U0^T inv(L11)^T into the scratch (nc x jb), U into the owner's rows
-        double *Ut = s->xscr[st];
-        const double *Z = p->xlinv + s->NB * s->NB; // inv(L11)^T (panel_inverse)
-        *Us = Ut;
-        *ldu = nc;
-        int rc = x->gemm_tn(s, st, nc, p->jb, p->jb, 1.0, U0, s->NB, Z, s->NB, 0.0, Ut, nc);
-        if (rc == 0 && s->myrow == p->curr) rc = x->transpose(s, st, nc, p->jb, Ut, nc, Ar, s->lda);
-        return rc;
-    }
     if (p->inv_ready) {
         int owner = s->myrow == p->curr;
         double *Ux = owner ? Ar : s->xscr[st];
@@ -399,9 +387,6 @@ static int gemm_l_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, in
     if (s->trans) // A^T(c0:c1, below) -= U^T L21^T, L21 read where it was factored (column-major, below L11)
         return gemm_rows_t(s, st, c0, c1, p->mL, p->jb, -1.0, Us, ldu, 'T', p->xW + p->jb, p->xld, 1.0,
                            s->A + c0 + p->lr1 * s->lda, s->lda);
-    if (s->ut && p->inv_ready) // Us is U^T (form_u)
-        return s->x->gemm_nt(s, st, p->mL, c1 - c0, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
-                             s->A + p->lr1 + c0 * s->lda, s->lda);
     return s->x->gemm_nn(s, st, p->mL, c1 - c0, p->jb, -1.0, p->xW + p->jb, p->xld, Us, ldu, 1.0,
                          s->A + p->lr1 + c0 * s->lda, s->lda);
 }

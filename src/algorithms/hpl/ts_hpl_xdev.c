@@ -224,11 +224,6 @@ static int d_gemm_nt(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, d
                      double *C, int64_t ldc) {
     return d_gemm_op(s, st, 'N', 'T', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
-static int d_gemm_tn(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
-                     const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
-                     double *C, int64_t ldc) {
-    return d_gemm_op(s, st, 'T', 'N', m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-}
 static int d_swap_t(ts_hpl_state *s, int st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
                     int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab, int64_t nown,
                     int64_t nc) {
@@ -313,7 +308,7 @@ static int d_solve_local(ts_hpl_state *s) {
 const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
-    d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local, d_swap_t, d_transpose, d_gemm_nt, d_gemm_tn,
+    d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local, d_swap_t, d_transpose, d_gemm_nt,
 };
 
 // ---- device-to-device panel broadcasts ----
