@@ -275,23 +275,23 @@ static int state_alloc(ts_hpl_state *s) {
     TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
     if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
     // [A|b] transposed (row swaps as streaming copies instead of one 32-byte sector per element;
-    // bench/notes/hpl.md) where the path has it: one process, panels factored on the device, U by
-    // the GEMM with inv(L11), swaps in one pass
+    // bench/notes/hpl.md) where the path has it: one process row (1 x Q), panels factored on the
+    // device, U by the GEMM with inv(L11), swaps in one pass
     int want_t = TS_HPL_TRANS_DEFAULT, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
     TS_CHECK(ts_hpl_env_layout(&want_t));
-    s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_nt && s->P == 1 && s->Q == 1 &&
+    s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_nt && s->P == 1 &&
                s->panel_dev && s->trsm_inv && s->swap_fused;
     if (want_t && asked_t && !s->trans && s->grid.rank == 0)
-        TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs one process (1 x 1) on the device path with the device "
+        TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs one process row (1 x Q) on the device path with the device "
                  "panel, U by the GEMM (TESSERA_HPL_TRSM=inverse) and one-pass swaps (TESSERA_HPL_SWAP=fused): "
                  "column-major");
     // inv(L11) folded into L on the transposed path: L21 inv(L11) formed with the panel on stream 1,
     // U kept as the swapped rows U0 = L11 U, so that no GEMM stands between the swaps and the update.
     // Off by default: the same flops moved to the panel's stream gained nothing on an H200
     // (bench/notes/hpl.md, "inv(L11) folded into L")
-    s->fold = umode == 2 && s->trans && x->gemm_nt;
+    s->fold = umode == 2 && s->trans && s->Q == 1 && x->gemm_nt; // (other columns read L21 as sent)
     if (umode == 2 && !s->fold && s->grid.rank == 0)
-        TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout (TESSERA_HPL_LAYOUT=row and its path): "
+        TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout on one process (1 x 1; TESSERA_HPL_LAYOUT=row and its path): "
                  "U by the GEMM with inv(L11)");
     s->lda = pad_ld(s->trans ? nq : mp);
     int64_t ncols = s->trans ? mp : nq; // of the stored matrix

@@ -146,11 +146,13 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
     }
     if (mk) mk->f1[mk->nf++] = stamp(s, st);
     if (rc == 0) rc = x->bytes_to_host(s, st, p->hpiv, p->xpiv, (size_t)(p->jb + 1) * sizeof(int));
-    if (rc == 0 && s->Q > 1 && s->nccl) { // the panel goes device to device: pack it for the broadcast
+    // (transposed: the buffer already holds the panel as it is sent, m = ldw rows)
+    if (rc == 0 && s->Q > 1 && s->nccl && !s->trans) { // the panel goes device to device: pack it for the broadcast
         rc = x->wait(s, st, EV_USED0 + b);
         if (rc == 0) rc = x->x_copy(s, st, p->xbuf, p->ldw, Ap, s->lda, m, p->jb);
-    } else if (rc == 0 && s->Q > 1) {
-        rc = x->to_host(s, st, p->W, p->ldw, Ap, s->lda, m, p->jb);
+    } else if (rc == 0 && s->Q > 1 && !s->nccl) {
+        rc = s->trans ? x->to_host(s, st, p->W, p->ldw, p->xbuf, m, m, p->jb)
+                      : x->to_host(s, st, p->W, p->ldw, Ap, s->lda, m, p->jb);
     }
     if (rc == 0) rc = x->sync(s, st);
     ts_hpl_fail(s, rc);

@@ -63,12 +63,10 @@ int ts_hpl_matgen(ts_hpl_state *s) {
     if (per < 1) per = 1;
     if (per > nblk) per = nblk;
     // transposed layout: each staged block column goes to the swap scratch (free before the
-    // factorization; it holds at least two block columns when P = Q = 1) and is transposed there
-    if (s->trans) {
-        int64_t room = (2 * s->NB * s->scr_cols[0]) / (s->mp * s->NB);
-        if (per > room) per = room;
-        if (per < 1) return TS_ERROR(TS_ERR_STATE, "hpl: the swap scratch holds no block column");
-    }
+    // factorization) in pieces of rows, each transposed into A^T from there; with Q = 1 the scratch
+    // holds two block columns whole, with Q > 1 a piece is 2 NB nq / (columns staged) rows
+    const int64_t scr = 2 * s->NB * s->scr_cols[0];
+    if (s->trans && per > scr / s->NB) per = scr / s->NB;
     size_t bytes = (size_t)(per * s->NB) * (size_t)s->mp * sizeof(double);
     double *h[2] = {NULL, NULL};
     int rc = s->x->halloc(s, bytes, (void **)&h[0]);
@@ -81,8 +79,12 @@ int ts_hpl_matgen(ts_hpl_state *s) {
         ts_hpl_matgen_host(s->ctx, seed, s->N, s->NB, s->P, s->Q, s->myrow, s->mycol, b0, b1, h[slot], s->mp);
         int64_t c0 = b0 * s->NB, c1 = b1 * s->NB < s->nq ? b1 * s->NB : s->nq;
         if (s->trans) {
-            rc = s->x->to_x(s, 0, s->xscr[0], s->mp, h[slot], s->mp, s->mp, c1 - c0);
-            if (rc == 0) rc = s->x->transpose(s, 0, s->mp, c1 - c0, s->xscr[0], s->mp, s->A + c0, s->lda);
+            int64_t rows = scr / (c1 - c0); // (>= NB: per <= scr / NB)
+            for (int64_t r0 = 0; rc == 0 && r0 < s->mp; r0 += rows) {
+                int64_t nr = s->mp - r0 < rows ? s->mp - r0 : rows;
+                rc = s->x->to_x(s, 0, s->xscr[0], nr, h[slot] + r0, s->mp, nr, c1 - c0);
+                if (rc == 0) rc = s->x->transpose(s, 0, nr, c1 - c0, s->xscr[0], nr, s->A + c0 + r0 * s->lda, s->lda);
+            }
         } else {
             rc = s->x->to_x(s, 0, s->A + c0 * s->lda, s->lda, h[slot], s->mp, s->mp, c1 - c0);
         }

@@ -5,7 +5,9 @@
 // block of x goes down its process column, whose ranks add U(:, block) x(block) to their partial
 // products (a GEMV in execution memory). At the end x is replicated on every rank of the grid.
 // One process whose backend solves where the matrix lives (x->solve_local: the device path) does
-// that instead.
+// that instead. In the transposed layout (s->trans: one process row, [A|b] stored as A^T) y is row
+// lb of the local A^T, the diagonal block comes to the host as U^T (solved as its transpose), and the
+// partial products read U's block column as rows of A^T.
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +40,8 @@ int ts_hpl_solve(ts_hpl_state *s) {
         if (rc == 0) rc = x->sync(s, 0);
     }
     if (rc == 0 && s->mycol == qb && mp > 0) {
-        rc = x->to_host(s, 0, bh, mp, s->A + lb * s->lda, s->lda, mp, 1);
+        rc = s->trans ? x->to_host(s, 0, bh, 1, s->A + lb, s->lda, 1, mp)
+                      : x->to_host(s, 0, bh, mp, s->A + lb * s->lda, s->lda, mp, 1);
         if (rc == 0) rc = x->sync(s, 0);
     }
     ts_hpl_fail(s, rc);
@@ -50,14 +53,16 @@ int ts_hpl_solve(ts_hpl_state *s) {
         if (s->myrow == pj) {
             if (s->err == 0) {
                 rc = x->to_host(s, 0, part, w, acc + lr, mp, w, 1);
-                if (rc == 0 && s->mycol == qj) rc = x->to_host(s, 0, D, NB, s->A + lr + lc * s->lda, s->lda, w, w);
+                if (rc == 0 && s->mycol == qj) // (transposed: D = U^T)
+                    rc = x->to_host(s, 0, D, NB, s->A + (s->trans ? lc + lr * s->lda : lr + lc * s->lda), s->lda, w, w);
                 if (rc == 0) rc = x->sync(s, 0);
                 ts_hpl_fail(s, rc);
             }
             for (int64_t i = 0; i < w; i++) part[i] = (s->mycol == qb ? bh[lr + i] : 0.0) - part[i];
             ts_hpl_fail(s, ts_comm_reduce_sum_d(&s->row, part, r, (int)w, qj));
             if (s->mycol == qj) {
-                ts_cpu_dtrsv('U', 'N', 'N', w, D, NB, r, 1);
+                if (s->trans) ts_cpu_dtrsv('L', 'T', 'N', w, D, NB, r, 1);
+                else ts_cpu_dtrsv('U', 'N', 'N', w, D, NB, r, 1);
                 memcpy(xs + j0, r, (size_t)w * sizeof(double));
             }
         }
@@ -68,7 +73,10 @@ int ts_hpl_solve(ts_hpl_state *s) {
                 // xs + j0 stays untouched until the end, so the copy may run late
                 double *xd = s->U; // execution-memory scratch (NB x nq, free after the LU)
                 rc = x->to_x(s, 0, xd + (bj % 2) * NB, NB, xs + j0, w, w, 1);
-                if (rc == 0)
+                // acc(0:nr) += U(0:nr, block) x(block); transposed: acc^T += x^T (rows lc.. of A^T)
+                if (rc == 0 && s->trans)
+                    rc = x->gemm_nn(s, 0, 1, nr, w, 1.0, xd + (bj % 2) * NB, 1, s->A + lc, s->lda, 1.0, acc, 1);
+                else if (rc == 0)
                     rc = x->gemm_nn(s, 0, nr, 1, w, 1.0, s->A + lc * s->lda, s->lda,
                                     xd + (bj % 2) * NB, w, 1.0, acc, mp);
                 ts_hpl_fail(s, rc);
