@@ -26,6 +26,7 @@ deadline=${HEADLINE_DEADLINE_S:-510}
 steps=${HEADLINE_STEPS:-all}
 want() { [ "$steps" = all ] || [[ ",$steps," == *",$1,"* ]]; }
 
+TESSERA_COMMIT_GIVEN=${TESSERA_COMMIT:-}
 commit=${TESSERA_COMMIT:-$(git rev-parse --short=7 HEAD 2>/dev/null || echo unknown)}
 export TESSERA_COMMIT=$commit
 kind=${HEADLINE_KIND:-}
@@ -63,6 +64,12 @@ if [ -z "$tessera" ]; then
       { echo "headline.sh: build failed (log $out/headline-build.log)" >&2; tail -20 "$out/headline-build.log" >&2; exit 2; }
     echo "== build: $((SECONDS - t0)) s" >&2
   fi
+fi
+# the commit the binary reports (a prebuilt binary carried to a machine whose checkout may name
+# another HEAD: call 58 labelled 10ed814's figures 3e7d617), unless TESSERA_COMMIT was given
+if [ -z "${TESSERA_COMMIT_GIVEN:-}" ] && [ "$dry" = 0 ]; then
+  bc=$("$tessera" --version 2>/dev/null | sed -n 's/.*(commit \([0-9a-f]\{7,\}\)).*/\1/p' | head -1)
+  [ -n "$bc" ] && commit=$bc && export TESSERA_COMMIT=$commit
 fi
 echo "== headline: kind $kind, commit $commit, tessera $tessera, steps $steps, deadline $deadline s" >&2
 
