@@ -330,13 +330,15 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
 }
 
 // Transposed layout: C = alpha A op(B) + beta C where the rows of A and C are the local columns
-// [c0, c1) of [A|b], op(B) = B (tb 'N', k x n) or B^T (tb 'T', B n x k). b's row (the last of A^T)
-// goes apart when it is among them: an odd M cost cuBLAS's GEMM its vector loads (17% on an H100,
-// bench/notes/hpl.md).
+// [c0, c1) of [A|b], op(B) = B (tb 'N', k x n) or B^T (tb 'T', B n x k). b's row (the last of A^T,
+// on the process column that holds column N) goes apart when it is among them: an odd M cost
+// cuBLAS's GEMM its vector loads (17% on an H100, bench/notes/hpl.md). The other columns' last row
+// is an ordinary one, kept in (split off, it left them an odd M: 1 x 4 lost 9%, call 57).
 static int gemm_rows_t(ts_hpl_state *s, int st, int64_t c0, int64_t c1, int64_t n, int64_t k, double alpha,
                        const double *A, int64_t lda, char tb, const double *B, int64_t ldb, double beta, double *C,
                        int64_t ldc) {
-    int64_t nc = c1 - c0, nb = c1 == s->nq && nc > 1 ? 1 : 0;
+    const int has_b = s->mycol == ts_hpl_owner(s->N, s->NB, s->Q);
+    int64_t nc = c1 - c0, nb = has_b && c1 == s->nq && nc > 1 ? 1 : 0;
     int (*gemm)(ts_hpl_state *, int, int64_t, int64_t, int64_t, double, const double *, int64_t, const double *,
                 int64_t, double, double *, int64_t) = tb == 'T' ? s->x->gemm_nt : s->x->gemm_nn;
     int rc = gemm(s, st, nc - nb, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
