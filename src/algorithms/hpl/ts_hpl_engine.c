@@ -276,10 +276,9 @@ static int state_alloc(ts_hpl_state *s) {
     if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
     // [A|b] transposed (row swaps as streaming copies instead of one 32-byte sector per element;
     // bench/notes/hpl.md) where the path has it: one process row (1 x Q), panels factored on the
-    // device, U by the GEMM with inv(L11), swaps in one pass. By default on 1 x 1 only: 1 x 4 ran
-    // 42.67 TFLOP/s a GPU transposed against 46.81 column-major (four H200s, call 57); with several
-    // columns it is asked for (TESSERA_HPL_LAYOUT=row)
-    int want_t = TS_HPL_TRANS_DEFAULT && s->Q == 1, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
+    // device, U by the GEMM with inv(L11), swaps in one pass. 1 x 4 on four H200s: 49.79 TFLOP/s a
+    // GPU against 47.15 column-major, 0.976x the 51.00 of 1 x 1 (call 60)
+    int want_t = TS_HPL_TRANS_DEFAULT, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
     TS_CHECK(ts_hpl_env_layout(&want_t));
     s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_nt && s->P == 1 &&
                s->panel_dev && s->trsm_inv && s->swap_fused;
