@@ -110,8 +110,10 @@ int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, dou
     memset(out, 0, sizeof *out);
     if (m < 1 || n < 1 || k < 1 || !(seconds > 0)) TS_RAISE(TS_ERR_ARG, "hpl ceiling: shape %lldx%lldx%lld, %g s", (long long)m, (long long)n, (long long)k, seconds);
     out->m = m, out->n = n, out->k = k, out->seconds = seconds;
-    static const ts_engine engines[TS_HPL_CEIL_ENGINES] = {TS_ENGINE_CUBLAS, TS_ENGINE_CUBLAS, TS_ENGINE_TESSERA};
-    static const char ops[TS_HPL_CEIL_ENGINES] = {'N', 'T', 'N'};
+    // the holds (engine, form of B): CUDA devices cuBLAS NN and NT, the own kernel NN
+    ts_engine engines[TS_HPL_CEIL_ENGINES] = {TS_ENGINE_CUBLAS, TS_ENGINE_CUBLAS, TS_ENGINE_TESSERA};
+    char ops[TS_HPL_CEIL_ENGINES] = {'N', 'T', 'N'};
+    int nh = TS_HPL_CEIL_ENGINES;
     double rate[TS_HPL_CEIL_ENGINES] = {0};
     hold_energy w[TS_HPL_CEIL_ENGINES];
     memset(w, 0, sizeof w);
@@ -142,22 +144,16 @@ int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, dou
             w[i].bus_id = ts_device_props_of(ctx->dev)->bus_id;
         }
         if (!rc && ts_devset_backend(ctx->devs) != TS_BACKEND_CUDA) {
-            // simulated devices: their one engine (auto's choice), reported under its own name
-            ts_engine e = ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', m, n, k);
-            for (int i = 0; !rc && i < 2; i++) {
-                rc = hold(st, e, "NT"[i], m, n, k, A, B, C, seconds, &rate[i], &w[i]);
-                snprintf(out->eng[i].name, sizeof out->eng[i].name, "%s", ts_engine_name(e));
-                snprintf(out->eng[i].op, sizeof out->eng[i].op, "N%c", "NT"[i]);
-            }
-            out->nengines = 2;
-        } else {
-            for (int i = 0; !rc && i < TS_HPL_CEIL_ENGINES; i++) {
-                rc = hold(st, engines[i], ops[i], m, n, k, A, B, C, seconds, &rate[i], &w[i]);
-                snprintf(out->eng[i].name, sizeof out->eng[i].name, "%s", ts_engine_name(engines[i]));
-                snprintf(out->eng[i].op, sizeof out->eng[i].op, "N%c", ops[i]);
-            }
-            out->nengines = TS_HPL_CEIL_ENGINES;
+            // simulated devices: their one engine (auto's choice) in both forms, under its own name
+            engines[0] = engines[1] = ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', m, n, k);
+            nh = 2;
         }
+        for (int i = 0; !rc && i < nh; i++) {
+            rc = hold(st, engines[i], ops[i], m, n, k, A, B, C, seconds, &rate[i], &w[i]);
+            snprintf(out->eng[i].name, sizeof out->eng[i].name, "%s", ts_engine_name(engines[i]));
+            snprintf(out->eng[i].op, sizeof out->eng[i].op, "N%c", ops[i]);
+        }
+        out->nengines = nh;
         ts_nvml_close(nv);
     }
     free(h);

@@ -79,7 +79,7 @@ int ts_hpl_matgen(ts_hpl_state *s) {
         ts_hpl_matgen_host(s->ctx, seed, s->N, s->NB, s->P, s->Q, s->myrow, s->mycol, b0, b1, h[slot], s->mp);
         int64_t c0 = b0 * s->NB, c1 = b1 * s->NB < s->nq ? b1 * s->NB : s->nq;
         if (s->trans) {
-            int64_t rows = scr / (c1 - c0); // (>= NB: per <= scr / NB)
+            int64_t rows = scr / (c1 - c0); // (>= 1: c1 - c0 <= per NB <= scr)
             for (int64_t r0 = 0; rc == 0 && r0 < s->mp; r0 += rows) {
                 int64_t nr = s->mp - r0 < rows ? s->mp - r0 : rows;
                 rc = s->x->to_x(s, 0, s->xscr[0], nr, h[slot] + r0, s->mp, nr, c1 - c0);
