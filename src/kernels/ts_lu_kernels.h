@@ -45,6 +45,12 @@ int ts_lu_swap_rows_fits(int64_t npack, int64_t jb, int64_t nown, int64_t rows);
 int ts_lu_swap_rows_t(ts_stream *st, double *At, int64_t ldt, const int64_t *pk, const int64_t *ub,
                       int64_t jb, double *Ut, int64_t ldut, const int64_t *al, const int64_t *ab,
                       int64_t nown, int64_t nc);
+// Rows of transposed storage between buffers: column (didx ? didx[e] : e) of D (ldd) <- column
+// sidx[e] of S (lds), nc values each, for e < n (several process rows: rows of A^T packed for the
+// exchange along the process column and unpacked from it). Index arrays in device memory; the
+// destination columns distinct and none of them read. Asynchronous on st, no shared-memory limit.
+int ts_lu_copy_cols(ts_stream *st, const double *S, int64_t lds, const int64_t *sidx, int64_t n, int64_t nc,
+                    double *D, int64_t ldd, const int64_t *didx);
 // 1 when the host copy of a plan meets ts_lu_swap_rows_t's condition (no source row is written).
 int ts_lu_swap_plan_t_ok(const int64_t *pk, const int64_t *al, const int64_t *ab, int64_t nown);
 // dst (n x m, ldd) = src (m x n, lds) transposed; separate buffers. Asynchronous on st.
@@ -169,6 +175,14 @@ typedef struct {
     double *dst;
     int64_t m, n, lds, ldd;
 } ts_lu_trans_args;
+typedef struct {
+    const double *S;
+    double *D;
+    const int64_t *sidx, *didx;
+    int64_t lds, ldd, n, nc;
+} ts_lu_cols_args;
+int ts_lu_cols_cpu(void *args);
+int ts_lu_cols_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
 int ts_lu_swapt_cpu(void *args);
 int ts_lu_swapt_cuda(void *native_stream, void *args); // kernels/cuda/ts_lu_kernels.cu
 int ts_lu_trans_cpu(void *args);

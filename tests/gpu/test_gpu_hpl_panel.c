@@ -448,6 +448,56 @@ static void test_swap_rows_t(void **state) {
     }
 }
 
+// ts_lu_copy_cols (CUDA; the transposed layout's exchange between process rows): 2048 rows of A^T,
+// 14500 long, gathered into a packed buffer and scattered from it into other columns of the padded
+// A^T, exactly; the padding and the other columns untouched.
+static void test_copy_cols(void **state) {
+    NEED_GPU();
+    const int64_t nc = 14500, ldt = nc + 7, ncol = 6201, n = 2048;
+    size_t tb = sizeof(double) * (size_t)(ldt * ncol), pb = sizeof(double) * (size_t)(nc * n);
+    double *At = random_panel(4242, ldt, ncol, ldt), *Bt = malloc(tb), *Pk = malloc(pb);
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(3 * n));
+    assert_true(Bt && Pk && idx);
+    for (int64_t e = 0; e < n; e++) { // sources: every third column from the end (2 mod 3);
+        idx[e] = ncol - 1 - 3 * e;     // destinations: the columns 3e + 1, none of them a source
+        idx[n + e] = 3 * e + 1;
+        idx[2 * n + e] = e;
+    }
+    double *X = NULL, *XP = NULL;
+    int64_t *xi = NULL;
+    CHECK_OK(ts_dmalloc(g_dev, tb, (void **)&X));
+    CHECK_OK(ts_dmalloc(g_dev, pb, (void **)&XP));
+    CHECK_OK(ts_dmalloc(g_dev, sizeof(int64_t) * (size_t)(3 * n), (void **)&xi));
+    CHECK_OK(ts_copy_async(g_st, TS_COPY_H2D, X, At, tb));
+    CHECK_OK(ts_copy_async(g_st, TS_COPY_H2D, xi, idx, sizeof(int64_t) * (size_t)(3 * n)));
+    CHECK_OK(ts_lu_copy_cols(g_st, X, ldt, xi, n, nc, XP, nc, NULL));
+    CHECK_OK(ts_lu_copy_cols(g_st, XP, nc, xi + 2 * n, n, nc, X, ldt, xi + n)); // packed column e -> column 3e+1
+    CHECK_OK(ts_copy_async(g_st, TS_COPY_D2H, Pk, XP, pb));
+    CHECK_OK(ts_copy_async(g_st, TS_COPY_D2H, Bt, X, tb));
+    CHECK_OK(ts_stream_sync(g_st));
+    for (int64_t e = 0; e < n; e++)
+        for (int64_t c = 0; c < nc; c++)
+            if (!(Pk[c + e * nc] == At[c + idx[e] * ldt]))
+                fail_msg("packed (%lld, %lld) = %g, want %g", (long long)c, (long long)e, Pk[c + e * nc],
+                         At[c + idx[e] * ldt]);
+    for (int64_t r = 0; r < ncol; r++) {
+        int moved = r % 3 == 1 && (r - 1) / 3 < n;
+        const double *want = moved ? At + idx[(r - 1) / 3] * ldt : At + r * ldt;
+        for (int64_t c = 0; c < ldt; c++) {
+            double w = c < nc ? want[c] : At[c + r * ldt];
+            if (!(Bt[c + r * ldt] == w))
+                fail_msg("At(%lld, %lld) = %g, want %g", (long long)c, (long long)r, Bt[c + r * ldt], w);
+        }
+    }
+    ts_dfree(g_dev, X);
+    ts_dfree(g_dev, XP);
+    ts_dfree(g_dev, xi);
+    free(At);
+    free(Bt);
+    free(Pk);
+    free(idx);
+}
+
 // The first panel of N = 116736, NB = 1024 on 2048 columns in the transposed layout (the plan's
 // rows as columns of A^T), and the panel's transpose there and back (1024 x 116736); per 1000
 // columns, beside the column-major fused swap of test_swap_rows_timing.
@@ -506,6 +556,7 @@ int main(void) {
         cmocka_unit_test(test_swap_rows),
         cmocka_unit_test(test_swap_rows_timing),
         cmocka_unit_test(test_swap_rows_t),
+        cmocka_unit_test(test_copy_cols),
         cmocka_unit_test(test_swap_rows_t_timing),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -324,6 +324,55 @@ static void test_swap_rows_sim(void **state) {
     ts_devset_close(set);
 }
 
+// Rows of transposed storage between buffers (ts_lu_copy_cols, the exchange of the transposed layout
+// on several process rows) on a simulated device: columns sidx of S into columns didx of D, or into
+// D's first columns when didx is NULL; exact, the other columns and the padding untouched; n = 0
+// enqueues nothing, a leading dimension below nc is refused.
+static void test_copy_cols_sim(void **state) {
+    (void)state;
+    ts_devset *set = NULL;
+    ts_device *d = NULL;
+    ts_stream *st = NULL;
+    sim_open(&set, &d, &st);
+    const int64_t ns = 40, nd = 30, nc = 37, lds = 41, ldd = 39, n = 12;
+    const int64_t sidx[12] = {39, 0, 7, 8, 21, 3, 38, 12, 5, 30, 1, 17};
+    const int64_t didx[12] = {29, 4, 0, 11, 28, 6, 2, 19, 13, 1, 25, 9};
+    double *S = random_panel(91, lds, ns, lds), *D = malloc(sizeof(double) * (size_t)(ldd * nd)),
+           *R = malloc(sizeof(double) * (size_t)(ldd * nd));
+    assert_true(D && R);
+    double *XS = NULL, *XD = NULL;
+    int64_t *xi = NULL;
+    assert_int_equal(ts_dmalloc(d, sizeof(double) * (size_t)(lds * ns), (void **)&XS), 0);
+    assert_int_equal(ts_dmalloc(d, sizeof(double) * (size_t)(ldd * nd), (void **)&XD), 0);
+    assert_int_equal(ts_dmalloc(d, sizeof(int64_t) * 24, (void **)&xi), 0);
+    assert_int_equal(ts_copy_async(st, TS_COPY_H2D, XS, S, sizeof(double) * (size_t)(lds * ns)), 0);
+    assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xi, sidx, sizeof sidx), 0);
+    assert_int_equal(ts_copy_async(st, TS_COPY_H2D, xi + 12, didx, sizeof didx), 0);
+    for (int scatter = 0; scatter < 2; scatter++) {
+        for (int64_t i = 0; i < ldd * nd; i++) D[i] = -1.5 - (double)i;
+        memcpy(R, D, sizeof(double) * (size_t)(ldd * nd));
+        for (int64_t e = 0; e < n; e++)
+            memcpy(R + (scatter ? didx[e] : e) * ldd, S + sidx[e] * lds, sizeof(double) * (size_t)nc);
+        assert_int_equal(ts_copy_async(st, TS_COPY_H2D, XD, D, sizeof(double) * (size_t)(ldd * nd)), 0);
+        assert_int_equal(ts_lu_copy_cols(st, XS, lds, xi, 0, nc, XD, ldd, NULL), 0); // nothing
+        assert_int_equal(ts_lu_copy_cols(st, XS, lds, xi, n, nc, XD, ldd, scatter ? xi + 12 : NULL), 0);
+        assert_int_equal(ts_copy_async(st, TS_COPY_D2H, D, XD, sizeof(double) * (size_t)(ldd * nd)), 0);
+        assert_int_equal(ts_stream_sync(st), 0);
+        for (int64_t i = 0; i < ldd * nd; i++)
+            if (D[i] != R[i]) fail_msg("scatter %d: D[%lld] = %g, want %g", scatter, (long long)i, D[i], R[i]);
+    }
+    assert_int_not_equal(ts_lu_copy_cols(st, XS, nc - 1, xi, n, nc, XD, ldd, NULL), 0);
+    ts_error_clear();
+    ts_dfree(d, XS);
+    ts_dfree(d, XD);
+    ts_dfree(d, xi);
+    free(S);
+    free(D);
+    free(R);
+    ts_stream_destroy(st);
+    ts_devset_close(set);
+}
+
 // The same interchanges on transposed storage (ts_lu_swap_rows_t, the layout of TESSERA_HPL_LAYOUT=row)
 // on a simulated device: At = A^T with padding (ldt > nc), Ut with padding; both equal the pivots
 // applied one by one, transposed, exactly; the padding is untouched. Every random plan, with
@@ -445,6 +494,7 @@ int main(void) {
         cmocka_unit_test(test_sim_device_path),
         cmocka_unit_test(test_swap_rows_sim),
         cmocka_unit_test(test_swap_rows_t_sim),
+        cmocka_unit_test(test_copy_cols_sim),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

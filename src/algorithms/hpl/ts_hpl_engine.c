@@ -280,17 +280,20 @@ static int state_alloc(ts_hpl_state *s) {
     // GPU against 47.15 column-major, 0.976x the 51.00 of 1 x 1 (call 60)
     int want_t = TS_HPL_TRANS_DEFAULT, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
     TS_CHECK(ts_hpl_env_layout(&want_t));
-    s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_nt && s->P == 1 &&
-               s->panel_dev && s->trsm_inv && s->swap_fused;
+    // Several process rows: the same where panels are gathered on a device (tentatively here: the
+    // column's device exchange is known after the allocation; run_grid stores [A|b] column-major
+    // again when it is missing)
+    int path_t = s->P == 1 ? s->panel_dev && s->swap_fused : s->gather_wanted && x->copy_cols != NULL;
+    s->trans = want_t && x->swap_rows_t && x->transpose && x->gemm_nt && path_t && s->trsm_inv;
     if (want_t && asked_t && !s->trans && s->grid.rank == 0)
-        TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs one process row (1 x Q) on the device path with the device "
-                 "panel, U by the GEMM (TESSERA_HPL_TRSM=inverse) and one-pass swaps (TESSERA_HPL_SWAP=fused): "
-                 "column-major");
+        TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row needs the device path with the device panel (several process rows: "
+                 "gathered), U by the GEMM (TESSERA_HPL_TRSM=inverse) and, on one process row, one-pass swaps "
+                 "(TESSERA_HPL_SWAP=fused): column-major");
     // inv(L11) folded into L on the transposed path: L21 inv(L11) formed with the panel on stream 1,
     // U kept as the swapped rows U0 = L11 U, so that no GEMM stands between the swaps and the update.
     // Off by default: the same flops moved to the panel's stream gained nothing on an H200
     // (bench/notes/hpl.md, "inv(L11) folded into L")
-    s->fold = umode == 2 && s->trans && s->Q == 1 && x->gemm_nt; // (other columns read L21 as sent)
+    s->fold = umode == 2 && s->trans && s->P == 1 && s->Q == 1 && x->gemm_nt; // (other ranks read L21 as sent)
     if (umode == 2 && !s->fold && s->grid.rank == 0)
         TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout on one process (1 x 1; TESSERA_HPL_LAYOUT=row and its path): "
                  "U by the GEMM with inv(L11)");
@@ -344,6 +347,18 @@ static int state_alloc(ts_hpl_state *s) {
     s->xsol = calloc((size_t)(s->N + 1), sizeof(double));
     if (!s->xsol) TS_RAISE(TS_ERR_NOMEM, "solution vector");
     return 0;
+}
+
+// [A|b] stored column-major after all (several process rows whose panels cannot be gathered on a
+// device: the host panel's path has no transposed layout); the matrix is not generated yet.
+static int layout_col(ts_hpl_state *s) {
+    s->trans = 0;
+    s->x->xfree(s, s->A);
+    s->A = NULL;
+    s->lda = pad_ld(s->mp);
+    if (s->grid.rank == 0 && ts_env_str("TESSERA_HPL_LAYOUT") != NULL)
+        TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row with several process rows needs the panels gathered on a device: column-major");
+    return s->x->xmalloc(s, (size_t)s->lda * (size_t)(s->nq > 0 ? s->nq : 1) * sizeof(double), (void **)&s->A);
 }
 
 // Every rank of `c` learns the first failure (the most negative status); returns it.
@@ -477,6 +492,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     // several process rows: the device panel gathered on one device (decided once the column's
     // device communicators are known, below)
     int want_gather = s->panel_kind != TS_HPL_PANEL_CPU && dev && !ooc && s->x->getrf && s->P > 1;
+    s->gather_wanted = want_gather;
     s->panel_gather = 0;
     if (!s->panel_dev && !want_gather) {
         if (asked && s->panel_kind != TS_HPL_PANEL_CPU && s->grid.rank == 0)
@@ -504,6 +520,7 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
                 TS_LOG_W("hpl: panels are factored on the host: with several process rows the device panel "
                          "needs device-to-device transfers along the column (NCCL) and room for the gathered panel");
             s->panel_kind = TS_HPL_PANEL_CPU;
+            if (s->trans) TS_CHECK(agree(&s->grid, layout_col(s)));
         }
     }
     // the panel broadcast along the rows device to device, where the panel is factored on a device

@@ -188,6 +188,11 @@ typedef struct {
     int (*gemm_nt)(ts_hpl_state *s, int st, int64_t m, int64_t n, int64_t k, double alpha,
                    const double *A, int64_t lda, const double *B, int64_t ldb, double beta,
                    double *C, int64_t ldc);
+    // The transposed layout on several process rows: rows of A^T (columns of the column-major
+    // storage, nc values each) between buffers, ts_lu_copy_cols' contract: column didx[e] (e when
+    // didx is NULL) of D <- column sidx[e] of S; NULL where the backend has none.
+    int (*copy_cols)(ts_hpl_state *s, int st, const double *S, int64_t lds, const int64_t *sidx, int64_t n,
+                     int64_t nc, double *D, int64_t ldd, const int64_t *didx);
 } ts_hpl_xops;
 
 extern const ts_hpl_xops ts_hpl_xops_cpu;
@@ -211,7 +216,8 @@ struct ts_hpl_state {
     int64_t mp, nq, lda;        // local [A|b]: mp rows, nq columns (of N+1)
     int trans;                  // 1: A holds [A|b] transposed (column-major nq x mp, lda >= nq):
                                 // element (r, c) at A[c + r * lda], a row of [A|b] contiguous, so
-                                // that row swaps stream (one process, device path; TESSERA_HPL_LAYOUT)
+                                // that row swaps stream (device path with device or gathered panels;
+                                // TESSERA_HPL_LAYOUT)
     const ts_hpl_xops *x;
     void *xs;                   // backend state
     double *A;                  // execution memory
@@ -225,6 +231,7 @@ struct ts_hpl_state {
     int panel_dev;              // 1: panels factored in execution memory (one process row)
     int panel_gather;           // 1: several process rows, panels gathered on the diagonal block's
                                 // device, factored there and scattered back (needs nccl_col)
+    int gather_wanted;          // 1: panel_gather will be tried (decided after the allocation)
     double *xgat, *xgst;        // its buffers (execution memory): the gathered panel (N x NB, then
                                 // NB x NB for L11), the staging of the parts (N x NB)
     int trsm_inv;               // 1: U = inv(L11) A12 by one GEMM (inv(L11) once per panel): the

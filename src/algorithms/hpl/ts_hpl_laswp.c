@@ -121,10 +121,26 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
     double *scr = s->xscr[st];
     int rc = 0;
     double t0 = ts_now();
-    if (s->trans) { // rows of A are columns of A^T: U0^T (nc x jb, ld nq) and the changed rows by copies
-        // (the plan was checked for it when the panel was loaded)
+    if (s->trans && s->P == 1) { // rows of A are columns of A^T: U0^T (nc x jb, ld nq) and the changed rows by
+        // copies (the plan was checked for it when the panel was loaded)
         rc = x->swap_rows_t(s, st, s->A + c0, s->lda, xpk, xub, jb, s->U + c0, s->nq, xal, xab, p->nown, nc);
         strcpy(s->swap_used, "local-rows");
+        s->t_iter_swap += ts_now() - t0;
+        return ts_hpl_fail(s, rc);
+    }
+    if (s->trans) {
+        // several process rows (the gathered panel's path, which has the column's device
+        // communicator): own rows of A^T copied as columns of the scratch (ld nc) to their
+        // gather-order place, every process row's rows received at theirs, then U0^T and the changed
+        // rows copied out of it; each row a streaming copy. The exchange is called even after a
+        // failed copy: the other ranks wait for it.
+        if (!s->nccl_col) return ts_hpl_fail(s, TS_ERROR(TS_ERR_STATE, "hpl: transposed swaps need the column's device exchange"));
+        strcpy(s->swap_used, s->nccl_col == 1 ? "nccl" : "devexch-emul");
+        rc = x->copy_cols(s, st, s->A + c0, s->lda, xpk, p->npack, nc, scr + p->dsp[s->myrow] * nc, nc, NULL);
+        int xrc = ts_hpl_xdev_col_allgather(s, st, scr, p->cnt, p->dsp, nc);
+        if (rc == 0) rc = xrc;
+        if (rc == 0) rc = x->copy_cols(s, st, scr, nc, xub, jb, nc, s->U + c0, s->nq, NULL);
+        if (rc == 0) rc = x->copy_cols(s, st, scr, nc, xab, p->nown, nc, s->A + c0, s->lda, xal);
         s->t_iter_swap += ts_now() - t0;
         return ts_hpl_fail(s, rc);
     }

@@ -175,6 +175,10 @@ static int panel_factor_dev(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, 
 // order. A gathered row index maps to one global row, so the interchanges getrf made in the gathered
 // panel are those of the distributed panel: the pivots become global rows and the usual swap code
 // applies them to the other columns. xbuf then holds [L11 ; this rank's L rows] for the update.
+// Transposed layout (s->trans): each part is transposed out of A^T's rows on its way to the gather
+// (staging or, on curr, the gathered panel), and only curr's diagonal block goes back into A^T (as
+// in panel_factor_dev: the update reads L21 from xbuf, the solve U11^T from A^T): xbuf is built from
+// the gathered panel on curr and from the scattered part elsewhere.
 static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
     const ts_hpl_xops *x = s->x;
     panel_recycle(s, p, b);
@@ -199,14 +203,17 @@ static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t 
         dsp[q] = q == curr ? 0 : (off[q] - m[curr]) * jb;
     }
     double *G = s->xgat, *S = s->xgst, *D = s->xgat + s->N * NB; // D: L11, jb x jb, contiguous
-    double *Ap = s->A + p->lr0 + p->pc * s->lda;
+    const int tr = s->trans;
+    double *Ap = tr ? s->A + p->pc + p->lr0 * s->lda : s->A + p->lr0 + p->pc * s->lda; // (tr: jb x mine of A^T)
     const int64_t mine = m[me];
     struct ts_hpl_marks *mk = s->marks && s->marks->nf < MK_FACT ? s->marks : NULL;
     if (mk) mk->f0[mk->nf] = stamp(s, st);
     // 1. the parts to curr (every call below is made even after a failure: the others wait for it)
     int rc = 0;
-    if (me == curr && mine > 0) rc = x->x_copy(s, st, G, M, Ap, s->lda, mine, jb);
-    else if (me != curr && mine > 0) rc = x->x_copy(s, st, S, mine, Ap, s->lda, mine, jb);
+    double *dst1 = me == curr ? G : S;
+    int64_t ld1 = me == curr ? M : mine;
+    if (mine > 0)
+        rc = tr ? x->transpose(s, st, jb, mine, Ap, s->lda, dst1, ld1) : x->x_copy(s, st, dst1, ld1, Ap, s->lda, mine, jb);
     int xrc = ts_hpl_xdev_col_rooted(s, st, curr, 1, S, cnt, dsp, S, me == curr ? 0 : mine * jb);
     if (rc == 0) rc = xrc;
     // 2. curr: the panel into G, factored, the parts back into the staging, L11 into D
@@ -217,21 +224,25 @@ static int panel_factor_gather(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t 
         if (rc == 0) rc = x->bytes_to_host(s, st, p->hpiv, p->xpiv, (size_t)(jb + 1) * sizeof(int));
         for (int q = 0; q < P && rc == 0; q++)
             if (q != curr && m[q] > 0) rc = x->x_copy(s, st, S + dsp[q], m[q], G + off[q], M, m[q], jb);
-        if (rc == 0 && mine > 0) rc = x->x_copy(s, st, Ap, s->lda, G, M, mine, jb);
+        if (rc == 0 && mine > 0)
+            rc = tr ? x->transpose(s, st, jb, jb, G, M, Ap, s->lda) : x->x_copy(s, st, Ap, s->lda, G, M, mine, jb);
         if (rc == 0) rc = x->x_copy(s, st, D, jb, G, M, jb, jb);
     }
     // 3. the factored parts back, L11 to every rank of the column
     xrc = ts_hpl_xdev_col_rooted(s, st, curr, 0, S, cnt, dsp, S, me == curr ? 0 : mine * jb);
     if (rc == 0) rc = xrc;
-    if (rc == 0 && me != curr && mine > 0) rc = x->x_copy(s, st, Ap, s->lda, S, mine, mine, jb);
+    if (rc == 0 && me != curr && mine > 0 && !tr) rc = x->x_copy(s, st, Ap, s->lda, S, mine, mine, jb);
     xrc = ts_hpl_xdev_col_bcast(s, st, D, (int64_t)jb * jb, curr);
     if (rc == 0) rc = xrc;
     if (mk) mk->f1[mk->nf++] = stamp(s, st);
     // 4. the update's copy of the panel: [L11 ; local L rows], once its last reader is done
     if (rc == 0) rc = x->wait(s, st, EV_USED0 + b);
     if (rc == 0) rc = x->x_copy(s, st, p->xbuf, p->ldw, D, jb, jb, jb);
-    if (rc == 0 && p->mL > 0)
-        rc = x->x_copy(s, st, p->xbuf + jb, p->ldw, s->A + p->lr1 + p->pc * s->lda, s->lda, p->mL, jb);
+    if (rc == 0 && p->mL > 0) {
+        const double *Lr = !tr ? s->A + p->lr1 + p->pc * s->lda : me == curr ? G + jb : S;
+        int64_t ldl = !tr ? s->lda : me == curr ? M : mine;
+        rc = x->x_copy(s, st, p->xbuf + jb, p->ldw, Lr, ldl, p->mL, jb);
+    }
     // (to the host for the row broadcast through it; with NCCL the row gets xbuf device to device)
     if (rc == 0 && s->Q > 1 && !s->nccl) rc = x->to_host(s, st, p->W, p->ldw, p->xbuf, p->ldw, p->ldw, jb);
     if (rc == 0) rc = x->sync(s, st);
@@ -302,7 +313,7 @@ static int panel_load(ts_hpl_state *s, ts_hpl_panel *p, int b, int st) {
     const ts_hpl_xops *x = s->x;
     int rc = ts_hpl_swap_plan(s, p);
     if (rc) return rc;
-    if (s->trans) { // the transposed swaps read the changed rows' sources in place (ts_lu_swap_rows_t)
+    if (s->trans && s->P == 1) { // the transposed swaps read the changed rows' sources in place (ts_lu_swap_rows_t)
         const int64_t *ab = p->plan + p->npack + p->jb, *al = ab + p->nown;
         if (!ts_lu_swap_plan_t_ok(p->plan, al, ab, p->nown))
             return ts_hpl_fail(s, TS_ERROR(TS_ERR_STATE, "hpl: panel at column %lld sends a row from below the "
@@ -356,14 +367,15 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
                   int64_t *ldu) {
     const ts_hpl_xops *x = s->x;
     int64_t nc = c1 - c0;
-    if (s->trans) { // U^T = U0^T inv(L11)^T into A^T's rows (one process: always the owner)
-        double *Art = s->A + c0 + p->lr0 * s->lda;
-        *Us = Art;
-        *ldu = s->lda;
-        if (s->fold) // U0 as the swaps left it (inv(L11) is in L), copied into A^T's rows
-            return x->x_copy(s, st, Art, s->lda, s->U + c0, s->nq, nc, p->jb);
+    if (s->trans) { // U^T = U0^T inv(L11)^T: the owner row into its rows of A^T, the others into the scratch
+        int owner = s->myrow == p->curr;
+        double *Ut = owner ? s->A + c0 + p->lr0 * s->lda : s->xscr[st];
+        *Us = Ut;
+        *ldu = owner ? s->lda : nc;
+        if (s->fold) // U0 as the swaps left it (inv(L11) is in L), copied into A^T's rows (one process)
+            return x->x_copy(s, st, Ut, *ldu, s->U + c0, s->nq, nc, p->jb);
         const double *Z = p->xlinv + s->NB * s->NB; // inv(L11)^T (panel_inverse)
-        return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->nq, 'N', Z, s->NB, 0.0, Art, s->lda);
+        return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->nq, 'N', Z, s->NB, 0.0, Ut, *ldu);
     }
     double *U0 = s->U + c0 * s->NB;
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A

@@ -124,5 +124,5 @@ const ts_hpl_xops ts_hpl_xops_cpu = {
     "cpu", 0, c_init, c_fini, c_malloc, c_free, c_malloc, c_free, c_to_host, c_to_x, c_x_copy,
     c_bytes, c_bytes_h, NULL, c_pack, c_unpack, c_trsm, c_gemm, c_sync, c_record, c_wait, c_evsync,
     ts_hpl_host_stamps_reset, c_stamp, ts_hpl_host_stamp_diff, NULL, NULL,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };

@@ -233,6 +233,10 @@ static int d_transpose(ts_hpl_state *s, int st, int64_t m, int64_t n, const doub
                        int64_t ldd) {
     return ts_lu_transpose(X(s)->st[st], m, n, src, lds, dst, ldd);
 }
+static int d_copy_cols(ts_hpl_state *s, int st, const double *S, int64_t lds, const int64_t *sidx, int64_t n,
+                       int64_t nc, double *D, int64_t ldd, const int64_t *didx) {
+    return ts_lu_copy_cols(X(s)->st[st], S, lds, sidx, n, nc, D, ldd, didx);
+}
 static int d_sync(ts_hpl_state *s, int st) { return ts_stream_sync(X(s)->st[st]); }
 static int d_record(ts_hpl_state *s, int ev, int st) { return ts_event_record(X(s)->ev[ev], X(s)->st[st]); }
 static int d_wait(ts_hpl_state *s, int st, int ev) { return ts_stream_wait_event(X(s)->st[st], X(s)->ev[ev]); }
@@ -309,6 +313,7 @@ const ts_hpl_xops ts_hpl_xops_dev = {
     "device", 1, d_init, d_fini, d_malloc, d_free, d_halloc, d_hfree, d_to_host, d_to_x, d_x_copy,
     d_bytes, d_bytes_h, d_getrf, d_pack, d_unpack, d_trsm, d_gemm, d_sync, d_record, d_wait, d_evsync,
     d_stamps_reset, d_stamp, d_stamp_diff, d_swap, d_solve_local, d_swap_t, d_transpose, d_gemm_nt,
+    d_copy_cols,
 };
 
 // ---- device-to-device panel broadcasts ----

@@ -502,7 +502,7 @@ const ts_hpl_xops ts_hpl_xops_ooc = {
     "ooc", 1, x_init, x_fini, x_malloc, x_free, x_malloc, x_free, x_to_host, x_to_x, x_x_copy,
     x_bytes, x_bytes_h, x_getrf, x_pack, x_unpack, x_trsm, x_gemm, x_sync, x_record, x_wait, x_evsync,
     x_stamps_reset, x_stamp, ts_hpl_host_stamp_diff, NULL, NULL,
-    NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL,
 };
 
 void ts_hpl_xooc_stats(ts_hpl_state *s, int64_t *gemms_tiles, int64_t *gemms_cpu, double *flops_tiles,

@@ -151,6 +151,31 @@ int ts_lu_swap_rows_t(ts_stream *st, double *At, int64_t ldt, const int64_t *pk,
     return ts_kernel_enqueue(st, &k);
 }
 
+int ts_lu_cols_cpu(void *vargs) {
+    const ts_lu_cols_args *a = vargs;
+    for (int64_t e = 0; e < a->n; e++)
+        memcpy(a->D + (a->didx ? a->didx[e] : e) * a->ldd, a->S + a->sidx[e] * a->lds, sizeof(double) * (size_t)a->nc);
+    return 0;
+}
+
+int ts_lu_copy_cols(ts_stream *st, const double *S, int64_t lds, const int64_t *sidx, int64_t n, int64_t nc,
+                    double *D, int64_t ldd, const int64_t *didx) {
+    if (n <= 0 || nc <= 0) return 0;
+    if (!st || !S || !sidx || !D) TS_RAISE(TS_ERR_ARG, "lu_copy_cols: NULL argument");
+    if (lds < nc || ldd < nc)
+        TS_RAISE(TS_ERR_ARG, "lu_copy_cols: lds %lld, ldd %lld < nc %lld", (long long)lds, (long long)ldd,
+                 (long long)nc);
+    ts_lu_cols_args a = {S, D, sidx, didx, lds, ldd, n, nc};
+    ts_kernel k = {"lu_copy_cols", 0.0, ts_lu_cols_cpu,
+#if TS_HAVE_CUDA
+                   ts_lu_cols_cuda,
+#else
+                   NULL,
+#endif
+                   &a, sizeof a};
+    return ts_kernel_enqueue(st, &k);
+}
+
 int ts_lu_trans_cpu(void *vargs) {
     const ts_lu_trans_args *a = vargs;
     const int64_t B = 64; // blocks of 64 x 64, so that both sides stay in cache

@@ -166,7 +166,7 @@ extern "C" int ts_lu_swap_cuda(void *native_stream, void *vargs) {
 // consecutive doubles (8 KB) of one plan entry, SWAPT_VEC loads in flight per thread; the block's 8
 // warps take 8 entries; blockIdx.x walks the columns, blockIdx.y the entries. Launched twice: U's
 // rows (dst = NULL: entry i into column i of D), then the changed rows (dst = al), after the first
-// launch has read every source.
+// launch has read every source. With pk NULL the source is column sel[e] itself (ts_lu_copy_cols).
 #define SWAPT_VEC 4
 #define SWAPT_ITER 8
 #define SWAPT_WARPS 8
@@ -177,7 +177,7 @@ __global__ void __launch_bounds__(32 * SWAPT_WARPS) lu_swapt_kernel(const double
                                                                      int64_t ldd, int64_t n, int64_t nc) {
     int64_t e = (int64_t)blockIdx.y * SWAPT_WARPS + threadIdx.y;
     if (e >= n) return;
-    const double *src = At + pk[sel[e]] * ldt;
+    const double *src = At + (pk ? pk[sel[e]] : sel[e]) * ldt;
     double *out = D + (dst ? dst[e] : e) * ldd;
     int64_t cb = (int64_t)blockIdx.x * (32 * SWAPT_VEC * SWAPT_ITER) + threadIdx.x;
     for (int it = 0; it < SWAPT_ITER; it++) {
@@ -217,6 +217,23 @@ extern "C" int ts_lu_swapt_cuda(void *native_stream, void *vargs) {
             return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu swap kernel (transposed) launch: %s",
                                 cudaGetErrorString(e));
     }
+    return 0;
+}
+
+// ts_lu_copy_cols: the same copies with one index level (pk NULL), from S into D
+extern "C" int ts_lu_cols_cuda(void *native_stream, void *vargs) {
+    const ts_lu_cols_args *a = (const ts_lu_cols_args *)vargs;
+    cudaStream_t s = (cudaStream_t)native_stream;
+    dim3 block(32, SWAPT_WARPS);
+    unsigned gx = (unsigned)((a->nc + 32 * SWAPT_VEC * SWAPT_ITER - 1) / (32 * SWAPT_VEC * SWAPT_ITER));
+    int64_t gy = (a->n + SWAPT_WARPS - 1) / SWAPT_WARPS;
+    if (gy > 65535)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__, "lu copy cols kernel: %lld columns", (long long)a->n);
+    dim3 grid(gx, (unsigned)gy);
+    lu_swapt_kernel<<<grid, block, 0, s>>>(a->S, a->lds, NULL, a->sidx, a->didx, a->D, a->ldd, a->n, a->nc);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu copy cols kernel launch: %s", cudaGetErrorString(e));
     return 0;
 }
 
