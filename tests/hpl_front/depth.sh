@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # depth.sh: `tessera hpl` runs the lookahead depth HPL.dat lists (depths 1 and 2 side by side, on the
 # CPU and on a simulated device): the T/V code and the DEPTH line name it, JSON extra.depth carries
-# it, both pass; a DEPTH beyond the engine's is refused with its file and line.
+# it, both pass (every rank's phase sums reported); a DEPTH beyond the engine's is refused with its file and line.
 set -u
 tessera=$1
 work=$(mktemp -d) && trap 'rm -rf "$work"' EXIT
@@ -55,6 +55,10 @@ for r, dp in zip(rs, want):
     assert e["depth"] == dp and e["tv"][2] == str(dp), (e["depth"], e["tv"], dp)
     assert e["passed"] and e["residual"] < 1.0, e
     assert len(e["per_iteration"]) == (n + nb - 1) // nb, len(e["per_iteration"])
+    pr = e["per_rank"]  # one rank: its own sums, the per-iteration updates summed
+    assert len(pr) == 1 and (pr[0]["row"], pr[0]["col"]) == (0, 0), pr
+    u, it = pr[0]["update0"] + pr[0]["update1"], sum(i["update"] for i in e["per_iteration"])
+    assert u > 0 and abs(u - it) <= 1e-9 * it, (u, it)
 print("ok:", [(r["extra"]["tv"], r["extra"]["depth"], r["extra"]["residual"]) for r in rs])
 PY
 }

@@ -100,6 +100,14 @@ typedef struct {
                              // rest is the GEMM); from stream stamps, 0 where the update ran on the host
 } ts_hpl_iter;
 
+// Per-rank phase sums (ts_hpl_result.rank_phases): the panel factorizations; the row swaps and the
+// updates (U and the GEMM) on stream 0 (the rest of the matrix) and stream 1 (lookahead columns);
+// the U part of all updates; stream 0's idle (the iterations' time in which it had nothing to run);
+// the iterations' time on stream 0.
+enum { TS_HPL_RANK_FACT, TS_HPL_RANK_SWAP0, TS_HPL_RANK_SWAP1, TS_HPL_RANK_UPD0, TS_HPL_RANK_UPD1,
+       TS_HPL_RANK_TRSM, TS_HPL_RANK_IDLE0, TS_HPL_RANK_TOTAL, TS_HPL_RANK_NPH };
+#define TS_HPL_MAX_RANK_PHASES 64
+
 typedef struct {
     double time;             // HPL's time: max over ranks of the pdgesv wall time (fact + solve)
     double gflops;           // (2/3 N^3 + 3/2 N^2) / time / 1e9
@@ -138,6 +146,12 @@ typedef struct {
     // out-of-core runs (rank 0): update GEMMs streamed through the tile runtime and left to the
     // CPU BLAS, the flops streamed, the bytes the runtime copied to and from the devices
     int panel_high;          // device path: stream 1 (next panel, lookahead columns) at high priority
+    // every rank's phase sums from its own stream stamps (seconds over the run; when iterations are
+    // recorded and every rank had its stamps): TS_HPL_RANK_* per rank, the first n_rank_phases ranks
+    // of the grid (grid order), with their place in it
+    int n_rank_phases;
+    double rank_phases[TS_HPL_MAX_RANK_PHASES][TS_HPL_RANK_NPH];
+    int rank_grid[TS_HPL_MAX_RANK_PHASES][2]; // their process row and column
     int64_t ooc_gemms_tiles, ooc_gemms_cpu;
     double ooc_flops_tiles, ooc_bytes_h2d, ooc_bytes_d2h;
 } ts_hpl_result;

@@ -218,6 +218,20 @@ static void json_entry(ts_json *j, const ts_hpl_case *c, const ts_hpl_result *r,
         ts_json_num(j, "bytes_d2h", r->ooc_bytes_d2h);
         ts_json_end_object(j);
     }
+    if (r->n_rank_phases > 0) { // every rank's sums from its own stamps (grid order)
+        static const char *const names[TS_HPL_RANK_NPH] = {"fact", "swap0", "swap1", "update0", "update1",
+                                                          "trsm", "idle0", "total"};
+        ts_json_begin_array(j, "per_rank");
+        for (int q = 0; q < r->n_rank_phases; q++) {
+            ts_json_begin_object(j, NULL);
+            ts_json_int(j, "rank", q);
+            ts_json_int(j, "row", r->rank_grid[q][0]);
+            ts_json_int(j, "col", r->rank_grid[q][1]);
+            for (int i = 0; i < TS_HPL_RANK_NPH; i++) ts_json_num(j, names[i], r->rank_phases[q][i]);
+            ts_json_end_object(j);
+        }
+        ts_json_end_array(j);
+    }
     ts_json_begin_array(j, "per_iteration");
     for (int i = 0; i < r->n_iters; i++) {
         const ts_hpl_iter *it = &r->iters[i];

@@ -84,12 +84,7 @@ ts_devset *ts_hpl_ctx_devset(ts_hpl_ctx *c) { return c->devs; }
 
 // ---- memory ----
 
-static int64_t pad_ld(int64_t m) {
-    int64_t ld = (m + 7) / 8 * 8;
-    if (ld < 8) ld = 8;
-    if (ld % 512 == 0) ld += 8; // keep columns off the same cache sets
-    return ld;
-}
+static int64_t pad_ld(int64_t m) { return ts_hpl_pad_ld(m); }
 
 typedef struct {
     size_t xmem;   // execution memory (device memory on the device path)
@@ -102,14 +97,14 @@ static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int devi
     size_t d = sizeof(double);
     size_t A = (size_t)pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d, At = (size_t)pad_ld(nq) * (size_t)mp * d;
     if (At > A) A = At; // the transposed layout's padding
-    size_t U = (size_t)(NB * (nq + 2)) * d;
-    size_t scr = (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
+    size_t U = (size_t)(NB * (pad_ld(nq) + 2)) * d;
+    size_t scr = (size_t)(2 * NB * (nq + 16) + 2 * NB * (NB + 16) + 4 * NB) * d;
     // the panel buffers (d + 1 for lookahead depth d, at least 2), each with its inv(L11) (and its
     // transpose in the transposed layout), and the identity (trsm_inv)
     size_t nbuf = (size_t)ts_hpl_nbuf(depth);
     size_t pan = nbuf * ((size_t)((mp + NB) * NB + NB + 1) * d + (size_t)(8 * NB) * sizeof(int64_t)) +
                  (2 * nbuf + 1) * (size_t)(NB * NB) * d;
-    size_t stage = 2 * (size_t)(2 * NB * (nq + 1) + 2 * NB * NB) * d;
+    size_t stage = 2 * (size_t)(2 * NB * (nq + 16) + 2 * NB * (NB + 16) + 4 * NB) * d;
     m.A = A;
     if (device) {
         m.xmem = A + U + scr + pan + (size_t)(mp + 1) * d;
@@ -298,12 +293,13 @@ static int state_alloc(ts_hpl_state *s) {
         TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout on one process (1 x 1; TESSERA_HPL_LAYOUT=row and its path): "
                  "U by the GEMM with inv(L11)");
     s->lda = pad_ld(s->trans ? nq : mp);
+    s->ldut = pad_ld(nq); // (U^T, transposed layout: aligned columns for the GEMMs that read it)
     int64_t ncols = s->trans ? mp : nq; // of the stored matrix
     TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)(ncols > 0 ? ncols : 1) * sizeof(double), (void **)&s->A));
-    TS_CHECK(x->xmalloc(s, (size_t)(NB * (nq + 2)) * sizeof(double), (void **)&s->U));
+    TS_CHECK(x->xmalloc(s, (size_t)(NB * (s->ldut + 2)) * sizeof(double), (void **)&s->U));
     int nst = x->is_device ? 2 : 1;
     for (int st = 0; st < nst; st++) {
-        s->scr_cols[st] = st == 0 ? nq + 1 : NB;
+        s->scr_cols[st] = (st == 0 ? nq : NB) + 16; // (room for U^T with a padded ld, form_u)
         size_t n = (size_t)(2 * NB * s->scr_cols[st] + 2 * NB) * sizeof(double);
         TS_CHECK(x->xmalloc(s, n, (void **)&s->xscr[st]));
         TS_CHECK(x->halloc(s, n, (void **)&s->hsend[st]));

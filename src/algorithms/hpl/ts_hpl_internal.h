@@ -40,6 +40,16 @@ int ts_hpl_pivot(const ts_comm *c, double *rec, int w);
 // neither is known (ts_hpl_engine.c; HPL's and HPL-MxP's sizing).
 size_t ts_hpl_host_available(void);
 
+// A leading dimension for m rows in execution memory: a multiple of 8 doubles (TMA and vector loads
+// need 16-byte aligned columns; an odd one sends cuBLAS's GEMM to a slow kernel), never a multiple
+// of 512 (columns off the same cache sets).
+static inline int64_t ts_hpl_pad_ld(int64_t m) {
+    int64_t ld = (m + 7) / 8 * 8;
+    if (ld < 8) ld = 8;
+    if (ld % 512 == 0) ld += 8;
+    return ld;
+}
+
 // ---- block-cyclic index maps (ts_hpl_grid.c); source process 0 ----
 int64_t ts_hpl_numroc(int64_t n, int64_t nb, int iproc, int nprocs);
 // Local indices on iproc whose global index is < g.
@@ -221,7 +231,8 @@ struct ts_hpl_state {
     const ts_hpl_xops *x;
     void *xs;                   // backend state
     double *A;                  // execution memory
-    double *U;                  // execution memory, NB x nq (ldu = NB); transposed layout: nq x NB (ldu = nq)
+    double *U;                  // execution memory, NB x nq (ldu = NB); transposed layout: nq x NB (ldut)
+    int64_t ldut;               // U^T's leading dimension in the transposed layout: ts_hpl_pad_ld(nq)
     double *xscr[TS_HPL_NSTREAM];   // execution scratch for row swaps
     double *hsend[TS_HPL_NSTREAM], *hrecv[TS_HPL_NSTREAM]; // host staging for swaps
     int64_t scr_cols[TS_HPL_NSTREAM];

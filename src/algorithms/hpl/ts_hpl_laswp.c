@@ -121,9 +121,9 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
     double *scr = s->xscr[st];
     int rc = 0;
     double t0 = ts_now();
-    if (s->trans && s->P == 1) { // rows of A are columns of A^T: U0^T (nc x jb, ld nq) and the changed rows by
+    if (s->trans && s->P == 1) { // rows of A are columns of A^T: U0^T (nc x jb, ld ldut) and the changed rows by
         // copies (the plan was checked for it when the panel was loaded)
-        rc = x->swap_rows_t(s, st, s->A + c0, s->lda, xpk, xub, jb, s->U + c0, s->nq, xal, xab, p->nown, nc);
+        rc = x->swap_rows_t(s, st, s->A + c0, s->lda, xpk, xub, jb, s->U + c0, s->ldut, xal, xab, p->nown, nc);
         strcpy(s->swap_used, "local-rows");
         s->t_iter_swap += ts_now() - t0;
         return ts_hpl_fail(s, rc);
@@ -139,7 +139,7 @@ int ts_hpl_laswp(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int s
         rc = x->copy_cols(s, st, s->A + c0, s->lda, xpk, p->npack, nc, scr + p->dsp[s->myrow] * nc, nc, NULL);
         int xrc = ts_hpl_xdev_col_allgather(s, st, scr, p->cnt, p->dsp, nc);
         if (rc == 0) rc = xrc;
-        if (rc == 0) rc = x->copy_cols(s, st, scr, nc, xub, jb, nc, s->U + c0, s->nq, NULL);
+        if (rc == 0) rc = x->copy_cols(s, st, scr, nc, xub, jb, nc, s->U + c0, s->ldut, NULL);
         if (rc == 0) rc = x->copy_cols(s, st, scr, nc, xab, p->nown, nc, s->A + c0, s->lda, xal);
         s->t_iter_swap += ts_now() - t0;
         return ts_hpl_fail(s, rc);

@@ -368,14 +368,16 @@ static int form_u(ts_hpl_state *s, ts_hpl_panel *p, int64_t c0, int64_t c1, int 
     const ts_hpl_xops *x = s->x;
     int64_t nc = c1 - c0;
     if (s->trans) { // U^T = U0^T inv(L11)^T: the owner row into its rows of A^T, the others into the scratch
+        // (with a padded leading dimension: ld = nc, odd on the column holding b, cost the update's
+        // GEMM its aligned loads on every other panel of 2 x 2, call 61)
         int owner = s->myrow == p->curr;
         double *Ut = owner ? s->A + c0 + p->lr0 * s->lda : s->xscr[st];
         *Us = Ut;
-        *ldu = owner ? s->lda : nc;
+        *ldu = owner ? s->lda : ts_hpl_pad_ld(nc);
         if (s->fold) // U0 as the swaps left it (inv(L11) is in L), copied into A^T's rows (one process)
-            return x->x_copy(s, st, Ut, *ldu, s->U + c0, s->nq, nc, p->jb);
+            return x->x_copy(s, st, Ut, *ldu, s->U + c0, s->ldut, nc, p->jb);
         const double *Z = p->xlinv + s->NB * s->NB; // inv(L11)^T (panel_inverse)
-        return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->nq, 'N', Z, s->NB, 0.0, Ut, *ldu);
+        return gemm_rows_t(s, st, c0, c1, p->jb, p->jb, 1.0, s->U + c0, s->ldut, 'N', Z, s->NB, 0.0, Ut, *ldu);
     }
     double *U0 = s->U + c0 * s->NB;
     double *Ar = s->A + p->lr0 + c0 * s->lda; // the owner row's U rows in A
@@ -477,6 +479,50 @@ static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
     if (tf > 0) s->t_fact = tf;
     s->t_swap = tw;
     s->t_update = tu;
+}
+
+// Every rank's phase sums from its own stamps (the same definitions as phase_split's, split by
+// stream) into r->rank_phases on rank 0 of the grid (the first TS_HPL_MAX_RANK_PHASES ranks): a
+// grid-wide call, made by every rank.
+static void rank_phases(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64_t npan, int start0, int overlap) {
+    enum { W = TS_HPL_RANK_NPH + 3 }; // [0]: 1 when the rank's sums are there, [1], [2]: its row, column
+    const ts_hpl_xops *x = s->x;
+    int n = s->grid.size < TS_HPL_MAX_RANK_PHASES ? s->grid.size : TS_HPL_MAX_RANK_PHASES;
+    double all[TS_HPL_MAX_RANK_PHASES * W];
+    memset(all, 0, sizeof all);
+    int every = marks != NULL && s->err == 0; // (agreed below: every rank had its stamps)
+    if (every && s->grid.rank < n) {
+        double *v = all + (size_t)s->grid.rank * W;
+        int prev = start0;
+        v[0] = 1.0;
+        v[1] = s->myrow;
+        v[2] = s->mycol;
+        for (int64_t k = 0; k < npan; k++) {
+            const struct ts_hpl_marks *m = &marks[k];
+            double busy0 = 0;
+            for (int i = 0; i < m->nf; i++) v[3 + TS_HPL_RANK_FACT] += x->stamp_diff(s, m->f0[i], m->f1[i]);
+            for (int u = 0; u < m->nup; u++) {
+                double a = x->stamp_diff(s, m->sw0[u], m->sw1[u]), b = x->stamp_diff(s, m->up0[u], m->up1[u]);
+                v[3 + (m->ust[u] == 0 ? TS_HPL_RANK_SWAP0 : TS_HPL_RANK_SWAP1)] += a;
+                v[3 + (m->ust[u] == 0 ? TS_HPL_RANK_UPD0 : TS_HPL_RANK_UPD1)] += b;
+                v[3 + TS_HPL_RANK_TRSM] += x->stamp_diff(s, m->up0[u], m->gm0[u]);
+                if (m->ust[u] == 0) busy0 += a + b;
+            }
+            double total = x->stamp_diff(s, prev, m->end0);
+            if (m->end0 >= 0) prev = m->end0;
+            v[3 + TS_HPL_RANK_TOTAL] += total;
+            if (overlap && total > busy0) v[3 + TS_HPL_RANK_IDLE0] += total - busy0;
+        }
+    }
+    if (ts_comm_allreduce_i(&s->grid, &every, 1, TS_COMM_MIN) != 0 ||
+        ts_comm_allreduce_d(&s->grid, all, n * W, TS_COMM_SUM) != 0)
+        every = 0;
+    s->r->n_rank_phases = every ? n : 0;
+    for (int q = 0; every && q < n; q++) {
+        s->r->rank_grid[q][0] = (int)all[(size_t)q * W + 1];
+        s->r->rank_grid[q][1] = (int)all[(size_t)q * W + 2];
+        for (int i = 0; i < TS_HPL_RANK_NPH; i++) s->r->rank_phases[q][i] = all[(size_t)q * W + 3 + i];
+    }
 }
 
 static double lu_flops_left(double n) { return 2.0 / 3.0 * n * n * n; }
@@ -655,6 +701,7 @@ int ts_hpl_lu(ts_hpl_state *s) {
     for (int b = 0; b < nbuf; b++) panel_recycle(s, &s->pan[b], b);
     for (int st = 0; st <= s1; st++) ts_hpl_fail(s, x->sync(s, st));
     if (marks && s->err == 0 && s->grid.rank == 0) phase_split(s, marks, npan, start0, d >= 1 && dev);
+    if (s->ctx->opts.record_iterations) rank_phases(s, marks, npan, start0, d >= 1 && dev);
     free(marks);
     return s->err;
 }
