@@ -86,6 +86,10 @@ ts_devset *ts_hpl_ctx_devset(ts_hpl_ctx *c) { return c->devs; }
 
 static int64_t pad_ld(int64_t m) { return ts_hpl_pad_ld(m); }
 
+// Rows of the gathered panel's staging (P > 1): on the diagonal block's owner the other process
+// rows' parts (at most N - mp rows), elsewhere this rank's part (at most mp).
+static int64_t gather_stage_rows(int64_t N, int64_t mp) { return N - mp > mp ? N - mp : mp; }
+
 typedef struct {
     size_t xmem;   // execution memory (device memory on the device path)
     size_t host;   // host memory besides it
@@ -108,7 +112,8 @@ static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int devi
     m.A = A;
     if (device) {
         m.xmem = A + U + scr + pan + (size_t)(mp + 1) * d;
-        if (mp < N) m.xmem += (size_t)(2 * N * NB + NB * NB) * d; // several process rows: gathered panels
+        if (mp < N) // several process rows: gathered panels and their staging
+            m.xmem += (size_t)((N + gather_stage_rows(N, mp)) * NB + NB * NB) * d;
         m.host = pan + stage + (size_t)N * d + (128 << 20); // + generation staging
     } else {
         m.xmem = A + U + scr + pan + (size_t)(mp + 1) * d;
@@ -472,12 +477,13 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     // (the settings were checked before the run; a malformed one leaves the default)
     (void)ts_lu_env_leaf_grid(&s->leaf_grid);
     if (s->panel_kind == TS_HPL_PANEL_HYBRID) {
-        // our panel only where it was measured to pay: one process row on the device path (the
-        // gathered panels of P > 1 and the out-of-core path take cuSOLVER's)
-        if (!dev || ooc || s->P > 1) {
+        // our panel only where it was measured to pay: one process row on the device path by
+        // default; the gathered panels of P > 1 when asked for (TESSERA_HPL_PANEL=hybrid); the
+        // out-of-core path takes cuSOLVER's
+        if (!dev || ooc || (s->P > 1 && !asked)) {
             if (asked && (dev || ooc) && s->grid.rank == 0)
-                TS_LOG_W("hpl: the hybrid panel runs on one process row of the device path: cuSOLVER's "
-                         "panel instead");
+                TS_LOG_W("hpl: the hybrid panel runs on the device path (one process row, or the gathered "
+                         "panels of several): cuSOLVER's panel instead");
             s->panel_kind = TS_HPL_PANEL_CUSOLVER;
         }
         if (!s->leaf_grid) s->leaf_grid = TS_HPL_HYBRID_LEAF_GRID;
@@ -503,7 +509,8 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     if (want_gather) {
         size_t n = (size_t)(s->N * s->NB + s->NB * s->NB) * sizeof(double);
         int ok = s->nccl_col != 0 && s->x->xmalloc(s, n, (void **)&s->xgat) == 0 &&
-                 s->x->xmalloc(s, (size_t)(s->N * s->NB) * sizeof(double), (void **)&s->xgst) == 0;
+                 s->x->xmalloc(s, (size_t)(gather_stage_rows(s->N, s->mp) * s->NB) * sizeof(double),
+                               (void **)&s->xgst) == 0;
         ts_error_clear();
         TS_CHECK(ts_comm_allreduce_i(&s->grid, &ok, 1, TS_COMM_MIN));
         if (ok) {

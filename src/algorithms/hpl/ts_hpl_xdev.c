@@ -163,8 +163,9 @@ static int d_getrf(ts_hpl_state *s, int st, int64_t m, int64_t n, double *A, int
                    int *info) {
     xdev *d = X(s);
     // hybrid: a tall panel by ours on a few SMs (its own algorithm, not the case's PFACT...), where
-    // an update runs beside it: not the first panel (m = mp with one process row) nor at depth 0
-    int beside = s->depth > 0 && m < s->mp;
+    // an update runs beside it: not the first panel (m = mp with one process row, N gathered) nor at
+    // depth 0
+    int beside = s->depth > 0 && m < (s->panel_gather ? s->N : s->mp);
     int ours = s->panel_kind == TS_HPL_PANEL_TESSERA ||
                (s->panel_kind == TS_HPL_PANEL_HYBRID && m >= s->panel_tail && beside);
     if (ours) {
