@@ -477,17 +477,16 @@ static int run_grid(ts_hpl_ctx *c, const ts_hpl_case *hc, ts_hpl_result *r, ts_h
     // (the settings were checked before the run; a malformed one leaves the default)
     (void)ts_lu_env_leaf_grid(&s->leaf_grid);
     if (s->panel_kind == TS_HPL_PANEL_HYBRID) {
-        // our panel only where it was measured to pay: one process row on the device path by
-        // default; the gathered panels of P > 1 when asked for (TESSERA_HPL_PANEL=hybrid); the
-        // out-of-core path takes cuSOLVER's
-        if (!dev || ooc || (s->P > 1 && !asked)) {
+        // our panel where it was measured to pay: the device path, one process row or the gathered
+        // panels of several (their tail 48 NB rows); the out-of-core path takes cuSOLVER's
+        if (!dev || ooc) {
             if (asked && (dev || ooc) && s->grid.rank == 0)
                 TS_LOG_W("hpl: the hybrid panel runs on the device path (one process row, or the gathered "
                          "panels of several): cuSOLVER's panel instead");
             s->panel_kind = TS_HPL_PANEL_CUSOLVER;
         }
         if (!s->leaf_grid) s->leaf_grid = TS_HPL_HYBRID_LEAF_GRID;
-        s->panel_tail = TS_HPL_HYBRID_TAIL_NB * s->NB;
+        s->panel_tail = (s->P > 1 ? TS_HPL_HYBRID_TAIL_NB_GATHER : TS_HPL_HYBRID_TAIL_NB) * s->NB;
         (void)ts_hpl_env_panel_tail(&s->panel_tail);
     }
     s->panel_dev = s->panel_kind != TS_HPL_PANEL_CPU && (dev || ooc) && s->x->getrf && s->P == 1;

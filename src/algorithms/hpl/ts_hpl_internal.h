@@ -123,6 +123,10 @@ typedef struct {
 // cuSOLVER's getrf over the whole GPU while the update is long, and lose once it is not.
 #define TS_HPL_HYBRID_LEAF_GRID 16
 #define TS_HPL_HYBRID_TAIL_NB 24
+// Several process rows: the gathered panels (the column's whole height on one device, beside an
+// update of the local rows only) by ours from 48 NB rows: on four H200s, 2 x 2 at N = 229376, 48.28
+// TFLOP/s a GPU against 47.99 with 24 NB and 47.59 with cuSOLVER's panel for all (call 63)
+#define TS_HPL_HYBRID_TAIL_NB_GATHER 48
 #define TS_HPL_HYBRID_LEAF 16
 
 // ---- execution backend: where the local matrix lives and who computes on it ----
