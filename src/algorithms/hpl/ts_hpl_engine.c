@@ -275,9 +275,10 @@ static int state_alloc(ts_hpl_state *s) {
     TS_CHECK(ts_hpl_env_swap(&s->swap_fused));
     if (s->swap_fused && !x->swap_rows) s->swap_fused = 0; // fused is the device path's: split elsewhere
     // [A|b] transposed (row swaps as streaming copies instead of one 32-byte sector per element;
-    // bench/notes/hpl.md) where the path has it: one process row (1 x Q), panels factored on the
-    // device, U by the GEMM with inv(L11), swaps in one pass. 1 x 4 on four H200s: 49.79 TFLOP/s a
-    // GPU against 47.15 column-major, 0.976x the 51.00 of 1 x 1 (call 60)
+    // bench/notes/hpl.md) where the path has it: panels factored on the device (one process row) or
+    // gathered on one (several), U by the GEMM with inv(L11), one process row's swaps in one pass.
+    // On four H200s: 1 x 4 49.79 TFLOP/s a GPU against 47.15 column-major (call 60); 2 x 2 47.25
+    // against 45.58 (call 62)
     int want_t = TS_HPL_TRANS_DEFAULT, asked_t = ts_env_str("TESSERA_HPL_LAYOUT") != NULL;
     TS_CHECK(ts_hpl_env_layout(&want_t));
     // Several process rows: the same where panels are gathered on a device (tentatively here: the

@@ -514,9 +514,9 @@ static void rank_phases(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
             if (overlap && total > busy0) v[3 + TS_HPL_RANK_IDLE0] += total - busy0;
         }
     }
-    if (ts_comm_allreduce_i(&s->grid, &every, 1, TS_COMM_MIN) != 0 ||
-        ts_comm_allreduce_d(&s->grid, all, n * W, TS_COMM_SUM) != 0)
-        every = 0;
+    int rc1 = ts_comm_allreduce_i(&s->grid, &every, 1, TS_COMM_MIN); // (both made by every rank)
+    int rc2 = ts_comm_allreduce_d(&s->grid, all, n * W, TS_COMM_SUM);
+    if (rc1 != 0 || rc2 != 0) every = 0;
     s->r->n_rank_phases = every ? n : 0;
     for (int q = 0; every && q < n; q++) {
         s->r->rank_grid[q][0] = (int)all[(size_t)q * W + 1];
