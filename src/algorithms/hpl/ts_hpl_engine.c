@@ -84,8 +84,6 @@ ts_devset *ts_hpl_ctx_devset(ts_hpl_ctx *c) { return c->devs; }
 
 // ---- memory ----
 
-static int64_t pad_ld(int64_t m) { return ts_hpl_pad_ld(m); }
-
 // Rows of the gathered panel's staging (P > 1): on the diagonal block's owner the other process
 // rows' parts (at most N - mp rows), elsewhere this rank's part (at most mp).
 static int64_t gather_stage_rows(int64_t N, int64_t mp) { return N - mp > mp ? N - mp : mp; }
@@ -99,9 +97,9 @@ typedef struct {
 static mem_need need_for(int64_t mp, int64_t nq, int64_t N, int64_t NB, int device, int depth) {
     mem_need m;
     size_t d = sizeof(double);
-    size_t A = (size_t)pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d, At = (size_t)pad_ld(nq) * (size_t)mp * d;
+    size_t A = (size_t)ts_hpl_pad_ld(mp) * (size_t)(nq > 0 ? nq : 1) * d, At = (size_t)ts_hpl_pad_ld(nq) * (size_t)mp * d;
     if (At > A) A = At; // the transposed layout's padding
-    size_t U = (size_t)(NB * (pad_ld(nq) + 2)) * d;
+    size_t U = (size_t)(NB * (ts_hpl_pad_ld(nq) + 2)) * d;
     size_t scr = (size_t)(2 * NB * (nq + 16) + 2 * NB * (NB + 16) + 4 * NB) * d;
     // the panel buffers (d + 1 for lookahead depth d, at least 2), each with its inv(L11) (and its
     // transpose in the transposed layout), and the identity (trsm_inv)
@@ -298,8 +296,8 @@ static int state_alloc(ts_hpl_state *s) {
     if (umode == 2 && !s->fold && s->grid.rank == 0)
         TS_LOG_W("hpl: TESSERA_HPL_TRSM=fold needs the transposed layout on one process (1 x 1; TESSERA_HPL_LAYOUT=row and its path): "
                  "U by the GEMM with inv(L11)");
-    s->lda = pad_ld(s->trans ? nq : mp);
-    s->ldut = pad_ld(nq); // (U^T, transposed layout: aligned columns for the GEMMs that read it)
+    s->lda = ts_hpl_pad_ld(s->trans ? nq : mp);
+    s->ldut = ts_hpl_pad_ld(nq); // (U^T, transposed layout: aligned columns for the GEMMs that read it)
     int64_t ncols = s->trans ? mp : nq; // of the stored matrix
     TS_CHECK(x->xmalloc(s, (size_t)s->lda * (size_t)(ncols > 0 ? ncols : 1) * sizeof(double), (void **)&s->A));
     TS_CHECK(x->xmalloc(s, (size_t)(NB * (s->ldut + 2)) * sizeof(double), (void **)&s->U));
@@ -357,7 +355,7 @@ static int layout_col(ts_hpl_state *s) {
     s->trans = 0;
     s->x->xfree(s, s->A);
     s->A = NULL;
-    s->lda = pad_ld(s->mp);
+    s->lda = ts_hpl_pad_ld(s->mp);
     if (s->grid.rank == 0 && ts_env_str("TESSERA_HPL_LAYOUT") != NULL)
         TS_LOG_W("hpl: TESSERA_HPL_LAYOUT=row with several process rows needs the panels gathered on a device: column-major");
     return s->x->xmalloc(s, (size_t)s->lda * (size_t)(s->nq > 0 ? s->nq : 1) * sizeof(double), (void **)&s->A);

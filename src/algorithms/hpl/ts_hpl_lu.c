@@ -436,6 +436,28 @@ static int factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
                              : panel_factor(s, p, b, k, st);
 }
 
+// One iteration's step times from its stamps: the factorizations, the swaps and updates per stream
+// (U's part of both), stream 0's busy time, and the iteration's time on stream 0 from *prev (the
+// previous iteration's end, moved on to this one's).
+struct iter_times {
+    double fact, swap[2], upd[2], trsm, busy0, total;
+};
+static struct iter_times iter_times(ts_hpl_state *s, const struct ts_hpl_marks *m, int *prev) {
+    const ts_hpl_xops *x = s->x;
+    struct iter_times t = {0};
+    for (int i = 0; i < m->nf; i++) t.fact += x->stamp_diff(s, m->f0[i], m->f1[i]);
+    for (int u = 0; u < m->nup; u++) {
+        double a = x->stamp_diff(s, m->sw0[u], m->sw1[u]), b = x->stamp_diff(s, m->up0[u], m->up1[u]);
+        t.swap[m->ust[u] != 0] += a;
+        t.upd[m->ust[u] != 0] += b;
+        t.trsm += x->stamp_diff(s, m->up0[u], m->gm0[u]);
+        if (m->ust[u] == 0) t.busy0 += a + b;
+    }
+    t.total = x->stamp_diff(s, *prev, m->end0);
+    if (m->end0 >= 0) *prev = m->end0;
+    return t;
+}
+
 // After the factorization: the per-iteration phase times from the stamps. fact, swap and update
 // are the time each step ran (on its stream; under lookahead the next panel's steps overlap the
 // update of the rest), bcast the host time of the panel broadcast, total the time from the end of
@@ -444,23 +466,13 @@ static int factor(ts_hpl_state *s, ts_hpl_panel *p, int b, int64_t k, int st) {
 // less the steps.
 static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64_t npan, int start0,
                         int overlap) {
-    const ts_hpl_xops *x = s->x;
     ts_hpl_result *r = s->r;
     double tf = 0, tw = 0, tu = 0;
     int prev = start0;
     for (int64_t k = 0; k < npan; k++) {
         const struct ts_hpl_marks *m = &marks[k];
-        double fact = 0, swap = 0, upd = 0, trsm = 0, busy0 = 0;
-        for (int i = 0; i < m->nf; i++) fact += x->stamp_diff(s, m->f0[i], m->f1[i]);
-        for (int u = 0; u < m->nup; u++) {
-            double a = x->stamp_diff(s, m->sw0[u], m->sw1[u]), b = x->stamp_diff(s, m->up0[u], m->up1[u]);
-            swap += a;
-            upd += b;
-            trsm += x->stamp_diff(s, m->up0[u], m->gm0[u]);
-            if (m->ust[u] == 0) busy0 += a + b;
-        }
-        double total = x->stamp_diff(s, prev, m->end0);
-        if (m->end0 >= 0) prev = m->end0;
+        struct iter_times t = iter_times(s, m, &prev);
+        double fact = t.fact, swap = t.swap[0] + t.swap[1], upd = t.upd[0] + t.upd[1];
         tw += swap;
         tu += upd;
         if (k < r->n_iters && s->ctx->opts.record_iterations) {
@@ -469,9 +481,9 @@ static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
             else fact = it->fact; // factored on the host: its host time stays
             it->swap = swap;
             it->update = upd;
-            it->trsm = trsm;
-            it->total = total;
-            double idle = overlap ? total - busy0 : total - fact - it->bcast - swap - upd;
+            it->trsm = t.trsm;
+            it->total = t.total;
+            double idle = overlap ? t.total - t.busy0 : t.total - fact - it->bcast - swap - upd;
             it->idle = idle > 0 ? idle : 0.0;
         }
         tf += m->nf > 0 ? fact : 0;
@@ -481,12 +493,11 @@ static void phase_split(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
     s->t_update = tu;
 }
 
-// Every rank's phase sums from its own stamps (the same definitions as phase_split's, split by
-// stream) into r->rank_phases on rank 0 of the grid (the first TS_HPL_MAX_RANK_PHASES ranks): a
-// grid-wide call, made by every rank.
+// Every rank's phase sums from its own stamps (iter_times, as phase_split's, split by stream) into
+// r->rank_phases on rank 0 of the grid (the first TS_HPL_MAX_RANK_PHASES ranks): a grid-wide call,
+// made by every rank.
 static void rank_phases(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64_t npan, int start0, int overlap) {
     enum { W = TS_HPL_RANK_NPH + 3 }; // [0]: 1 when the rank's sums are there, [1], [2]: its row, column
-    const ts_hpl_xops *x = s->x;
     int n = s->grid.size < TS_HPL_MAX_RANK_PHASES ? s->grid.size : TS_HPL_MAX_RANK_PHASES;
     double all[TS_HPL_MAX_RANK_PHASES * W];
     memset(all, 0, sizeof all);
@@ -498,20 +509,15 @@ static void rank_phases(ts_hpl_state *s, const struct ts_hpl_marks *marks, int64
         v[1] = s->myrow;
         v[2] = s->mycol;
         for (int64_t k = 0; k < npan; k++) {
-            const struct ts_hpl_marks *m = &marks[k];
-            double busy0 = 0;
-            for (int i = 0; i < m->nf; i++) v[3 + TS_HPL_RANK_FACT] += x->stamp_diff(s, m->f0[i], m->f1[i]);
-            for (int u = 0; u < m->nup; u++) {
-                double a = x->stamp_diff(s, m->sw0[u], m->sw1[u]), b = x->stamp_diff(s, m->up0[u], m->up1[u]);
-                v[3 + (m->ust[u] == 0 ? TS_HPL_RANK_SWAP0 : TS_HPL_RANK_SWAP1)] += a;
-                v[3 + (m->ust[u] == 0 ? TS_HPL_RANK_UPD0 : TS_HPL_RANK_UPD1)] += b;
-                v[3 + TS_HPL_RANK_TRSM] += x->stamp_diff(s, m->up0[u], m->gm0[u]);
-                if (m->ust[u] == 0) busy0 += a + b;
-            }
-            double total = x->stamp_diff(s, prev, m->end0);
-            if (m->end0 >= 0) prev = m->end0;
-            v[3 + TS_HPL_RANK_TOTAL] += total;
-            if (overlap && total > busy0) v[3 + TS_HPL_RANK_IDLE0] += total - busy0;
+            struct iter_times t = iter_times(s, &marks[k], &prev);
+            v[3 + TS_HPL_RANK_FACT] += t.fact;
+            v[3 + TS_HPL_RANK_SWAP0] += t.swap[0];
+            v[3 + TS_HPL_RANK_SWAP1] += t.swap[1];
+            v[3 + TS_HPL_RANK_UPD0] += t.upd[0];
+            v[3 + TS_HPL_RANK_UPD1] += t.upd[1];
+            v[3 + TS_HPL_RANK_TRSM] += t.trsm;
+            v[3 + TS_HPL_RANK_TOTAL] += t.total;
+            if (overlap && t.total > t.busy0) v[3 + TS_HPL_RANK_IDLE0] += t.total - t.busy0;
         }
     }
     int rc1 = ts_comm_allreduce_i(&s->grid, &every, 1, TS_COMM_MIN); // (both made by every rank)

@@ -197,44 +197,34 @@ __global__ void __launch_bounds__(32 * SWAPT_WARPS) lu_swapt_kernel(const double
     }
 }
 
+// One launch of lu_swapt_kernel over n entries of nc values (what: the message's name).
+static int swapt_launch(cudaStream_t s, const char *what, const double *src, int64_t lds, const int64_t *pk,
+                        const int64_t *sel, const int64_t *dst, double *D, int64_t ldd, int64_t n, int64_t nc) {
+    if (n <= 0) return 0;
+    int64_t gy = (n + SWAPT_WARPS - 1) / SWAPT_WARPS;
+    if (gy > 65535) return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__, "%s: %lld rows", what, (long long)n);
+    dim3 block(32, SWAPT_WARPS);
+    dim3 grid((unsigned)((nc + 32 * SWAPT_VEC * SWAPT_ITER - 1) / (32 * SWAPT_VEC * SWAPT_ITER)), (unsigned)gy);
+    lu_swapt_kernel<<<grid, block, 0, s>>>(src, lds, pk, sel, dst, D, ldd, n, nc);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "%s launch: %s", what, cudaGetErrorString(e));
+    return 0;
+}
+
 extern "C" int ts_lu_swapt_cuda(void *native_stream, void *vargs) {
     const ts_lu_swapt_args *a = (const ts_lu_swapt_args *)vargs;
     cudaStream_t s = (cudaStream_t)native_stream;
-    dim3 block(32, SWAPT_WARPS);
-    unsigned gx = (unsigned)((a->nc + 32 * SWAPT_VEC * SWAPT_ITER - 1) / (32 * SWAPT_VEC * SWAPT_ITER));
-    for (int step = 0; step < 2; step++) {
-        int64_t n = step == 0 ? a->jb : a->nown;
-        if (n <= 0) continue;
-        int64_t gy = (n + SWAPT_WARPS - 1) / SWAPT_WARPS;
-        if (gy > 65535)
-            return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__, "lu swap kernel (transposed): %lld rows",
-                                (long long)n);
-        dim3 grid(gx, (unsigned)gy);
-        if (step == 0) lu_swapt_kernel<<<grid, block, 0, s>>>(a->At, a->ldt, a->pk, a->ub, NULL, a->Ut, a->ldut, n, a->nc);
-        else lu_swapt_kernel<<<grid, block, 0, s>>>(a->At, a->ldt, a->pk, a->ab, a->al, a->At, a->ldt, n, a->nc);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess)
-            return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu swap kernel (transposed) launch: %s",
-                                cudaGetErrorString(e));
-    }
-    return 0;
+    const char *what = "lu swap kernel (transposed)";
+    int rc = swapt_launch(s, what, a->At, a->ldt, a->pk, a->ub, NULL, a->Ut, a->ldut, a->jb, a->nc);
+    return rc ? rc : swapt_launch(s, what, a->At, a->ldt, a->pk, a->ab, a->al, a->At, a->ldt, a->nown, a->nc);
 }
 
 // ts_lu_copy_cols: the same copies with one index level (pk NULL), from S into D
 extern "C" int ts_lu_cols_cuda(void *native_stream, void *vargs) {
     const ts_lu_cols_args *a = (const ts_lu_cols_args *)vargs;
-    cudaStream_t s = (cudaStream_t)native_stream;
-    dim3 block(32, SWAPT_WARPS);
-    unsigned gx = (unsigned)((a->nc + 32 * SWAPT_VEC * SWAPT_ITER - 1) / (32 * SWAPT_VEC * SWAPT_ITER));
-    int64_t gy = (a->n + SWAPT_WARPS - 1) / SWAPT_WARPS;
-    if (gy > 65535)
-        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__, "lu copy cols kernel: %lld columns", (long long)a->n);
-    dim3 grid(gx, (unsigned)gy);
-    lu_swapt_kernel<<<grid, block, 0, s>>>(a->S, a->lds, NULL, a->sidx, a->didx, a->D, a->ldd, a->n, a->nc);
-    cudaError_t e = cudaGetLastError();
-    if (e != cudaSuccess)
-        return ts_error_set(TS_ERR_CUDA, __FILE__, __LINE__, "lu copy cols kernel launch: %s", cudaGetErrorString(e));
-    return 0;
+    return swapt_launch((cudaStream_t)native_stream, "lu copy cols kernel", a->S, a->lds, NULL, a->sidx, a->didx,
+                        a->D, a->ldd, a->n, a->nc);
 }
 
 // dst = src^T through a 32 x 33 shared tile: rows of src read along its columns, written along dst's.
