@@ -69,6 +69,7 @@ using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small
 // removed: 16 x 8 a thread with k-steps of 8 (big) and 16 (big16), 128 x 256 tiles (wide16), k-steps
 // of 32 (big32), all after dd978dd; 128 x 128 tiles of 8 x 16, two blocks a SM (pair16t, after 4e5825e).
 using SgBig16T = SgShape<256, 128, 16, 1, 2, 4, 16>;
+using SgBig8D = SgShape<256, 128, 8, 1, 2, 4, 16>; // big8d: big16d's loop with k-steps of 8
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -122,6 +123,10 @@ struct SgLoader {
         ptr += step;
     }
 
+    // Chunk j of a full slice (every chunk inside the matrix, VEC == 4): one unchecked float4 load.
+    __device__ __forceinline__ void load_full(int j) { r[j] = __ldg(reinterpret_cast<const float4 *>(ptr + j * jstride)); }
+    __device__ __forceinline__ void advance(int64_t step) { ptr += step; }
+
     // Stores the loaded chunks into the shared slice s (line kk at s + kk * LD).
     __device__ __forceinline__ void store(float *s) const {
 #pragma unroll
@@ -153,6 +158,40 @@ __device__ __forceinline__ void tile_of_block(const SgParams &p, int &bm, int &b
 
 __device__ __forceinline__ float combine(float acc, float alpha, float beta, const float *c) {
     return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is never read
+}
+
+// Epilogue: acc[i][j] is row m0 + aoff + 32 (i / 4) + i % 4, column n0 + boff + 16 (j / 4) + j % 4.
+template <class S>
+__device__ __forceinline__ void sg_epilogue(const SgParams &p, const float (&acc)[4 * S::RA][4 * S::RB], int64_t m0,
+                                            int64_t n0, int aoff, int boff) {
+    constexpr int RA = S::RA, TN = 4 * S::RB;
+#pragma unroll
+    for (int j = 0; j < TN; j++) {
+        const int64_t col = n0 + boff + 16 * (j / 4) + j % 4;
+        if (col >= p.n) continue;
+#pragma unroll
+        for (int h = 0; h < RA; h++) {
+            const int64_t row = m0 + aoff + 32 * h;
+            if (row >= p.m) continue;
+            float *c = p.C + row + col * p.ldc;
+            const float v0 = acc[4 * h][j], v1 = acc[4 * h + 1][j], v2 = acc[4 * h + 2][j], v3 = acc[4 * h + 3][j];
+            if (p.c_vec && row + 3 < p.m) {
+                float4 old = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+                if (p.beta != 0.0f) old = *reinterpret_cast<const float4 *>(c);
+                float4 out;
+                out.x = combine(v0, p.alpha, p.beta, &old.x);
+                out.y = combine(v1, p.alpha, p.beta, &old.y);
+                out.z = combine(v2, p.alpha, p.beta, &old.z);
+                out.w = combine(v3, p.alpha, p.beta, &old.w);
+                *reinterpret_cast<float4 *>(c) = out;
+            } else {
+                c[0] = combine(v0, p.alpha, p.beta, c);
+                if (row + 1 < p.m) c[1] = combine(v1, p.alpha, p.beta, c + 1);
+                if (row + 2 < p.m) c[2] = combine(v2, p.alpha, p.beta, c + 2);
+                if (row + 3 < p.m) c[3] = combine(v3, p.alpha, p.beta, c + 3);
+            }
+        }
+    }
 }
 
 // ---- double-buffered variants: register prefetch, both operands stored MN-major ----
@@ -221,34 +260,119 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
         buf ^= 1;
     }
 
-    // Epilogue: acc[i][j] is row m0 + aoff + 32 (i / 4) + i % 4, column n0 + boff + 16 (j / 4) + j % 4.
-#pragma unroll
-    for (int j = 0; j < TN; j++) {
-        const int64_t col = n0 + boff + 16 * (j / 4) + j % 4;
-        if (col >= p.n) continue;
-#pragma unroll
-        for (int h = 0; h < RA; h++) {
-            const int64_t row = m0 + aoff + 32 * h;
-            if (row >= p.m) continue;
-            float *c = p.C + row + col * p.ldc;
-            const float v0 = acc[4 * h][j], v1 = acc[4 * h + 1][j], v2 = acc[4 * h + 2][j], v3 = acc[4 * h + 3][j];
-            if (p.c_vec && row + 3 < p.m) {
-                float4 old = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-                if (p.beta != 0.0f) old = *reinterpret_cast<const float4 *>(c);
-                float4 out;
-                out.x = combine(v0, p.alpha, p.beta, &old.x);
-                out.y = combine(v1, p.alpha, p.beta, &old.y);
-                out.z = combine(v2, p.alpha, p.beta, &old.z);
-                out.w = combine(v3, p.alpha, p.beta, &old.w);
-                *reinterpret_cast<float4 *>(c) = out;
-            } else {
-                c[0] = combine(v0, p.alpha, p.beta, c);
-                if (row + 1 < p.m) c[1] = combine(v1, p.alpha, p.beta, c + 1);
-                if (row + 2 < p.m) c[2] = combine(v2, p.alpha, p.beta, c + 2);
-                if (row + 3 < p.m) c[3] = combine(v3, p.alpha, p.beta, c + 3);
-            }
-        }
+    sg_epilogue<S>(p, acc, m0, n0, aoff, boff);
+}
+
+// ---- big16d: big16t's tile with the fragments double-buffered in registers ----
+// One k-step of the fragment-buffered kernel. On entry fa[0], fb[0] hold line 0 of the current
+// buffer cur; the step multiplies lines 0..BK-1 while it loads line kk + 1's fragments into the
+// other register set, so a fragment is read from shared memory a whole k (TM x TN FFMA) before
+// its use. The next step's slice is loaded from global memory during the step (FULL: one unchecked
+// float4 chunk at each of the first k's; else every chunk with its edge checks at k = 0), stored
+// into the other shared buffer nxt and published by the step's one barrier, which sits in front of
+// the last k: after it, line 0 of nxt is loaded while the last k multiplies. nxt was last read
+// before the previous step's barrier, so storing into it needs no other barrier.
+template <class S, bool FULL, class LA, class LB>
+__device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, int64_t astep, int64_t bstep,
+                                           const float *cA, const float *cB, float *nA, float *nB, int aoff,
+                                           int boff, float (&fa)[2][4 * S::RA], float (&fb)[2][4 * S::RB],
+                                           float (&acc)[4 * S::RA][4 * S::RB]) {
+    constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
+    constexpr int PA = LA::PER, PB = LB::PER;
+    static_assert(!FULL || PA + PB <= S::BK, "one chunk a k");
+    if (!FULL && more) {
+        la.load(krem, astep);
+        lb.load(krem, bstep);
     }
+#pragma unroll
+    for (int kk = 0; kk < S::BK; kk++) {
+        if (FULL && more) {
+            if (kk < PA) la.load_full(kk);
+            else if (kk < PA + PB) lb.load_full(kk - PA);
+            if (kk == PA + PB - 1) la.advance(astep), lb.advance(bstep);
+        }
+        if (kk == S::BK - 1) {
+            if (more) {
+                la.store(nA);
+                lb.store(nB);
+            }
+            __syncthreads();
+        }
+        const int nx = (kk + 1) & 1;
+        const float *srcA = kk + 1 < S::BK ? cA + (kk + 1) * S::LDA : nA, *srcB = kk + 1 < S::BK ? cB + (kk + 1) * S::LDB : nB;
+#pragma unroll
+        for (int r = 0; r < RA; r++)
+            *reinterpret_cast<float4 *>(&fa[nx][4 * r]) = *reinterpret_cast<const float4 *>(srcA + aoff + 32 * r);
+#pragma unroll
+        for (int r = 0; r < RB; r++)
+            *reinterpret_cast<float4 *>(&fb[nx][4 * r]) = *reinterpret_cast<const float4 *>(srcB + boff + 16 * r);
+        const int cu = kk & 1;
+        // Zig-zag over each row: the column that ends one row starts the next (operand reuse).
+#pragma unroll
+        for (int i = 0; i < TM; i++)
+#pragma unroll
+            for (int jj = 0; jj < TN; jj++) {
+                const int j = (i & 1) ? TN - 1 - jj : jj;
+                acc[i][j] = fmaf(fa[cu][i], fb[cu][j], acc[i][j]);
+            }
+    }
+}
+
+template <class S, bool AK, bool BKM, int VEC>
+__global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgParams p) {
+    extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's two buffers, then B's
+    constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
+    float *const sA = sg_smem, *const sB = sg_smem + 2 * SA;
+
+    int bm, bn;
+    tile_of_block<S::GM>(p, bm, bn);
+    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
+    const int lm = lane & 7, ln = lane >> 3;
+    constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
+    const int aoff = wm * 32 * RA + lm * 4, boff = wn * 16 * RB + ln * 4;
+
+    SgLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
+    SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
+    const int64_t ktiles = (p.k + S::BK - 1) / S::BK;
+    // Steps whose slices lie wholly inside the matrix: every step but a partial last one of a
+    // block away from the right and bottom edges.
+    const bool interior = VEC == 4 && m0 + S::BM <= p.m && n0 + S::BN <= p.n;
+    const int64_t kfull = interior ? p.k / S::BK : 0;
+
+    float acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; i++)
+#pragma unroll
+        for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
+
+    const int64_t astep = AK ? (int64_t)S::BK : S::BK * p.lda, bstep = BKM ? (int64_t)S::BK : S::BK * p.ldb;
+    la.load(p.k < S::BK ? (int)p.k : S::BK, astep);
+    lb.load(p.k < S::BK ? (int)p.k : S::BK, bstep);
+    la.store(sA);
+    lb.store(sB);
+    __syncthreads();
+    float fa[2][TM], fb[2][TN];
+#pragma unroll
+    for (int r = 0; r < RA; r++) *reinterpret_cast<float4 *>(&fa[0][4 * r]) = *reinterpret_cast<const float4 *>(sA + aoff + 32 * r);
+#pragma unroll
+    for (int r = 0; r < RB; r++) *reinterpret_cast<float4 *>(&fb[0][4 * r]) = *reinterpret_cast<const float4 *>(sB + boff + 16 * r);
+
+    int buf = 0;
+    int64_t kt = 0;
+    for (; kt + 1 < kfull; kt++, buf ^= 1) // the next step's slice is full too
+        sg_fb_step<S, true>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
+                            sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc);
+    for (; kt < ktiles; kt++, buf ^= 1) {
+        const bool more = kt + 1 < ktiles;
+        const int64_t left = p.k - (kt + 1) * S::BK;
+        const int krem = left < S::BK ? (int)left : S::BK;
+        sg_fb_step<S, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
+                             sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc);
+    }
+
+    sg_epilogue<S>(p, acc, m0, n0, aoff, boff);
 }
 
 // C = beta C (k == 0 or alpha == 0: A and B are not read; beta == 0 writes zeros without reading C).
@@ -264,8 +388,11 @@ int cuda_fail(cudaError_t e, const char *file, int line, const char *what, const
                         cudaGetErrorString(e));
 }
 
-template <class S, bool AK, bool BKM, int VEC>
+template <class S, bool AK, bool BKM, int VEC, bool FB>
 int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
+    void (*kernel)(const SgParams);
+    if constexpr (FB) kernel = sgemm_fb_kernel<S, AK, BKM, VEC>;
+    else kernel = sgemm_kernel<S, AK, BKM, VEC>;
     SgParams p = p0;
     const int64_t gm = (p.m + S::BM - 1) / S::BM, gn = (p.n + S::BN - 1) / S::BN;
     if (gm > INT32_MAX || gn > INT32_MAX || gm * gn > INT32_MAX)
@@ -275,22 +402,23 @@ int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
     p.grid_m = (int)gm, p.grid_n = (int)gn;
     cudaError_t e = cudaSuccess;
     if (S::SMEM > 48 * 1024) // (per device, and cheap: set at every launch)
-        e = cudaFuncSetAttribute(sgemm_kernel<S, AK, BKM, VEC>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "shared memory opt-in", variant);
-    sgemm_kernel<S, AK, BKM, VEC><<<(unsigned)(gm * gn), S::THREADS, S::SMEM, s>>>(p);
+    kernel<<<(unsigned)(gm * gn), S::THREADS, S::SMEM, s>>>(p);
     e = cudaGetLastError();
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
     return 0;
 }
 
-template <class S, int VEC>
+template <class S, int VEC, bool FB = false>
 int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, const char *variant) {
-    if (a_kmajor) return b_kmajor ? launch<S, true, true, VEC>(p, s, variant) : launch<S, true, false, VEC>(p, s, variant);
-    return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
+    if (a_kmajor)
+        return b_kmajor ? launch<S, true, true, VEC, FB>(p, s, variant) : launch<S, true, false, VEC, FB>(p, s, variant);
+    return b_kmajor ? launch<S, false, true, VEC, FB>(p, s, variant) : launch<S, false, false, VEC, FB>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG16D, SG_BIG8D, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big16t", "big16d", "big8d"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
@@ -305,7 +433,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small or big16t", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big16d or big8d", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG16T : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -357,6 +485,12 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case SG_BIG16T:
         return vec ? launch_ops<SgBig16T, 4>(p, a_kmajor, b_kmajor, s, "big16t")
                    : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
+    case SG_BIG16D:
+        return vec ? launch_ops<SgBig16T, 4, true>(p, a_kmajor, b_kmajor, s, "big16d")
+                   : launch_ops<SgBig16T, 1, true>(p, a_kmajor, b_kmajor, s, "big16d/scalar loads");
+    case SG_BIG8D:
+        return vec ? launch_ops<SgBig8D, 4, true>(p, a_kmajor, b_kmajor, s, "big8d")
+                   : launch_ops<SgBig8D, 1, true>(p, a_kmajor, b_kmajor, s, "big8d/scalar loads");
     default:
         return vec ? launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small")
                    : launch_ops<SgSmall, 1>(p, a_kmajor, b_kmajor, s, "small/scalar loads");
