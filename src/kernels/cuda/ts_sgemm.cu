@@ -127,6 +127,26 @@ struct SgLoader {
     __device__ __forceinline__ void load_full(int j) { r[j] = __ldg(reinterpret_cast<const float4 *>(ptr + j * jstride)); }
     __device__ __forceinline__ void advance(int64_t step) { ptr += step; }
 
+    // A full slice straight into the shared slice s by cp.async, without registers: a 16-byte copy a
+    // chunk when x is contiguous, four 4-byte copies a chunk placed transposed when k is.
+    __device__ __forceinline__ void copy_async(float *s) const {
+#pragma unroll
+        for (int j = 0; j < PER; j++) {
+            const float *src = ptr + j * jstride;
+            const int xj = x + j * DX, kj = kk + j * DK;
+            if (KMAJOR) {
+#pragma unroll
+                for (int i = 0; i < 4; i++) {
+                    const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kj + i) * LD + xj);
+                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src + i));
+                }
+            } else {
+                const unsigned d = (unsigned)__cvta_generic_to_shared(s + kj * LD + xj);
+                asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+            }
+        }
+    }
+
     // Stores the loaded chunks into the shared slice s (line kk at s + kk * LD).
     __device__ __forceinline__ void store(float *s) const {
 #pragma unroll
@@ -272,7 +292,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
 // into the other shared buffer nxt and published by the step's one barrier, which sits in front of
 // the last k: after it, line 0 of nxt is loaded while the last k multiplies. nxt was last read
 // before the previous step's barrier, so storing into it needs no other barrier.
-template <class S, bool FULL, class LA, class LB>
+template <class S, bool FULL, bool ASYNC, class LA, class LB>
 __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, int64_t astep, int64_t bstep,
                                            const float *cA, const float *cB, float *nA, float *nB, int aoff,
                                            int boff, float (&fa)[2][4 * S::RA], float (&fb)[2][4 * S::RB],
@@ -286,13 +306,20 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
     }
 #pragma unroll
     for (int kk = 0; kk < S::BK; kk++) {
-        if (FULL && more) {
+        if (FULL && ASYNC && more && kk == 0) {
+            la.copy_async(nA);
+            lb.copy_async(nB);
+            asm volatile("cp.async.commit_group;\n" ::);
+            la.advance(astep), lb.advance(bstep);
+        } else if (FULL && !ASYNC && more) {
             if (kk < PA) la.load_full(kk);
             else if (kk < PA + PB) lb.load_full(kk - PA);
             if (kk == PA + PB - 1) la.advance(astep), lb.advance(bstep);
         }
         if (kk == S::BK - 1) {
-            if (more) {
+            if (FULL && ASYNC && more) {
+                asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+            } else if (more) {
                 la.store(nA);
                 lb.store(nB);
             }
@@ -318,7 +345,7 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
     }
 }
 
-template <class S, bool AK, bool BKM, int VEC>
+template <class S, bool AK, bool BKM, int VEC, bool ASYNC>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgParams p) {
     extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's two buffers, then B's
     constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
@@ -362,13 +389,13 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
     int buf = 0;
     int64_t kt = 0;
     for (; kt + 1 < kfull; kt++, buf ^= 1) // the next step's slice is full too
-        sg_fb_step<S, true>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
+        sg_fb_step<S, true, ASYNC>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
                             sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc);
     for (; kt < ktiles; kt++, buf ^= 1) {
         const bool more = kt + 1 < ktiles;
         const int64_t left = p.k - (kt + 1) * S::BK;
         const int krem = left < S::BK ? (int)left : S::BK;
-        sg_fb_step<S, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
+        sg_fb_step<S, false, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
                              sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc);
     }
 
@@ -388,10 +415,12 @@ int cuda_fail(cudaError_t e, const char *file, int line, const char *what, const
                         cudaGetErrorString(e));
 }
 
-template <class S, bool AK, bool BKM, int VEC, bool FB>
+// FB: 0 sgemm_kernel, 1 sgemm_fb_kernel, 2 sgemm_fb_kernel with cp.async copies of full slices.
+template <class S, bool AK, bool BKM, int VEC, int FB>
 int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
     void (*kernel)(const SgParams);
-    if constexpr (FB) kernel = sgemm_fb_kernel<S, AK, BKM, VEC>;
+    if constexpr (FB == 2) kernel = sgemm_fb_kernel<S, AK, BKM, VEC, true>;
+    else if constexpr (FB == 1) kernel = sgemm_fb_kernel<S, AK, BKM, VEC, false>;
     else kernel = sgemm_kernel<S, AK, BKM, VEC>;
     SgParams p = p0;
     const int64_t gm = (p.m + S::BM - 1) / S::BM, gn = (p.n + S::BN - 1) / S::BN;
@@ -410,15 +439,15 @@ int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
     return 0;
 }
 
-template <class S, int VEC, bool FB = false>
+template <class S, int VEC, int FB = 0>
 int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, const char *variant) {
     if (a_kmajor)
         return b_kmajor ? launch<S, true, true, VEC, FB>(p, s, variant) : launch<S, true, false, VEC, FB>(p, s, variant);
     return b_kmajor ? launch<S, false, true, VEC, FB>(p, s, variant) : launch<S, false, false, VEC, FB>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG16D, SG_BIG8D, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t", "big16d", "big8d"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG16D, SG_BIG8D, SG_BIG8A, SG_BIG16A, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big16t", "big16d", "big8d", "big8a", "big16a"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
@@ -433,7 +462,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big16d or big8d", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big16d, big8d, big8a or big16a", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG16T : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -486,11 +515,17 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return vec ? launch_ops<SgBig16T, 4>(p, a_kmajor, b_kmajor, s, "big16t")
                    : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
     case SG_BIG16D:
-        return vec ? launch_ops<SgBig16T, 4, true>(p, a_kmajor, b_kmajor, s, "big16d")
-                   : launch_ops<SgBig16T, 1, true>(p, a_kmajor, b_kmajor, s, "big16d/scalar loads");
+        return vec ? launch_ops<SgBig16T, 4, 1>(p, a_kmajor, b_kmajor, s, "big16d")
+                   : launch_ops<SgBig16T, 1, 1>(p, a_kmajor, b_kmajor, s, "big16d/scalar loads");
     case SG_BIG8D:
-        return vec ? launch_ops<SgBig8D, 4, true>(p, a_kmajor, b_kmajor, s, "big8d")
-                   : launch_ops<SgBig8D, 1, true>(p, a_kmajor, b_kmajor, s, "big8d/scalar loads");
+        return vec ? launch_ops<SgBig8D, 4, 1>(p, a_kmajor, b_kmajor, s, "big8d")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8d/scalar loads");
+    case SG_BIG8A: // (cp.async needs VEC 4's alignment; without it the loop is big8d's)
+        return vec ? launch_ops<SgBig8D, 4, 2>(p, a_kmajor, b_kmajor, s, "big8a")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8a/scalar loads");
+    case SG_BIG16A:
+        return vec ? launch_ops<SgBig16T, 4, 2>(p, a_kmajor, b_kmajor, s, "big16a")
+                   : launch_ops<SgBig16T, 1, 1>(p, a_kmajor, b_kmajor, s, "big16a/scalar loads");
     default:
         return vec ? launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small")
                    : launch_ops<SgSmall, 1>(p, a_kmajor, b_kmajor, s, "small/scalar loads");
