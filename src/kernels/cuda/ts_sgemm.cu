@@ -69,7 +69,7 @@ using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small
 // removed: 16 x 8 a thread with k-steps of 8 (big) and 16 (big16), 128 x 256 tiles (wide16), k-steps
 // of 32 (big32), all after dd978dd; 128 x 128 tiles of 8 x 16, two blocks a SM (pair16t, after 4e5825e).
 using SgBig16T = SgShape<256, 128, 16, 1, 2, 4, 16>;
-using SgBig8D = SgShape<256, 128, 8, 1, 2, 4, 16>; // big8d: big16d's loop with k-steps of 8
+using SgBig8D = SgShape<256, 128, 8, 1, 2, 4, 16>; // big8xy: the fragment-buffered loop, k-steps of 8
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -127,25 +127,31 @@ struct SgLoader {
     __device__ __forceinline__ void load_full(int j) { r[j] = __ldg(reinterpret_cast<const float4 *>(ptr + j * jstride)); }
     __device__ __forceinline__ void advance(int64_t step) { ptr += step; }
 
-    // A full slice straight into the shared slice s by cp.async, without registers: a 16-byte copy a
-    // chunk when x is contiguous, four 4-byte copies a chunk placed transposed when k is.
-    __device__ __forceinline__ void copy_async(float *s) const {
+    // A full slice straight into the shared slice s by cp.async, without registers. x contiguous: a
+    // 16-byte copy a chunk. k contiguous: 4-byte copies with a warp's lanes along k first (lane l:
+    // k = l % BK, x = l / BK + APER_X j), so that one copy instruction reads 32 / BK lines of BK
+    // consecutive floats (not 16 lines as the chunks would) and writes conflict-free transposed.
+    static constexpr int AX = THREADS / BK;     // lines apart of a thread's 4-byte copies
+    static constexpr int APER = R * BK / THREADS; // its 4-byte copies
+    __device__ __forceinline__ void copy_async(float *s, const float *kbase, int64_t ld, int tid) const {
+        if (KMAJOR) {
+            const int kq = tid % BK, xq = tid / BK;
+            const float *src = kbase + kq + (int64_t)xq * ld;
+            const unsigned d0 = (unsigned)__cvta_generic_to_shared(s + kq * LD + xq);
 #pragma unroll
-        for (int j = 0; j < PER; j++) {
-            const float *src = ptr + j * jstride;
-            const int xj = x + j * DX, kj = kk + j * DK;
-            if (KMAJOR) {
+            for (int j = 0; j < APER; j++)
+                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d0 + 4u * AX * j),
+                             "l"(src + (int64_t)AX * j * ld));
+        } else {
 #pragma unroll
-                for (int i = 0; i < 4; i++) {
-                    const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kj + i) * LD + xj);
-                    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src + i));
-                }
-            } else {
-                const unsigned d = (unsigned)__cvta_generic_to_shared(s + kj * LD + xj);
-                asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+            for (int j = 0; j < PER; j++) {
+                const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kk + j * DK) * LD + x);
+                asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(ptr + j * jstride));
             }
         }
     }
+    // The step's slice origin (line 0, k 0) in the matrix, for copy_async's k-major mapping.
+    __device__ __forceinline__ const float *origin(int64_t ld) const { return ptr - kk - (int64_t)x * ld; }
 
     // Stores the loaded chunks into the shared slice s (line kk at s + kk * LD).
     __device__ __forceinline__ void store(float *s) const {
@@ -283,7 +289,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
     sg_epilogue<S>(p, acc, m0, n0, aoff, boff);
 }
 
-// ---- big16d: big16t's tile with the fragments double-buffered in registers ----
+// ---- big8xy: big16t's tile with the fragments double-buffered in registers ----
 // One k-step of the fragment-buffered kernel. On entry fa[0], fb[0] hold line 0 of the current
 // buffer cur; the step multiplies lines 0..BK-1 while it loads line kk + 1's fragments into the
 // other register set, so a fragment is read from shared memory a whole k (TM x TN FFMA) before
@@ -292,13 +298,15 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
 // into the other shared buffer nxt and published by the step's one barrier, which sits in front of
 // the last k: after it, line 0 of nxt is loaded while the last k multiplies. nxt was last read
 // before the previous step's barrier, so storing into it needs no other barrier.
-template <class S, bool FULL, bool ASYNC, class LA, class LB>
+// CPA / CPB: operand A / B copied by cp.async on full steps (else through registers).
+template <class S, bool FULL, bool CPA, bool CPB, class LA, class LB>
 __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, int64_t astep, int64_t bstep,
                                            const float *cA, const float *cB, float *nA, float *nB, int aoff,
                                            int boff, float (&fa)[2][4 * S::RA], float (&fb)[2][4 * S::RB],
-                                           float (&acc)[4 * S::RA][4 * S::RB]) {
+                                           float (&acc)[4 * S::RA][4 * S::RB], int64_t lda, int64_t ldb, int tid) {
     constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
-    constexpr int PA = LA::PER, PB = LB::PER;
+    constexpr bool AA = FULL && CPA, AB = FULL && CPB; // this step's operands copied by cp.async
+    constexpr int PA = AA ? 0 : LA::PER, PB = AB ? 0 : LB::PER; // register chunks loaded one a k
     static_assert(!FULL || PA + PB <= S::BK, "one chunk a k");
     if (!FULL && more) {
         la.load(krem, astep);
@@ -306,22 +314,22 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
     }
 #pragma unroll
     for (int kk = 0; kk < S::BK; kk++) {
-        if (FULL && ASYNC && more && kk == 0) {
-            la.copy_async(nA);
-            lb.copy_async(nB);
+        if ((AA || AB) && more && kk == 0) {
+            if (AA) la.copy_async(nA, la.origin(lda), lda, tid), la.advance(astep);
+            if (AB) lb.copy_async(nB, lb.origin(ldb), ldb, tid), lb.advance(bstep);
             asm volatile("cp.async.commit_group;\n" ::);
-            la.advance(astep), lb.advance(bstep);
-        } else if (FULL && !ASYNC && more) {
+        }
+        if (FULL && more) {
             if (kk < PA) la.load_full(kk);
             else if (kk < PA + PB) lb.load_full(kk - PA);
-            if (kk == PA + PB - 1) la.advance(astep), lb.advance(bstep);
+            if (PA > 0 && kk == PA - 1) la.advance(astep);
+            if (PB > 0 && kk == PA + PB - 1) lb.advance(bstep);
         }
         if (kk == S::BK - 1) {
-            if (FULL && ASYNC && more) {
-                asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-            } else if (more) {
-                la.store(nA);
-                lb.store(nB);
+            if (more) {
+                if (AA || AB) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+                if (!AA) la.store(nA);
+                if (!AB) lb.store(nB);
             }
             __syncthreads();
         }
@@ -345,7 +353,7 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
     }
 }
 
-template <class S, bool AK, bool BKM, int VEC, bool ASYNC>
+template <class S, bool AK, bool BKM, int VEC, bool CPA, bool CPB>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgParams p) {
     extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's two buffers, then B's
     constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
@@ -389,14 +397,14 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
     int buf = 0;
     int64_t kt = 0;
     for (; kt + 1 < kfull; kt++, buf ^= 1) // the next step's slice is full too
-        sg_fb_step<S, true, ASYNC>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
-                            sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc);
+        sg_fb_step<S, true, CPA, CPB>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
+                            sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
     for (; kt < ktiles; kt++, buf ^= 1) {
         const bool more = kt + 1 < ktiles;
         const int64_t left = p.k - (kt + 1) * S::BK;
         const int krem = left < S::BK ? (int)left : S::BK;
-        sg_fb_step<S, false, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
-                             sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc);
+        sg_fb_step<S, false, false, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
+                             sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
     }
 
     sg_epilogue<S>(p, acc, m0, n0, aoff, boff);
@@ -415,12 +423,12 @@ int cuda_fail(cudaError_t e, const char *file, int line, const char *what, const
                         cudaGetErrorString(e));
 }
 
-// FB: 0 sgemm_kernel, 1 sgemm_fb_kernel, 2 sgemm_fb_kernel with cp.async copies of full slices.
+// FB: 0 sgemm_kernel; else sgemm_fb_kernel, with A copied by cp.async on full steps when FB & 2,
+// B when FB & 4.
 template <class S, bool AK, bool BKM, int VEC, int FB>
 int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
     void (*kernel)(const SgParams);
-    if constexpr (FB == 2) kernel = sgemm_fb_kernel<S, AK, BKM, VEC, true>;
-    else if constexpr (FB == 1) kernel = sgemm_fb_kernel<S, AK, BKM, VEC, false>;
+    if constexpr (FB != 0) kernel = sgemm_fb_kernel<S, AK, BKM, VEC, (FB & 2) != 0, (FB & 4) != 0>;
     else kernel = sgemm_kernel<S, AK, BKM, VEC>;
     SgParams p = p0;
     const int64_t gm = (p.m + S::BM - 1) / S::BM, gn = (p.n + S::BN - 1) / S::BN;
@@ -446,8 +454,8 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC, FB>(p, s, variant) : launch<S, false, false, VEC, FB>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG16D, SG_BIG8D, SG_BIG8A, SG_BIG16A, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t", "big16d", "big8d", "big8a", "big16a"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8RR, SG_BIG8AR, SG_BIG8RA, SG_BIG8AA, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big16t", "big8rr", "big8ar", "big8ra", "big8aa"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
@@ -462,7 +470,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big16d, big8d, big8a or big16a", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8rr, big8ar, big8ra or big8aa", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG16T : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -514,18 +522,20 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case SG_BIG16T:
         return vec ? launch_ops<SgBig16T, 4>(p, a_kmajor, b_kmajor, s, "big16t")
                    : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
-    case SG_BIG16D:
-        return vec ? launch_ops<SgBig16T, 4, 1>(p, a_kmajor, b_kmajor, s, "big16d")
-                   : launch_ops<SgBig16T, 1, 1>(p, a_kmajor, b_kmajor, s, "big16d/scalar loads");
-    case SG_BIG8D:
-        return vec ? launch_ops<SgBig8D, 4, 1>(p, a_kmajor, b_kmajor, s, "big8d")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8d/scalar loads");
-    case SG_BIG8A: // (cp.async needs VEC 4's alignment; without it the loop is big8d's)
-        return vec ? launch_ops<SgBig8D, 4, 2>(p, a_kmajor, b_kmajor, s, "big8a")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8a/scalar loads");
-    case SG_BIG16A:
-        return vec ? launch_ops<SgBig16T, 4, 2>(p, a_kmajor, b_kmajor, s, "big16a")
-                   : launch_ops<SgBig16T, 1, 1>(p, a_kmajor, b_kmajor, s, "big16a/scalar loads");
+    // big8xy: x (A) and y (B) r for registers, a for cp.async on full steps; without 16-byte aligned
+    // operands every step goes through registers (one scalar-load kernel for all four).
+    case SG_BIG8RR:
+        return vec ? launch_ops<SgBig8D, 4, 1>(p, a_kmajor, b_kmajor, s, "big8rr")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+    case SG_BIG8AR:
+        return vec ? launch_ops<SgBig8D, 4, 3>(p, a_kmajor, b_kmajor, s, "big8ar")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+    case SG_BIG8RA:
+        return vec ? launch_ops<SgBig8D, 4, 5>(p, a_kmajor, b_kmajor, s, "big8ra")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+    case SG_BIG8AA:
+        return vec ? launch_ops<SgBig8D, 4, 7>(p, a_kmajor, b_kmajor, s, "big8aa")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
     default:
         return vec ? launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small")
                    : launch_ops<SgSmall, 1>(p, a_kmajor, b_kmajor, s, "small/scalar loads");
