@@ -285,7 +285,7 @@ static void test_sgemm_edges(void **state) {
 // k = 83 ends every variant on a partial k-step.
 static void test_sgemm_variants(void **state) {
     if (!g_set) skip();
-    static const char *const tiles[] = {"large", "small", "big16t", "big8rr", "big8ar", "big8ra", "big8aa"};
+    static const char *const tiles[] = {"large", "small", "big16t", "big8", "big8rr", "big8ar", "big8ra", "big8aa", "big8s", "big8sw", "big8saa"};
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
         for (int o = 0; o < 4; o++)
@@ -311,20 +311,27 @@ static void test_sgemm_medium(void **state) {
     // enough 256 x 128 tiles for two a multiprocessor: the shape's own choice is big
     sg_case bigd = {'s', 'T', 'N', 4096, 2304, 300, 0, 0, 0, {1, 0}, {0.5, 0}, 0, NULL, NULL};
     run_case(&bigd, key += 10);
-    static const char *const full[] = {"large", "big8rr", "big8ar", "big8ra", "big8aa"};
-    for (int v = 0; v < 5; v++)
+    static const char *const full[] = {"large", "big8rr", "big8ar", "big8ra", "big8aa", "big8s", "big8sw", "big8saa"};
+    const int nfull = (int)(sizeof full / sizeof full[0]);
+    for (int v = 0; v < nfull; v++)
         for (int o = 0; o < 4; o++) { // many k-steps, interior tiles full
             sg_case c = {'s', rops[o][0], rops[o][1], 1024, 768, 1000, 0, 4, 0, {1, 0}, {o & 1 ? 0.0 : 0.5, 0}, 0,
                          full[v], NULL};
             run_case(&c, key += 10);
         }
     // the fragment-buffered loops: k a multiple of both k-steps (no partial step), and k below one step
-    for (int v = 1; v < 5; v++) {
+    for (int v = 1; v < nfull; v++) {
         sg_case c = {'s', 'T', 'T', 768, 512, 1024, 0, 0, 0, {1, 0}, {0, 0}, 0, full[v], NULL};
         run_case(&c, key += 10);
         sg_case t = {'s', 'N', 'T', 520, 260, 5, 0, 0, 0, {1, 0}, {1, 0}, 0, full[v], NULL};
         run_case(&t, key += 10);
     }
+    // three stages: two and three full k-steps (the copies' prologue and their last step), every op
+    for (int v = 5; v < nfull; v++)
+        for (int o = 0; o < 4; o++) {
+            sg_case c = {'s', rops[o][0], rops[o][1], 512, 384, o & 1 ? 17 : 24, 0, 0, 0, {1, 0}, {0.25, 0}, 0, full[v], NULL};
+            run_case(&c, key += 10);
+        }
 }
 
 // CGEMM and ZGEMM: every op pair including 'C', complex alpha and beta, beta == 0 with NaN C.

@@ -52,13 +52,15 @@ struct SgParams {
 // BM x BN block tile, BK per k-step, MINB blocks per SM for the register budget. A thread holds
 // RA x RB blocks of 4 x 4 accumulators (rows 32 apart, columns 16 apart): a warp's lanes are 8
 // (rows) x 4 (columns), so the warp tile is 32 RA x 16 RB.
-template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2, int GM_ = SG_GROUP_M>
+// ST shared buffers; CB (three stages): the cp.async copies of a step in CB batches at k = 0, 2, ..
+// (0: one copy a k, over the step's first BK - 1 k's).
+template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2, int GM_ = SG_GROUP_M, int ST_ = 2, int CB_ = 0>
 struct SgShape {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_, GM = GM_;
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_, GM = GM_, ST = ST_, CB = CB_;
     static constexpr int WARPS_M = BM / (32 * RA), WARPS_N = BN / (16 * RB);
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
-    static constexpr size_t SMEM = 2 * (size_t)(LDA + LDB) * BK * sizeof(float);
+    static constexpr size_t SMEM = ST * (size_t)(LDA + LDB) * BK * sizeof(float); // ST shared buffers
     static_assert(BM % (32 * RA) == 0 && BN % (16 * RB) == 0 && BK % 4 == 0, "tile shape");
     static_assert(SMEM <= 200 * 1024, "shared memory"); // (over 48 KB: opted in at launch)
 };
@@ -69,7 +71,9 @@ using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small
 // removed: 16 x 8 a thread with k-steps of 8 (big) and 16 (big16), 128 x 256 tiles (wide16), k-steps
 // of 32 (big32), all after dd978dd; 128 x 128 tiles of 8 x 16, two blocks a SM (pair16t, after 4e5825e).
 using SgBig16T = SgShape<256, 128, 16, 1, 2, 4, 16>;
-using SgBig8D = SgShape<256, 128, 8, 1, 2, 4, 16>; // big8xy: the fragment-buffered loop, k-steps of 8
+using SgBig8D = SgShape<256, 128, 8, 1, 2, 4, 16>;    // big8xy: the fragment-buffered loop, k-steps of 8
+using SgBig8S = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 3>; // big8s: three shared buffers, copies in 3 batches
+using SgBig8SW = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 0>; // big8sw: the same, one copy a k
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -148,6 +152,19 @@ struct SgLoader {
                 const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kk + j * DK) * LD + x);
                 asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(ptr + j * jstride));
             }
+        }
+    }
+    static constexpr int NCOPY = KMAJOR ? APER : PER; // cp.async instructions a slice
+    // Copy j of copy_async alone (j < NCOPY).
+    __device__ __forceinline__ void copy_one(float *s, const float *kbase, int64_t ld, int tid, int j) const {
+        if (KMAJOR) {
+            const int kq = tid % BK, xq = tid / BK;
+            const unsigned d = (unsigned)__cvta_generic_to_shared(s + kq * LD + xq + AX * j);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d),
+                         "l"(kbase + kq + (int64_t)(xq + AX * j) * ld));
+        } else {
+            const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kk + j * DK) * LD + x);
+            asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(ptr + j * jstride));
         }
     }
     // The step's slice origin (line 0, k 0) in the matrix, for copy_async's k-major mapping.
@@ -298,28 +315,55 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
 // into the other shared buffer nxt and published by the step's one barrier, which sits in front of
 // the last k: after it, line 0 of nxt is loaded while the last k multiplies. nxt was last read
 // before the previous step's barrier, so storing into it needs no other barrier.
-// CPA / CPB: operand A / B copied by cp.async on full steps (else through registers).
-template <class S, bool FULL, bool CPA, bool CPB, class LA, class LB>
+// CPA / CPB: operand A / B copied by cp.async on full steps (else through registers). MODE 0: a
+// step of the edges (every operand through registers with its checks, slice kt + 1 when more).
+// MODE 1: slice kt + 1 is full: register operands load it unchecked, one chunk a k; with two
+// stages the cp.async operands copy it at the step's top, with three it is in flight already.
+// MODE 2 (three stages): as 1, and the cp.async operands copy slice kt + 2 into n2A / n2B, their
+// copies spread over the step's k's; the step waits for all but that newest group.
+template <class S, int MODE, bool CPA, bool CPB, class LA, class LB>
 __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, int64_t astep, int64_t bstep,
-                                           const float *cA, const float *cB, float *nA, float *nB, int aoff,
-                                           int boff, float (&fa)[2][4 * S::RA], float (&fb)[2][4 * S::RB],
-                                           float (&acc)[4 * S::RA][4 * S::RB], int64_t lda, int64_t ldb, int tid) {
+                                           const float *cA, const float *cB, float *nA, float *nB, float *n2A,
+                                           float *n2B, int aoff, int boff, float (&fa)[2][4 * S::RA],
+                                           float (&fb)[2][4 * S::RB], float (&acc)[4 * S::RA][4 * S::RB],
+                                           int64_t lda, int64_t ldb, int tid) {
     constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
-    constexpr bool AA = FULL && CPA, AB = FULL && CPB; // this step's operands copied by cp.async
+    constexpr bool FULL = MODE > 0;
+    constexpr bool AA = FULL && CPA, AB = FULL && CPB; // this step's slice kt + 1: by cp.async
     constexpr int PA = AA ? 0 : LA::PER, PB = AB ? 0 : LB::PER; // register chunks loaded one a k
     static_assert(!FULL || PA + PB <= S::BK, "one chunk a k");
+    static_assert(MODE < 2 || S::ST == 3, "MODE 2 needs three stages");
+    static_assert(2 * (S::CB - 1) <= S::BK - 2, "copy batches before the commit");
+    constexpr int QA = (MODE == 2 && CPA) ? LA::NCOPY : 0, QB = (MODE == 2 && CPB) ? LB::NCOPY : 0;
+    constexpr int NQ = QA + QB > 0 ? QA + QB : 1;
     if (!FULL && more) {
         la.load(krem, astep);
         lb.load(krem, bstep);
     }
+    const float *oA = nullptr, *oB = nullptr; // slice kt + 2's origins (MODE 2)
+    if (QA) oA = la.origin(lda);
+    if (QB) oB = lb.origin(ldb);
 #pragma unroll
     for (int kk = 0; kk < S::BK; kk++) {
-        if ((AA || AB) && more && kk == 0) {
+        if (S::ST == 2 && (AA || AB) && kk == 0) {
             if (AA) la.copy_async(nA, la.origin(lda), lda, tid), la.advance(astep);
             if (AB) lb.copy_async(nB, lb.origin(ldb), ldb, tid), lb.advance(bstep);
             asm volatile("cp.async.commit_group;\n" ::);
         }
-        if (FULL && more) {
+        if (QA + QB > 0) { // copy q of slice kt + 2 (batch q CB / NQ at k = 2 batch, or at k = q (BK - 1) / NQ), committed at k = BK - 2
+#pragma unroll
+            for (int q = 0; q < QA + QB; q++)
+                if ((S::CB ? 2 * (q * S::CB / NQ) : q * (S::BK - 1) / NQ) == kk) {
+                    if (q < QA) la.copy_one(n2A, oA, lda, tid, q);
+                    else lb.copy_one(n2B, oB, ldb, tid, q - QA);
+                }
+            if (kk == S::BK - 2) {
+                asm volatile("cp.async.commit_group;\n" ::);
+                if (QA) la.advance(astep);
+                if (QB) lb.advance(bstep);
+            }
+        }
+        if (FULL) {
             if (kk < PA) la.load_full(kk);
             else if (kk < PA + PB) lb.load_full(kk - PA);
             if (PA > 0 && kk == PA - 1) la.advance(astep);
@@ -327,7 +371,8 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
         }
         if (kk == S::BK - 1) {
             if (more) {
-                if (AA || AB) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+                if (QA + QB > 0) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+                else if (AA || AB) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
                 if (!AA) la.store(nA);
                 if (!AB) lb.store(nB);
             }
@@ -355,9 +400,9 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
 
 template <class S, bool AK, bool BKM, int VEC, bool CPA, bool CPB>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgParams p) {
-    extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's two buffers, then B's
-    constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
-    float *const sA = sg_smem, *const sB = sg_smem + 2 * SA;
+    extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's S::ST buffers, then B's
+    constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB, ST = S::ST;
+    float *const sA = sg_smem, *const sB = sg_smem + ST * SA;
 
     int bm, bn;
     tile_of_block<S::GM>(p, bm, bn);
@@ -394,17 +439,33 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
 #pragma unroll
     for (int r = 0; r < RB; r++) *reinterpret_cast<float4 *>(&fb[0][4 * r]) = *reinterpret_cast<const float4 *>(sB + boff + 16 * r);
 
-    int buf = 0;
+    // Three stages: the cp.async operands run one slice further ahead (slice 1 copied here).
+    constexpr bool CP3 = ST == 3 && (CPA || CPB);
+    if (CP3 && kfull >= 2) {
+        if (CPA) la.copy_async(sA + SA, la.origin(p.lda), p.lda, tid), la.advance(astep);
+        if (CPB) lb.copy_async(sB + SB, lb.origin(p.ldb), p.ldb, tid), lb.advance(bstep);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
+    int buf = 0; // slice kt's buffer
     int64_t kt = 0;
-    for (; kt + 1 < kfull; kt++, buf ^= 1) // the next step's slice is full too
-        sg_fb_step<S, true, CPA, CPB>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
-                            sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
-    for (; kt < ktiles; kt++, buf ^= 1) {
+    auto nxt = [](int b, int d) { return (b + d) % ST; };
+    if constexpr (CP3) {
+        for (; kt + 2 < kfull; kt++, buf = nxt(buf, 1)) // the cp.async operands' slice kt + 2 is full
+            sg_fb_step<S, 2, CPA, CPB>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB,
+                                       sA + nxt(buf, 1) * SA, sB + nxt(buf, 1) * SB, sA + nxt(buf, 2) * SA,
+                                       sB + nxt(buf, 2) * SB, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
+    }
+    for (; kt + 1 < kfull; kt++, buf = nxt(buf, 1)) // the next step's slice is full too
+        sg_fb_step<S, 1, CPA, CPB>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB,
+                                   sA + nxt(buf, 1) * SA, sB + nxt(buf, 1) * SB, nullptr, nullptr, aoff, boff, fa,
+                                   fb, acc, p.lda, p.ldb, tid);
+    for (; kt < ktiles; kt++, buf = nxt(buf, 1)) {
         const bool more = kt + 1 < ktiles;
         const int64_t left = p.k - (kt + 1) * S::BK;
         const int krem = left < S::BK ? (int)left : S::BK;
-        sg_fb_step<S, false, false, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB, sA + (buf ^ 1) * SA,
-                             sB + (buf ^ 1) * SB, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
+        sg_fb_step<S, 0, false, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB,
+                                       sA + nxt(buf, 1) * SA, sB + nxt(buf, 1) * SB, nullptr, nullptr, aoff, boff,
+                                       fa, fb, acc, p.lda, p.ldb, tid);
     }
 
     sg_epilogue<S>(p, acc, m0, n0, aoff, boff);
@@ -454,8 +515,12 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC, FB>(p, s, variant) : launch<S, false, false, VEC, FB>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8RR, SG_BIG8AR, SG_BIG8RA, SG_BIG8AA, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t", "big8rr", "big8ar", "big8ra", "big8aa"};
+enum SgVariant {
+    SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8, SG_BIG8RR, SG_BIG8AR, SG_BIG8RA, SG_BIG8AA, SG_BIG8S, SG_BIG8SW, SG_BIG8SAA,
+    SG_NVARIANTS
+};
+const char *const sg_variant_names[] = {"large", "small",  "big16t", "big8", "big8rr", "big8ar",
+                                        "big8ra", "big8aa", "big8s",  "big8sw", "big8saa"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
@@ -470,10 +535,10 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8rr, big8ar, big8ra or big8aa", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8, big8rr, big8ar, big8ra, big8aa, big8s, big8sw or big8saa", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
-    *v = big >= 2 * (int64_t)sms ? SG_BIG16T : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
+    *v = big >= 2 * (int64_t)sms ? SG_BIG8 : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
     return 0;
 }
 
@@ -524,6 +589,21 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
                    : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
     // big8xy: x (A) and y (B) r for registers, a for cp.async on full steps; without 16-byte aligned
     // operands every step goes through registers (one scalar-load kernel for all four).
+    case SG_BIG8: // by op: each operand whose k is contiguous by cp.async, and A in NN
+        if (!vec) return launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+        if (a_kmajor) return b_kmajor ? launch<SgBig8D, true, true, 4, 5>(p, s, "big8") : launch<SgBig8D, true, false, 4, 5>(p, s, "big8");
+        return b_kmajor ? launch<SgBig8D, false, true, 4, 7>(p, s, "big8") : launch<SgBig8D, false, false, 4, 1>(p, s, "big8");
+    case SG_BIG8S:
+        if (!vec) return launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+        if (a_kmajor) return b_kmajor ? launch<SgBig8S, true, true, 4, 5>(p, s, "big8s") : launch<SgBig8S, true, false, 4, 5>(p, s, "big8s");
+        return b_kmajor ? launch<SgBig8S, false, true, 4, 7>(p, s, "big8s") : launch<SgBig8S, false, false, 4, 1>(p, s, "big8s");
+    case SG_BIG8SW:
+        if (!vec) return launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+        if (a_kmajor) return b_kmajor ? launch<SgBig8SW, true, true, 4, 5>(p, s, "big8sw") : launch<SgBig8SW, true, false, 4, 5>(p, s, "big8sw");
+        return b_kmajor ? launch<SgBig8SW, false, true, 4, 7>(p, s, "big8sw") : launch<SgBig8SW, false, false, 4, 1>(p, s, "big8sw");
+    case SG_BIG8SAA:
+        return vec ? launch_ops<SgBig8S, 4, 7>(p, a_kmajor, b_kmajor, s, "big8saa")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
     case SG_BIG8RR:
         return vec ? launch_ops<SgBig8D, 4, 1>(p, a_kmajor, b_kmajor, s, "big8rr")
                    : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
