@@ -54,9 +54,11 @@ struct SgParams {
 // (rows) x 4 (columns), so the warp tile is 32 RA x 16 RB.
 // ST shared buffers; CB (three stages): the cp.async copies of a step in CB batches at k = 0, 2, ..
 // (0: one copy a k, over the step's first BK - 1 k's).
-template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2, int GM_ = SG_GROUP_M, int ST_ = 2, int CB_ = 0>
+template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2, int GM_ = SG_GROUP_M, int ST_ = 2, int CB_ = 0,
+          bool L1_ = false>
 struct SgShape {
     static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_, GM = GM_, ST = ST_, CB = CB_;
+    static constexpr bool L1 = L1_; // 16-byte cp.async copies through L1
     static constexpr int WARPS_M = BM / (32 * RA), WARPS_N = BN / (16 * RB);
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
@@ -73,7 +75,8 @@ using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small
 using SgBig16T = SgShape<256, 128, 16, 1, 2, 4, 16>;
 using SgBig8D = SgShape<256, 128, 8, 1, 2, 4, 16>;    // big8xy: the fragment-buffered loop, k-steps of 8
 using SgBig8S = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 3>; // big8s: three shared buffers, copies in 3 batches
-using SgBig8SW = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 0>; // big8sw: the same, one copy a k
+using SgBig8SW = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 0>; // big8w: the same, one copy a k
+using SgBig8SC = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 3, true>; // big8c: big8s with 16-byte copies through L1
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -81,7 +84,7 @@ using SgBig8SW = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 0>; // big8sw: the same, o
 // x otherwise; element i of a chunk is src[i] either way. Chunk c of the slice: KMAJOR
 // x = c / (BK/4), kk = 4 (c % (BK/4)); else x = 4 (c % (R/4)), kk = c / (R/4). A thread's chunks
 // c = tid + j THREADS differ only in x (KMAJOR, by DX) or only in kk (by DK).
-template <int R, bool KMAJOR, int VEC, int THREADS, int BK>
+template <int R, bool KMAJOR, int VEC, int THREADS, int BK, bool L1 = false>
 struct SgLoader {
     static constexpr int CHUNKS = R * BK / 4;
     static constexpr int PER = CHUNKS / THREADS; // chunks per thread
@@ -135,6 +138,11 @@ struct SgLoader {
     // 16-byte copy a chunk. k contiguous: 4-byte copies with a warp's lanes along k first (lane l:
     // k = l % BK, x = l / BK + APER_X j), so that one copy instruction reads 32 / BK lines of BK
     // consecutive floats (not 16 lines as the chunks would) and writes conflict-free transposed.
+    // A 16-byte copy: around L1 (.cg) or through it (.ca, L1).
+    __device__ __forceinline__ static void copy16(unsigned d, const float *src) {
+        if (L1) asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+        else asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(src));
+    }
     static constexpr int AX = THREADS / BK;     // lines apart of a thread's 4-byte copies
     static constexpr int APER = R * BK / THREADS; // its 4-byte copies
     __device__ __forceinline__ void copy_async(float *s, const float *kbase, int64_t ld, int tid) const {
@@ -150,7 +158,7 @@ struct SgLoader {
 #pragma unroll
             for (int j = 0; j < PER; j++) {
                 const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kk + j * DK) * LD + x);
-                asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(ptr + j * jstride));
+                copy16(d, ptr + j * jstride);
             }
         }
     }
@@ -164,7 +172,7 @@ struct SgLoader {
                          "l"(kbase + kq + (int64_t)(xq + AX * j) * ld));
         } else {
             const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kk + j * DK) * LD + x);
-            asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(ptr + j * jstride));
+            copy16(d, ptr + j * jstride);
         }
     }
     // The step's slice origin (line 0, k 0) in the matrix, for copy_async's k-major mapping.
@@ -317,8 +325,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
 // before the previous step's barrier, so storing into it needs no other barrier.
 // CPA / CPB: operand A / B copied by cp.async on full steps (else through registers). MODE 0: a
 // step of the edges (every operand through registers with its checks, slice kt + 1 when more).
-// MODE 1: slice kt + 1 is full: register operands load it unchecked, one chunk a k; with two
-// stages the cp.async operands copy it at the step's top, with three it is in flight already.
+// MODE 1: slice kt + 1 is full: register operands load it unchecked, one chunk a k; the cp.async
+// operands' copy of it (three stages) is in flight already.
 // MODE 2 (three stages): as 1, and the cp.async operands copy slice kt + 2 into n2A / n2B, their
 // copies spread over the step's k's; the step waits for all but that newest group.
 template <class S, int MODE, bool CPA, bool CPB, class LA, class LB>
@@ -332,7 +340,7 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
     constexpr bool AA = FULL && CPA, AB = FULL && CPB; // this step's slice kt + 1: by cp.async
     constexpr int PA = AA ? 0 : LA::PER, PB = AB ? 0 : LB::PER; // register chunks loaded one a k
     static_assert(!FULL || PA + PB <= S::BK, "one chunk a k");
-    static_assert(MODE < 2 || S::ST == 3, "MODE 2 needs three stages");
+    static_assert((MODE < 2 && !AA && !AB) || S::ST == 3, "cp.async copies need three stages");
     static_assert(2 * (S::CB - 1) <= S::BK - 2, "copy batches before the commit");
     constexpr int QA = (MODE == 2 && CPA) ? LA::NCOPY : 0, QB = (MODE == 2 && CPB) ? LB::NCOPY : 0;
     constexpr int NQ = QA + QB > 0 ? QA + QB : 1;
@@ -345,11 +353,6 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
     if (QB) oB = lb.origin(ldb);
 #pragma unroll
     for (int kk = 0; kk < S::BK; kk++) {
-        if (S::ST == 2 && (AA || AB) && kk == 0) {
-            if (AA) la.copy_async(nA, la.origin(lda), lda, tid), la.advance(astep);
-            if (AB) lb.copy_async(nB, lb.origin(ldb), ldb, tid), lb.advance(bstep);
-            asm volatile("cp.async.commit_group;\n" ::);
-        }
         if (QA + QB > 0) { // copy q of slice kt + 2 (batch q CB / NQ at k = 2 batch, or at k = q (BK - 1) / NQ), committed at k = BK - 2
 #pragma unroll
             for (int q = 0; q < QA + QB; q++)
@@ -413,8 +416,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
     constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
     const int aoff = wm * 32 * RA + lm * 4, boff = wn * 16 * RB + ln * 4;
 
-    SgLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
-    SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
+    SgLoader<S::BM, AK, VEC, S::THREADS, S::BK, S::L1> la(p.A, p.lda, m0, p.m, tid);
+    SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK, S::L1> lb(p.B, p.ldb, n0, p.n, tid);
     const int64_t ktiles = (p.k + S::BK - 1) / S::BK;
     // Steps whose slices lie wholly inside the matrix: every step but a partial last one of a
     // block away from the right and bottom edges.
@@ -515,12 +518,8 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC, FB>(p, s, variant) : launch<S, false, false, VEC, FB>(p, s, variant);
 }
 
-enum SgVariant {
-    SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8, SG_BIG8RR, SG_BIG8AR, SG_BIG8RA, SG_BIG8AA, SG_BIG8S, SG_BIG8SW, SG_BIG8SAA,
-    SG_NVARIANTS
-};
-const char *const sg_variant_names[] = {"large", "small",  "big16t", "big8", "big8rr", "big8ar",
-                                        "big8ra", "big8aa", "big8s",  "big8sw", "big8saa"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8, SG_BIG8W, SG_BIG8C, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big16t", "big8", "big8w", "big8c"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
@@ -535,7 +534,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8, big8rr, big8ar, big8ra, big8aa, big8s, big8sw or big8saa", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8, big8w or big8c", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG8 : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -589,32 +588,16 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
                    : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
     // big8xy: x (A) and y (B) r for registers, a for cp.async on full steps; without 16-byte aligned
     // operands every step goes through registers (one scalar-load kernel for all four).
-    case SG_BIG8: // by op: each operand whose k is contiguous by cp.async, and A in NN
-        if (!vec) return launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-        if (a_kmajor) return b_kmajor ? launch<SgBig8D, true, true, 4, 5>(p, s, "big8") : launch<SgBig8D, true, false, 4, 5>(p, s, "big8");
-        return b_kmajor ? launch<SgBig8D, false, true, 4, 7>(p, s, "big8") : launch<SgBig8D, false, false, 4, 1>(p, s, "big8");
-    case SG_BIG8S:
-        if (!vec) return launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-        if (a_kmajor) return b_kmajor ? launch<SgBig8S, true, true, 4, 5>(p, s, "big8s") : launch<SgBig8S, true, false, 4, 5>(p, s, "big8s");
-        return b_kmajor ? launch<SgBig8S, false, true, 4, 7>(p, s, "big8s") : launch<SgBig8S, false, false, 4, 1>(p, s, "big8s");
-    case SG_BIG8SW:
-        if (!vec) return launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-        if (a_kmajor) return b_kmajor ? launch<SgBig8SW, true, true, 4, 5>(p, s, "big8sw") : launch<SgBig8SW, true, false, 4, 5>(p, s, "big8sw");
-        return b_kmajor ? launch<SgBig8SW, false, true, 4, 7>(p, s, "big8sw") : launch<SgBig8SW, false, false, 4, 1>(p, s, "big8sw");
-    case SG_BIG8SAA:
-        return vec ? launch_ops<SgBig8S, 4, 7>(p, a_kmajor, b_kmajor, s, "big8saa")
+    // big8: both operands by cp.async (k-major ones as 4-byte copies placed transposed), three stages;
+    // without 16-byte aligned operands every step loads through registers with its edge checks.
+    case SG_BIG8:
+        return vec ? launch_ops<SgBig8S, 4, 7>(p, a_kmajor, b_kmajor, s, "big8")
                    : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8RR:
-        return vec ? launch_ops<SgBig8D, 4, 1>(p, a_kmajor, b_kmajor, s, "big8rr")
+    case SG_BIG8W:
+        return vec ? launch_ops<SgBig8SW, 4, 7>(p, a_kmajor, b_kmajor, s, "big8w")
                    : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8AR:
-        return vec ? launch_ops<SgBig8D, 4, 3>(p, a_kmajor, b_kmajor, s, "big8ar")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8RA:
-        return vec ? launch_ops<SgBig8D, 4, 5>(p, a_kmajor, b_kmajor, s, "big8ra")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8AA:
-        return vec ? launch_ops<SgBig8D, 4, 7>(p, a_kmajor, b_kmajor, s, "big8aa")
+    case SG_BIG8C:
+        return vec ? launch_ops<SgBig8SC, 4, 7>(p, a_kmajor, b_kmajor, s, "big8c")
                    : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
     default:
         return vec ? launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small")
