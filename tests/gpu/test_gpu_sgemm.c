@@ -285,7 +285,7 @@ static void test_sgemm_edges(void **state) {
 // k = 83 ends every variant on a partial k-step.
 static void test_sgemm_variants(void **state) {
     if (!g_set) skip();
-    static const char *const tiles[] = {"large", "small", "big16t", "big8", "big8w", "big8c", "big16s", "big8g8", "big8g32"};
+    static const char *const tiles[] = {"large", "small", "big16t", "big8", "big8w", "big8c", "big16s", "big8g8", "big8g32", "big8x", "big8v"};
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++)
         for (int o = 0; o < 4; o++)
@@ -311,7 +311,7 @@ static void test_sgemm_medium(void **state) {
     // enough 256 x 128 tiles for two a multiprocessor: the shape's own choice is big
     sg_case bigd = {'s', 'T', 'N', 4096, 2304, 300, 0, 0, 0, {1, 0}, {0.5, 0}, 0, NULL, NULL};
     run_case(&bigd, key += 10);
-    static const char *const full[] = {"large", "big8", "big8w", "big8c", "big16s"};
+    static const char *const full[] = {"large", "big8", "big8w", "big8c", "big16s", "big8x", "big8v"};
     const int nfull = (int)(sizeof full / sizeof full[0]);
     for (int v = 0; v < nfull; v++)
         for (int o = 0; o < 4; o++) { // many k-steps, interior tiles full

@@ -80,6 +80,8 @@ using SgBig8SC = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 3, true>; // big8c: big8s 
 using SgBig16S = SgShape<256, 128, 16, 1, 2, 4, 16, 3, 3>; // big16s: big8 with k-steps of 16
 using SgBig8G8 = SgShape<256, 128, 8, 1, 2, 4, 8, 3, 3>;   // big8g8 / big8g32: big8 in groups of 8 / 32 tile rows
 using SgBig8G32 = SgShape<256, 128, 8, 1, 2, 4, 32, 3, 3>;
+using SgBig8X = SgShape<128, 256, 8, 1, 2, 4, 16, 3, 3>; // big8x: 128 x 256 tiles (warps 2 x 4)
+using SgBig8V = SgShape<256, 128, 8, 1, 4, 2, 16, 3, 3>; // big8v: 16 x 8 a thread (warps 2 x 4)
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -521,8 +523,8 @@ int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, 
     return b_kmajor ? launch<S, false, true, VEC, FB>(p, s, variant) : launch<S, false, false, VEC, FB>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8, SG_BIG8W, SG_BIG8C, SG_BIG16S, SG_BIG8G8, SG_BIG8G32, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t", "big8", "big8w", "big8c", "big16s", "big8g8", "big8g32"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8, SG_BIG8W, SG_BIG8C, SG_BIG16S, SG_BIG8G8, SG_BIG8G32, SG_BIG8X, SG_BIG8V, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big16t", "big8", "big8w", "big8c", "big16s", "big8g8", "big8g32", "big8x", "big8v"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
 // Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
@@ -537,7 +539,7 @@ int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8, big8w, big8c, big16s, big8g8 or big8g32", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8, big8w, big8c, big16s, big8g8, big8g32, big8x or big8v", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG8 : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -607,6 +609,12 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
                    : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
     case SG_BIG8G32:
         return vec ? launch_ops<SgBig8G32, 4, 7>(p, a_kmajor, b_kmajor, s, "big8g32")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+    case SG_BIG8X:
+        return vec ? launch_ops<SgBig8X, 4, 7>(p, a_kmajor, b_kmajor, s, "big8x")
+                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+    case SG_BIG8V:
+        return vec ? launch_ops<SgBig8V, 4, 7>(p, a_kmajor, b_kmajor, s, "big8v")
                    : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
     case SG_BIG8C:
         return vec ? launch_ops<SgBig8SC, 4, 7>(p, a_kmajor, b_kmajor, s, "big8c")
