@@ -4,26 +4,27 @@
 // beta == 0 never reads C. Every product is an IEEE fp32 fmaf, summed in k order per element.
 //
 // Blocking (MAGMA's register + shared-memory blocking):
-//   - a thread block computes a BM x BN tile of C, walking k in steps of BK; the next k-step's
-//     slices of op(A) and op(B) are loaded from global memory into registers while the current one
-//     multiplies out of shared memory, then stored into the other of two shared buffers (one
-//     barrier per k-step);
-//   - every thread owns an 8 x 8 register tile of C made of 2 x 2 blocks of 4 x 4: a warp covers
-//     64 rows x 32 columns, lane (lm = lane % 8, ln = lane / 8) has rows lm*4 + {0..3} + {0, 32} and
-//     columns ln*4 + {0..3} + {0, 16}; per k a thread loads 2 float4 of op(A) and 2 of op(B) from
-//     shared memory and issues 64 FFMA (16 FFMA per LDS.128);
+//   - a thread block computes a BM x BN tile of C, walking k in steps of BK out of shared memory;
+//   - a thread owns RA x RB blocks of 4 x 4 accumulators: lane (lm = lane % 8, ln = lane / 8) has
+//     rows lm*4 + {0..3} + 32 r and columns ln*4 + {0..3} + 16 r, so per k it loads RA + RB float4
+//     from shared memory for 16 RA RB FFMA;
 //   - shared memory holds both operands "MN-major": one line of BM (BN) values per k, padded by 4
 //     floats. A quarter-warp's op(A) loads are 8 distinct float4 of one 128-byte line (no bank
 //     conflict), its op(B) loads one broadcast float4. Operands stored with k contiguous (A 'T',
-//     B 'N') are transposed on the way in (4 scalar stores per chunk; the padding keeps BK = 8
-//     conflict-free, BK = 16 has 2-way conflicts on these stores only);
-//   - global loads are float4 chunks along the contiguous dimension when the operand is 16-byte
-//     aligned with ld % 4 == 0 (VEC = 4), scalar otherwise; chunks crossing an edge load
-//     element by element and zero-fill what lies outside;
-//   - block order is grouped (GROUP_M tile rows at a time) so that concurrently running blocks
-//     share their A and B panels in L2.
-// The cp.async multistage variants (async, async16, wide: 0.72-0.87x cuBLAS at 8192 on an H200,
-// none ahead of large) and large16 were removed; git keeps them (06827ee).
+//     B 'N') are transposed on the way in;
+//   - block order is grouped (GM tile rows at a time) so that concurrently running blocks share
+//     their A and B panels in L2.
+// Two main loops:
+//   - sgemm_kernel (large 128x128 of 8 x 8, small 64x64): the next k-step's slices are loaded into
+//     registers (float4 chunks along the contiguous dimension when the operand is 16-byte aligned
+//     with ld % 4 == 0, scalar otherwise; chunks crossing an edge zero-filled) while the current one
+//     multiplies, then stored into the other of two shared buffers; one barrier per k-step;
+//   - sgemm_fb_kernel (big8, 256x128 of 16 x 8, for many tiles): fragments double-buffered in
+//     registers, the barrier in front of each step's last k, and full slices copied by cp.async two
+//     steps ahead into three shared buffers (k-major operands as 4-byte copies placed transposed);
+//     slices at the edges go through registers with their checks.
+// Removed variants are listed beside the shapes below; git keeps them (06827ee for the first
+// cp.async variants, 368b282 for the big8 experiments).
 #include <cuda_runtime.h>
 
 #include <stdint.h>
@@ -52,36 +53,28 @@ struct SgParams {
 // BM x BN block tile, BK per k-step, MINB blocks per SM for the register budget. A thread holds
 // RA x RB blocks of 4 x 4 accumulators (rows 32 apart, columns 16 apart): a warp's lanes are 8
 // (rows) x 4 (columns), so the warp tile is 32 RA x 16 RB.
-// ST shared buffers; CB (three stages): the cp.async copies of a step in CB batches at k = 0, 2, ..
-// (0: one copy a k, over the step's first BK - 1 k's).
-template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2, int GM_ = SG_GROUP_M, int ST_ = 2, int CB_ = 0,
-          bool L1_ = false>
+// ST shared buffers (2: sgemm_kernel; 3: sgemm_fb_kernel).
+template <int BM_, int BN_, int BK_, int MINB_, int RA_ = 2, int RB_ = 2, int GM_ = SG_GROUP_M, int ST_ = 2>
 struct SgShape {
-    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_, GM = GM_, ST = ST_, CB = CB_;
-    static constexpr bool L1 = L1_; // 16-byte cp.async copies through L1
+    static constexpr int BM = BM_, BN = BN_, BK = BK_, MINB = MINB_, RA = RA_, RB = RB_, GM = GM_, ST = ST_;
     static constexpr int WARPS_M = BM / (32 * RA), WARPS_N = BN / (16 * RB);
     static constexpr int THREADS = 32 * WARPS_M * WARPS_N;
     static constexpr int LDA = BM + SG_PAD, LDB = BN + SG_PAD; // shared line lengths (floats)
-    static constexpr size_t SMEM = ST * (size_t)(LDA + LDB) * BK * sizeof(float); // ST shared buffers
+    static constexpr size_t SMEM = ST * (size_t)(LDA + LDB) * BK * sizeof(float);
     static_assert(BM % (32 * RA) == 0 && BN % (16 * RB) == 0 && BK % 4 == 0, "tile shape");
     static_assert(SMEM <= 200 * 1024, "shared memory"); // (over 48 KB: opted in at launch)
 };
 using SgLarge = SgShape<128, 128, 8, 2>;   // 256 threads, 17 KB shared, 2 blocks/SM (128 registers)
 using SgSmall = SgShape<64, 64, 8, 6>;      // 64 threads: many blocks for small and skinny shapes
-// 256 threads with 8 x 16 each (warp tile 64 x 64), k-steps of 16, 49 KB shared, 1 block/SM, blocks
-// in groups of 16 tile rows (+0.5% at 8192 over groups of 8, 4e5825e). Measured against it and
-// removed: 16 x 8 a thread with k-steps of 8 (big) and 16 (big16), 128 x 256 tiles (wide16), k-steps
-// of 32 (big32), all after dd978dd; 128 x 128 tiles of 8 x 16, two blocks a SM (pair16t, after 4e5825e).
-using SgBig16T = SgShape<256, 128, 16, 1, 2, 4, 16>;
-using SgBig8D = SgShape<256, 128, 8, 1, 2, 4, 16>;    // big8xy: the fragment-buffered loop, k-steps of 8
-using SgBig8S = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 3>; // big8s: three shared buffers, copies in 3 batches
-using SgBig8SW = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 0>; // big8w: the same, one copy a k
-using SgBig8SC = SgShape<256, 128, 8, 1, 2, 4, 16, 3, 3, true>; // big8c: big8s with 16-byte copies through L1
-using SgBig16S = SgShape<256, 128, 16, 1, 2, 4, 16, 3, 3>; // big16s: big8 with k-steps of 16
-using SgBig8G8 = SgShape<256, 128, 8, 1, 2, 4, 8, 3, 3>;   // big8g8 / big8g32: big8 in groups of 8 / 32 tile rows
-using SgBig8G32 = SgShape<256, 128, 8, 1, 2, 4, 32, 3, 3>;
-using SgBig8X = SgShape<128, 256, 8, 1, 2, 4, 16, 3, 3>; // big8x: 128 x 256 tiles (warps 2 x 4)
-using SgBig8V = SgShape<256, 128, 8, 1, 4, 2, 16, 3, 3>; // big8v: 16 x 8 a thread (warps 2 x 4)
+// big8 (sgemm_fb_kernel): 256 threads with 16 x 8 each (warp tile 128 x 32, warps 2 x 4), k-steps of
+// 8, three 12.3 KB stages (37 KB), 1 block/SM, blocks in groups of 16 tile rows. Measured against it
+// on one H200 and removed (bench/notes/gemm-kernels.md): big16t (the same tile, 8 x 16 a thread,
+// k-steps of 16, sgemm_kernel's loop; the default until 368b282), 8 x 16 a thread (0.940 in NT),
+// 128 x 256 tiles, k-steps of 16, groups of 8 or 32, 16-byte copies through L1, one copy a k,
+// copies through registers or two stages; earlier big, big16, wide16, big32 (after dd978dd) and
+// pair16t (after 4e5825e).
+using SgBig8 = SgShape<256, 128, 8, 1, 4, 2, 16, 3>;
+constexpr int SG_COPY_BATCHES = 3; // big8: a step's cp.async copies issued in 3 batches, at k = 0, 2, 4
 
 // ---- global -> registers -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // The slice is R x BK of op(X): "line" x (row of op(A) / column of op(B)) and k. A chunk is 4
@@ -89,7 +82,7 @@ using SgBig8V = SgShape<256, 128, 8, 1, 4, 2, 16, 3, 3>; // big8v: 16 x 8 a thre
 // x otherwise; element i of a chunk is src[i] either way. Chunk c of the slice: KMAJOR
 // x = c / (BK/4), kk = 4 (c % (BK/4)); else x = 4 (c % (R/4)), kk = c / (R/4). A thread's chunks
 // c = tid + j THREADS differ only in x (KMAJOR, by DX) or only in kk (by DK).
-template <int R, bool KMAJOR, int VEC, int THREADS, int BK, bool L1 = false>
+template <int R, bool KMAJOR, int VEC, int THREADS, int BK>
 struct SgLoader {
     static constexpr int CHUNKS = R * BK / 4;
     static constexpr int PER = CHUNKS / THREADS; // chunks per thread
@@ -135,40 +128,19 @@ struct SgLoader {
         ptr += step;
     }
 
-    // Chunk j of a full slice (every chunk inside the matrix, VEC == 4): one unchecked float4 load.
-    __device__ __forceinline__ void load_full(int j) { r[j] = __ldg(reinterpret_cast<const float4 *>(ptr + j * jstride)); }
     __device__ __forceinline__ void advance(int64_t step) { ptr += step; }
 
-    // A full slice straight into the shared slice s by cp.async, without registers. x contiguous: a
-    // 16-byte copy a chunk. k contiguous: 4-byte copies with a warp's lanes along k first (lane l:
-    // k = l % BK, x = l / BK + APER_X j), so that one copy instruction reads 32 / BK lines of BK
-    // consecutive floats (not 16 lines as the chunks would) and writes conflict-free transposed.
-    // A 16-byte copy: around L1 (.cg) or through it (.ca, L1).
-    __device__ __forceinline__ static void copy16(unsigned d, const float *src) {
-        if (L1) asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(src));
-        else asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(src));
-    }
-    static constexpr int AX = THREADS / BK;     // lines apart of a thread's 4-byte copies
-    static constexpr int APER = R * BK / THREADS; // its 4-byte copies
-    __device__ __forceinline__ void copy_async(float *s, const float *kbase, int64_t ld, int tid) const {
-        if (KMAJOR) {
-            const int kq = tid % BK, xq = tid / BK;
-            const float *src = kbase + kq + (int64_t)xq * ld;
-            const unsigned d0 = (unsigned)__cvta_generic_to_shared(s + kq * LD + xq);
-#pragma unroll
-            for (int j = 0; j < APER; j++)
-                asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d0 + 4u * AX * j),
-                             "l"(src + (int64_t)AX * j * ld));
-        } else {
-#pragma unroll
-            for (int j = 0; j < PER; j++) {
-                const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kk + j * DK) * LD + x);
-                copy16(d, ptr + j * jstride);
-            }
-        }
-    }
-    static constexpr int NCOPY = KMAJOR ? APER : PER; // cp.async instructions a slice
-    // Copy j of copy_async alone (j < NCOPY).
+    // cp.async copies of a full slice (every element inside the matrix, VEC == 4) straight into the
+    // shared slice s, without registers. x contiguous: one 16-byte copy a chunk (around L1). k
+    // contiguous: 4-byte copies placed transposed, a warp's lanes along k first (lane l: k = l % BK,
+    // x = l / BK + AX j), so that one instruction reads 32 / BK lines of BK consecutive floats (the
+    // chunks' mapping read 16 lines and lost 10-20% in TN and TT, call 68) and its shared writes are
+    // conflict-free. kbase: the slice's line 0, k 0 (origin()).
+    enum : int {
+        AX = THREADS / BK,                      // lines between a thread's 4-byte copies
+        NCOPY = KMAJOR ? R * BK / THREADS : PER // copies a thread makes a slice
+    };
+    static_assert(THREADS % BK == 0, "4-byte copies' lanes");
     __device__ __forceinline__ void copy_one(float *s, const float *kbase, int64_t ld, int tid, int j) const {
         if (KMAJOR) {
             const int kq = tid % BK, xq = tid / BK;
@@ -177,10 +149,14 @@ struct SgLoader {
                          "l"(kbase + kq + (int64_t)(xq + AX * j) * ld));
         } else {
             const unsigned d = (unsigned)__cvta_generic_to_shared(s + (kk + j * DK) * LD + x);
-            copy16(d, ptr + j * jstride);
+            asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16;\n" ::"r"(d), "l"(ptr + j * jstride));
         }
     }
-    // The step's slice origin (line 0, k 0) in the matrix, for copy_async's k-major mapping.
+    __device__ __forceinline__ void copy_all(float *s, const float *kbase, int64_t ld, int tid) const {
+#pragma unroll
+        for (int j = 0; j < NCOPY; j++) copy_one(s, kbase, ld, tid, j);
+    }
+    // The current slice's origin (line 0, k 0) in the matrix.
     __device__ __forceinline__ const float *origin(int64_t ld) const { return ptr - kk - (int64_t)x * ld; }
 
     // Stores the loaded chunks into the shared slice s (line kk at s + kk * LD).
@@ -319,70 +295,55 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
     sg_epilogue<S>(p, acc, m0, n0, aoff, boff);
 }
 
-// ---- big8xy: big16t's tile with the fragments double-buffered in registers ----
-// One k-step of the fragment-buffered kernel. On entry fa[0], fb[0] hold line 0 of the current
-// buffer cur; the step multiplies lines 0..BK-1 while it loads line kk + 1's fragments into the
-// other register set, so a fragment is read from shared memory a whole k (TM x TN FFMA) before
-// its use. The next step's slice is loaded from global memory during the step (FULL: one unchecked
-// float4 chunk at each of the first k's; else every chunk with its edge checks at k = 0), stored
-// into the other shared buffer nxt and published by the step's one barrier, which sits in front of
-// the last k: after it, line 0 of nxt is loaded while the last k multiplies. nxt was last read
-// before the previous step's barrier, so storing into it needs no other barrier.
-// CPA / CPB: operand A / B copied by cp.async on full steps (else through registers). MODE 0: a
-// step of the edges (every operand through registers with its checks, slice kt + 1 when more).
-// MODE 1: slice kt + 1 is full: register operands load it unchecked, one chunk a k; the cp.async
-// operands' copy of it (three stages) is in flight already.
-// MODE 2 (three stages): as 1, and the cp.async operands copy slice kt + 2 into n2A / n2B, their
-// copies spread over the step's k's; the step waits for all but that newest group.
-template <class S, int MODE, bool CPA, bool CPB, class LA, class LB>
+// ---- big8: fragments double-buffered in registers, operands copied by cp.async three stages deep ----
+// One k-step (slice kt in shared buffer cur). On entry fa[0], fb[0] hold line 0 of cur; at k = kk the
+// step loads line kk + 1's fragments into the other register set while line kk multiplies, so a
+// fragment is read a whole k (128 FFMA) before its use. The step's one barrier sits in front of the
+// last k; after it the next slice's line 0 is loaded (from nxt) while the last k multiplies.
+// MODE 2 (slices kt + 1 and kt + 2 full): slice kt + 2 is copied by cp.async into nx2, in
+// SG_COPY_BATCHES batches over the step's first k's; before the barrier the step waits for every
+// group but that newest one, i.e. for slice kt + 1's copies (made in the previous step).
+// MODE 1 (slice kt + 1 full, its copies in flight): waits for all groups.
+// MODE 0 (the edges): slice kt + 1, when there is one (more), is loaded through registers with its
+// edge checks at the step's top and stored into nxt before the barrier.
+// Buffers: nx2 (= slice kt - 1's) was last read before step kt - 1's barrier, nxt before step kt - 2's:
+// every thread has passed both, so writing them needs no other barrier.
+template <class S, int MODE, class LA, class LB>
 __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, int64_t astep, int64_t bstep,
                                            const float *cA, const float *cB, float *nA, float *nB, float *n2A,
                                            float *n2B, int aoff, int boff, float (&fa)[2][4 * S::RA],
                                            float (&fb)[2][4 * S::RB], float (&acc)[4 * S::RA][4 * S::RB],
                                            int64_t lda, int64_t ldb, int tid) {
     constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
-    constexpr bool FULL = MODE > 0;
-    constexpr bool AA = FULL && CPA, AB = FULL && CPB; // this step's slice kt + 1: by cp.async
-    constexpr int PA = AA ? 0 : LA::PER, PB = AB ? 0 : LB::PER; // register chunks loaded one a k
-    static_assert(!FULL || PA + PB <= S::BK, "one chunk a k");
-    static_assert((MODE < 2 && !AA && !AB) || S::ST == 3, "cp.async copies need three stages");
-    static_assert(2 * (S::CB - 1) <= S::BK - 2, "copy batches before the commit");
-    constexpr int QA = (MODE == 2 && CPA) ? LA::NCOPY : 0, QB = (MODE == 2 && CPB) ? LB::NCOPY : 0;
-    constexpr int NQ = QA + QB > 0 ? QA + QB : 1;
-    if (!FULL && more) {
+    constexpr int QA = MODE == 2 ? LA::NCOPY : 0, QB = MODE == 2 ? LB::NCOPY : 0, NQ = QA + QB > 0 ? QA + QB : 1;
+    static_assert(S::ST == 3 && 2 * (SG_COPY_BATCHES - 1) <= S::BK - 2, "copy batches before the commit");
+    if (MODE == 0 && more) {
         la.load(krem, astep);
         lb.load(krem, bstep);
     }
     const float *oA = nullptr, *oB = nullptr; // slice kt + 2's origins (MODE 2)
-    if (QA) oA = la.origin(lda);
-    if (QB) oB = lb.origin(ldb);
+    if (MODE == 2) oA = la.origin(lda), oB = lb.origin(ldb);
 #pragma unroll
     for (int kk = 0; kk < S::BK; kk++) {
-        if (QA + QB > 0) { // copy q of slice kt + 2 (batch q CB / NQ at k = 2 batch, or at k = q (BK - 1) / NQ), committed at k = BK - 2
+        if (MODE == 2) { // copy q in batch q * SG_COPY_BATCHES / NQ, at k = 2 batch; committed at k = BK - 2
 #pragma unroll
             for (int q = 0; q < QA + QB; q++)
-                if ((S::CB ? 2 * (q * S::CB / NQ) : q * (S::BK - 1) / NQ) == kk) {
+                if (2 * (q * SG_COPY_BATCHES / NQ) == kk) {
                     if (q < QA) la.copy_one(n2A, oA, lda, tid, q);
                     else lb.copy_one(n2B, oB, ldb, tid, q - QA);
                 }
             if (kk == S::BK - 2) {
                 asm volatile("cp.async.commit_group;\n" ::);
-                if (QA) la.advance(astep);
-                if (QB) lb.advance(bstep);
+                la.advance(astep);
+                lb.advance(bstep);
             }
         }
-        if (FULL) {
-            if (kk < PA) la.load_full(kk);
-            else if (kk < PA + PB) lb.load_full(kk - PA);
-            if (PA > 0 && kk == PA - 1) la.advance(astep);
-            if (PB > 0 && kk == PA + PB - 1) lb.advance(bstep);
-        }
         if (kk == S::BK - 1) {
-            if (more) {
-                if (QA + QB > 0) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-                else if (AA || AB) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-                if (!AA) la.store(nA);
-                if (!AB) lb.store(nB);
+            if (MODE == 2) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+            else if (MODE == 1) asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+            else if (more) {
+                la.store(nA);
+                lb.store(nB);
             }
             __syncthreads();
         }
@@ -395,7 +356,7 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
         for (int r = 0; r < RB; r++)
             *reinterpret_cast<float4 *>(&fb[nx][4 * r]) = *reinterpret_cast<const float4 *>(srcB + boff + 16 * r);
         const int cu = kk & 1;
-        // Zig-zag over each row: the column that ends one row starts the next (operand reuse).
+        // Zig-zag over each row: the column that ends one row starts the next.
 #pragma unroll
         for (int i = 0; i < TM; i++)
 #pragma unroll
@@ -406,11 +367,11 @@ __device__ __forceinline__ void sg_fb_step(LA &la, LB &lb, bool more, int krem, 
     }
 }
 
-template <class S, bool AK, bool BKM, int VEC, bool CPA, bool CPB>
+template <class S, bool AK, bool BKM, int VEC>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgParams p) {
-    extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's S::ST buffers, then B's
-    constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB, ST = S::ST;
-    float *const sA = sg_smem, *const sB = sg_smem + ST * SA;
+    extern __shared__ __align__(16) float sg_smem[]; // S::SMEM bytes: A's three buffers, then B's
+    constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
+    float *const sA = sg_smem, *const sB = sg_smem + 3 * SA;
 
     int bm, bn;
     tile_of_block<S::GM>(p, bm, bn);
@@ -421,11 +382,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
     constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
     const int aoff = wm * 32 * RA + lm * 4, boff = wn * 16 * RB + ln * 4;
 
-    SgLoader<S::BM, AK, VEC, S::THREADS, S::BK, S::L1> la(p.A, p.lda, m0, p.m, tid);
-    SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK, S::L1> lb(p.B, p.ldb, n0, p.n, tid);
+    SgLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
+    SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
     const int64_t ktiles = (p.k + S::BK - 1) / S::BK;
-    // Steps whose slices lie wholly inside the matrix: every step but a partial last one of a
-    // block away from the right and bottom edges.
+    // Full slices (copied by cp.async): every step's but a partial last one, in a block away from
+    // the right and bottom edges with 16-byte aligned operands.
     const bool interior = VEC == 4 && m0 + S::BM <= p.m && n0 + S::BN <= p.n;
     const int64_t kfull = interior ? p.k / S::BK : 0;
 
@@ -436,10 +397,15 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
         for (int j = 0; j < TN; j++) acc[i][j] = 0.0f;
 
     const int64_t astep = AK ? (int64_t)S::BK : S::BK * p.lda, bstep = BKM ? (int64_t)S::BK : S::BK * p.ldb;
-    la.load(p.k < S::BK ? (int)p.k : S::BK, astep);
+    la.load(p.k < S::BK ? (int)p.k : S::BK, astep); // slice 0 through registers, with its checks
     lb.load(p.k < S::BK ? (int)p.k : S::BK, bstep);
     la.store(sA);
     lb.store(sB);
+    if (kfull >= 2) { // slice 1 copied here: from now on the copies run two slices ahead
+        la.copy_all(sA + SA, la.origin(p.lda), p.lda, tid), la.advance(astep);
+        lb.copy_all(sB + SB, lb.origin(p.ldb), p.ldb, tid), lb.advance(bstep);
+        asm volatile("cp.async.commit_group;\n" ::);
+    }
     __syncthreads();
     float fa[2][TM], fb[2][TN];
 #pragma unroll
@@ -447,33 +413,20 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
 #pragma unroll
     for (int r = 0; r < RB; r++) *reinterpret_cast<float4 *>(&fb[0][4 * r]) = *reinterpret_cast<const float4 *>(sB + boff + 16 * r);
 
-    // Three stages: the cp.async operands run one slice further ahead (slice 1 copied here).
-    constexpr bool CP3 = ST == 3 && (CPA || CPB);
-    if (CP3 && kfull >= 2) {
-        if (CPA) la.copy_async(sA + SA, la.origin(p.lda), p.lda, tid), la.advance(astep);
-        if (CPB) lb.copy_async(sB + SB, lb.origin(p.ldb), p.ldb, tid), lb.advance(bstep);
-        asm volatile("cp.async.commit_group;\n" ::);
-    }
-    int buf = 0; // slice kt's buffer
+    int b0 = 0, b1 = 1, b2 = 2; // the buffers of slices kt, kt + 1, kt + 2
     int64_t kt = 0;
-    auto nxt = [](int b, int d) { return (b + d) % ST; };
-    if constexpr (CP3) {
-        for (; kt + 2 < kfull; kt++, buf = nxt(buf, 1)) // the cp.async operands' slice kt + 2 is full
-            sg_fb_step<S, 2, CPA, CPB>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB,
-                                       sA + nxt(buf, 1) * SA, sB + nxt(buf, 1) * SB, sA + nxt(buf, 2) * SA,
-                                       sB + nxt(buf, 2) * SB, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
-    }
-    for (; kt + 1 < kfull; kt++, buf = nxt(buf, 1)) // the next step's slice is full too
-        sg_fb_step<S, 1, CPA, CPB>(la, lb, true, S::BK, astep, bstep, sA + buf * SA, sB + buf * SB,
-                                   sA + nxt(buf, 1) * SA, sB + nxt(buf, 1) * SB, nullptr, nullptr, aoff, boff, fa,
-                                   fb, acc, p.lda, p.ldb, tid);
-    for (; kt < ktiles; kt++, buf = nxt(buf, 1)) {
+    for (; kt + 2 < kfull; kt++, b0 = b1, b1 = b2, b2 = (b2 + 1) % 3)
+        sg_fb_step<S, 2>(la, lb, true, S::BK, astep, bstep, sA + b0 * SA, sB + b0 * SB, sA + b1 * SA, sB + b1 * SB,
+                         sA + b2 * SA, sB + b2 * SB, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
+    for (; kt + 1 < kfull; kt++, b0 = b1, b1 = b2, b2 = (b2 + 1) % 3)
+        sg_fb_step<S, 1>(la, lb, true, S::BK, astep, bstep, sA + b0 * SA, sB + b0 * SB, sA + b1 * SA, sB + b1 * SB,
+                         nullptr, nullptr, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
+    for (; kt < ktiles; kt++, b0 = b1, b1 = b2, b2 = (b2 + 1) % 3) {
         const bool more = kt + 1 < ktiles;
         const int64_t left = p.k - (kt + 1) * S::BK;
         const int krem = left < S::BK ? (int)left : S::BK;
-        sg_fb_step<S, 0, false, false>(la, lb, more, krem, astep, bstep, sA + buf * SA, sB + buf * SB,
-                                       sA + nxt(buf, 1) * SA, sB + nxt(buf, 1) * SB, nullptr, nullptr, aoff, boff,
-                                       fa, fb, acc, p.lda, p.ldb, tid);
+        sg_fb_step<S, 0>(la, lb, more, krem, astep, bstep, sA + b0 * SA, sB + b0 * SB, sA + b1 * SA, sB + b1 * SB,
+                         nullptr, nullptr, aoff, boff, fa, fb, acc, p.lda, p.ldb, tid);
     }
 
     sg_epilogue<S>(p, acc, m0, n0, aoff, boff);
@@ -492,12 +445,10 @@ int cuda_fail(cudaError_t e, const char *file, int line, const char *what, const
                         cudaGetErrorString(e));
 }
 
-// FB: 0 sgemm_kernel; else sgemm_fb_kernel, with A copied by cp.async on full steps when FB & 2,
-// B when FB & 4.
-template <class S, bool AK, bool BKM, int VEC, int FB>
+template <class S, bool AK, bool BKM, int VEC>
 int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
     void (*kernel)(const SgParams);
-    if constexpr (FB != 0) kernel = sgemm_fb_kernel<S, AK, BKM, VEC, (FB & 2) != 0, (FB & 4) != 0>;
+    if constexpr (S::ST == 3) kernel = sgemm_fb_kernel<S, AK, BKM, VEC>;
     else kernel = sgemm_kernel<S, AK, BKM, VEC>;
     SgParams p = p0;
     const int64_t gm = (p.m + S::BM - 1) / S::BM, gn = (p.n + S::BN - 1) / S::BN;
@@ -516,30 +467,29 @@ int launch(const SgParams &p0, cudaStream_t s, const char *variant) {
     return 0;
 }
 
-template <class S, int VEC, int FB = 0>
+template <class S, int VEC>
 int launch_ops(const SgParams &p, bool a_kmajor, bool b_kmajor, cudaStream_t s, const char *variant) {
-    if (a_kmajor)
-        return b_kmajor ? launch<S, true, true, VEC, FB>(p, s, variant) : launch<S, true, false, VEC, FB>(p, s, variant);
-    return b_kmajor ? launch<S, false, true, VEC, FB>(p, s, variant) : launch<S, false, false, VEC, FB>(p, s, variant);
+    if (a_kmajor) return b_kmajor ? launch<S, true, true, VEC>(p, s, variant) : launch<S, true, false, VEC>(p, s, variant);
+    return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG16T, SG_BIG8, SG_BIG8W, SG_BIG8C, SG_BIG16S, SG_BIG8G8, SG_BIG8G32, SG_BIG8X, SG_BIG8V, SG_NVARIANTS };
-const char *const sg_variant_names[] = {"large", "small", "big16t", "big8", "big8w", "big8c", "big16s", "big8g8", "big8g32", "big8x", "big8v"};
+enum SgVariant { SG_LARGE, SG_SMALL, SG_BIG8, SG_NVARIANTS };
+const char *const sg_variant_names[] = {"large", "small", "big8"};
 static_assert(sizeof sg_variant_names / sizeof *sg_variant_names == SG_NVARIANTS, "variant names");
 
-// Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big16t (256x128, 8 x 16 a thread, k-steps
-// of 16) when its tiles give every multiprocessor two, else small (64x64) when 128x128 tiles would
-// not give every multiprocessor two blocks, else large (128x128, register prefetch). Measured on one
-// H200 against cuBLAS in the same processes (bench/notes/gemm-kernels.md, 2026-11-27, dd978dd):
-// big16t 0.897-0.929x over NN/NT/TN/TT at 4096-16384 (mean 0.916; with groups of 16 0.918, 4e5825e), big16 0.886-0.928 (0.905),
-// wide16 (0.907), big32 (0.865); large 0.781-0.894 (0.828 and 0.844, f9039af and c1ba1a1).
+// Run-time variant choice (TESSERA_SGEMM_TILE overrides it): big8 (256x128, 16 x 8 a thread, k-steps
+// of 8, three cp.async stages) when its tiles give every multiprocessor two, else small (64x64) when
+// 128x128 tiles would not give every multiprocessor two blocks, else large (128x128, register
+// prefetch). Measured on one H200 against cuBLAS in the same processes (bench/notes/gemm-kernels.md,
+// 2026-11-27): big8 (as big8v, 368b282) 0.979-1.042x over NN/NT/TN/TT at 4096-16384 (mean 1.007),
+// big16t (the default before) 0.897-0.933x (mean 0.918); large 0.781-0.894 (0.828 and 0.844, f9039af and c1ba1a1).
 int choose_variant(int64_t m, int64_t n, int sms, SgVariant *v) {
     const char *force = ts_env_str("TESSERA_SGEMM_TILE");
     if (force && *force) {
         for (int i = 0; i < SG_NVARIANTS; i++)
             if (!strcmp(force, sg_variant_names[i])) return *v = (SgVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_SGEMM_TILE=%s: expected large, small, big16t, big8, big8w, big8c, big16s, big8g8, big8g32, big8x or big8v", force);
+                            "TESSERA_SGEMM_TILE=%s: expected large, small or big8", force);
     }
     const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128), big = ((m + 255) / 256) * ((n + 127) / 128);
     *v = big >= 2 * (int64_t)sms ? SG_BIG8 : tiles < 2 * (int64_t)sms ? SG_SMALL : SG_LARGE;
@@ -588,37 +538,9 @@ extern "C" int ts_cuda_sgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case SG_LARGE:
         return vec ? launch_ops<SgLarge, 4>(p, a_kmajor, b_kmajor, s, "large")
                    : launch_ops<SgLarge, 1>(p, a_kmajor, b_kmajor, s, "large/scalar loads");
-    case SG_BIG16T:
-        return vec ? launch_ops<SgBig16T, 4>(p, a_kmajor, b_kmajor, s, "big16t")
-                   : launch_ops<SgBig16T, 1>(p, a_kmajor, b_kmajor, s, "big16t/scalar loads");
-    // big8xy: x (A) and y (B) r for registers, a for cp.async on full steps; without 16-byte aligned
-    // operands every step goes through registers (one scalar-load kernel for all four).
-    // big8: both operands by cp.async (k-major ones as 4-byte copies placed transposed), three stages;
-    // without 16-byte aligned operands every step loads through registers with its edge checks.
-    case SG_BIG8:
-        return vec ? launch_ops<SgBig8S, 4, 7>(p, a_kmajor, b_kmajor, s, "big8")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8W:
-        return vec ? launch_ops<SgBig8SW, 4, 7>(p, a_kmajor, b_kmajor, s, "big8w")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG16S:
-        return vec ? launch_ops<SgBig16S, 4, 7>(p, a_kmajor, b_kmajor, s, "big16s")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8G8:
-        return vec ? launch_ops<SgBig8G8, 4, 7>(p, a_kmajor, b_kmajor, s, "big8g8")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8G32:
-        return vec ? launch_ops<SgBig8G32, 4, 7>(p, a_kmajor, b_kmajor, s, "big8g32")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8X:
-        return vec ? launch_ops<SgBig8X, 4, 7>(p, a_kmajor, b_kmajor, s, "big8x")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8V:
-        return vec ? launch_ops<SgBig8V, 4, 7>(p, a_kmajor, b_kmajor, s, "big8v")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
-    case SG_BIG8C:
-        return vec ? launch_ops<SgBig8SC, 4, 7>(p, a_kmajor, b_kmajor, s, "big8c")
-                   : launch_ops<SgBig8D, 1, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
+    case SG_BIG8: // without 16-byte aligned operands no copy is made: every slice goes through registers
+        return vec ? launch_ops<SgBig8, 4>(p, a_kmajor, b_kmajor, s, "big8")
+                   : launch_ops<SgBig8, 1>(p, a_kmajor, b_kmajor, s, "big8/scalar loads");
     default:
         return vec ? launch_ops<SgSmall, 4>(p, a_kmajor, b_kmajor, s, "small")
                    : launch_ops<SgSmall, 1>(p, a_kmajor, b_kmajor, s, "small/scalar loads");
