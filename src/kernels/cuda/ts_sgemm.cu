@@ -188,6 +188,23 @@ __device__ __forceinline__ void tile_of_block(const SgParams &p, int &bm, int &b
     bn = in / rows;
 }
 
+// The block's tile (grouped order) and this thread's place in it, for both main loops: rows
+// m0 + aoff + 32 r + {0..3} of op(A) and columns n0 + boff + 16 r + {0..3} of op(B) for block r.
+template <class S>
+struct SgPlace {
+    int64_t m0, n0;
+    int tid, aoff, boff;
+    __device__ __forceinline__ explicit SgPlace(const SgParams &p) {
+        int bm, bn;
+        tile_of_block<S::GM>(p, bm, bn);
+        m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
+        tid = threadIdx.x;
+        const int lane = tid & 31, warp = tid >> 5;
+        const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
+        aoff = wm * 32 * S::RA + (lane & 7) * 4, boff = wn * 16 * S::RB + (lane >> 3) * 4;
+    }
+};
+
 __device__ __forceinline__ float combine(float acc, float alpha, float beta, const float *c) {
     return beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; // beta == 0: C is never read
 }
@@ -233,14 +250,10 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_kernel(const SgPara
     constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
     float *const sA = sg_smem, *const sB = sg_smem + 2 * SA;
 
-    int bm, bn;
-    tile_of_block<S::GM>(p, bm, bn);
-    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
-    const int lm = lane & 7, ln = lane >> 3;
+    const SgPlace<S> pl(p);
+    const int64_t m0 = pl.m0, n0 = pl.n0;
+    const int tid = pl.tid, aoff = pl.aoff, boff = pl.boff;
     constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
-    const int aoff = wm * 32 * RA + lm * 4, boff = wn * 16 * RB + ln * 4; // + 32 r (A) / + 16 r (B) for block r
 
     SgLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
     SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
@@ -373,14 +386,10 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) sgemm_fb_kernel(const SgP
     constexpr int SA = S::BK * S::LDA, SB = S::BK * S::LDB;
     float *const sA = sg_smem, *const sB = sg_smem + 3 * SA;
 
-    int bm, bn;
-    tile_of_block<S::GM>(p, bm, bn);
-    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
-    const int lm = lane & 7, ln = lane >> 3;
+    const SgPlace<S> pl(p);
+    const int64_t m0 = pl.m0, n0 = pl.n0;
+    const int tid = pl.tid, aoff = pl.aoff, boff = pl.boff;
     constexpr int RA = S::RA, RB = S::RB, TM = 4 * RA, TN = 4 * RB;
-    const int aoff = wm * 32 * RA + lm * 4, boff = wn * 16 * RB + ln * 4;
 
     SgLoader<S::BM, AK, VEC, S::THREADS, S::BK> la(p.A, p.lda, m0, p.m, tid);
     SgLoader<S::BN, BKM, VEC, S::THREADS, S::BK> lb(p.B, p.ldb, n0, p.n, tid);
