@@ -10,7 +10,7 @@ variants") put its short-scoreboard stalls on exactly these writes: a DMMA reads
 tensor pipe takes it, so a load into a B or A fragment register right behind the DMMA that reads it
 waits until the pipe accepts that DMMA. ptxas reuses a fragment register as soon as its last DMMA is
 issued. The main loop is sass_loop.py's (the largest backward-branch range holding BAR.SYNC and a
-DMMA); NOP and `@!PT` fillers are skipped; DMMA.16x8x16 reads 16 registers of A and 8 of B (DMMA.16x8x8: 8 and 4).
+DMMA); NOP and `@!PT` fillers are skipped; DMMA.16x8x16 reads 16 registers of A and 8 of B (DMMA.16x8x8: 8 and 4, DMMA.16x8x4: 4 and 2).
 """
 import os
 import re
@@ -39,8 +39,8 @@ for i, t in enumerate(seg):
     parts = re.sub(r"^@!?U?P\w+\s+", "", t).split(None, 1)  # a predicated write counts as a write
     opc, ops = parts[0], [o.strip() for o in parts[1].split(",")] if len(parts) > 1 else []
     if opc.startswith("DMMA"):
-        wide = "16x8x16" in opc
-        reads.append((i, regs(ops[1], 16 if wide else 8) | regs(ops[2], 8 if wide else 4)))
+        wa, wb = (16, 8) if "16x8x16" in opc else (4, 2) if "16x8x4" in opc else (8, 4)
+        reads.append((i, regs(ops[1], wa) | regs(ops[2], wb)))
         continue
     if not ops:
         continue
