@@ -246,13 +246,12 @@ static void test_tc_variants(void **state) {
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only; dmma16p: persistent
     // blocks). TT runs as transposed NN (its only path).
-    // w96, w96n, m96: 12- and 6-warp blocks (a partial last copy pass); rankklpf4: mma.m16n8k4, sm_90 only.
-    static const char *const tiles[] = {"rankk",  "small", "large32", "large32pf", "rankklpf", "dmma16",
-                                        "dmma16p", "w96",  "w96n",    "m96",       "rankklpf4"};
+    static const char *const tiles[] = {"rankk",    "small",  "large32", "large32pf",
+                                        "rankklpf", "dmma16", "dmma16p"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
-        if ((!strncmp(tiles[v], "dmma16", 6) || !strcmp(tiles[v], "rankklpf4")) && !sm90) continue;
+        if (!strncmp(tiles[v], "dmma16", 6) && !sm90) continue;
         for (int o = 0; o < 4; o++) {
             tc_case c = {ops[o][0], ops[o][1], 301, 259, 83, 2, 4, 6, 1.0, (o & 1) ? 0.0 : -0.5, 0, tiles[v]};
             run_case(&c, key += 10);

@@ -78,10 +78,9 @@ struct TcParams {
 // KS: BK = 16 KS per stage; CPF: L2 prefetch of C; PF: the next k-step's first fragments load
 // across the barrier (1: its B fragments, 2: and its A tile 0).
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int KS_ = 1, bool CPF_ = false,
-          int PF_ = 0, bool L64_ = false, int MK_ = 8>
+          int PF_ = 0, bool L64_ = false>
 struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
-    static constexpr int MK = MK_; // 8: one mma.m16n8k8 per tile and k8 half; 4: two mma.m16n8k4 (sm_90)
     static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
@@ -92,7 +91,6 @@ struct TcShape {
     static constexpr size_t SMEM = (size_t)STAGES * (BM + BN) * BK * sizeof(double);
     static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0, "tile shape");
     static_assert(SMEM <= 227 * 1024 && (KS == 1 || KS == 2), "stage shape");
-    static_assert(MK == 8 || MK == 4, "mma shape");
 };
 // The kept shapes, parameters named (the variants only an environment variable reached were
 // removed: large, large32c, rankkc, largepf, rankkl; git keeps them, 06827ee):
@@ -117,20 +115,6 @@ using ShapeRankKLPf = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 // the plain loop of the same shape): large NT
 using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 3, /*MINB*/ 1, /*KS*/ 2,
                                /*CPF*/ false, /*PF*/ 2>;
-// Experiments (forced only, until measured): the DMMA pipe's short-scoreboard stalls behind
-// fragment rewrites (bench/notes/gemm-kernels.md) hidden by occupancy instead of registers: warps
-// of 32 x 32 (~166 registers, as small's), three warps per SMSP instead of two.
-// w96: 128 x 96, 12 warps, one block per SM; w96n: the same without PF; m96: 96 x 64, 6 warps, two
-// blocks per SM; rankklpf4: rankklpf with every m16n8k8 as two m16n8k4 (DMMA.16x8x4, sm_90): a
-// DMMA then holds its operands half as long.
-using ShapeW96 = TcShape</*BM*/ 128, /*BN*/ 96, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 1, /*KS*/ 1,
-                         /*CPF*/ true, /*PF*/ 1, /*L64*/ true>;
-using ShapeW96N = TcShape</*BM*/ 128, /*BN*/ 96, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 1, /*KS*/ 1,
-                          /*CPF*/ true, /*PF*/ 0, /*L64*/ true>;
-using ShapeM96 = TcShape</*BM*/ 96, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                         /*CPF*/ true, /*PF*/ 1, /*L64*/ true>;
-using ShapeRankKLPf4 = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                               /*CPF*/ true, /*PF*/ 1, /*L64*/ true, /*MK*/ 4>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -188,18 +172,6 @@ __device__ __forceinline__ void mma_m16n8k8(double (&c)[4], const double (&a)[4]
 #endif
 }
 
-// k slots 4q .. 4q+3 of one m16n8k8 tile as one mma.m16n8k4 (sm_90; A a0 (g, t) a1 (g+8, t), B b0
-// (k t, n g)): (a[2q], a[2q+1]; b[q]). Older devices never run it (the launcher refuses MK 4 there).
-__device__ __forceinline__ void mma_m16n8k4_half(double (&c)[4], const double (&a)[4], const double (&b)[2], int q) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
-        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-        : "d"(a[2 * q]), "d"(a[2 * q + 1]), "d"(b[q]));
-#elif defined(__CUDA_ARCH__)
-    __trap();
-#endif
-}
-
 // ---- global -> shared: one operand's BK slice of R lines (R = BM or BN) ----
 // A thread copies PASSES chunks of VEC doubles per k-step: its chunk of line `line0 + j*LPP` at
 // position `inner`. K-major lines are rows of op(A) (columns of op(B)): 16 k values each;
@@ -211,11 +183,8 @@ struct TileLoader {
     static constexpr int LINE_CHUNKS = KMAJOR ? BK / VEC : R / VEC;
     static constexpr int LPP = THREADS / LINE_CHUNKS; // lines per pass
     static constexpr int LINES = KMAJOR ? R : BK;
-    // A last pass that covers only some threads (LINES not a multiple of LPP: 6- or 12-warp blocks)
-    // is skipped by the threads whose line lies past the slice.
-    static constexpr int PASSES = (LINES + LPP - 1) / LPP;
-    static constexpr bool PART = LINES % LPP != 0;
-    static_assert(THREADS % LINE_CHUNKS == 0 && PASSES >= 1, "loader shape");
+    static constexpr int PASSES = LINES / LPP;
+    static_assert(THREADS % LINE_CHUNKS == 0 && LINES % LPP == 0 && PASSES >= 1, "loader shape");
 
     // A request with 0 source bytes reads nothing (its address may lie outside the matrix) and
     // zero-fills its chunk.
@@ -229,11 +198,7 @@ struct TileLoader {
         : ld(ld_), xlim((int)min(rows - x0, (int64_t)1 << 30)), line0(tid / LINE_CHUNKS),
           inner((tid % LINE_CHUNKS) * VEC) {
         ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
-        xfull = KMAJOR ? last_line() < xlim : xlim - inner >= VEC;
-    }
-    __device__ __forceinline__ bool skip(int j) const { return PART && j == PASSES - 1 && line0 + j * LPP >= LINES; }
-    __device__ __forceinline__ int last_line() const {
-        return line0 + (PASSES - 1 - (skip(PASSES - 1) ? 1 : 0)) * LPP;
+        xfull = KMAJOR ? line0 + (PASSES - 1) * LPP < xlim : xlim - inner >= VEC;
     }
 
     __device__ __forceinline__ int stage_index(int line) const {
@@ -247,7 +212,7 @@ struct TileLoader {
     __device__ __forceinline__ void load_full(double *stage) {
 #pragma unroll
         for (int j = 0; j < PASSES; j++)
-            if (!skip(j)) cp_async_full<VEC>(stage + stage_index(line0 + j * LPP), ptr + (int64_t)j * LPP * ld);
+            cp_async_full<VEC>(stage + stage_index(line0 + j * LPP), ptr + (int64_t)j * LPP * ld);
         ptr += KMAJOR ? (int64_t)BK : BK * ld;
     }
 
@@ -255,7 +220,6 @@ struct TileLoader {
     __device__ __forceinline__ void load(double *stage, int64_t k0, int64_t k) {
 #pragma unroll
         for (int j = 0; j < PASSES; j++) {
-            if (skip(j)) continue;
             const int line = line0 + j * LPP;
             const double *src = ptr + (int64_t)j * LPP * ld;
             int nvalid;
@@ -346,15 +310,6 @@ __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const 
 
 template <class S>
 __device__ __forceinline__ void mma_frags(double (&acc)[S::MT][S::NT][4], const Frags<S> &f) {
-    if (S::MK == 4) { // every tile's k4 quarter 0, then every tile's quarter 1 (no accumulator back to back)
-#pragma unroll
-        for (int q = 0; q < 2; q++)
-#pragma unroll
-            for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-                for (int nt = 0; nt < S::NT; nt++) mma_m16n8k4_half(acc[mt][nt], f.a[mt], f.b[nt], q);
-        return;
-    }
 #pragma unroll
     for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -1239,11 +1194,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P,
-    TC_W96, TC_W96N, TC_M96, TC_RANKKLPF4, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf", "rankklpf", "dmma16",
-                                        "dmma16p",  "w96",    "w96n",    "m96",       "rankklpf4"};
+const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
+                                        "rankklpf", "dmma16", "dmma16p"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1253,8 +1207,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, w96, w96n, m96 or rankklpf4",
+                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16 "
+                            "or dmma16p",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1332,8 +1286,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKLPF;
     TS_CHECK(choose_variant(m, n, k, dp->sms, dp->cc_major, a_kmajor, b_kmajor, &v));
-    if ((v == TC_DMMA16 || v == TC_DMMA16P || v == TC_RANKKLPF4) && dp->cc_major < 9)
-        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 / m16n8k4 .f64 (sm_90); device %d is cc %d.%d",
+    if ((v == TC_DMMA16 || v == TC_DMMA16P) && dp->cc_major < 9)
+        TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 .f64 (sm_90); device %d is cc %d.%d",
                  tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
     switch (v) {
     case TC_DMMA16: return launch_d16_ops<ShapeD16>(p, a_kmajor, b_kmajor, ct, s, "dmma16");
@@ -1342,10 +1296,6 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
     case TC_RANKKLPF: return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf");
-    case TC_W96: return launch_ops<ShapeW96, 2>(p, a_kmajor, b_kmajor, ct, s, "w96");
-    case TC_W96N: return launch_ops<ShapeW96N, 2>(p, a_kmajor, b_kmajor, ct, s, "w96n");
-    case TC_M96: return launch_ops<ShapeM96, 2>(p, a_kmajor, b_kmajor, ct, s, "m96");
-    case TC_RANKKLPF4: return launch_ops<ShapeRankKLPf4, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf4");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
