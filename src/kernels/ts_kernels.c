@@ -173,9 +173,27 @@ static int sim_ref_limit(double *limit) {
     return 0;
 }
 
-ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, int64_t m, int64_t n,
-                                 int64_t k) {
+ts_engine ts_gemm_auto_cuda(int cc_major, int cc_minor, int sms, char prec, char ta, char tb, int64_t m,
+                            int64_t n, int64_t k) {
+    // Measured with the engines interleaved in one process, 2026-11-27 (bench/notes/gemm-kernels.md,
+    // "Engine choice"): the own SGEMM's big8 tiles (256 x 128, taken when they give every SM two) on an
+    // H200 and an H100, NN 0.996-1.033x cuBLAS and TT 1.020-1.042x at k = 4096-16384 (squares 4096-16384
+    // and 12288 x 2048); NT 0.991-1.011 and TN 0.980-1.002 (par), short k 0.81-0.98, DGEMM 0.79-0.99,
+    // CGEMM by 4M 0.88-0.95: cuBLAS there and on every other compute capability (not measured).
+    if (prec != 's' || cc_major != 9 || cc_minor != 0 || sms <= 0) return TS_ENGINE_CUBLAS;
+    const int at = ta != 'N' && ta != 'n', bt = tb != 'N' && tb != 'n';
+    if (at != bt || k < 4096) return TS_ENGINE_CUBLAS;
+    const int64_t big8_tiles = ((m + 255) / 256) * ((n + 127) / 128);
+    return big8_tiles >= 2 * (int64_t)sms ? TS_ENGINE_TESSERA : TS_ENGINE_CUBLAS;
+}
+
+ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, char ta, char tb, int64_t m,
+                                 int64_t n, int64_t k) {
     if (engine != TS_ENGINE_AUTO) return engine;
+    if (stream_backend(st) == TS_BACKEND_CUDA) {
+        const ts_device_props *p = ts_device_props_of(ts_stream_device(st));
+        return ts_gemm_auto_cuda(p->cc_major, p->cc_minor, p->sms, prec, ta, tb, m, n, k);
+    }
     if (stream_backend(st) != TS_BACKEND_SIM) return ts_dev_gemm_default_engine(st);
     double limit;
     (void)sim_ref_limit(&limit); // ts_dev_gemm reports a malformed value; here it keeps the default
@@ -302,7 +320,12 @@ int ts_dev_gemm(ts_stream *st, ts_engine engine, char prec, char ta, char tb, in
         double limit;
         TS_CHECK(sim_ref_limit(&limit));
     }
-    engine = ts_dev_gemm_engine_for(st, engine, prec, m, n, k);
+    const ts_engine asked = engine;
+    engine = ts_dev_gemm_engine_for(st, engine, prec, ta, tb, m, n, k);
+    // auto's choice of the own kernel was measured on 16-byte aligned operands (ld % 4 == 0)
+    if (asked == TS_ENGINE_AUTO && engine == TS_ENGINE_TESSERA &&
+        ((uintptr_t)A % 16 || (uintptr_t)B % 16 || lda % 4 || ldb % 4))
+        engine = TS_ENGINE_CUBLAS;
     switch (stream_backend(st)) {
     case TS_BACKEND_SIM:
         return sim_gemm(st, engine, prec, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -136,12 +136,20 @@ int ts_dtrsm_check_args(char side, char uplo, char ta, char diag, int64_t m, int
 // DTRSM by the CPU BLAS on host memory (CBLAS, column-major); 0 or TS_ERR_ARG.
 int ts_dtrsm_cpu(char side, char uplo, char ta, char diag, int64_t m, int64_t n, double alpha,
                  const double *A, int64_t lda, double *B, int64_t ldb);
-// The engine ts_dev_gemm runs for this call: `engine` itself unless AUTO; AUTO gives cublas on CUDA
-// devices and, on simulated devices, ref up to TESSERA_SIM_GEMM_REF_FLOPS (default 2*256^3 flops,
+// The engine ts_dev_gemm runs for this call: `engine` itself unless AUTO; AUTO gives, on CUDA
+// devices, ts_gemm_auto_cuda's choice (for 16-byte aligned operands; ts_dev_gemm takes cublas for
+// others) and, on simulated devices, ref up to TESSERA_SIM_GEMM_REF_FLOPS (default 2*256^3 flops,
 // x4 for complex) and cpu (the CPU BLAS standing in as the sim's device code) above. Reports use
 // this to name the engine that ran.
-ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, int64_t m, int64_t n,
-                                 int64_t k);
+ts_engine ts_dev_gemm_engine_for(ts_stream *st, ts_engine engine, char prec, char ta, char tb, int64_t m,
+                                 int64_t n, int64_t k);
+// AUTO on a CUDA device of compute capability cc_major.cc_minor with `sms` multiprocessors, by shape
+// and op, from same-process measurements against cuBLAS (bench/notes/gemm-kernels.md, "Engine
+// choice"): tessera (the own SGEMM) for prec 's' in NN and TT (ta, tb both 'N' or both not) with
+// k >= 4096 and two of its 256 x 128 tiles per multiprocessor, on cc 9.0 (H100, H200); cublas
+// everywhere else (every DGEMM, CGEMM, ZGEMM shape; other devices: not measured).
+ts_engine ts_gemm_auto_cuda(int cc_major, int cc_minor, int sms, char prec, char ta, char tb, int64_t m,
+                            int64_t n, int64_t k);
 // Default bound for ts_gemm_verify's scaled error (see ts_gemm_verify.c for the derivation): a
 // correct GEMM cannot exceed about 1 even with worst-case rounding; random data gives ~1e-2 or less
 // (5e-3 at 48x40x36, 5e-4 at 300x280x260). One wrong element is always caught when it is off by

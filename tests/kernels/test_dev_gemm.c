@@ -106,18 +106,42 @@ static void test_gemm_two_devices(void **state) {
         }
 }
 
+// auto on CUDA devices by shape (the rule of bench/notes/gemm-kernels.md, "Engine choice"): no GPU needed.
+static void test_auto_cuda_rule(void **state) {
+    (void)state;
+    const ts_engine T = TS_ENGINE_TESSERA, C = TS_ENGINE_CUBLAS;
+    // SGEMM NN and TT (and 'C' as 'T') with k >= 4096 and two 256 x 128 tiles per SM on cc 9.0
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'N', 'N', 8192, 8192, 8192), T);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'T', 'T', 8192, 8192, 8192), T);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'c', 'C', 8192, 8192, 4096), T);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'N', 'N', 12288, 2048, 4096), T);
+    // k below 4096, NT and TN, too few tiles (4096 x 2048: 16 x 16 = 256 < 264), other precisions
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'N', 'N', 16384, 16384, 4095), C);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'N', 'T', 8192, 8192, 8192), C);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'T', 'n', 8192, 8192, 8192), C);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'N', 'N', 4096, 2048, 8192), C);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 's', 'N', 'N', 4096, 2176, 8192), T); // 16 x 17 = 272
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 'd', 'N', 'N', 16384, 16384, 16384), C);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 'c', 'N', 'N', 8192, 8192, 8192), C);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 132, 'z', 'T', 'T', 8192, 8192, 8192), C);
+    // devices it was not measured on
+    assert_int_equal(ts_gemm_auto_cuda(8, 0, 108, 's', 'N', 'N', 8192, 8192, 8192), C);
+    assert_int_equal(ts_gemm_auto_cuda(10, 0, 148, 's', 'N', 'N', 8192, 8192, 8192), C);
+    assert_int_equal(ts_gemm_auto_cuda(9, 0, 0, 's', 'N', 'N', 8192, 8192, 8192), C);
+}
+
 // Both devices at once, each on its own stream, then a larger GEMM that AUTO gives to the CPU BLAS.
 static void test_engine_choice(void **state) {
     ts_devset *s = *state;
     ts_stream *st = NULL;
     assert_int_equal(ts_stream_create(ts_devset_device(s, 0), &st), 0);
     assert_int_equal(ts_dev_gemm_default_engine(st), TS_ENGINE_REF);
-    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 100, 100, 100), TS_ENGINE_REF);
-    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 300, 300, 300), TS_ENGINE_CPU);
-    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'z', 200, 200, 200), TS_ENGINE_CPU);
-    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_REF, 'd', 300, 300, 300), TS_ENGINE_REF);
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 'N', 'N', 100, 100, 100), TS_ENGINE_REF);
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 'N', 'N', 300, 300, 300), TS_ENGINE_CPU);
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'z', 'N', 'N', 200, 200, 200), TS_ENGINE_CPU);
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_REF, 'd', 'N', 'N', 300, 300, 300), TS_ENGINE_REF);
     setenv("TESSERA_SIM_GEMM_REF_FLOPS", "1e12", 1);
-    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 300, 300, 300), TS_ENGINE_REF);
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 'N', 'N', 300, 300, 300), TS_ENGINE_REF);
     setenv("TESSERA_SIM_GEMM_REF_FLOPS", "lots", 1); // malformed: ts_dev_gemm says so
     double one = 1, zero = 0, x = 0;
     assert_int_equal(ts_dev_gemm(st, TS_ENGINE_AUTO, 'd', 'N', 'N', 1, 1, 1, &one, &x, 1, &x, 1, &zero, &x, 1),
@@ -182,6 +206,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gemm_two_devices),
         cmocka_unit_test(test_engine_choice),
+        cmocka_unit_test(test_auto_cuda_rule),
         cmocka_unit_test(test_unsupported_and_bad_args),
         cmocka_unit_test(test_dtrsm_sim),
     };

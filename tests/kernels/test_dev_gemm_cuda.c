@@ -68,7 +68,7 @@ static void gpu_case(ts_engine engine, char prec, char ta, char tb, int64_t m, i
     double err = -1;
     int ok = ts_gemm_verify(prec, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, Cout, ldc, 3, 11,
                             TS_GEMM_VERIFY_BOUND, &err);
-    printf("  %s %c %c%c %lldx%lldx%lld: err = %.3g\n", ts_engine_name(ts_dev_gemm_engine_for(st, engine, prec, m, n, k)),
+    printf("  %s %c %c%c %lldx%lldx%lld: err = %.3g\n", ts_engine_name(ts_dev_gemm_engine_for(st, engine, prec, ta, tb, m, n, k)),
            prec, ta, tb, (long long)m, (long long)n, (long long)k, err);
     assert_true(ok);
     ts_dfree(d, dA), ts_dfree(d, dB), ts_dfree(d, dC);
@@ -84,6 +84,8 @@ static void test_gemm_cublas(void **state) {
                      37, 29, 41, 10 * ip + ia);
     gpu_case(TS_ENGINE_AUTO, 'd', 'N', 'T', 1500, 1300, 1100, 99);
     gpu_case(TS_ENGINE_AUTO, 'z', 'C', 'N', 600, 500, 700, 98);
+    // auto's own-SGEMM shapes on cc 9.0 (TT, k >= 4096, two 256 x 128 tiles a multiprocessor)
+    gpu_case(TS_ENGINE_AUTO, 's', 'T', 'T', 4160, 4100, 4096, 97);
 }
 
 static void test_engines_on_cuda(void **state) {
@@ -92,7 +94,12 @@ static void test_engines_on_cuda(void **state) {
     ts_stream *st = NULL;
     OK(ts_stream_create(d, &st));
     assert_int_equal(ts_dev_gemm_default_engine(st), TS_ENGINE_CUBLAS);
-    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 5000, 5000, 5000), TS_ENGINE_CUBLAS);
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 'N', 'N', 5000, 5000, 5000), TS_ENGINE_CUBLAS);
+    // SGEMM NN / TT with long k: the own kernel on cc 9.0 (measured there), cuBLAS elsewhere
+    const ts_device_props *dp = ts_device_props_of(d);
+    const ts_engine own_s = dp->cc_major == 9 && dp->cc_minor == 0 ? TS_ENGINE_TESSERA : TS_ENGINE_CUBLAS;
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 's', 'N', 'N', 8192, 8192, 8192), own_s);
+    assert_int_equal(ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 's', 'N', 'T', 8192, 8192, 8192), TS_ENGINE_CUBLAS);
     double one = 1, zero = 0;
     void *p = NULL;
     OK(ts_dmalloc(d, 64 * 8, &p));

@@ -183,7 +183,7 @@ static int setup(burn_dev *d) {
     if (o->recompute_every > 0) TS_CHECK(alloc_d(d, (size_t)N * N, &d->dCr));
 
     ts_stream *st = d->slots[0].st;
-    ts_engine e = ts_dev_gemm_engine_for(st, o->engine, 'd', N, N, k);
+    ts_engine e = ts_dev_gemm_engine_for(st, o->engine, 'd', 'N', 'N', N, N, k);
     ts_engine r = TS_ENGINE_AUTO;
     if (o->recompute_every > 0) {
         if (ts_devset_backend(set) == TS_BACKEND_CUDA) r = e == TS_ENGINE_CUBLAS ? TS_ENGINE_TESSERA : TS_ENGINE_CUBLAS;

@@ -145,7 +145,7 @@ int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, dou
         }
         if (!rc && ts_devset_backend(ctx->devs) != TS_BACKEND_CUDA) {
             // simulated devices: their one engine (auto's choice) in both forms, under its own name
-            engines[0] = engines[1] = ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', m, n, k);
+            engines[0] = engines[1] = ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 'N', 'N', m, n, k);
             nh = 2;
         }
         for (int i = 0; !rc && i < nh; i++) {

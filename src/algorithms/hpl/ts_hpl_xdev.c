@@ -113,7 +113,7 @@ static int d_init(ts_hpl_state *s) {
     for (int i = 0; i < TS_HPL_NSTREAM; i++) TS_CHECK(ts_stream_create_prio(d->dev, i == 1 ? prio : 0, &d->st[i]));
     s->panel_prio = prio;
     for (int i = 0; i < NEV; i++) TS_CHECK(ts_event_create(d->dev, &d->ev[i]));
-    ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', s->mp, s->nq, s->NB);
+    ts_engine e = ts_dev_gemm_engine_for(d->st[0], d->engine, 'd', 'N', 'N', s->mp, s->nq, s->NB);
     snprintf(s->r->engine_used, sizeof s->r->engine_used, "%s", ts_engine_name(e));
     int hybrid = s->panel_kind == TS_HPL_PANEL_HYBRID;
     if (s->panel_dev && (s->panel_kind == TS_HPL_PANEL_CUSOLVER || hybrid)) // (64 x 64: the warm-up's LU)

@@ -385,7 +385,7 @@ static int run_row(gemm_ctx *c, ts_engine e, const job *j, gemm_row *row) {
     int reps = default_reps(c, e);
     double *sec = malloc(sizeof(double) * (size_t)reps);
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
-    if (!on_host) e = ts_dev_gemm_engine_for(c->h.st, e, j->prec, j->p.m, j->p.n, j->p.k);
+    if (!on_host) e = ts_dev_gemm_engine_for(c->h.st, e, j->prec, j->p.ta, j->p.tb, j->p.m, j->p.n, j->p.k);
     row->b.engine = e;
     row->host = on_host || host_operands;
     row->b.reps = reps;
@@ -410,7 +410,7 @@ static int run_rows_interleaved(gemm_ctx *c, const ts_engine *resolved, const jo
     if (!sec) return TS_ERROR(TS_ERR_NOMEM, "out of host memory");
     int rc = 0;
     for (int i = 0; i < n; i++) {
-        e[i] = ts_dev_gemm_engine_for(c->h.st, resolved[i], j->prec, j->p.m, j->p.n, j->p.k);
+        e[i] = ts_dev_gemm_engine_for(c->h.st, resolved[i], j->prec, j->p.ta, j->p.tb, j->p.m, j->p.n, j->p.k);
         rows[i].b.engine = e[i];
         rows[i].host = 0;
         rows[i].b.reps = reps;

@@ -245,7 +245,7 @@ static int bench_dev_gemm(ts_devset *s, ts_device *d, ts_stream *st, int idx, be
     void *dA = NULL, *dB = NULL, *dC = NULL;
     ts_event *ev[BENCH_REPS_CUDA + 1] = {0};
     int rc = 0, nev = 0;
-    ts_engine e = ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', n, n, n);
+    ts_engine e = ts_dev_gemm_engine_for(st, TS_ENGINE_AUTO, 'd', 'N', 'N', n, n, n);
     TS_CHECK_GOTO(ts_host_alloc(s, bytes, (void **)&hA), rc, out);
     TS_CHECK_GOTO(ts_host_alloc(s, bytes, (void **)&hB), rc, out);
     TS_CHECK_GOTO(ts_host_alloc(s, bytes, (void **)&hC), rc, out);
