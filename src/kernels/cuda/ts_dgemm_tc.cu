@@ -64,7 +64,8 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   rankk for operands without 16-byte alignment.
 //   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 8192 on sm_90 (choose_variant);
 //   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
-//   current tile: the rank-k shapes) only when forced, until measured.
+//   current tile: the rank-k shapes) only when forced, until measured; so is rankkldb (two
+//   fragment sets, full tiles only).
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -115,6 +116,9 @@ using ShapeRankKLPf = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 // the plain loop of the same shape): large NT
 using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 3, /*MINB*/ 1, /*KS*/ 2,
                                /*CPF*/ false, /*PF*/ 2>;
+// rankkldb: rankklpf's tile and fragment maps, two fragment sets, full tiles only (dgemm_db_kernel).
+using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                              /*CPF*/ true, /*PF*/ 0, /*L64*/ true>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -352,6 +356,68 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
     }
 }
 
+// The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
+// (CT: the result is stored transposed).
+template <class S, bool CT>
+__device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
+                                            int wm, int wn, int g, int t) {
+    // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
+    // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result; (i, j) is C[i rs + j cs] (CT: the
+    // result is C^T). Pair (mt, nt, h) holds elements h (row i) and 2 + h (row i + 1) of column j.
+    const int64_t rs = CT ? p.ldc : 1, cs = CT ? 1 : p.ldc;
+    const bool vec = !CT && p.c_vec; // rows i, i + 1 as one double2
+    auto row = [&](int mt) { return m0 + wm * S::WM + 16 * mt + 2 * g; };
+    auto col = [&](int nt, int h) { return n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h; };
+    // Two passes, every C load before the first store, so that the loads need not wait for stores
+    // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
+    if (p.beta != 0.0) {
+#pragma unroll
+        for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < S::NT; nt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int64_t i = row(mt), j = col(nt, h);
+                    double o0 = 0.0, o1 = 0.0;
+                    if (j < p.n && i < p.m) {
+                        const double *c = p.C + i * rs + j * cs;
+                        if (vec && i + 1 < p.m) {
+                            const double2 o = *reinterpret_cast<const double2 *>(c);
+                            o0 = o.x, o1 = o.y;
+                        } else {
+                            o0 = c[0];
+                            if (i + 1 < p.m) o1 = c[rs];
+                        }
+                    }
+                    acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o0;
+                    acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o1;
+                }
+    } else { // beta == 0: C is never read
+#pragma unroll
+        for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < S::NT; nt++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) acc[mt][nt][e] *= p.alpha;
+    }
+#pragma unroll
+    for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+        for (int nt = 0; nt < S::NT; nt++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int64_t i = row(mt), j = col(nt, h);
+                if (j >= p.n || i >= p.m) continue;
+                double *c = p.C + i * rs + j * cs;
+                if (vec && i + 1 < p.m) {
+                    *reinterpret_cast<double2 *>(c) = make_double2(acc[mt][nt][h], acc[mt][nt][2 + h]);
+                } else {
+                    c[0] = acc[mt][nt][h];
+                    if (i + 1 < p.m) c[rs] = acc[mt][nt][2 + h];
+                }
+            }
+}
+
 // CT: the kernel computes C^T = op(B)^T op(A)^T (the launcher swapped the operands) and element
 // (i, j) of its result is C[j + i ldc]: how TT runs as the NN kernel.
 template <class S, bool AK, bool BKM, int VEC, bool CT = false>
@@ -459,61 +525,101 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
     }
     cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
 
-    // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
-    // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result; (i, j) is C[i rs + j cs] (CT: the
-    // result is C^T). Pair (mt, nt, h) holds elements h (row i) and 2 + h (row i + 1) of column j.
-    const int64_t rs = CT ? p.ldc : 1, cs = CT ? 1 : p.ldc;
-    const bool vec = !CT && p.c_vec; // rows i, i + 1 as one double2
-    auto row = [&](int mt) { return m0 + wm * S::WM + 16 * mt + 2 * g; };
-    auto col = [&](int nt, int h) { return n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h; };
-    // Two passes, every C load before the first store, so that the loads need not wait for stores
-    // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
-    if (p.beta != 0.0) {
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int64_t i = row(mt), j = col(nt, h);
-                    double o0 = 0.0, o1 = 0.0;
-                    if (j < p.n && i < p.m) {
-                        const double *c = p.C + i * rs + j * cs;
-                        if (vec && i + 1 < p.m) {
-                            const double2 o = *reinterpret_cast<const double2 *>(c);
-                            o0 = o.x, o1 = o.y;
-                        } else {
-                            o0 = c[0];
-                            if (i + 1 < p.m) o1 = c[rs];
-                        }
-                    }
-                    acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o0;
-                    acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o1;
-                }
-    } else { // beta == 0: C is never read
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) acc[mt][nt][e] *= p.alpha;
+    tc_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
+}
+
+// ---- rankkldb: rankklpf's tile with two fragment sets, full tiles only (forced, until measured) ----
+//
+// Every k8 half's fragments (A 4 tiles, B 4 tiles: 48 registers) are held twice: half 1's set loads
+// before half 0 multiplies, the barrier follows half 0, and the next stage's half 0 loads while half 1
+// multiplies, so no shared load writes a register that a DMMA issued just before it still has to read
+// (the rewrites that hold rankklpf and dmma16 at 0.88-0.95 of cuBLAS; bench/notes/gemm-kernels.md).
+// A first version (85d9170) spilled at 255 registers in its copy code; this one has room because it
+// runs only on tiles that lie wholly inside the matrix with k a multiple of 16: its copies carry no
+// bounds, no zero-fill and no per-thread limits, a 64-bit pointer and two small offsets per operand.
+// The launcher sends any other shape to rankklpf.
+template <int R, bool KMAJOR, int THREADS>
+struct FullLoader {
+    static constexpr int VEC = 2, LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
+    static constexpr int LPP = THREADS / LINE_CHUNKS, LINES = KMAJOR ? R : TC_BK, PASSES = LINES / LPP;
+    static_assert(THREADS % LINE_CHUNKS == 0 && LINES % LPP == 0 && PASSES >= 1, "loader shape");
+    const double *ptr; // this thread's first chunk in the next k-step to copy
+    int line0, inner;
+    __device__ __forceinline__ FullLoader(const double *M, int64_t ld, int64_t x0, int tid)
+        : line0(tid / LINE_CHUNKS), inner((tid % LINE_CHUNKS) * VEC) {
+        ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
     }
+    __device__ __forceinline__ int stage_index(int line) const {
+        return KMAJOR ? line * TC_BK + (inner ^ (((line >> 1) & 1) << 3)) : line * R + (inner ^ (((line >> 1) & 3) << 2));
+    }
+    __device__ __forceinline__ void load(double *stage, int64_t ld) {
+#pragma unroll
+        for (int j = 0; j < PASSES; j++)
+            cp_async_full<VEC>(stage + stage_index(line0 + j * LPP), ptr + (int64_t)(j * LPP) * ld);
+        ptr += KMAJOR ? (int64_t)TC_BK : TC_BK * ld;
+    }
+};
+
+template <class S, bool AK, bool BKM, bool CT = false>
+__global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcParams p) {
+    static_assert(S::KS == 1 && S::PF == 0, "rankkldb: k16 stages, no PF");
+    extern __shared__ __align__(128) double smem[];
+    double *const sA = smem;
+    double *const sB = smem + S::STAGES * S::BM * TC_BK;
+    int bm, bn;
+    tile_of_block(p, bm, bn);
+    const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
+    const int g = lane >> 2, t = lane & 3;
+    FullLoader<S::BM, AK, S::THREADS> la(p.A, p.lda, m0, tid);
+    FullLoader<S::BN, BKM, S::THREADS> lb(p.B, p.ldb, n0, tid);
+    const FragOffsets<S, AK, BKM> off(wm, wn, g, t);
+    const int ktiles = (int)(p.k / TC_BK);
+
+    double acc[S::MT][S::NT][4];
 #pragma unroll
     for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
         for (int nt = 0; nt < S::NT; nt++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int64_t i = row(mt), j = col(nt, h);
-                if (j >= p.n || i >= p.m) continue;
-                double *c = p.C + i * rs + j * cs;
-                if (vec && i + 1 < p.m) {
-                    *reinterpret_cast<double2 *>(c) = make_double2(acc[mt][nt][h], acc[mt][nt][2 + h]);
-                } else {
-                    c[0] = acc[mt][nt][h];
-                    if (i + 1 < p.m) c[rs] = acc[mt][nt][2 + h];
-                }
-            }
+            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
+
+#pragma unroll
+    for (int s = 0; s < S::STAGES - 1; s++) {
+        if (s < ktiles) {
+            la.load(sA + s * S::BM * TC_BK, p.lda);
+            lb.load(sB + s * S::BN * TC_BK, p.ldb);
+        }
+        cp_async_commit();
+    }
+    if (S::CPF && p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
+    cp_async_wait<S::STAGES - 2>();
+    __syncthreads();
+
+    Frags<S> f0, f1; // the two halves' sets
+    load_half<S, AK, BKM, 0>(f0, sA, sB, off);
+    int stage = 0;
+    for (int kt = 0; kt < ktiles; kt++) {
+        const double *cA = sA + stage * S::BM * TC_BK, *cB = sB + stage * S::BN * TC_BK;
+        const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
+        const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1; // read in step kt-1, before its barrier
+        if (kt + S::STAGES - 1 < ktiles) {
+            la.load(sA + wstage * S::BM * TC_BK, p.lda);
+            lb.load(sB + wstage * S::BN * TC_BK, p.ldb);
+        }
+        cp_async_commit();
+        load_half<S, AK, BKM, 1>(f1, cA, cB, off); // half 0 came in f0 across the previous barrier
+        mma_frags<S>(acc, f0);
+        cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed
+        __syncthreads();                // and every warp holds this stage's fragments
+        if (kt + 1 < ktiles)
+            load_half<S, AK, BKM, 0>(f0, sA + nstage * S::BM * TC_BK, sB + nstage * S::BN * TC_BK, off);
+        mma_frags<S>(acc, f1);
+        stage = nstage;
+    }
+    cp_async_wait<0>();
+    tc_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
 }
 
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
@@ -1125,6 +1231,25 @@ int launch(const TcParams &p0, cudaStream_t s, const char *variant) {
     return 0;
 }
 
+template <class S, bool AK, bool BKM, bool CT = false>
+int launch_db(const TcParams &p0, cudaStream_t s, const char *variant) {
+    TcParams p = p0;
+    p.grid_m = (int)(p.m / S::BM);
+    p.grid_n = (int)(p.n / S::BN);
+    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
+    if (p.m / S::BM > INT32_MAX || p.n / S::BN > INT32_MAX || blocks > INT32_MAX || p.k / TC_BK > INT32_MAX)
+        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
+                            "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^31-1 tiles of %dx%dx16",
+                            (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
+    auto kern = dgemm_db_kernel<S, AK, BKM, CT>;
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
+    kern<<<(unsigned)blocks, S::THREADS, S::SMEM, s>>>(p);
+    e = cudaGetLastError();
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
+    return 0;
+}
+
 template <class S, int VEC>
 int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
     if (ct) return launch<S, false, true, VEC, true>(p, s, variant); // TT as C^T = B A (NN)
@@ -1194,10 +1319,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p"};
+                                        "rankklpf", "dmma16", "dmma16p", "rankkldb"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1207,8 +1332,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
         for (int i = 0; i < TC_NVARIANTS; i++)
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
-                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16 "
-                            "or dmma16p",
+                            "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
+                            "dmma16p or rankkldb",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1296,6 +1421,13 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
     case TC_RANKKLPF: return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf");
+    case TC_RANKKLDB: // full tiles only (the kernel's m, n, k as launched); anything else runs rankklpf
+        if (m % ShapeRankKLDb::BM || n % ShapeRankKLDb::BN || k % TC_BK)
+            return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf (for rankkldb)");
+        if (ct) return launch_db<ShapeRankKLDb, false, true, true>(p, s, "rankkldb");
+        if (a_kmajor) return launch_db<ShapeRankKLDb, true, true>(p, s, "rankkldb");
+        return b_kmajor ? launch_db<ShapeRankKLDb, false, true>(p, s, "rankkldb")
+                        : launch_db<ShapeRankKLDb, false, false>(p, s, "rankkldb");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
