@@ -120,6 +120,10 @@ using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*S
 // rankkldb: rankklpf's tile and fragment maps, two fragment sets, full tiles only (dgemm_db_kernel).
 using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                               /*CPF*/ true, /*PF*/ 0, /*L64*/ true>;
+// rankkldbn (forced only, until measured): the same without the C prefetch, whose registers cost
+// the NT and TT (C^T) loops 4 and 1 local reloads a step (none without it, sm_90 SASS).
+using ShapeRankKLDbN = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -1251,6 +1255,13 @@ int launch_db(const TcParams &p0, cudaStream_t s, const char *variant) {
     return 0;
 }
 
+template <class S>
+int launch_db_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
+    if (ct) return launch_db<S, false, true, true>(p, s, variant); // TT as C^T = B A (NN)
+    if (a_kmajor) return launch_db<S, true, true>(p, s, variant);   // TN
+    return b_kmajor ? launch_db<S, false, true>(p, s, variant) : launch_db<S, false, false>(p, s, variant);
+}
+
 template <class S, int VEC>
 int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
     if (ct) return launch<S, false, true, VEC, true>(p, s, variant); // TT as C^T = B A (NN)
@@ -1320,10 +1331,11 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_RANKKLDBN,
+    TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p", "rankkldb"};
+const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf", "rankklpf",
+                                        "dmma16",   "dmma16p", "rankkldb", "rankkldbn"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1334,7 +1346,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p or rankkldb",
+                            "dmma16p, rankkldb or rankkldbn",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1430,12 +1442,11 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
     case TC_RANKKLPF: return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf");
     case TC_RANKKLDB: // full tiles only (the kernel's m, n, k as launched); anything else runs rankklpf
+    case TC_RANKKLDBN:
         if (m % ShapeRankKLDb::BM || n % ShapeRankKLDb::BN || k % TC_BK)
             return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf (for rankkldb)");
-        if (ct) return launch_db<ShapeRankKLDb, false, true, true>(p, s, "rankkldb");
-        if (a_kmajor) return launch_db<ShapeRankKLDb, true, true>(p, s, "rankkldb");
-        return b_kmajor ? launch_db<ShapeRankKLDb, false, true>(p, s, "rankkldb")
-                        : launch_db<ShapeRankKLDb, false, false>(p, s, "rankkldb");
+        return v == TC_RANKKLDB ? launch_db_ops<ShapeRankKLDb>(p, a_kmajor, b_kmajor, ct, s, "rankkldb")
+                                : launch_db_ops<ShapeRankKLDbN>(p, a_kmajor, b_kmajor, ct, s, "rankkldbn");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
