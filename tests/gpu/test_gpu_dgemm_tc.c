@@ -248,7 +248,7 @@ static void test_tc_variants(void **state) {
     // blocks). TT runs as transposed NN (its only path).
     // rankkldb: full tiles only (other shapes run rankklpf; its own cases follow the loop).
     static const char *const tiles[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "rankkldbn"};
+                                        "rankklpf", "dmma16", "dmma16p", "rankkldb"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -267,7 +267,7 @@ static void test_tc_variants(void **state) {
     for (int o = 0; o < 4; o++)
         for (int i = 0; i < 3; i++) {
             tc_case c = {ops[o][0], ops[o][1], db[i][0], db[i][1], db[i][2], 2, 4, 6, -1.5, i == 1 ? 0.0 : 0.5, 0,
-                         i == 2 ? "rankkldbn" : "rankkldb"};
+                         "rankkldb"};
             run_case(&c, key += 10);
         }
     for (int o = 0; o < 4; o++) {

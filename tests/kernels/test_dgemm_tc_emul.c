@@ -39,8 +39,7 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0},
                                {128, 128, 64, 32, 3, 2, 0, "large32", 0},
                                {128, 128, 64, 32, 3, 2, 0, "large32pf", 0},
                                {128, 64, 64, 32, 4, 1, 1, "rankklpf", 1},
-                               {128, 64, 64, 32, 4, 1, 1, "rankkldb", 1},  // rankklpf's maps, two fragment sets
-                               {128, 64, 64, 32, 4, 1, 0, "rankkldbn", 1}}; // the same without the C prefetch
+                               {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1}}; // rankklpf's maps, two fragment sets
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----

@@ -118,12 +118,10 @@ using ShapeRankKLPf = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 3, /*MINB*/ 1, /*KS*/ 2,
                                /*CPF*/ false, /*PF*/ 2>;
 // rankkldb: rankklpf's tile and fragment maps, two fragment sets, full tiles only (dgemm_db_kernel).
+// No C prefetch: its registers cost the NT and TT (C^T) loops 4 and 1 local reloads a step (sm_90
+// SASS) and NT 0.928 against 1.014 of cuBLAS at 8192 (call 80, 580813a, as rankkldb / rankkldbn).
 using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                              /*CPF*/ true, /*PF*/ 0, /*L64*/ true>;
-// rankkldbn (forced only, until measured): the same without the C prefetch, whose registers cost
-// the NT and TT (C^T) loops 4 and 1 local reloads a step (none without it, sm_90 SASS).
-using ShapeRankKLDbN = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
+                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -1331,11 +1329,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_RANKKLDBN,
-    TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf", "rankklpf",
-                                        "dmma16",   "dmma16p", "rankkldb", "rankkldbn"};
+const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
+                                        "rankklpf", "dmma16", "dmma16p", "rankkldb"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1346,7 +1343,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, rankkldb or rankkldbn",
+                            "dmma16p or rankkldb",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1442,11 +1439,9 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
     case TC_RANKKLPF: return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf");
     case TC_RANKKLDB: // full tiles only (the kernel's m, n, k as launched); anything else runs rankklpf
-    case TC_RANKKLDBN:
         if (m % ShapeRankKLDb::BM || n % ShapeRankKLDb::BN || k % TC_BK)
             return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf (for rankkldb)");
-        return v == TC_RANKKLDB ? launch_db_ops<ShapeRankKLDb>(p, a_kmajor, b_kmajor, ct, s, "rankkldb")
-                                : launch_db_ops<ShapeRankKLDbN>(p, a_kmajor, b_kmajor, ct, s, "rankkldbn");
+        return launch_db_ops<ShapeRankKLDb>(p, a_kmajor, b_kmajor, ct, s, "rankkldb");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
