@@ -62,11 +62,11 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192), and the 128x128 shapes for
 //   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
 //   rankk for operands without 16-byte alignment.
-//   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 12288 on sm_90 (choose_variant);
+//   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 16384 on sm_90 (choose_variant);
 //   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
 //   current tile: the rank-k shapes) only when forced, until measured;
 //   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
-//   k >= 1024 below dmma16's range, which now starts at m, n, k >= 12288 (choose_variant).
+//   k >= 1024 below dmma16's range (choose_variant).
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -1356,13 +1356,15 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 8192^3 0.995 / 1.026 / 0.988 / 0.978 of cuBLAS in NN / NT / TN / TT against the automatic
     // choice's 0.924 / 0.982 / 0.922 / 0.927; at 16384^2 x 1024 0.825 against 0.930 (its one block
     // per SM pays the fill and epilogue of every tile): taken where k and the tile count are large.
-    // rankkldb (two fragment sets, full tiles only) measured on an H100 (call 79, 3a23adc): 8192^3
-    // NN / NT / TN / TT 0.979 / 0.952 / 0.930 / 0.942 of cuBLAS against dmma16's 0.899 / 0.957 / 0.928 /
-    // 0.905, 4096^3 0.94-0.98 against rankklpf's 0.88-0.96, 16384^2 x 1024 0.978 against 0.877, but
-    // 16384^3 0.75-0.96 against dmma16's 0.91-1.01 and 16384^2 x 256 / 512 0.68 / 0.83 against small's
-    // 0.85 / 0.87: dmma16 from 12288 on (between the measured 8192 and 16384), small for k <= 512.
+    // rankkldb (two fragment sets, full tiles only) measured on an H100 against cuBLAS in the same
+    // process (calls 79-81, bench/notes/gemm-kernels.md): 8192^3 NN / NT / TN / TT 0.979 / 1.003 / 0.935 /
+    // 0.988 against dmma16's 0.899 / 0.957 / 0.928 / 0.905; 12288^3 0.998 / 0.926 / 0.942 / 0.943 against
+    // 0.943 / 0.906 / 0.952 / 0.900; 16384^2 x 1024-4096 NN 0.989-0.994 against dmma16's 0.86-0.91; but
+    // 16384^3 0.982 / 0.848 / 0.869 / 0.963 against dmma16's 0.982 / 0.922 / 0.978 / 1.009, and
+    // 16384^2 x 256 / 512 NN 0.68 / 0.83 against small's 0.85 / 0.87: dmma16 from 16384 on, small for
+    // k <= 512.
     const bool full = m % 128 == 0 && n % 64 == 0 && k % 16 == 0;
-    if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 12288 && m >= 12288 && n >= 12288) *v = TC_DMMA16;
+    if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 16384 && m >= 16384 && n >= 16384) *v = TC_DMMA16;
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024) *v = TC_RANKKLDB;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
