@@ -531,7 +531,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
     tc_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
 }
 
-// ---- rankkldb: rankklpf's tile with two fragment sets, full tiles only (forced, until measured) ----
+// ---- rankkldb: rankklpf's tile with two fragment sets, full tiles only ----
 //
 // Every k8 half's fragments (A 4 tiles, B 4 tiles: 48 registers) are held twice: half 1's set loads
 // before half 0 multiplies, the barrier follows half 0, and the next stage's half 0 loads while half 1
@@ -539,8 +539,10 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 // (the rewrites that hold rankklpf and dmma16 at 0.88-0.95 of cuBLAS; bench/notes/gemm-kernels.md).
 // A first version (85d9170) spilled at 255 registers in its copy code; this one has room because it
 // runs only on tiles that lie wholly inside the matrix with k a multiple of 16: its copies carry no
-// bounds, no zero-fill and no per-thread limits, a 64-bit pointer and two small offsets per operand.
-// The launcher sends any other shape to rankklpf.
+// bounds, no zero-fill and no per-thread limits, a 64-bit pointer and two small offsets per operand;
+// and it has no L2 prefetch of C (which cost NT and TT local reloads). The launcher sends any other
+// shape to rankklpf. Measured (bench/notes/gemm-kernels.md, calls 79-82, one H100): 0.94-1.01 of
+// cuBLAS at 4096 and 8192 in the four ops (rankklpf 0.88-0.96), 0.99 at 16384^2 x 1024 NN.
 template <int R, bool KMAJOR, int THREADS>
 struct FullLoader {
     static constexpr int VEC = 2, LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
