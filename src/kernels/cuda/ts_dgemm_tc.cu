@@ -554,6 +554,8 @@ struct FullLoader {
         : line0(tid / LINE_CHUNKS), inner((tid % LINE_CHUNKS) * VEC) {
         ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
     }
+    // TileLoader::stage_index for one k16 sub-stage. (TileLoader's load_full in this kernel cost 2-6
+    // local reloads a step in NN, NT and TT; calling its stage_index here changed the K-major SASS.)
     __device__ __forceinline__ int stage_index(int line) const {
         return KMAJOR ? line * TC_BK + (inner ^ (((line >> 1) & 1) << 3)) : line * R + (inner ^ (((line >> 1) & 3) << 2));
     }
@@ -1236,32 +1238,6 @@ int launch(const TcParams &p0, cudaStream_t s, const char *variant) {
     return 0;
 }
 
-template <class S, bool AK, bool BKM, bool CT = false>
-int launch_db(const TcParams &p0, cudaStream_t s, const char *variant) {
-    TcParams p = p0;
-    p.grid_m = (int)(p.m / S::BM);
-    p.grid_n = (int)(p.n / S::BN);
-    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
-    if (p.m / S::BM > INT32_MAX || p.n / S::BN > INT32_MAX || blocks > INT32_MAX || p.k / TC_BK > INT32_MAX)
-        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                            "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^31-1 tiles of %dx%dx16",
-                            (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
-    auto kern = dgemm_db_kernel<S, AK, BKM, CT>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
-    kern<<<(unsigned)blocks, S::THREADS, S::SMEM, s>>>(p);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
-    return 0;
-}
-
-template <class S>
-int launch_db_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
-    if (ct) return launch_db<S, false, true, true>(p, s, variant); // TT as C^T = B A (NN)
-    if (a_kmajor) return launch_db<S, true, true>(p, s, variant);   // TN
-    return b_kmajor ? launch_db<S, false, true>(p, s, variant) : launch_db<S, false, false>(p, s, variant);
-}
-
 template <class S, int VEC>
 int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
     if (ct) return launch<S, false, true, VEC, true>(p, s, variant); // TT as C^T = B A (NN)
@@ -1269,7 +1245,9 @@ int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStr
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
-template <class S, bool AK, bool BKM, bool CT = false>
+// One block per BM x BN tile of a kernel whose k loop counts 16-k steps in an int (dmma16; rankkldb,
+// DB: its kernel for full tiles, where the rounded-up tile counts are exact).
+template <class S, bool AK, bool BKM, bool CT = false, bool DB = false>
 int launch_d16(const TcParams &p0, cudaStream_t s, const char *variant) {
     TcParams p = p0;
     p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
@@ -1280,7 +1258,9 @@ int launch_d16(const TcParams &p0, cudaStream_t s, const char *variant) {
         return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
                             "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^31-1 tiles of %dx%dx16",
                             (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
-    auto kern = dgemm_d16_kernel<S, AK, BKM, CT>;
+    void (*kern)(const TcParams) = nullptr;
+    if constexpr (DB) kern = dgemm_db_kernel<S, AK, BKM, CT>;
+    else kern = dgemm_d16_kernel<S, AK, BKM, CT>;
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
     kern<<<(unsigned)blocks, S::THREADS, S::SMEM, s>>>(p);
@@ -1314,12 +1294,14 @@ int launch_d16p(const TcParams &p0, int sms, cudaStream_t s, const char *variant
     return 0;
 }
 
-// The dmma16 shapes in every op (TT as C^T = B A like the others: same maps, same instruction count).
-template <class S>
+// The dmma16 shapes (DB: rankkldb's kernel) in every op (TT as C^T = B A like the others: same maps, same
+// instruction count).
+template <class S, bool DB = false>
 int launch_d16_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant) {
-    if (ct) return launch_d16<S, false, true, true>(p, s, variant);
-    if (a_kmajor) return launch_d16<S, true, true>(p, s, variant); // TN (TT never comes here)
-    return b_kmajor ? launch_d16<S, false, true>(p, s, variant) : launch_d16<S, false, false>(p, s, variant);
+    if (ct) return launch_d16<S, false, true, true, DB>(p, s, variant);
+    if (a_kmajor) return launch_d16<S, true, true, false, DB>(p, s, variant); // TN (TT never comes here)
+    return b_kmajor ? launch_d16<S, false, true, false, DB>(p, s, variant)
+                    : launch_d16<S, false, false, false, DB>(p, s, variant);
 }
 
 template <class S>
@@ -1445,7 +1427,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_RANKKLDB: // full tiles only (the kernel's m, n, k as launched); anything else runs rankklpf
         if (m % ShapeRankKLDb::BM || n % ShapeRankKLDb::BN || k % TC_BK)
             return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf (for rankkldb)");
-        return launch_db_ops<ShapeRankKLDb>(p, a_kmajor, b_kmajor, ct, s, "rankkldb");
+        return launch_d16_ops<ShapeRankKLDb, true>(p, a_kmajor, b_kmajor, ct, s, "rankkldb");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
