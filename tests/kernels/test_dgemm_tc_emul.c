@@ -11,6 +11,9 @@
 //     the cp.async writes (per quarter-warp for 16-byte, per half-warp for 8-byte copies).
 // Shapes with BK = 32 (KS = 2) hold a stage as two BK = 16 sub-stages; the replay covers their
 // loader (K-major chunks past k 16 go to the second sub-stage) and the four k8 halves per step.
+// rankkldb's own maps are replayed too: TN in HalfLines stages, NT's B fragments and C columns in
+// NcCols order (both with 8-byte loads that must be conflict-free), and its MN-major copies in the
+// key-grouped thread order of FullLoader.
 // The C prefetch of rankklpf (L2 hints) is replayed for coverage of the tile. The *pf
 // variants change only the order of the fragment loads (the same maps, split across the barrier).
 // Also replayed: the unbounded copies of load_full (each must equal the bounded copy), and TT run
@@ -32,14 +35,16 @@ typedef struct {
     int BM, BN, WM, WN, STAGES, KS, cpf; // KS: BK = 16 KS; cpf: C prefetched into L2
     const char *name;
     int l64; // 8-byte fragment loads for a K-major A and an MN-major B (rankklpf)
+    int nk;  // rankkldb's maps: TN in HalfLines stages, NT with NcCols B fragments, MN-major copies by
+             // swizzle key (KeyLines)
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
-static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0},
-                               {64, 64, 32, 32, 4, 1, 0, "small", 0},
-                               {128, 128, 64, 32, 3, 2, 0, "large32", 0},
-                               {128, 128, 64, 32, 3, 2, 0, "large32pf", 0},
-                               {128, 64, 64, 32, 4, 1, 1, "rankklpf", 1},
-                               {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1}}; // rankklpf's maps, two fragment sets
+static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
+                               {64, 64, 32, 32, 4, 1, 0, "small", 0, 0},
+                               {128, 128, 64, 32, 3, 2, 0, "large32", 0, 0},
+                               {128, 128, 64, 32, 3, 2, 0, "large32pf", 0, 0},
+                               {128, 64, 64, 32, 4, 1, 1, "rankklpf", 1, 0},
+                               {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1}}; // rankklpf's maps in NN, TT; own in TN, NT
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
@@ -139,6 +144,9 @@ typedef struct {
     long frag_conflicts, copy_conflicts, frag_loads, copies;
     long frag8_loads, frag8_worst; // 8-byte fragment loads (l64) and their worst bank multiplicity
     int ct;            // the kernel's CT: result element (i, j) stored at C[j + i ldc] (TT as NN)
+    int nk;            // this run's stages are HalfLines (shape nk, TN)
+    int nc;            // this run's B fragments and C columns are NcCols (shape nk, NT)
+    int keylines;      // MN-major copies in FullLoader's key-grouped order (shape nk)
     long fast_copies;  // copies issued by load_full (no bounds, no zero-fill)
 } emu;
 
@@ -147,6 +155,18 @@ typedef struct {
     int R, kmajor, vec, threads, bk;
     int line_chunks, lpp, passes;
 } loader_shape;
+
+// HalfLines (rankkldb's TN stages): region per k8 half of R lines x 8 k, region 1 8 doubles past R*8;
+// line x at rho = 16 (x / 16) + (x % 16) / 2 + 8 (x % 2), k' at rho*8 + (k' ^ 4 ((rho / 2) % 2)).
+static int halflines_region(int R) { return R * 8 + 8; }
+static int halflines_index(int R, int line, int k) {
+    int rho = (line & ~15) | ((line & 15) >> 1) | ((line & 1) << 3);
+    return (k >> 3) * halflines_region(R) + rho * 8 + ((k & 7) ^ (((rho >> 1) & 1) << 2));
+}
+// Doubles of one stage of R lines and bk k (HalfLines: two padded regions).
+static int stage_size(int R, int bk, int nk) { return nk ? halflines_region(R) + R * 8 : R * bk; }
+// The pad slots of a HalfLines stage (never written nor read).
+static int is_pad(int R, int i, int nk) { return nk && i >= R * 8 && i < halflines_region(R); }
 
 static loader_shape loader_of(int R, int kmajor, int vec, int threads, int bk) {
     loader_shape L = {R, kmajor, vec, threads, bk, 0, 0, 0};
@@ -179,20 +199,28 @@ static void emu_load(emu *E, const loader_shape *L, const double *M, int64_t ld,
             for (int lane = 0; lane < 32; lane++) {
                 int tid = 32 * w + lane;
                 int line0 = tid / L->line_chunks, inner = (tid % L->line_chunks) * L->vec;
-                // ptr at k-step k0: K-major M + inner + (x0 + line0) ld + k0; MN-major M + (x0 + inner) + (line0 + k0) ld
-                int64_t off = L->kmajor ? inner + (x0 + line0) * ld + k0 : (x0 + inner) + ((int64_t)line0 + k0) * ld;
-                off += (int64_t)j * L->lpp * ld;
                 int line = line0 + j * L->lpp, nvalid, sidx;
+                if (E->keylines && !L->kmajor) {
+                    // FullLoader (rankkldb): thread (kappa, c) copies chunk c + 32q of k-lines
+                    // 2 kappa + {0, 1, 8, 9}; pass j is (line offset j / Q, q = j % Q)
+                    static const int lofs[4] = {0, 1, 8, 9};
+                    const int Q = L->R / 64;
+                    assert_true(L->threads == 128 && L->R % 64 == 0 && L->passes == 4 * Q && L->vec == 2);
+                    line = 2 * (tid >> 5) + lofs[j / Q], inner = (tid & 31) * 2 + 64 * (j % Q);
+                }
+                // ptr at k-step k0: K-major M + inner + (x0 + line) ld + k0; MN-major M + (x0 + inner) + (line + k0) ld
+                int64_t off = L->kmajor ? inner + (x0 + line) * ld + k0 : (x0 + inner) + ((int64_t)line + k0) * ld;
                 if (L->kmajor) {
                     int64_t kl = k - k0 - inner;
                     nvalid = line < xlim ? (kl >= L->vec ? L->vec : (kl > 0 ? (int)kl : 0)) : 0;
-                    sidx = (inner / TC_BK) * L->R * TC_BK + line * TC_BK + ((inner % TC_BK) ^ (((line >> 1) & 1) << 3));
+                    sidx = E->nk ? halflines_index(L->R, line, inner)
+                                 : (inner / TC_BK) * L->R * TC_BK + line * TC_BK + ((inner % TC_BK) ^ (((line >> 1) & 1) << 3));
                 } else {
                     int xl = xlim - inner;
                     nvalid = k0 + line < k ? (xl >= L->vec ? L->vec : (xl > 0 ? xl : 0)) : 0;
                     sidx = line * L->R + (inner ^ (((line >> 1) & 3) << 2));
                 }
-                assert_true(sidx % L->vec == 0 && sidx + L->vec <= L->R * L->bk);
+                assert_true(sidx % L->vec == 0 && sidx + L->vec <= stage_size(L->R, L->bk, E->nk) && !is_pad(L->R, sidx, E->nk));
                 if (fast && fast[tid]) { // load_full: no source size; only correct if nothing is cut
                     assert_int_equal(nvalid, L->vec);
                     E->fast_copies++;
@@ -220,6 +248,24 @@ static void emu_frags(emu *E, frags *f, const double *sA, const double *sB, int 
                       long addr[][32], long addr8[][32]) {
     const shape *S = E->S;
     int g = lane >> 2, t = lane & 3, sg = (g & 1) << 3, kb = 8 * h, MT = S->WM / 16, NT = S->WN / 8, nl = 0, n8 = 0;
+    if (E->nk) { // HalfLines: line 2g + c of each 16-line block at rho = g + 8c; k t + 4e of half h (8-byte loads)
+        int ra = h * halflines_region(S->BM), rb = h * halflines_region(S->BN), ka[2], kbb[2];
+        for (int e = 0; e < 2; e++) {
+            int kx = (t + 4 * e) ^ (((g >> 1) & 1) << 2);
+            ka[e] = ra + (wm * S->WM + g) * 8 + kx, kbb[e] = rb + (wn * S->WN + g) * 8 + kx;
+        }
+        for (int mt = 0; mt < MT; mt++) {
+            int o[4] = {ka[0] + 128 * mt, ka[0] + 128 * mt + 64, ka[1] + 128 * mt, ka[1] + 128 * mt + 64}; // a0..a3
+            for (int i = 0; i < 4; i++) addr8[n8++][lane] = 8L * o[i], f->a[mt][i] = sA[o[i]];
+        }
+        for (int p = 0; p < NT / 2; p++)
+            for (int j = 0; j < 2; j++)
+                for (int i = 0; i < 2; i++) {
+                    int o = kbb[i] + 128 * p + 64 * j;
+                    addr8[n8++][lane] = 8L * o, f->b[2 * p + j][i] = sB[o];
+                }
+        return;
+    }
     int oa = E->ak ? (wm * S->WM + 2 * g) * TC_BK + 2 * t + (kb ^ sg) : (kb + 2 * t) * S->BM + wm * S->WM + ((2 * g) ^ (4 * t));
     int ob = E->bk ? (wn * S->WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg) : (kb + 2 * t) * S->BN + wn * S->WN + ((2 * g) ^ (4 * t));
     for (int mt = 0; mt < MT; mt++) {
@@ -242,6 +288,12 @@ static void emu_frags(emu *E, frags *f, const double *sA, const double *sB, int 
                 int o = ob + (16 * p + j) * TC_BK;
                 addr[nl++][lane] = 8L * o;
                 f->b[2 * p + j][0] = sB[o], f->b[2 * p + j][1] = sB[o + 1];
+            }
+        } else if (E->nc) { // NcCols: column g of tile nt at 16 nt + 8 wn + g; k-lines 2t, 2t+1 of the half
+            for (int j = 0; j < 2; j++) {
+                int nt = 2 * p + j, o0 = (kb + 2 * t) * S->BN + ((8 * wn + g) ^ (4 * t)) + 16 * nt, o1 = o0 + S->BN;
+                addr8[n8++][lane] = 8L * o0, addr8[n8++][lane] = 8L * o1;
+                f->b[nt][0] = sB[o0], f->b[nt][1] = sB[o1];
             }
         } else {
             int o0 = ob + 16 * p, o1 = ob + S->BN + 16 * p;
@@ -271,12 +323,14 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
     const shape *S = E->S;
     int threads = 32 * (S->BM / S->WM) * (S->BN / S->WN), warps_m = S->BM / S->WM, MT = S->WM / 16, NT = S->WN / 8;
     E->ak = !(ta == 'N'), E->bk = tb == 'N';
+    E->nk = S->nk && E->ak && E->bk, E->nc = S->nk && !E->ak && !E->bk, E->keylines = S->nk;
     const int BK = TC_BK * S->KS;
     loader_shape La = loader_of(S->BM, E->ak, E->vec, threads, BK), Lb = loader_of(S->BN, E->bk, E->vec, threads, BK);
     int grid_m = (int)((m + S->BM - 1) / S->BM), grid_n = (int)((n + S->BN - 1) / S->BN);
     int64_t ktiles = (k + BK - 1) / BK;
-    double *sA = malloc(sizeof(double) * S->BM * BK), *sB = malloc(sizeof(double) * S->BN * BK);
-    int *wa = malloc(sizeof(int) * S->BM * BK), *wb = malloc(sizeof(int) * S->BN * BK);
+    const int za = stage_size(S->BM, BK, E->nk), zb = stage_size(S->BN, BK, E->nk);
+    double *sA = malloc(sizeof(double) * za), *sB = malloc(sizeof(double) * zb);
+    int *wa = malloc(sizeof(int) * za), *wb = malloc(sizeof(int) * zb);
     double(*acc)[32][4][8][4] = malloc(sizeof(double) * 32 * 32 * 4 * 8 * 4); // [warp][lane][mt][nt][e]
     unsigned char *xfull = malloc((size_t)threads), *fast = malloc((size_t)threads);
     char *done = calloc((size_t)(grid_m * grid_n), 1);
@@ -306,16 +360,16 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
             assert_int_equal(hit, (int)(((rows + 15) / 16) * cols));
         }
         for (int64_t kt = 0; kt < ktiles; kt++) { // the stage ring only reorders; one stage suffices here
-            memset(wa, 0, sizeof(int) * S->BM * BK), memset(wb, 0, sizeof(int) * S->BN * BK);
-            for (int i = 0; i < S->BM * BK; i++) sA[i] = NAN;
-            for (int i = 0; i < S->BN * BK; i++) sB[i] = NAN;
+            memset(wa, 0, sizeof(int) * za), memset(wb, 0, sizeof(int) * zb);
+            for (int i = 0; i < za; i++) sA[i] = NAN;
+            for (int i = 0; i < zb; i++) sB[i] = NAN;
             // the prologue's k-steps (0 .. STAGES-2) always take the bounded copies
             for (int tid = 0; tid < threads; tid++)
                 fast[tid] = (unsigned char)(kt >= S->STAGES - 1 && xfull[tid] && (kt + 1) * BK <= k);
             emu_load(E, &La, A, lda, m0, m, kt * BK, k, sA, wa, fast);
             emu_load(E, &Lb, B, ldb, n0, n, kt * BK, k, sB, wb, fast);
-            for (int i = 0; i < S->BM * BK; i++) assert_int_equal(wa[i], 1);
-            for (int i = 0; i < S->BN * BK; i++) assert_int_equal(wb[i], 1);
+            for (int i = 0; i < za; i++) assert_int_equal(wa[i], !is_pad(S->BM, i, E->nk));
+            for (int i = 0; i < zb; i++) assert_int_equal(wb[i], !is_pad(S->BN, i, E->nk));
             for (int w = 0; w < threads / 32; w++) {
                 int wm = w % warps_m, wn = w / warps_m;
                 for (int hh = 0; hh < 2 * S->KS; hh++) { // sub-stage hh/2, k8 half hh%2 (load_half)
@@ -325,7 +379,7 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                     for (int lane = 0; lane < 32; lane++)
                         emu_frags(E, &f[lane], sA + sub * S->BM * TC_BK, sB + sub * S->BN * TC_BK, wm, wn, lane, h,
                                   addr, addr8);
-                    const int a8 = E->ak && S->l64, b8 = !E->bk && S->l64;
+                    const int a8 = E->ak && S->l64, b8 = (!E->bk && S->l64) || E->nk;
                     int nloads = (a8 ? 0 : 2 * MT) + (b8 ? 0 : 2 * (NT / 2));
                     int n8 = (a8 ? 4 * MT : 0) + (b8 ? 4 * (NT / 2) : 0);
                     for (int l = 0; l < nloads; l++) E->frag_conflicts += conflicts(addr[l], 16), E->frag_loads++;
@@ -348,7 +402,8 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                 }
             }
         }
-        // Epilogue: (mt, nt, e) -> row m0 + wm WM + 16 mt + 2g + e/2, column n0 + wn WN + 16 (nt/2) + 4t + nt%2 + 2 (e%2).
+        // Epilogue: (mt, nt, e) -> row m0 + wm WM + 16 mt + 2g + e/2, column n0 + wn WN + 16 (nt/2) + 4t + nt%2 + 2 (e%2)
+        // (NcCols: column n0 + 16 nt + 8 wn + 2t + e%2).
         for (int w = 0; w < threads / 32; w++) {
             int wm = w % warps_m, wn = w / warps_m;
             for (int lane = 0; lane < 32; lane++) {
@@ -357,7 +412,8 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                     for (int nt = 0; nt < NT; nt++)
                         for (int h = 0; h < 2; h++) {
                             int64_t i = m0 + wm * S->WM + 16 * mt + 2 * g;
-                            int64_t j = n0 + wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                            int64_t j = E->nc ? n0 + 16 * nt + 8 * wn + 2 * t + h
+                                              : n0 + wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                             if (j >= n || i >= m) continue;
                             double v0 = acc[w][lane][mt][nt][h], v1 = acc[w][lane][mt][nt][2 + h];
                             // CT: the kernel's result is C^T, element (i, j) at C[j + i ldc]
@@ -399,9 +455,9 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
     double err = kt_scaled_err('d', m, n, k, C, ldc, ref, bnd);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = m; i < ldc; i++) assert_true(isnan(C[i + j * ldc]));
-    printf("  %-8s vec %d %c%c%s %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
+    printf("  %-8s vec %d %c%c%s%s%s %3lldx%3lldx%3lld beta %s: err %.3g, fragment-load conflicts %ld/%ld, copy "
            "conflicts %ld/%ld, unbounded copies %ld, 8-byte fragment loads %ld (worst %ld-way)\n",
-           S->name, vec, ta, tb, ct ? " as NN^T" : "", (long long)m, (long long)n, (long long)k,
+           S->name, vec, ta, tb, ct ? " as NN^T" : "", E.nk ? " HalfLines" : "", E.nc ? " NcCols" : "", (long long)m, (long long)n, (long long)k,
            beta_zero ? "0" : "!=0", err, E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies, E.fast_copies,
            E.frag8_loads, E.frag8_worst);
     last_fast_copies = E.fast_copies;
@@ -412,6 +468,8 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
     const int want8 = S->l64 && !ct && ((ta != 'N') || (tb != 'N'));
     assert_true(want8 ? E.frag8_loads > 0 : E.frag8_loads == 0);
     assert_true(E.frag8_worst <= 2);
+    // HalfLines (rankkldb's TN) and NcCols (its NT): every 8-byte load hits 16 distinct slots per half-warp
+    if (S->nk && !ct && ta != tb) assert_true((E.nk || E.nc) && E.frag8_loads > 0 && E.frag8_worst == 1);
     assert_int_equal(E.copy_conflicts, 0);
     free(A), free(B), free(C), free(C0), free(ref), free(bnd);
 }

@@ -117,7 +117,8 @@ using ShapeRankKLPf = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 // the plain loop of the same shape): large NT
 using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 3, /*MINB*/ 1, /*KS*/ 2,
                                /*CPF*/ false, /*PF*/ 2>;
-// rankkldb: rankklpf's tile and fragment maps, two fragment sets, full tiles only (dgemm_db_kernel).
+// rankkldb: rankklpf's tile, two fragment sets, full tiles only (dgemm_db_kernel); rankklpf's maps
+// in NN and TT, conflict-free ones in TN (HalfLines) and NT (NcCols).
 // No C prefetch: its registers cost the NT and TT (C^T) loops 4 and 1 local reloads a step (sm_90
 // SASS) and NT 0.928 against 1.014 of cuBLAS at 8192 (call 80, 580813a, as rankkldb / rankkldbn).
 using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
@@ -127,6 +128,7 @@ using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 constexpr int64_t TC_CPF_MAX_K = 1024;
 
 // ---- PTX wrappers ----
+
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
 }
@@ -259,26 +261,100 @@ struct Frags {
 };
 
 // Per-thread offsets of the fragment loads inside one stage (doubles), for k halves 0 and 8.
-template <class S, bool AK, bool BKM>
+// DBM: rankkldb's maps, which differ from rankkl's in TN (NK: HalfLines, a[e] and b[e] for k t and
+// t + 4 of either half) and NT (NC: B's columns in PTX order, the two warp columns interleaved).
+template <class S, bool AK, bool BKM, bool DBM = false>
 struct FragOffsets {
+    static constexpr bool NK = DBM && AK && BKM, NC = DBM && !AK && !BKM;
+    static_assert(!NC || (S::BN == 16 * S::NT && S::WARPS_N == 2), "NcCols: two warp columns of 8-column tiles");
     int a[2], b[2];
     __device__ __forceinline__ FragOffsets(int wm, int wn, int g, int t) {
         const int sg = (g & 1) << 3; // K-major swizzle of rows 2g, 2g+1
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const int kb = 8 * h;
+            if (NK) { // h here is e: k t + 4e of the half; row (column) g of the 16-line block
+                const int kx = (t + 4 * h) ^ (((g >> 1) & 1) << 2);
+                a[h] = (wm * S::WM + g) * 8 + kx, b[h] = (wn * S::WN + g) * 8 + kx;
+                continue;
+            }
+            if (NC) { // column g of tile nt at 16 nt + 8 wn + g (NcCols); k-line 2t (+1) of the half, key t
+                b[h] = (kb + 2 * t) * S::BN + ((8 * wn + g) ^ (4 * t));
+            }
             a[h] = AK ? (wm * S::WM + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
                       : (kb + 2 * t) * S::BM + wm * S::WM + ((2 * g) ^ (4 * t));
-            b[h] = BKM ? (wn * S::WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
-                       : (kb + 2 * t) * S::BN + wn * S::WN + ((2 * g) ^ (4 * t));
+            if (!NC)
+                b[h] = BKM ? (wn * S::WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
+                           : (kb + 2 * t) * S::BN + wn * S::WN + ((2 * g) ^ (4 * t));
         }
     }
 };
 
+// ---- HalfLines: rankkldb's stage layout for TN (both operands K-major), bank-conflict free ----
+// With rankkl's maps a K-major A loaded 8 bytes at a time is 2-way conflicted: a 16-byte chunk
+// holds k 2t and 2t + 1, so one load reaches only the even (or odd) 8-byte slots; TN ran 0.94x
+// cuBLAS against NN's 0.98 with 160 shared wavefronts a warp and k16 step against NN's 96.
+// HalfLines keeps rankkl's row and column relabelling (so the epilogue is unchanged) and uses the
+// PTX k order inside each k8 half (a0/a1 at k t, a2/a3 at k t + 4; b0 at k t, b1 at k t + 4), which
+// is free in TN because neither operand is MN-major. A stage of R lines holds two regions, one
+// per k8 half, of R lines x 8 k (64 bytes); region 1 starts 8 doubles past R*8 (half a bank row,
+// so that a line's two halves land on different banks when copied). Line x (row of op(A) or
+// column of op(B)) sits at position rho(x) = 16 (x / 16) + (x % 16) / 2 + 8 (x % 2) of its region,
+// k' (0..7) at rho * 8 + (k' ^ 4 ((rho / 2) % 2)). A fragment load of lane (g, t) reads line
+// 2g + c of a 16-line block (rankkl's relabel), rho = g + 8c: slot = 8 (g % 2) + ((t + 4e) ^
+// 4 ((g / 2) % 2)), 16 distinct per half-warp: 2 wavefronts, the minimum. The copies (a line's
+// 8 chunks per quarter-warp, 4 to each region) hit 16 distinct slots too. Costs: B by two LDS.64
+// a tile instead of one LDS.128 (+8 loads per k16 step), 8 doubles of shared memory per operand
+// and stage. tests/kernels/test_dgemm_tc_emul.c replays it and counts the conflicts.
+template <int R>
+struct HalfLines {
+    static constexpr int REGION = R * 8 + 8, STAGE = REGION + R * 8;
+    __device__ __forceinline__ static int index(int line, int k) { // k even or odd, 0..15
+        const int rho = (line & ~15) | ((line & 15) >> 1) | ((line & 1) << 3);
+        return (k >> 3) * REGION + rho * 8 + ((k & 7) ^ (((rho >> 1) & 1) << 2));
+    }
+};
+
+// An 8-byte shared load at base + OFF doubles, the offset an immediate of the instruction.
+template <int OFF>
+__device__ __forceinline__ double lds64i(unsigned base) {
+    double v;
+    asm volatile("ld.volatile.shared.f64 %0, [%1+%2];\n" : "=d"(v) : "r"(base), "n"(OFF * 8));
+    return v;
+}
+// NcCols B fragments of tiles NT0.. from one base per half and stage: written as immediates because
+// the compiler otherwise hoists base-offset + 16 nt out of the k loop and gives each of the 16 loads
+// of a step its own address register (+35 instructions a step).
+template <class S, int NT0>
+__device__ __forceinline__ void nc_load_b(Frags<S> &f, unsigned base) {
+    if constexpr (NT0 < S::NT) {
+        f.b[NT0][0] = lds64i<16 * NT0>(base), f.b[NT0][1] = lds64i<16 * NT0 + S::BN>(base);
+        nc_load_b<S, NT0 + 1>(f, base);
+    }
+}
+
 // A tiles MT0 .. MT1-1 and (WB) the B tiles; all of them by default.
-template <class S, bool AK, bool BKM, int H, int MT0 = 0, int MT1 = S::MT, bool WB = true>
+template <class S, bool AK, bool BKM, int H, int MT0 = 0, int MT1 = S::MT, bool WB = true, bool DBM = false>
 __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const double *sB,
-                                           const FragOffsets<S, AK, BKM> &o) {
+                                           const FragOffsets<S, AK, BKM, DBM> &o) {
+    if constexpr (FragOffsets<S, AK, BKM, DBM>::NK) { // HalfLines (TN): half H's region; line g + 8c of each 16-line block
+        static_assert(AK && BKM && S::WM % 16 == 0 && S::WN % 16 == 0, "HalfLines: TN");
+        const double *qa = sA + H * HalfLines<S::BM>::REGION, *qb = sB + H * HalfLines<S::BN>::REGION;
+#pragma unroll
+        for (int mt = MT0; mt < MT1; mt++) { // a0 (row 2g, k t), a1 (2g+1, t), a2 (2g, t+4), a3 (2g+1, t+4)
+            const double *q = qa + 128 * mt;
+            f.a[mt][0] = lds64(q + o.a[0]), f.a[mt][1] = lds64(q + 64 + o.a[0]);
+            f.a[mt][2] = lds64(q + o.a[1]), f.a[mt][3] = lds64(q + 64 + o.a[1]);
+        }
+#pragma unroll
+        for (int p = 0; p < (WB ? S::NT / 2 : 0); p++)
+#pragma unroll
+            for (int j = 0; j < 2; j++) { // column 2g + j of the pair: b0 k t, b1 k t+4
+                const double *q = qb + 128 * p + 64 * j;
+                f.b[2 * p + j][0] = lds64(q + o.b[0]), f.b[2 * p + j][1] = lds64(q + o.b[1]);
+            }
+        return;
+    }
     const double *pa = sA + o.a[H], *pb = sB + o.b[H];
 #pragma unroll
     for (int mt = MT0; mt < MT1; mt++) {
@@ -303,6 +379,8 @@ __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const 
                 double2 c = *reinterpret_cast<const double2 *>(pb + (16 * p + j) * TC_BK);
                 f.b[2 * p + j][0] = c.x, f.b[2 * p + j][1] = c.y;
             }
+        } else if (FragOffsets<S, AK, BKM, DBM>::NC) { // all tiles at once (below the loop)
+            break;
         } else if (S::L64) { // k 2t: columns 2g (tile 2p) and 2g+1 (tile 2p+1); k 2t+1 likewise
             const double *q0 = pb + 16 * p, *q1 = q0 + S::BN;
             f.b[2 * p][0] = lds64(q0), f.b[2 * p + 1][0] = lds64(q0 + 1), f.b[2 * p][1] = lds64(q1),
@@ -313,6 +391,8 @@ __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const 
             f.b[2 * p][0] = k0.x, f.b[2 * p + 1][0] = k0.y, f.b[2 * p][1] = k1.x, f.b[2 * p + 1][1] = k1.y;
         }
     }
+    if constexpr (FragOffsets<S, AK, BKM, DBM>::NC) // column g of tile nt: k 2t (b0), 2t+1 (b1)
+        if (WB) nc_load_b<S, 0>(f, smem_addr(pb));
 }
 
 template <class S>
@@ -336,10 +416,10 @@ __device__ __forceinline__ void tile_of_index(const TcParams &p, int pid, int &b
 __device__ __forceinline__ void tile_of_block(const TcParams &p, int &bm, int &bn) { tile_of_index(p, blockIdx.x, bm, bn); }
 
 // Fragments of half h (0 .. HALVES-1) of the stage at cA, cB: sub-stage h/2, k8 half h%2.
-template <class S, bool AK, bool BKM, int HH>
+template <class S, bool AK, bool BKM, int HH, bool DBM = false>
 __device__ __forceinline__ void load_half(Frags<S> &f, const double *cA, const double *cB,
-                                          const FragOffsets<S, AK, BKM> &o) {
-    load_frags<S, AK, BKM, HH % 2>(f, cA + (HH / 2) * S::BM * TC_BK, cB + (HH / 2) * S::BN * TC_BK, o);
+                                          const FragOffsets<S, AK, BKM, DBM> &o) {
+    load_frags<S, AK, BKM, HH % 2, 0, S::MT, true, DBM>(f, cA + (HH / 2) * S::BM * TC_BK, cB + (HH / 2) * S::BN * TC_BK, o);
 }
 
 // L2 prefetch of the block's C tile (beta != 0): 128-byte lines, one column segment of BM rows
@@ -361,16 +441,19 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-template <class S, bool CT>
+template <class S, bool CT, bool NC = false>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
                                             int wm, int wn, int g, int t) {
     // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
-    // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result; (i, j) is C[i rs + j cs] (CT: the
-    // result is C^T). Pair (mt, nt, h) holds elements h (row i) and 2 + h (row i + 1) of column j.
+    // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result (NC, NcCols: n0 + 16nt + 8wn + 2t +
+    // e%2); (i, j) is C[i rs + j cs] (CT: the result is C^T). Pair (mt, nt, h) holds elements h (row
+    // i) and 2 + h (row i + 1) of column j.
     const int64_t rs = CT ? p.ldc : 1, cs = CT ? 1 : p.ldc;
     const bool vec = !CT && p.c_vec; // rows i, i + 1 as one double2
     auto row = [&](int mt) { return m0 + wm * S::WM + 16 * mt + 2 * g; };
-    auto col = [&](int nt, int h) { return n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h; };
+    auto col = [&](int nt, int h) {
+        return NC ? n0 + 16 * nt + 8 * wn + 2 * t + h : n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+    };
     // Two passes, every C load before the first store, so that the loads need not wait for stores
     // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
     if (p.beta != 0.0) {
@@ -543,45 +626,85 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 // and it has no L2 prefetch of C (which cost NT and TT local reloads). The launcher sends any other
 // shape to rankklpf. Measured (bench/notes/gemm-kernels.md, calls 79-82, one H100): 0.94-1.01 of
 // cuBLAS at 4096 and 8192 in the four ops (rankklpf 0.88-0.96), 0.99 at 16384^2 x 1024 NN.
-template <int R, bool KMAJOR, int THREADS>
+// Its maps are rankklpf's in NN and TT; TN takes HalfLines stages and NT NcCols B fragments, where
+// rankklpf's 8-byte loads were 2-way bank-conflicted; the MN-major copies go by swizzle key
+// (FullLoader). sm_90 SASS per warp and k16 step: NN / TT 134 instructions, NT 144, TN 159 (156 /
+// 157 / 172 / 167 before), no spills, every fragment load 2 wavefronts.
+// The copies of one operand's k16 stage (full tiles: no bounds). Each thread's chunks sit at one
+// per-thread base plus immediates:
+//   K-major (lines of 16 k): chunk `inner` of lines line0 + 16j (the swizzle key (line >> 1) & 1, or
+//   HalfLines' position, moves by a constant from line to line);
+//   MN-major (k-lines of R values, swizzle key (k >> 1) & 3): thread (kappa = tid / 32, c = tid % 32)
+//   copies chunk c + 32q of k-lines 2 kappa + {0, 1, 8, 9}, the four lines whose key is kappa, so its
+//   XOR is one per-thread constant. (Lines line0 + LPP j in turn, rankklpf's order, took ~20 integer
+//   instructions a k-step more: the key changes from pass to pass.) Each quarter-warp writes 8
+//   consecutive chunks of one line (128 bytes, one XOR): conflict-free; each warp reads 512
+//   contiguous bytes of one line of the matrix.
+template <int R, bool KMAJOR, int THREADS, bool NK = false>
 struct FullLoader {
     static constexpr int VEC = 2, LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
     static constexpr int LPP = THREADS / LINE_CHUNKS, LINES = KMAJOR ? R : TC_BK, PASSES = LINES / LPP;
     static_assert(THREADS % LINE_CHUNKS == 0 && LINES % LPP == 0 && PASSES >= 1, "loader shape");
+    static_assert(!NK || (KMAJOR && LPP % 16 == 0), "HalfLines: K-major, a thread's lines 16 apart");
+    static_assert(KMAJOR || (THREADS == 128 && R % 64 == 0), "MN-major copies: 4 key groups of 32 threads");
+    static constexpr int Q = R / 64; // MN-major: chunks per thread and line
     const double *ptr; // this thread's first chunk in the next k-step to copy
-    int line0, inner;
-    __device__ __forceinline__ FullLoader(const double *M, int64_t ld, int64_t x0, int tid)
-        : line0(tid / LINE_CHUNKS), inner((tid % LINE_CHUNKS) * VEC) {
-        ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
-    }
-    // TileLoader::stage_index for one k16 sub-stage. (TileLoader's load_full in this kernel cost 2-6
-    // local reloads a step in NN, NT and TT; calling its stage_index here changed the K-major SASS.)
-    __device__ __forceinline__ int stage_index(int line) const {
-        return KMAJOR ? line * TC_BK + (inner ^ (((line >> 1) & 1) << 3)) : line * R + (inner ^ (((line >> 1) & 3) << 2));
+    int soff;          // stage index of that chunk
+    __device__ __forceinline__ FullLoader(const double *M, int64_t ld, int64_t x0, int tid) {
+        if (KMAJOR) {
+            const int line0 = tid / LINE_CHUNKS, inner = (tid % LINE_CHUNKS) * VEC;
+            ptr = M + inner + (x0 + line0) * ld;
+            soff = NK ? HalfLines<R>::index(line0, inner) : line0 * TC_BK + (inner ^ (((line0 >> 1) & 1) << 3));
+        } else {
+            const int kappa = tid >> 5, c2 = (tid & 31) * VEC;
+            ptr = M + (x0 + c2) + (int64_t)(2 * kappa) * ld;
+            soff = 2 * kappa * R + (c2 ^ (kappa << 2));
+        }
     }
     __device__ __forceinline__ void load(double *stage, int64_t ld) {
+        if (KMAJOR) {
 #pragma unroll
-        for (int j = 0; j < PASSES; j++)
-            cp_async_full<VEC>(stage + stage_index(line0 + j * LPP), ptr + (int64_t)(j * LPP) * ld);
-        ptr += KMAJOR ? (int64_t)TC_BK : TC_BK * ld;
+            for (int j = 0; j < PASSES; j++)
+                cp_async_full<VEC>(stage + soff + (NK ? 8 : TC_BK) * j * LPP, ptr + (int64_t)(j * LPP) * ld);
+            ptr += TC_BK;
+        } else {
+            constexpr int L[4] = {0, 1, 8, 9};
+#pragma unroll
+            for (int l = 0; l < 4; l++)
+#pragma unroll
+                for (int q = 0; q < Q; q++)
+                    cp_async_full<VEC>(stage + soff + L[l] * R + 64 * q, ptr + (int64_t)L[l] * ld + 64 * q);
+            ptr += TC_BK * ld;
+        }
     }
+};
+
+// Shared memory of rankkldb: TN (NK) uses HalfLines stages, 8 doubles longer per operand.
+template <class S, bool AK, bool BKM>
+struct DbStages {
+    static constexpr bool NK = AK && BKM;
+    static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
+    static constexpr size_t SMEM = (size_t)S::STAGES * (A + B) * sizeof(double);
+    static_assert(SMEM <= 227 * 1024, "rankkldb stages");
 };
 
 template <class S, bool AK, bool BKM, bool CT = false>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcParams p) {
     static_assert(S::KS == 1 && S::PF == 0, "rankkldb: k16 stages, no PF");
+    using St = DbStages<S, AK, BKM>;
+    constexpr bool NK = St::NK;
     extern __shared__ __align__(128) double smem[];
     double *const sA = smem;
-    double *const sB = smem + S::STAGES * S::BM * TC_BK;
+    double *const sB = smem + S::STAGES * St::A;
     int bm, bn;
     tile_of_block(p, bm, bn);
     const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
-    FullLoader<S::BM, AK, S::THREADS> la(p.A, p.lda, m0, tid);
-    FullLoader<S::BN, BKM, S::THREADS> lb(p.B, p.ldb, n0, tid);
-    const FragOffsets<S, AK, BKM> off(wm, wn, g, t);
+    FullLoader<S::BM, AK, S::THREADS, NK> la(p.A, p.lda, m0, tid);
+    FullLoader<S::BN, BKM, S::THREADS, NK> lb(p.B, p.ldb, n0, tid);
+    const FragOffsets<S, AK, BKM, true> off(wm, wn, g, t);
     const int ktiles = (int)(p.k / TC_BK);
 
     double acc[S::MT][S::NT][4];
@@ -595,8 +718,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
 #pragma unroll
     for (int s = 0; s < S::STAGES - 1; s++) {
         if (s < ktiles) {
-            la.load(sA + s * S::BM * TC_BK, p.lda);
-            lb.load(sB + s * S::BN * TC_BK, p.ldb);
+            la.load(sA + s * St::A, p.lda);
+            lb.load(sB + s * St::B, p.ldb);
         }
         cp_async_commit();
     }
@@ -605,28 +728,28 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     __syncthreads();
 
     Frags<S> f0, f1; // the two halves' sets
-    load_half<S, AK, BKM, 0>(f0, sA, sB, off);
+    load_half<S, AK, BKM, 0, true>(f0, sA, sB, off);
     int stage = 0;
     for (int kt = 0; kt < ktiles; kt++) {
-        const double *cA = sA + stage * S::BM * TC_BK, *cB = sB + stage * S::BN * TC_BK;
+        const double *cA = sA + stage * St::A, *cB = sB + stage * St::B;
         const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
         const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1; // read in step kt-1, before its barrier
         if (kt + S::STAGES - 1 < ktiles) {
-            la.load(sA + wstage * S::BM * TC_BK, p.lda);
-            lb.load(sB + wstage * S::BN * TC_BK, p.ldb);
+            la.load(sA + wstage * St::A, p.lda);
+            lb.load(sB + wstage * St::B, p.ldb);
         }
         cp_async_commit();
-        load_half<S, AK, BKM, 1>(f1, cA, cB, off); // half 0 came in f0 across the previous barrier
+        load_half<S, AK, BKM, 1, true>(f1, cA, cB, off); // half 0 came in f0 across the previous barrier
         mma_frags<S>(acc, f0);
         cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed
         __syncthreads();                // and every warp holds this stage's fragments
         if (kt + 1 < ktiles)
-            load_half<S, AK, BKM, 0>(f0, sA + nstage * S::BM * TC_BK, sB + nstage * S::BN * TC_BK, off);
+            load_half<S, AK, BKM, 0, true>(f0, sA + nstage * St::A, sB + nstage * St::B, off);
         mma_frags<S>(acc, f1);
         stage = nstage;
     }
     cp_async_wait<0>();
-    tc_epilogue<S, CT>(p, acc, m0, n0, wm, wn, g, t);
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC>(p, acc, m0, n0, wm, wn, g, t);
 }
 
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
@@ -1261,9 +1384,10 @@ int launch_d16(const TcParams &p0, cudaStream_t s, const char *variant) {
     void (*kern)(const TcParams) = nullptr;
     if constexpr (DB) kern = dgemm_db_kernel<S, AK, BKM, CT>;
     else kern = dgemm_d16_kernel<S, AK, BKM, CT>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::SMEM);
+    constexpr size_t smem = DB ? DbStages<S, AK, BKM>::SMEM : S::SMEM;
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
-    kern<<<(unsigned)blocks, S::THREADS, S::SMEM, s>>>(p);
+    kern<<<(unsigned)blocks, S::THREADS, smem, s>>>(p);
     e = cudaGetLastError();
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
     return 0;
