@@ -44,7 +44,8 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
                                {128, 128, 64, 32, 3, 2, 0, "large32", 0, 0},
                                {128, 128, 64, 32, 3, 2, 0, "large32pf", 0, 0},
                                {128, 64, 64, 32, 4, 1, 1, "rankklpf", 1, 0},
-                               {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1}}; // rankklpf's maps in NN, TT; own in TN, NT
+                               {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1},  // rankklpf's maps in NN, TT; own in TN, NT
+                               {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1}};   // small's tile on rankkldb's maps
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----

@@ -66,7 +66,8 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
 //   current tile: the rank-k shapes) only when forced, until measured;
 //   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
-//   k >= 1024 below dmma16's range (choose_variant).
+//   k >= 512 below dmma16's range (choose_variant); smalldb (small's tile on rankkldb's kernel,
+//   three blocks per SM) only when forced, until measured.
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -123,6 +124,11 @@ using ShapeLarge32Pf = TcShape</*BM*/ 128, /*BN*/ 128, /*WM*/ 64, /*WN*/ 32, /*S
 // SASS) and NT 0.928 against 1.014 of cuBLAS at 8192 (call 80, 580813a, as rankkldb / rankkldbn).
 using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
+// smalldb: small's 64x64 tile (warps of 32x32) on rankkldb's kernel and maps, three blocks per SM
+// (64 KB shared, <= 168 registers): the short rank-k updates, where a tile's fill and epilogue
+// weigh most and a third block per SM covers them.
+using ShapeSmallDb = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
+                             /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -636,11 +642,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 //   HalfLines' position, moves by a constant from line to line);
 //   MN-major (k-lines of R values, swizzle key (k >> 1) & 3): thread (kappa = tid / 32, c = tid % 32)
 //   copies chunk c + 32q of k-lines 2 kappa + {0, 1, 8, 9}, the four lines whose key is kappa, so its
-//   XOR is one per-thread constant. (Lines line0 + LPP j in turn, rankklpf's order, took ~20 integer
-//   instructions a k-step more: the key changes from pass to pass.) Each quarter-warp writes 8
+//   XOR is one per-thread constant. (Lines line0 + LPP j in turn, rankklpf's order and !KEYED here,
+//   took ~20 integer instructions a k-step more: the key changes from pass to pass.) Each quarter-warp writes 8
 //   consecutive chunks of one line (128 bytes, one XOR): conflict-free; each warp reads 512
 //   contiguous bytes of one line of the matrix.
-template <int R, bool KMAJOR, int THREADS, bool NK = false>
+template <int R, bool KMAJOR, int THREADS, bool NK = false, bool KEYED = true>
 struct FullLoader {
     static constexpr int VEC = 2, LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
     static constexpr int LPP = THREADS / LINE_CHUNKS, LINES = KMAJOR ? R : TC_BK, PASSES = LINES / LPP;
@@ -650,8 +656,12 @@ struct FullLoader {
     static constexpr int Q = R / 64; // MN-major: chunks per thread and line
     const double *ptr; // this thread's first chunk in the next k-step to copy
     int soff;          // stage index of that chunk
+    int line0, inner;  // MN-major, !KEYED
     __device__ __forceinline__ FullLoader(const double *M, int64_t ld, int64_t x0, int tid) {
-        if (KMAJOR) {
+        if (!KMAJOR && !KEYED) {
+            line0 = tid / LINE_CHUNKS, inner = (tid % LINE_CHUNKS) * VEC;
+            ptr = M + (x0 + inner) + (int64_t)line0 * ld;
+        } else if (KMAJOR) {
             const int line0 = tid / LINE_CHUNKS, inner = (tid % LINE_CHUNKS) * VEC;
             ptr = M + inner + (x0 + line0) * ld;
             soff = NK ? HalfLines<R>::index(line0, inner) : line0 * TC_BK + (inner ^ (((line0 >> 1) & 1) << 3));
@@ -667,6 +677,13 @@ struct FullLoader {
             for (int j = 0; j < PASSES; j++)
                 cp_async_full<VEC>(stage + soff + (NK ? 8 : TC_BK) * j * LPP, ptr + (int64_t)(j * LPP) * ld);
             ptr += TC_BK;
+        } else if (!KEYED) {
+#pragma unroll
+            for (int j = 0; j < PASSES; j++) {
+                const int line = line0 + j * LPP;
+                cp_async_full<VEC>(stage + line * R + (inner ^ (((line >> 1) & 3) << 2)), ptr + (int64_t)(j * LPP) * ld);
+            }
+            ptr += TC_BK * ld;
         } else {
             constexpr int L[4] = {0, 1, 8, 9};
 #pragma unroll
@@ -1437,10 +1454,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_SMALLDB, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p", "rankkldb"};
+                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1451,7 +1468,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p or rankkldb",
+                            "dmma16p, rankkldb or smalldb",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1470,11 +1487,13 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.943 / 0.906 / 0.952 / 0.900; 16384^2 x 1024-4096 NN 0.989-0.994 against dmma16's 0.86-0.91; but
     // 16384^3 0.982 / 0.848 / 0.869 / 0.963 against dmma16's 0.982 / 0.922 / 0.978 / 1.009, and
     // 16384^2 x 256 / 512 NN 0.68 / 0.83 against small's 0.85 / 0.87: dmma16 from 16384 on, small for
-    // k <= 512.
+    // k <= 512. With its conflict-free maps and key-grouped copies (call 83, b996b8e): 16384^2 x 512
+    // NN / NT 0.904 / 0.907 against small's 0.871 / 0.875, at k = 256 0.68 against 0.85: rankkldb
+    // from k = 512.
     const bool full = m % 128 == 0 && n % 64 == 0 && k % 16 == 0;
     if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 16384 && m >= 16384 && n >= 16384) *v = TC_DMMA16;
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 512) *v = TC_RANKKLDB;
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
-    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024) *v = TC_RANKKLDB;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
     return 0;
@@ -1552,6 +1571,10 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         if (m % ShapeRankKLDb::BM || n % ShapeRankKLDb::BN || k % TC_BK)
             return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf (for rankkldb)");
         return launch_d16_ops<ShapeRankKLDb, true>(p, a_kmajor, b_kmajor, ct, s, "rankkldb");
+    case TC_SMALLDB: // full 64 x 64 tiles only; anything else runs small
+        if (m % ShapeSmallDb::BM || n % ShapeSmallDb::BN || k % TC_BK)
+            return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small (for smalldb)");
+        return launch_d16_ops<ShapeSmallDb, true>(p, a_kmajor, b_kmajor, ct, s, "smalldb");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
