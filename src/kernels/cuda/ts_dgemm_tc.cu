@@ -719,7 +719,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
-    FullLoader<S::BM, AK, S::THREADS, NK> la(p.A, p.lda, m0, tid);
+    FullLoader<S::BM, AK, S::THREADS, NK, !AK && !BKM> la(p.A, p.lda, m0, tid); // (NN, TT: A in rankklpf's order)
     FullLoader<S::BN, BKM, S::THREADS, NK> lb(p.B, p.ldb, n0, tid);
     const FragOffsets<S, AK, BKM, true> off(wm, wn, g, t);
     const int ktiles = (int)(p.k / TC_BK);
