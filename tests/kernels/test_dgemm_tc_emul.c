@@ -324,7 +324,7 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
     const shape *S = E->S;
     int threads = 32 * (S->BM / S->WM) * (S->BN / S->WN), warps_m = S->BM / S->WM, MT = S->WM / 16, NT = S->WN / 8;
     E->ak = !(ta == 'N'), E->bk = tb == 'N';
-    E->nk = S->nk && E->ak && E->bk, E->nc = S->nk && !E->ak && !E->bk, E->keylines = S->nk && !E->ak && !E->bk; // (NT; NN and TT copy A in rankklpf's order)
+    E->nk = S->nk && E->ak && E->bk, E->nc = S->nk && !E->ak && !E->bk, E->keylines = S->nk && !E->ak && !E->bk; // (NT; NN and TT copy in rankklpf's order)
     const int BK = TC_BK * S->KS;
     loader_shape La = loader_of(S->BM, E->ak, E->vec, threads, BK), Lb = loader_of(S->BN, E->bk, E->vec, threads, BK);
     int grid_m = (int)((m + S->BM - 1) / S->BM), grid_n = (int)((n + S->BN - 1) / S->BN);

@@ -66,8 +66,9 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
 //   current tile: the rank-k shapes) only when forced, until measured;
 //   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
-//   k >= 512 below dmma16's range (choose_variant); smalldb (small's tile on rankkldb's kernel,
-//   three blocks per SM) only when forced, until measured.
+//   k >= 1024 below dmma16's range (choose_variant); smalldb (small's tile on rankkldb's kernel,
+//   three blocks per SM) for full 64 x 64 tiles with 384 < k < 1024 and m, n >= 8192 (HPL's short
+//   updates).
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -636,31 +637,32 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 // rankklpf's 8-byte loads were 2-way bank-conflicted; the MN-major copies go by swizzle key
 // (FullLoader). sm_90 SASS per warp and k16 step: NN / TT 134 instructions, NT 144, TN 159 (156 /
 // 157 / 172 / 167 before), no spills, every fragment load 2 wavefronts.
-// The copies of one operand's k16 stage (full tiles: no bounds). Each thread's chunks sit at one
-// per-thread base plus immediates:
+// The copies of one operand's k16 stage (full tiles: no bounds). KEYED: each thread's chunks sit at
+// one per-thread base plus immediates:
 //   K-major (lines of 16 k): chunk `inner` of lines line0 + 16j (the swizzle key (line >> 1) & 1, or
 //   HalfLines' position, moves by a constant from line to line);
 //   MN-major (k-lines of R values, swizzle key (k >> 1) & 3): thread (kappa = tid / 32, c = tid % 32)
 //   copies chunk c + 32q of k-lines 2 kappa + {0, 1, 8, 9}, the four lines whose key is kappa, so its
 //   XOR is one per-thread constant. (Lines line0 + LPP j in turn, rankklpf's order and !KEYED here,
-//   took ~20 integer instructions a k-step more: the key changes from pass to pass.) Each quarter-warp writes 8
-//   consecutive chunks of one line (128 bytes, one XOR): conflict-free; each warp reads 512
-//   contiguous bytes of one line of the matrix.
+//   took ~20 integer instructions a k-step more in NT: the key changes from pass to pass.) Each
+//   quarter-warp writes 8 consecutive chunks of one line (128 bytes, one XOR): conflict-free; each
+//   warp reads 512 contiguous bytes of one line of the matrix.
+// !KEYED: rankklpf's order and index, line by line (NN and TT, whose loops measured faster so).
 template <int R, bool KMAJOR, int THREADS, bool NK = false, bool KEYED = true>
 struct FullLoader {
     static constexpr int VEC = 2, LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
     static constexpr int LPP = THREADS / LINE_CHUNKS, LINES = KMAJOR ? R : TC_BK, PASSES = LINES / LPP;
     static_assert(THREADS % LINE_CHUNKS == 0 && LINES % LPP == 0 && PASSES >= 1, "loader shape");
-    static_assert(!NK || (KMAJOR && LPP % 16 == 0), "HalfLines: K-major, a thread's lines 16 apart");
+    static_assert(!NK || (KMAJOR && KEYED && LPP % 16 == 0), "HalfLines: K-major, a thread's lines 16 apart");
     static_assert(KMAJOR || (THREADS == 128 && R % 64 == 0), "MN-major copies: 4 key groups of 32 threads");
     static constexpr int Q = R / 64; // MN-major: chunks per thread and line
     const double *ptr; // this thread's first chunk in the next k-step to copy
     int soff;          // stage index of that chunk
-    int line0, inner;  // MN-major, !KEYED
+    int line0, inner;  // !KEYED
     __device__ __forceinline__ FullLoader(const double *M, int64_t ld, int64_t x0, int tid) {
-        if (!KMAJOR && !KEYED) {
+        if (!KEYED) {
             line0 = tid / LINE_CHUNKS, inner = (tid % LINE_CHUNKS) * VEC;
-            ptr = M + (x0 + inner) + (int64_t)line0 * ld;
+            ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
         } else if (KMAJOR) {
             const int line0 = tid / LINE_CHUNKS, inner = (tid % LINE_CHUNKS) * VEC;
             ptr = M + inner + (x0 + line0) * ld;
@@ -671,19 +673,21 @@ struct FullLoader {
             soff = 2 * kappa * R + (c2 ^ (kappa << 2));
         }
     }
+    // rankklpf's index of line `line` (!KEYED)
+    __device__ __forceinline__ int stage_index(int line) const {
+        return KMAJOR ? line * TC_BK + (inner ^ (((line >> 1) & 1) << 3)) : line * R + (inner ^ (((line >> 1) & 3) << 2));
+    }
     __device__ __forceinline__ void load(double *stage, int64_t ld) {
-        if (KMAJOR) {
+        if (!KEYED) {
+#pragma unroll
+            for (int j = 0; j < PASSES; j++)
+                cp_async_full<VEC>(stage + stage_index(line0 + j * LPP), ptr + (int64_t)(j * LPP) * ld);
+            ptr += KMAJOR ? (int64_t)TC_BK : TC_BK * ld;
+        } else if (KMAJOR) {
 #pragma unroll
             for (int j = 0; j < PASSES; j++)
                 cp_async_full<VEC>(stage + soff + (NK ? 8 : TC_BK) * j * LPP, ptr + (int64_t)(j * LPP) * ld);
             ptr += TC_BK;
-        } else if (!KEYED) {
-#pragma unroll
-            for (int j = 0; j < PASSES; j++) {
-                const int line = line0 + j * LPP;
-                cp_async_full<VEC>(stage + line * R + (inner ^ (((line >> 1) & 3) << 2)), ptr + (int64_t)(j * LPP) * ld);
-            }
-            ptr += TC_BK * ld;
         } else {
             constexpr int L[4] = {0, 1, 8, 9};
 #pragma unroll
@@ -719,8 +723,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
-    FullLoader<S::BM, AK, S::THREADS, NK, !AK && !BKM> la(p.A, p.lda, m0, tid); // (NN, TT: A in rankklpf's order)
-    FullLoader<S::BN, BKM, S::THREADS, NK> lb(p.B, p.ldb, n0, tid);
+    // NN and TT (A MN-major, B K-major) copy as in 6dfac0b, rankklpf's order and index (their SASS is
+    // that commit's; with the per-thread indices they lost 1.5-3%, calls 83-84); NT and TN by key.
+    constexpr bool KEYED = AK == BKM;
+    FullLoader<S::BM, AK, S::THREADS, NK, KEYED> la(p.A, p.lda, m0, tid);
+    FullLoader<S::BN, BKM, S::THREADS, NK, KEYED> lb(p.B, p.ldb, n0, tid);
     const FragOffsets<S, AK, BKM, true> off(wm, wn, g, t);
     const int ktiles = (int)(p.k / TC_BK);
 
@@ -1487,12 +1494,17 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.943 / 0.906 / 0.952 / 0.900; 16384^2 x 1024-4096 NN 0.989-0.994 against dmma16's 0.86-0.91; but
     // 16384^3 0.982 / 0.848 / 0.869 / 0.963 against dmma16's 0.982 / 0.922 / 0.978 / 1.009, and
     // 16384^2 x 256 / 512 NN 0.68 / 0.83 against small's 0.85 / 0.87: dmma16 from 16384 on, small for
-    // k <= 512. With its conflict-free maps and key-grouped copies (call 83, b996b8e): 16384^2 x 512
-    // NN / NT 0.904 / 0.907 against small's 0.871 / 0.875, at k = 256 0.68 against 0.85: rankkldb
-    // from k = 512.
+    // k <= 512. smalldb (small's tile on rankkldb's kernel, three blocks per SM; call 84, one H100,
+    // b5fc17a): 16384^2 x 512 NN / NT / TN / TT 0.939 / 0.935 / 0.875 / 0.865 of cuBLAS against
+    // 0.847 / 0.907 / 0.856 / 0.826 for rankkldb and 0.871 / 0.875 for small (call 83); at k = 256
+    // 0.79 / 0.77 against small's 0.855 / 0.844, at k = 1024 0.948 / 0.918 against rankkldb's 0.970 /
+    // 0.967: smalldb for 384 < k < 1024 (k = 512 measured, the ends halfway to the neighbours).
     const bool full = m % 128 == 0 && n % 64 == 0 && k % 16 == 0;
+    const bool full64 = m % 64 == 0 && n % 64 == 0 && k % 16 == 0;
     if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 16384 && m >= 16384 && n >= 16384) *v = TC_DMMA16;
-    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 512) *v = TC_RANKKLDB;
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024) *v = TC_RANKKLDB;
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
+        *v = TC_SMALLDB;
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
