@@ -300,7 +300,7 @@ void ts_hpl_progress_release(ts_hpl_progress *p);
 // both forms the update takes: C -= A B (column-major layout) and C -= A B^T (the transposed
 // layout reads L21 as B^T). CUDA: cuBLAS NN, cuBLAS NT, the own kernel NN; simulated devices:
 // their one engine NN and NT.
-#define TS_HPL_CEIL_ENGINES 3
+#define TS_HPL_CEIL_ENGINES 4
 typedef struct {
     int measured;             // 1 when every rank had a device and measured
     int64_t m, n, k;          // the shape held: C (m x n) -= A (m x k) op(B) (k x n)

@@ -110,9 +110,10 @@ int ts_hpl_ceiling_measure(ts_hpl_ctx *ctx, int64_t m, int64_t n, int64_t k, dou
     memset(out, 0, sizeof *out);
     if (m < 1 || n < 1 || k < 1 || !(seconds > 0)) TS_RAISE(TS_ERR_ARG, "hpl ceiling: shape %lldx%lldx%lld, %g s", (long long)m, (long long)n, (long long)k, seconds);
     out->m = m, out->n = n, out->k = k, out->seconds = seconds;
-    // the holds (engine, form of B): CUDA devices cuBLAS NN and NT, the own kernel NN
-    ts_engine engines[TS_HPL_CEIL_ENGINES] = {TS_ENGINE_CUBLAS, TS_ENGINE_CUBLAS, TS_ENGINE_TESSERA};
-    char ops[TS_HPL_CEIL_ENGINES] = {'N', 'T', 'N'};
+    // the holds (engine, form of B): CUDA devices cuBLAS and the own kernel, NN and NT each (the row
+    // layout's update is NT)
+    ts_engine engines[TS_HPL_CEIL_ENGINES] = {TS_ENGINE_CUBLAS, TS_ENGINE_CUBLAS, TS_ENGINE_TESSERA, TS_ENGINE_TESSERA};
+    char ops[TS_HPL_CEIL_ENGINES] = {'N', 'T', 'N', 'T'};
     int nh = TS_HPL_CEIL_ENGINES;
     double rate[TS_HPL_CEIL_ENGINES] = {0};
     hold_energy w[TS_HPL_CEIL_ENGINES];
