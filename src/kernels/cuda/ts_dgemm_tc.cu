@@ -59,7 +59,8 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   block's epilogue overlaps the other's main loop, and with the bounds-free copies it measured
 //   ahead of the 128x128 shapes on squares too; the 8-byte loads measured +4-7% on NT and TN at
 //   4096 and 8192 (bench/notes/gemm-kernels.md);
-//   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192), and the 128x128 shapes for
+//   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192; smalldb takes those above
+//   k = 384 on sm_90 where the tiles are full, see below), and the 128x128 shapes for
 //   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
 //   rankk for operands without 16-byte alignment.
 //   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 16384 on sm_90 (choose_variant);
@@ -299,8 +300,9 @@ struct FragOffsets {
 
 // ---- HalfLines: rankkldb's stage layout for TN (both operands K-major), bank-conflict free ----
 // With rankkl's maps a K-major A loaded 8 bytes at a time is 2-way conflicted: a 16-byte chunk
-// holds k 2t and 2t + 1, so one load reaches only the even (or odd) 8-byte slots; TN ran 0.94x
-// cuBLAS against NN's 0.98 with 160 shared wavefronts a warp and k16 step against NN's 96.
+// holds k 2t and 2t + 1, so one load reaches only the even (or odd) 8-byte slots: 160 shared
+// wavefronts a warp and k16 step against NN's 96. (Removing them left TN at 0.93x cuBLAS: its
+// gap is long-scoreboard stalls, bench/notes/gemm-kernels.md.)
 // HalfLines keeps rankkl's row and column relabelling (so the epilogue is unchanged) and uses the
 // PTX k order inside each k8 half (a0/a1 at k t, a2/a3 at k t + 4; b0 at k t, b1 at k t + 4), which
 // is free in TN because neither operand is MN-major. A stage of R lines holds two regions, one
@@ -635,8 +637,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 // cuBLAS at 4096 and 8192 in the four ops (rankklpf 0.88-0.96), 0.99 at 16384^2 x 1024 NN.
 // Its maps are rankklpf's in NN and TT; TN takes HalfLines stages and NT NcCols B fragments, where
 // rankklpf's 8-byte loads were 2-way bank-conflicted; the MN-major copies go by swizzle key
-// (FullLoader). sm_90 SASS per warp and k16 step: NN / TT 134 instructions, NT 144, TN 159 (156 /
-// 157 / 172 / 167 before), no spills, every fragment load 2 wavefronts.
+// (FullLoader). sm_90 SASS per warp and k16 step: NN / TT 156 instructions (6dfac0b's loops, byte
+// for byte), NT 144 (172 before), TN 159 (167), no spills, every fragment load 2 wavefronts.
+// Measured (calls 83-86): NT +3-5% (8192 1.02-1.04 of cuBLAS), TN unchanged at 0.93.
 // The copies of one operand's k16 stage (full tiles: no bounds). KEYED: each thread's chunks sit at
 // one per-thread base plus immediates:
 //   K-major (lines of 16 k): chunk `inner` of lines line0 + 16j (the swizzle key (line >> 1) & 1, or
