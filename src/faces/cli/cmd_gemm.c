@@ -470,6 +470,10 @@ static void write_json(ts_bench *b, ts_json *j) {
         if (r->b.engine != TS_ENGINE_CPU && c->h.dev) ts_json_int(j, "device", c->o->b.device);
         else ts_json_null(j, "device");
         ts_json_str(j, "requested_engine", ts_engines_name(r->requested));
+        // leading dimensions given with --lda/--ldb/--ldc (absent: tight)
+        if (c->o->lda) ts_json_int(j, "lda", c->o->lda);
+        if (c->o->ldb) ts_json_int(j, "ldb", c->o->ldb);
+        if (c->o->ldc) ts_json_int(j, "ldc", c->o->ldc);
         ts_bench_json_common(&c->h, j, &r->b);
         if (c->o->interleave && r->interleaved) ts_json_bool(j, "interleaved", 1);
         if (r->b.ratio > 0) ts_json_num(j, "ratio", r->b.ratio);
