@@ -136,7 +136,6 @@ using ShapeSmallDb = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGE
 constexpr int64_t TC_CPF_MAX_K = 1024;
 
 // ---- PTX wrappers ----
-
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
     return (unsigned)__cvta_generic_to_shared(p);
 }
@@ -286,14 +285,11 @@ struct FragOffsets {
                 a[h] = (wm * S::WM + g) * 8 + kx, b[h] = (wn * S::WN + g) * 8 + kx;
                 continue;
             }
-            if (NC) { // column g of tile nt at 16 nt + 8 wn + g (NcCols); k-line 2t (+1) of the half, key t
-                b[h] = (kb + 2 * t) * S::BN + ((8 * wn + g) ^ (4 * t));
-            }
             a[h] = AK ? (wm * S::WM + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
                       : (kb + 2 * t) * S::BM + wm * S::WM + ((2 * g) ^ (4 * t));
-            if (!NC)
-                b[h] = BKM ? (wn * S::WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
-                           : (kb + 2 * t) * S::BN + wn * S::WN + ((2 * g) ^ (4 * t));
+            // (NC: column g of tile nt at 16 nt + 8 wn + g, NcCols; k-line 2t (+1) of the half, key t)
+            b[h] = BKM ? (wn * S::WN + 2 * g) * TC_BK + 2 * t + (kb ^ sg)
+                       : (kb + 2 * t) * S::BN + (NC ? (8 * wn + g) ^ (4 * t) : wn * S::WN + ((2 * g) ^ (4 * t)));
         }
     }
 };
@@ -381,15 +377,13 @@ __device__ __forceinline__ void load_frags(Frags<S> &f, const double *sA, const 
         }
     }
 #pragma unroll
-    for (int p = 0; p < (WB ? S::NT / 2 : 0); p++) {
+    for (int p = 0; p < (WB && !FragOffsets<S, AK, BKM, DBM>::NC ? S::NT / 2 : 0); p++) {
         if (BKM) { // columns 2g + j of the pair: (b0 k 2t, b1 k 2t+1)
 #pragma unroll
             for (int j = 0; j < 2; j++) {
                 double2 c = *reinterpret_cast<const double2 *>(pb + (16 * p + j) * TC_BK);
                 f.b[2 * p + j][0] = c.x, f.b[2 * p + j][1] = c.y;
             }
-        } else if (FragOffsets<S, AK, BKM, DBM>::NC) { // all tiles at once (below the loop)
-            break;
         } else if (S::L64) { // k 2t: columns 2g (tile 2p) and 2g+1 (tile 2p+1); k 2t+1 likewise
             const double *q0 = pb + 16 * p, *q1 = q0 + S::BN;
             f.b[2 * p][0] = lds64(q0), f.b[2 * p + 1][0] = lds64(q0 + 1), f.b[2 * p][1] = lds64(q1),
@@ -640,56 +634,57 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 // (FullLoader). sm_90 SASS per warp and k16 step: NN / TT 156 instructions (6dfac0b's loops, byte
 // for byte), NT 144 (172 before), TN 159 (167), no spills, every fragment load 2 wavefronts.
 // Measured (calls 83-86): NT +3-5% (8192 1.02-1.04 of cuBLAS), TN unchanged at 0.93.
-// The copies of one operand's k16 stage (full tiles: no bounds). KEYED: each thread's chunks sit at
+// The copies of one operand's k16 stage (full tiles: no bounds). OWN: each thread's chunks sit at
 // one per-thread base plus immediates:
-//   K-major (lines of 16 k): chunk `inner` of lines line0 + 16j (the swizzle key (line >> 1) & 1, or
-//   HalfLines' position, moves by a constant from line to line);
+//   K-major (lines of 16 k, HalfLines): chunk `inner` of lines line0 + 16j (the position moves by a
+//   constant from line to line);
 //   MN-major (k-lines of R values, swizzle key (k >> 1) & 3): thread (kappa = tid / 32, c = tid % 32)
 //   copies chunk c + 32q of k-lines 2 kappa + {0, 1, 8, 9}, the four lines whose key is kappa, so its
-//   XOR is one per-thread constant. (Lines line0 + LPP j in turn, rankklpf's order and !KEYED here,
+//   XOR is one per-thread constant. (Lines line0 + LPP j in turn, rankklpf's order and !OWN here,
 //   took ~20 integer instructions a k-step more in NT: the key changes from pass to pass.) Each
 //   quarter-warp writes 8 consecutive chunks of one line (128 bytes, one XOR): conflict-free; each
 //   warp reads 512 contiguous bytes of one line of the matrix.
-// !KEYED: rankklpf's order and index, line by line (NN and TT, whose loops measured faster so).
-template <int R, bool KMAJOR, int THREADS, bool NK = false, bool KEYED = true>
+// OWN is rankkldb's own maps (TN: HalfLines for K-major lines; NT: key-grouped MN-major copies);
+// !OWN: rankklpf's order and index, line by line (NN and TT, whose loops measured faster so).
+template <int R, bool KMAJOR, int THREADS, bool OWN>
 struct FullLoader {
     static constexpr int VEC = 2, LINE_CHUNKS = KMAJOR ? TC_BK / VEC : R / VEC;
     static constexpr int LPP = THREADS / LINE_CHUNKS, LINES = KMAJOR ? R : TC_BK, PASSES = LINES / LPP;
     static_assert(THREADS % LINE_CHUNKS == 0 && LINES % LPP == 0 && PASSES >= 1, "loader shape");
-    static_assert(!NK || (KMAJOR && KEYED && LPP % 16 == 0), "HalfLines: K-major, a thread's lines 16 apart");
-    static_assert(KMAJOR || (THREADS == 128 && R % 64 == 0), "MN-major copies: 4 key groups of 32 threads");
+    static_assert(!OWN || !KMAJOR || LPP % 16 == 0, "HalfLines: a thread's lines 16 apart");
+    static_assert(!OWN || KMAJOR || (THREADS == 128 && R % 64 == 0), "MN-major copies: 4 key groups of 32 threads");
     static constexpr int Q = R / 64; // MN-major: chunks per thread and line
     const double *ptr; // this thread's first chunk in the next k-step to copy
-    int soff;          // stage index of that chunk
-    int line0, inner;  // !KEYED
+    int soff;          // OWN: stage index of that chunk
+    int line0, inner;  // !OWN
     __device__ __forceinline__ FullLoader(const double *M, int64_t ld, int64_t x0, int tid) {
-        if (!KEYED) {
+        if (!OWN) {
             line0 = tid / LINE_CHUNKS, inner = (tid % LINE_CHUNKS) * VEC;
             ptr = KMAJOR ? M + inner + (x0 + line0) * ld : M + (x0 + inner) + (int64_t)line0 * ld;
         } else if (KMAJOR) {
             const int line0 = tid / LINE_CHUNKS, inner = (tid % LINE_CHUNKS) * VEC;
             ptr = M + inner + (x0 + line0) * ld;
-            soff = NK ? HalfLines<R>::index(line0, inner) : line0 * TC_BK + (inner ^ (((line0 >> 1) & 1) << 3));
+            soff = HalfLines<R>::index(line0, inner);
         } else {
             const int kappa = tid >> 5, c2 = (tid & 31) * VEC;
             ptr = M + (x0 + c2) + (int64_t)(2 * kappa) * ld;
             soff = 2 * kappa * R + (c2 ^ (kappa << 2));
         }
     }
-    // rankklpf's index of line `line` (!KEYED)
+    // rankklpf's index of line `line` (!OWN)
     __device__ __forceinline__ int stage_index(int line) const {
         return KMAJOR ? line * TC_BK + (inner ^ (((line >> 1) & 1) << 3)) : line * R + (inner ^ (((line >> 1) & 3) << 2));
     }
     __device__ __forceinline__ void load(double *stage, int64_t ld) {
-        if (!KEYED) {
+        if (!OWN) {
 #pragma unroll
             for (int j = 0; j < PASSES; j++)
                 cp_async_full<VEC>(stage + stage_index(line0 + j * LPP), ptr + (int64_t)(j * LPP) * ld);
             ptr += KMAJOR ? (int64_t)TC_BK : TC_BK * ld;
-        } else if (KMAJOR) {
+        } else if (KMAJOR) { // HalfLines: line line0 + 16j is 128j doubles further
 #pragma unroll
             for (int j = 0; j < PASSES; j++)
-                cp_async_full<VEC>(stage + soff + (NK ? 8 : TC_BK) * j * LPP, ptr + (int64_t)(j * LPP) * ld);
+                cp_async_full<VEC>(stage + soff + 8 * j * LPP, ptr + (int64_t)(j * LPP) * ld);
             ptr += TC_BK;
         } else {
             constexpr int L[4] = {0, 1, 8, 9};
@@ -716,7 +711,6 @@ template <class S, bool AK, bool BKM, bool CT = false>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcParams p) {
     static_assert(S::KS == 1 && S::PF == 0, "rankkldb: k16 stages, no PF");
     using St = DbStages<S, AK, BKM>;
-    constexpr bool NK = St::NK;
     extern __shared__ __align__(128) double smem[];
     double *const sA = smem;
     double *const sB = smem + S::STAGES * St::A;
@@ -728,9 +722,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     const int g = lane >> 2, t = lane & 3;
     // NN and TT (A MN-major, B K-major) copy as in 6dfac0b, rankklpf's order and index (their SASS is
     // that commit's; with the per-thread indices they lost 1.5-3%, calls 83-84); NT and TN by key.
-    constexpr bool KEYED = AK == BKM;
-    FullLoader<S::BM, AK, S::THREADS, NK, KEYED> la(p.A, p.lda, m0, tid);
-    FullLoader<S::BN, BKM, S::THREADS, NK, KEYED> lb(p.B, p.ldb, n0, tid);
+    constexpr bool OWN = AK == BKM;
+    FullLoader<S::BM, AK, S::THREADS, OWN> la(p.A, p.lda, m0, tid);
+    FullLoader<S::BN, BKM, S::THREADS, OWN> lb(p.B, p.ldb, n0, tid);
     const FragOffsets<S, AK, BKM, true> off(wm, wn, g, t);
     const int ktiles = (int)(p.k / TC_BK);
 
@@ -1455,6 +1449,15 @@ int launch_d16_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cud
                     : launch_d16<S, false, false, false, DB>(p, s, variant);
 }
 
+// dgemm_db_kernel (shape S) where the kernel's m, n, k as launched are whole tiles (TT's transposed
+// launch swaps m and n), shape F on the bounded kernel otherwise.
+template <class S, class F>
+int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant,
+                 const char *fallback) {
+    if (p.m % S::BM || p.n % S::BN || p.k % TC_BK) return launch_ops<F, 2>(p, a_kmajor, b_kmajor, ct, s, fallback);
+    return launch_d16_ops<S, true>(p, a_kmajor, b_kmajor, ct, s, variant);
+}
+
 template <class S>
 int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s,
                     const char *variant) {
@@ -1582,14 +1585,10 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
     case TC_RANKKLPF: return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf");
-    case TC_RANKKLDB: // full tiles only (the kernel's m, n, k as launched); anything else runs rankklpf
-        if (m % ShapeRankKLDb::BM || n % ShapeRankKLDb::BN || k % TC_BK)
-            return launch_ops<ShapeRankKLPf, 2>(p, a_kmajor, b_kmajor, ct, s, "rankklpf (for rankkldb)");
-        return launch_d16_ops<ShapeRankKLDb, true>(p, a_kmajor, b_kmajor, ct, s, "rankkldb");
+    case TC_RANKKLDB: // full tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeRankKLDb, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldb", "rankklpf (for rankkldb)");
     case TC_SMALLDB: // full 64 x 64 tiles only; anything else runs small
-        if (m % ShapeSmallDb::BM || n % ShapeSmallDb::BN || k % TC_BK)
-            return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small (for smalldb)");
-        return launch_d16_ops<ShapeSmallDb, true>(p, a_kmajor, b_kmajor, ct, s, "smalldb");
+        return launch_db_or<ShapeSmallDb, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldb", "small (for smalldb)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
