@@ -675,14 +675,10 @@ struct FullLoader {
     __device__ __forceinline__ int stage_index(int line) const {
         return KMAJOR ? line * TC_BK + (inner ^ (((line >> 1) & 1) << 3)) : line * R + (inner ^ (((line >> 1) & 3) << 2));
     }
-    // OWN K-major: copy I of load() alone, into the stage whose chunk of this thread is at shared
-    // address dst (the offset an immediate), then advance() once all PASSES are issued (TN's loop).
-    template <int I>
-    __device__ __forceinline__ void copy_k(unsigned dst, int64_t ld) const {
-        static_assert(OWN && KMAJOR && I < PASSES, "copy_k: HalfLines copies");
-        asm volatile("cp.async.cg.shared.global [%0+%2], [%1], 16;\n" ::"r"(dst), "l"(ptr + (int64_t)(I * LPP) * ld),
-                     "n"(8 * I * LPP * 8)
-                     : "memory");
+    // OWN K-major: copy j of load() alone (TN's loop), then advance() once all PASSES are issued.
+    __device__ __forceinline__ void copy(double *stage, int64_t ld, int j) const {
+        static_assert(OWN && KMAJOR, "copy: HalfLines copies");
+        cp_async_full<VEC>(stage + soff + 8 * j * LPP, ptr + (int64_t)(j * LPP) * ld);
     }
     __device__ __forceinline__ void advance() { ptr += TC_BK; }
     __device__ __forceinline__ void load(double *stage, int64_t ld) {
@@ -716,22 +712,6 @@ struct DbStages {
     static constexpr size_t SMEM = (size_t)S::STAGES * (A + B) * sizeof(double);
     static_assert(SMEM <= 227 * 1024, "rankkldb stages");
 };
-
-// TN's half 0: mma I, then (where `more`) copy I of A's k-step, or copy I - PASSES of B's.
-template <class S, int I, class LA, class LB>
-__device__ __forceinline__ void mma_copy_k(double (&acc)[S::MT][S::NT][4], const Frags<S> &f, const LA &la,
-                                           const LB &lb, unsigned da, unsigned db, int64_t lda, int64_t ldb,
-                                           bool more) {
-    if constexpr (I < S::MT * S::NT) {
-        mma_m16n8k8(acc[I / S::NT][I % S::NT], f.a[I / S::NT], f.b[I % S::NT]);
-        if constexpr (I < LA::PASSES) {
-            if (more) la.template copy_k<I>(da, lda);
-        } else if constexpr (I < LA::PASSES + LB::PASSES) {
-            if (more) lb.template copy_k<I - LA::PASSES>(db, ldb);
-        }
-        mma_copy_k<S, I + 1>(acc, f, la, lb, da, db, lda, ldb, more);
-    }
-}
 
 template <class S, bool AK, bool BKM, bool CT = false>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcParams p) {
@@ -781,14 +761,25 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
         const double *cA = sA + stage * St::A, *cB = sB + stage * St::B;
         const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
         const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1; // read in step kt-1, before its barrier
-        if constexpr (AK && BKM) { // TN: the copies written between half 0's mma
+        // rankkldb's TN: copy i written after mma i of half 0 (A's copies, then B's); measured +4-5%
+        // (bench/notes/gemm-kernels.md). Not smalldb's: at three blocks per SM the compiler then
+        // recomputes the fragment offsets after the barrier.
+        if constexpr (AK && BKM && S::MINB == 2) {
             using LA = decltype(la);
             using LB = decltype(lb);
             static_assert(LA::PASSES + LB::PASSES <= S::MT * S::NT, "TN: a copy per mma at most");
             const bool more = kt + S::STAGES - 1 < ktiles;
-            const unsigned da = smem_addr(sA + wstage * St::A + la.soff), db = smem_addr(sB + wstage * St::B + lb.soff);
-            load_half<S, AK, BKM, 1, true>(f1, cA, cB, off);
-            mma_copy_k<S, 0>(acc, f0, la, lb, da, db, p.lda, p.ldb, more);
+            double *const wa = sA + wstage * St::A, *const wb = sB + wstage * St::B;
+            load_half<S, AK, BKM, 1, true>(f1, cA, cB, off); // half 0 came in f0 across the previous barrier
+#pragma unroll
+            for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+                for (int nt = 0; nt < S::NT; nt++) {
+                    mma_m16n8k8(acc[mt][nt], f0.a[mt], f0.b[nt]);
+                    const int i = mt * S::NT + nt;
+                    if (more && i < LA::PASSES) la.copy(wa, p.lda, i);
+                    else if (more && i < LA::PASSES + LB::PASSES) lb.copy(wb, p.ldb, i - LA::PASSES);
+                }
             if (more) la.advance(), lb.advance();
             cp_async_commit();
         } else {
