@@ -4,24 +4,25 @@
 #   writes OUTDIR/tc-<variant>.json (results schema, all shapes of the variant in one file).
 #   TC_VARIANTS="large large32 ..." picks variants; TC_ALL_SHAPES=1 runs every shape for every variant.
 # Shapes (alpha = beta = 1, HPL's update; every run verified by Freivalds):
-#   large32 (BK 32): 8192 NN,NT, 16384 NN, 16384^2 x {256,512,1024} NN; large32pf: 8192 NN,NT and
-#   16384 NN; small: 8192 NN,NT; rankk (8-byte copies' shape): the rank-k shapes; rankklpf (the
-#   default's main shape): 8192 and 16384 in NN, NT, TT, and the rank-k shapes; dmma16
-#   (mma.m16n8k16) and `default` (TESSERA_TC_TILE unset: the automatic choice per shape, i.e.
-#   small for the rank-k shapes): 8192 in NN, NT, TN, TT and the rank-k shapes. (The variants that
-#   lost, large, largepf, rankkc, large32c and rankkl, were removed; 06827ee has them. dmma16h,
-#   dmma16 on 128 x 64 tiles, was removed later.)
+#   default (TESSERA_TC_TILE unset: the automatic choice per shape) and dmma16 (mma.m16n8k16):
+#   8192 and 16384 in NN, NT, TN, TT and the rank-k shapes in NN and NT; rankkldb (two fragment
+#   sets, full tiles): 8192 in the four ops and the rank-k shapes; smalldb (64 x 64 on rankkldb's
+#   kernel): the rank-k shapes; small, rankklpf (the bounded kernel's shapes, taken for partial
+#   tiles): 8192 NN, NT and the rank-k shapes; large32, large32pf, rankk, dmma16p: the rank-k
+#   shapes (TC_ALL_SHAPES=1 for the rest). (The variants that lost, large, largepf, rankkc,
+#   large32c, rankkl and dmma16h, were removed; git has them.)
 # The dmma16 comparison (each line against cuBLAS in the same process, ~80 s on an H200):
 #   TC_VARIANTS="default dmma16" bench/tc_variants.sh build-device/bin/tessera "$OUT"
-# Estimated time on an H200 (host data generation and verification dominate): 8192 NN+NT ~3 s,
-# 16384^3 NN ~9.5 s with reps 5, each 16384^2 rank-k shape ~5.5 s, ~1 s start per call:
-# large32 31 + large32pf 14 + small 4 + rankk 17.5 + rankklpf ~45 ~ 110 s.
-# TC_ALL_SHAPES=1 runs every shape for every variant (~150 s).
+# Each call runs the engines interleaved (--interleave), so every ratio is to cuBLAS in the same process.
+# Estimated time on an H200 (host data generation and verification dominate): 8192 in four ops
+# ~6 s, 16384^3 in four ops ~20 s, the three rank-k shapes in two ops ~20 s, ~1 s start per call:
+# default 46 + rankkldb 26 + smalldb 20 + dmma16 46 + small 24 + rankklpf 24 ~ 190 s.
+# TC_ALL_SHAPES=1 runs every shape for every variant.
 set -uo pipefail
 tessera=${1:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 out=${2:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 mkdir -p "$out"
-variants=${TC_VARIANTS:-large32 large32pf small rankk rankklpf}
+variants=${TC_VARIANTS:-default rankkldb smalldb dmma16 small rankklpf}
 rankk_shapes="16384x16384x256 16384x16384x512 16384x16384x1024"
 status=0
 t0=$(date +%s)
@@ -31,29 +32,26 @@ for v in $variants; do
   # gemm NAME SIZES... --ops OPS: one tessera gemm call with the variant forced
   gemm() {
     local part=$out/.tc-$v-$1.json; shift
-    echo "== tc $v: tessera gemm $* --engine cublas,tessera --reps 5" >&2
+    echo "== tc $v: tessera gemm $* --engine cublas,tessera --interleave --reps 5" >&2
     local tile=$v; [ "$v" = default ] && tile= # empty: the automatic choice
-    if ! TESSERA_TC_TILE=$tile "$tessera" gemm "$@" --engine cublas,tessera --reps 5 --json "$part" -q >&2; then
+    if ! TESSERA_TC_TILE=$tile "$tessera" gemm "$@" --engine cublas,tessera --interleave --reps 5 --json "$part" -q >&2; then
       echo "== tc $v FAILED: $*" >&2; status=1
     fi
     [ -s "$part" ] && parts+=("$part")
   }
   sq8192=0 sq16384=0 rk=0
   case $v in
-    large32) sq8192=1 sq16384=1 rk=1 ;;
-    large32pf) sq8192=1 sq16384=1 ;;
-    small) sq8192=1 ;;
-    rankklpf) sq8192=1 sq16384=1 rk=1 ;; # the default's main shape
-    dmma16|default) sq8192=1 rk=1 ;;
+    default|dmma16) sq8192=1 sq16384=1 rk=1 ;;
+    rankkldb|small|rankklpf) sq8192=1 rk=1 ;;
     *) rk=1 ;;
   esac
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
-  sqops=NN,NT sq16ops=NN
-  [ "$v" = rankklpf ] && sqops=NN,NT,TT sq16ops=NN,NT,TT # (the prefetch needs an MN-major A; TT runs as NN)
-  case $v in dmma16|default) sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT ;; esac
+  sqops=NN,NT sq16ops=NN,NT rkops=NN
+  case $v in default|dmma16|rankkldb) sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT ;; esac
+  case $v in default|dmma16|rankkldb|smalldb) rkops=NN,NT ;; esac
   [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
   [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops
-  [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops NN
+  [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops $rkops
   [ ${#parts[@]} -gt 0 ] || continue
   # One file per variant: the first part's header, every part's results.
   python3 - "$out/tc-$v.json" "$v" "${parts[@]}" <<'EOF'

@@ -298,7 +298,7 @@ struct FragOffsets {
 // With rankkl's maps a K-major A loaded 8 bytes at a time is 2-way conflicted: a 16-byte chunk
 // holds k 2t and 2t + 1, so one load reaches only the even (or odd) 8-byte slots: 160 shared
 // wavefronts a warp and k16 step against NN's 96. (Removing them left TN at 0.93x cuBLAS: its
-// gap is long-scoreboard stalls, bench/notes/gemm-kernels.md.)
+// gap was in how its copies were issued, see dgemm_db_kernel's TN loop.)
 // HalfLines keeps rankkl's row and column relabelling (so the epilogue is unchanged) and uses the
 // PTX k order inside each k8 half (a0/a1 at k t, a2/a3 at k t + 4; b0 at k t, b1 at k t + 4), which
 // is free in TN because neither operand is MN-major. A stage of R lines holds two regions, one
@@ -633,7 +633,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_tc_kernel(const TcP
 // rankklpf's 8-byte loads were 2-way bank-conflicted; the MN-major copies go by swizzle key
 // (FullLoader). sm_90 SASS per warp and k16 step: NN / TT 156 instructions (6dfac0b's loops, byte
 // for byte), NT 144 (172 before), TN 159 (167), no spills, every fragment load 2 wavefronts.
-// Measured (calls 83-86): NT +3-5% (8192 1.02-1.04 of cuBLAS), TN unchanged at 0.93.
+// Measured (calls 83-86): NT +3-5% (8192 1.02-1.04 of cuBLAS), TN unchanged at 0.93; TN with its
+// copies spread over half 0's mma (the kernel's TN loop, 177 instructions) 0.96-0.98 (calls 88-91).
 // The copies of one operand's k16 stage (full tiles: no bounds). OWN: each thread's chunks sit at
 // one per-thread base plus immediates:
 //   K-major (lines of 16 k, HalfLines): chunk `inner` of lines line0 + 16j (the position moves by a
@@ -761,9 +762,14 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
         const double *cA = sA + stage * St::A, *cB = sB + stage * St::B;
         const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
         const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1; // read in step kt-1, before its barrier
-        // rankkldb's TN: copy i written after mma i of half 0 (A's copies, then B's); measured +4-5%
-        // (bench/notes/gemm-kernels.md). Not smalldb's: at three blocks per SM the compiler then
-        // recomputes the fragment offsets after the barrier.
+        // rankkldb's TN: copy i written after mma i of half 0 (A's copies, then B's), the half-1
+        // fragments loaded first. The compiler then gives each copy its own source address (base
+        // plus a uniform offset) and issues them spread over half 0's mma; d7c0d22's loop issued
+        // all twelve within four mma, each address one 64-bit add from the previous copy's. TN
+        // measured +4-5% (0.93 -> 0.96-0.98 of cuBLAS at 4096 and 8192; calls 88-91,
+        // bench/notes/gemm-kernels.md). Not smalldb's: at three blocks per SM the compiler
+        // recomputes the fragment offsets after the barrier then. (A form with the shared offsets
+        // as immediates, 8d4f5e4, did that here too and measured no gain.)
         if constexpr (AK && BKM && S::MINB == 2) {
             using LA = decltype(la);
             using LB = decltype(lb);
