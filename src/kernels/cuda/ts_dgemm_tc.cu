@@ -68,8 +68,8 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   current tile: the rank-k shapes) only when forced, until measured;
 //   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
 //   k >= 1024 below dmma16's range (choose_variant); smalldb (small's tile on rankkldb's kernel,
-//   three blocks per SM) for full 64 x 64 tiles with 384 < k < 1024 and m, n >= 8192 (HPL's short
-//   updates).
+//   three blocks per SM) for full 64 x 64 tiles with 384 < k < 1024 (TN: any k < 1024) and m, n >=
+//   8192 (HPL's short updates).
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -970,6 +970,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const Tc
     D16Loader<BN, BKM, S::THREADS> lb(p.B, p.ldb, n0, p.n, tid);
     const bool whole = la.whole && lb.whole;
     const unsigned sbase = smem_addr(smem);
+    // 1, read again after every barrier of the loop: the predicate of the DMMAs that must follow the
+    // barrier (the compiler moves unconditional ones above it, and the warp then reaches the barrier
+    // with the pipe's work done and waits for its next fragments with nothing queued).
+    __shared__ int s_one;
+    if (tid == 0) s_one = 1;
 
     // Fragment bases (doubles inside the operand's part of a stage; see the maps above).
     int ab[AK ? 4 : 2], bb[BKM ? 4 : 2];
@@ -1050,10 +1055,13 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const Tc
             // Every fragment of this step is in registers: the stage may be overwritten after the barrier.
             cp_async_wait<S::STAGES - 2>(); // k-step kt+1 has landed (this thread's copies)
             __syncthreads();
+            int one;
+            asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(one) : "r"(smem_addr(&s_one)) : "memory");
 #pragma unroll
             for (int mt = 0; mt < MT; mt++) {
+                if (one)
 #pragma unroll
-                for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
+                    for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
                 // tile mt's A fragments are free: the next step's load into their place (after the
                 // last k-step the stage holds stale data that is never used)
 #pragma unroll
@@ -1540,12 +1548,16 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.847 / 0.907 / 0.856 / 0.826 for rankkldb and 0.871 / 0.875 for small (call 83); at k = 256
     // 0.79 / 0.77 against small's 0.855 / 0.844, at k = 1024 0.948 / 0.918 against rankkldb's 0.970 /
     // 0.967: smalldb for 384 < k < 1024 (k = 512 measured, the ends halfway to the neighbours).
+    // TN below k = 1024 (call 92, one H200, 14aed42; 16384^2 x 256 / 384 / 512 and 8192^2 x 256):
+    // smalldb 0.79 / 0.86 / 0.87 / 0.79 of cuBLAS, rankklpf 0.76 / 0.81 / 0.82 / 0.76, rankkldb
+    // 0.65 / 0.78 / 0.87 / 0.65, small 0.58 / 0.65 / 0.67 / 0.58: smalldb for every k < 1024 in TN.
     const bool full = m % 128 == 0 && n % 64 == 0 && k % 16 == 0;
     const bool full64 = m % 64 == 0 && n % 64 == 0 && k % 16 == 0;
     if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 16384 && m >= 16384 && n >= 16384) *v = TC_DMMA16;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024) *v = TC_RANKKLDB;
-    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
-        *v = TC_SMALLDB;
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > (a_kmajor && b_kmajor ? 0 : 384) && k < 1024 &&
+             m >= 8192 && n >= 8192)
+        *v = TC_SMALLDB; // TN from any k: 16384^2 x 256 / 384 0.79 / 0.86 of cuBLAS against small's 0.58 / 0.65
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
