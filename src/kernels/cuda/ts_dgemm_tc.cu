@@ -843,7 +843,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
 // them); the last NQ tiles' B fragments are loaded before the barrier, and in the PTX their 2 NQ
 // DMMAs follow it while the next stage's A fragments load in their place (tile mt's as soon as its
 // last DMMA is issued). (ptxas hoists all but one of those DMMAs above the barrier whatever NQ
-// is: bench/notes/gemm-kernels.md, section dmma16.) Copy bounds are precomputed once per block: a bit
+// is, bench/notes/gemm-kernels.md, section dmma16; NT keeps them after it by a predicate read
+// from shared memory after the barrier, see dgemm_d16_kernel.) Copy bounds are precomputed once per block: a bit
 // mask of the thread's chunks inside the tile (predicated copies; a chunk outside leaves stale
 // data that reaches only rows or columns that are never stored) for every k-step inside k; a
 // k-step that reaches past k (the last one), or a block with a half-filled MN-major chunk (odd
