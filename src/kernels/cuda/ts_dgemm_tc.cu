@@ -676,23 +676,23 @@ struct FullLoader {
     __device__ __forceinline__ int stage_index(int line) const {
         return KMAJOR ? line * TC_BK + (inner ^ (((line >> 1) & 1) << 3)) : line * R + (inner ^ (((line >> 1) & 3) << 2));
     }
-    // OWN K-major: copy j of load() alone (TN's loop), then advance() once all PASSES are issued.
+    // OWN K-major (HalfLines: line line0 + 16j is 128j doubles further): copy j of the k-step, then
+    // advance() once all PASSES are issued (load() does both; TN's loop spreads the copies).
     __device__ __forceinline__ void copy(double *stage, int64_t ld, int j) const {
         static_assert(OWN && KMAJOR, "copy: HalfLines copies");
         cp_async_full<VEC>(stage + soff + 8 * j * LPP, ptr + (int64_t)(j * LPP) * ld);
     }
     __device__ __forceinline__ void advance() { ptr += TC_BK; }
     __device__ __forceinline__ void load(double *stage, int64_t ld) {
-        if (!OWN) {
+        if constexpr (!OWN) {
 #pragma unroll
             for (int j = 0; j < PASSES; j++)
                 cp_async_full<VEC>(stage + stage_index(line0 + j * LPP), ptr + (int64_t)(j * LPP) * ld);
             ptr += KMAJOR ? (int64_t)TC_BK : TC_BK * ld;
-        } else if (KMAJOR) { // HalfLines: line line0 + 16j is 128j doubles further
+        } else if constexpr (KMAJOR) {
 #pragma unroll
-            for (int j = 0; j < PASSES; j++)
-                cp_async_full<VEC>(stage + soff + 8 * j * LPP, ptr + (int64_t)(j * LPP) * ld);
-            ptr += TC_BK;
+            for (int j = 0; j < PASSES; j++) copy(stage, ld, j);
+            advance();
         } else {
             constexpr int L[4] = {0, 1, 8, 9};
 #pragma unroll
