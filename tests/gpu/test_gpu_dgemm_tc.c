@@ -246,10 +246,10 @@ static void test_tc_variants(void **state) {
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only; dmma16p: persistent
     // blocks). TT runs as transposed NN (its only path).
-    // rankkldb, smalldb: full tiles only (other shapes run rankklpf, small; their own cases follow the
-    // loop).
+    // rankkldb, smalldb, smallc: full tiles only (other shapes run rankklpf, small; their own cases
+    // follow the loop).
     static const char *const tiles[] = {"rankk",  "small",   "large32",  "large32pf", "rankklpf",
-                                        "dmma16", "dmma16p", "rankkldb", "smalldb"};
+                                        "dmma16", "dmma16p", "rankkldb", "smalldb",   "smallc"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -262,15 +262,18 @@ static void test_tc_variants(void **state) {
             run_case(&e, key += 10);
         }
     }
-    // rankkldb and smalldb on shapes they take (m, n multiples of 128 so that TT's transposed launch
-    // is one too, k a multiple of 16): k-steps 1, 3 (the prologue's count) and 9, beta 0 (C never
-    // read) and not; smalldb also on 64-multiples that rankkldb would not take.
-    static const int64_t db[4][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48}, {192, 320, 64}};
-    for (int d = 0; d < 2; d++)
+    // rankkldb, smalldb and smallc on shapes they take (m, n multiples of 128 so that TT's transposed
+    // launch is one too, k a multiple of 16): k-steps 1, 3 (the prologue's count) and 9, beta 0 (C
+    // never read) and not; smalldb and smallc also on 64-multiples that rankkldb would not take.
+    // smallc stages C in shared memory where ldc is even (pad 6) and reads it from global memory
+    // where it is odd (pad 5, the last case) or beta is 0.
+    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc"};
+    static const int64_t db[5][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48}, {192, 320, 64}, {320, 192, 32}};
+    for (int d = 0; d < 3; d++)
         for (int o = 0; o < 4; o++)
-            for (int i = 0; i < 3 + d; i++) {
-                tc_case c = {ops[o][0], ops[o][1], db[i][0], db[i][1], db[i][2], 2, 4, 6, -1.5, i == 1 ? 0.0 : 0.5, 0,
-                             d ? "smalldb" : "rankkldb"};
+            for (int i = 0; i < 3 + (d > 0) + (d > 1); i++) {
+                tc_case c = {ops[o][0], ops[o][1], db[i][0], db[i][1], db[i][2], 2, 4, i == 4 ? 5 : 6, -1.5,
+                             i == 1 ? 0.0 : 0.5, 0, dbt[d]};
                 run_case(&c, key += 10);
             }
     for (int o = 0; o < 4; o++) {

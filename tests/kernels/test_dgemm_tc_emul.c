@@ -37,6 +37,7 @@ typedef struct {
     int l64; // 8-byte fragment loads for a K-major A and an MN-major B (rankklpf)
     int nk;  // rankkldb's maps: TN in HalfLines stages, NT with NcCols B fragments, MN-major copies by
              // swizzle key (KeyLines)
+    int cst; // C staged in shared memory (CStage) for full tiles with beta != 0, C not transposed, ldc even
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
 static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
@@ -45,7 +46,8 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
                                {128, 128, 64, 32, 3, 2, 0, "large32pf", 0, 0},
                                {128, 64, 64, 32, 4, 1, 1, "rankklpf", 1, 0},
                                {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1},  // rankklpf's maps in NN, TT; own in TN, NT
-                               {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1}};   // small's tile on rankkldb's maps
+                               {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1},    // small's tile on rankkldb's maps
+                               {64, 64, 32, 32, 4, 1, 0, "smallc", 1, 1, 1}}; // smalldb's, C staged
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
@@ -149,7 +151,13 @@ typedef struct {
     int nc;            // this run's B fragments and C columns are NcCols (shape nk, NT)
     int keylines;      // MN-major copies in FullLoader's key-grouped order (shape nk)
     long fast_copies;  // copies issued by load_full (no bounds, no zero-fill)
+    long staged_tiles, staged_conflicts; // CStage: tiles whose C was read from shared memory, conflicting reads
 } emu;
+
+// CStage (ts_dgemm_tc.cu): column j of the staged C tile at j BM + 4 T(j) + 16 (j / 8), T(j) the
+// epilogue's t of column j ((j / 4) % 4; NcCols (j / 2) % 4); DOUBLES the buffer's length.
+static int cstage_slot(int BM, int nc, int j) { return j * BM + 4 * (nc ? (j >> 1) & 3 : (j >> 2) & 3) + 16 * (j >> 3); }
+static int cstage_doubles(int BM, int BN) { return BN * BM + 16 * (BN / 8) + 16; }
 
 // ---- TileLoader (same formulas as the kernel) ----
 typedef struct {
@@ -405,6 +413,38 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         }
         // Epilogue: (mt, nt, e) -> row m0 + wm WM + 16 mt + 2g + e/2, column n0 + wn WN + 16 (nt/2) + 4t + nt%2 + 2 (e%2)
         // (NcCols: column n0 + 16 nt + 8 wn + 2t + e%2).
+        // CStage: the kernel's bulk copies put column j (BM doubles from row m0) at cstage_slot(j);
+        // each slot written once, each column 16-byte aligned; the epilogue's 16-byte reads of rows
+        // i, i + 1 conflict free per quarter-warp.
+        double *cs = NULL;
+        const int cd = cstage_doubles(S->BM, S->BN);
+        if (S->cst && beta != 0.0 && !E->ct && ldc % 2 == 0 && m0 + S->BM <= m && n0 + S->BN <= n) {
+            cs = malloc(sizeof(double) * cd);
+            int *cnt = calloc((size_t)cd, sizeof(int));
+            for (int j = 0; j < S->BN; j++) {
+                const int sl = cstage_slot(S->BM, E->nc, j);
+                assert_true(sl % 2 == 0 && sl + S->BM <= cd);
+                for (int r = 0; r < S->BM; r++) {
+                    assert_int_equal(cnt[sl + r]++, 0);
+                    cs[sl + r] = C[m0 + r + (n0 + j) * ldc];
+                }
+            }
+            for (int w = 0; w < threads / 32; w++)
+                for (int mt = 0; mt < MT; mt++)
+                    for (int nt = 0; nt < NT; nt++)
+                        for (int h = 0; h < 2; h++) {
+                            long addr[32];
+                            const int wm = w % warps_m, wn = w / warps_m;
+                            for (int lane = 0; lane < 32; lane++) {
+                                const int g = lane >> 2, t = lane & 3, il = wm * S->WM + 16 * mt + 2 * g;
+                                const int jl = E->nc ? 16 * nt + 8 * wn + 2 * t + h : wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                                addr[lane] = 8L * (cstage_slot(S->BM, E->nc, jl) + il);
+                            }
+                            E->staged_conflicts += conflicts(addr, 16);
+                        }
+            E->staged_tiles++;
+            free(cnt);
+        }
         for (int w = 0; w < threads / 32; w++) {
             int wm = w % warps_m, wn = w / warps_m;
             for (int lane = 0; lane < 32; lane++) {
@@ -420,17 +460,24 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                             // CT: the kernel's result is C^T, element (i, j) at C[j + i ldc]
                             double *c0 = E->ct ? C + j + i * ldc : C + i + j * ldc;
                             double *c1 = E->ct ? C + j + (i + 1) * ldc : C + i + 1 + j * ldc;
+                            if (cs) { // the staged copy (C's own values, so a wrong slot gives wrong numbers)
+                                const double *o = cs + cstage_slot(S->BM, E->nc, (int)(j - n0)) + (i - m0);
+                                *c0 = alpha * v0 + beta * o[0], *c1 = alpha * v1 + beta * o[1];
+                                continue;
+                            }
                             *c0 = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * *c0;
                             if (i + 1 < m) *c1 = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * *c1;
                         }
             }
         }
+        free(cs);
     }
     for (int i = 0; i < grid_m * grid_n; i++) assert_true(done[i]);
     free(sA), free(sB), free(wa), free(wb), free(acc), free(done), free(xfull), free(fast);
 }
 
-static long last_fast_copies; // unbounded copies of the last run (tests that the path was taken)
+static long last_fast_copies;  // unbounded copies of the last run (tests that the path was taken)
+static long last_staged_tiles; // tiles of the last run whose C came from the staged copy
 
 // ct: TT the way the launcher runs it, as C^T = B A on the NN maps with the result stored transposed.
 static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n, int64_t k, int beta_zero,
@@ -462,6 +509,8 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
            beta_zero ? "0" : "!=0", err, E.frag_conflicts, E.frag_loads, E.copy_conflicts, E.copies, E.fast_copies,
            E.frag8_loads, E.frag8_worst);
     last_fast_copies = E.fast_copies;
+    last_staged_tiles = E.staged_tiles;
+    assert_int_equal(E.staged_conflicts, 0);
     assert_true(err <= 2.0);
     assert_int_equal(E.frag_conflicts, 0);
     // 8-byte loads only where the shape asks for them (TN's A, NT's B), and at most 2-way: a 16-byte
@@ -541,11 +590,28 @@ static void test_emul_unbounded_copies(void **state) {
     }
 }
 
+// smallc's staged C (CStage) on whole tiles, every op: TT (C^T) and beta = 0 read C from global
+// memory, the others from the staged copy; several tiles in m and n, one and three k-steps.
+static void test_emul_staged_c(void **state) {
+    const shape *S = NULL;
+    for (int s = 0; s < NSHAPES; s++)
+        if (shapes[s].cst) S = &shapes[s];
+    assert_non_null(S);
+    uint64_t key = 3000;
+    for (int o = 0; o < 4; o++)
+        for (int b = 0; b < 2; b++) {
+            run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, 3 * S->BN, b ? 48 : 16, b, key += 10);
+            if (o == 3 || b) assert_int_equal(last_staged_tiles, 0);
+            else assert_int_equal(last_staged_tiles, 6);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_m8n8k4_decomposition), cmocka_unit_test(test_emul_shapes_ops),
         cmocka_unit_test(test_emul_vec1),            cmocka_unit_test(test_emul_small_sizes),
         cmocka_unit_test(test_emul_block_order),     cmocka_unit_test(test_emul_unbounded_copies),
+        cmocka_unit_test(test_emul_staged_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

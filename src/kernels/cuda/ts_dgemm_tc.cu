@@ -83,10 +83,11 @@ struct TcParams {
 // KS: BK = 16 KS per stage; CPF: L2 prefetch of C; PF: the next k-step's first fragments load
 // across the barrier (1: its B fragments, 2: and its A tile 0).
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int KS_ = 1, bool CPF_ = false,
-          int PF_ = 0, bool L64_ = false>
+          int PF_ = 0, bool L64_ = false, bool CST_ = false>
 struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
     static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
+    static constexpr bool CST = CST_; // rankkldb's kernel: C staged in shared memory (CStage)
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
     static constexpr int PF = PF_;
@@ -131,6 +132,11 @@ using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 // weigh most and a third block per SM covers them.
 using ShapeSmallDb = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
+// smallc: smalldb's tile and kernel with the C tile staged in shared memory by bulk copies issued
+// at the start of the main loop (CStage), two blocks per SM (64 KB of stages + 33 KB of C): the
+// epilogue of a short rank-k tile then reads C from shared memory instead of waiting for HBM.
+using ShapeSmallC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                            /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ true>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -165,6 +171,45 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+
+// ---- mbarrier and bulk copies (sm_90): the staged C tile ----
+__device__ __forceinline__ void mbar_init(uint64_t *bar, unsigned count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+    // the initialized barrier visible to the async proxy (the bulk copies' complete_tx)
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes)
+                 : "memory");
+}
+// bytes (a multiple of 16, both addresses 16-byte aligned) from global to shared memory; completion
+// counted on bar's transaction count.
+__device__ __forceinline__ void bulk_copy_g2s(void *dst, const void *src, unsigned bytes, uint64_t *bar) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                     smem_addr(dst)),
+                 "l"(src), "r"(bytes), "r"(smem_addr(bar))
+                 : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
+    unsigned done = 0;
+    while (!done)
+        asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(smem_addr(bar)), "r"(parity)
+                     : "memory");
+}
+
+// The staged C tile (CST shapes, C not transposed): column j of the block's BM x BN tile, BM
+// contiguous doubles, at slot(j) = j BM + 4 T(j) + 16 (j / 8), T(j) = the thread's t of the
+// epilogue's column map ((j / 4) % 4, NcCols (j / 2) % 4). A quarter-warp's 16-byte read of rows
+// 2g, 2g + 1 then lands on chunk (2t + g) % 8 of a bank row: 8 distinct chunks, conflict free;
+// each column starts 16-byte aligned (one bulk copy of BM * 8 bytes), and the 16 doubles per 8
+// columns keep the rotated columns apart. tests/kernels/test_dgemm_tc_emul.c replays it.
+template <int BM, int BN, bool NC>
+struct CStage {
+    static constexpr int DOUBLES = BN * BM + 16 * (BN / 8) + 16;
+    __device__ __forceinline__ static int slot(int j) { return j * BM + 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3) + 16 * (j >> 3); }
+};
 
 // d = a b + d for one m16n8k8 tile (fragments as in the header comment).
 __device__ __forceinline__ void mma_m16n8k8(double (&c)[4], const double (&a)[4], const double (&b)[2]) {
@@ -444,9 +489,10 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
+// sc: the block's C tile staged in shared memory (CStage; !CT, full tiles, beta != 0), or null.
 template <class S, bool CT, bool NC = false>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
-                                            int wm, int wn, int g, int t) {
+                                            int wm, int wn, int g, int t, const double *sc = nullptr) {
     // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
     // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result (NC, NcCols: n0 + 16nt + 8wn + 2t +
     // e%2); (i, j) is C[i rs + j cs] (CT: the result is C^T). Pair (mt, nt, h) holds elements h (row
@@ -459,7 +505,20 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
     };
     // Two passes, every C load before the first store, so that the loads need not wait for stores
     // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
-    if (p.beta != 0.0) {
+    if (!CT && sc != nullptr) { // the staged tile: rows i - m0, i - m0 + 1 of column j - n0 as one LDS.128
+#pragma unroll
+        for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < S::NT; nt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int il = wm * S::WM + 16 * mt + 2 * g;
+                    const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                    const double2 o = *reinterpret_cast<const double2 *>(sc + CStage<S::BM, S::BN, NC>::slot(jl) + il);
+                    acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
+                    acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
+                }
+    } else if (p.beta != 0.0) {
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -706,18 +765,21 @@ struct FullLoader {
 };
 
 // Shared memory of rankkldb: TN (NK) uses HalfLines stages, 8 doubles longer per operand.
-template <class S, bool AK, bool BKM>
+// CST shapes (C not transposed) add the staged C tile and its mbarrier behind the stages.
+template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
-    static constexpr bool NK = AK && BKM;
+    static constexpr bool NK = AK && BKM, CS = S::CST && !CT;
     static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
-    static constexpr size_t SMEM = (size_t)S::STAGES * (A + B) * sizeof(double);
-    static_assert(SMEM <= 227 * 1024, "rankkldb stages");
+    static constexpr int C0 = S::STAGES * (A + B); // the C tile (doubles from the start; a multiple of 2)
+    static constexpr int CD = CS ? CStage<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>::DOUBLES : 0;
+    static constexpr size_t SMEM = (size_t)(C0 + CD + (CS ? 2 : 0)) * sizeof(double); // + the mbarrier
+    static_assert(SMEM <= 227 * 1024 && C0 % 2 == 0 && CD % 2 == 0, "rankkldb stages");
 };
 
 template <class S, bool AK, bool BKM, bool CT = false>
 __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcParams p) {
     static_assert(S::KS == 1 && S::PF == 0, "rankkldb: k16 stages, no PF");
-    using St = DbStages<S, AK, BKM>;
+    using St = DbStages<S, AK, BKM, CT>;
     extern __shared__ __align__(128) double smem[];
     double *const sA = smem;
     double *const sB = smem + S::STAGES * St::A;
@@ -725,6 +787,13 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     tile_of_block(p, bm, bn);
     const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    // CST: the C tile goes to shared memory by BN bulk copies (one column of BM doubles each, 16-byte
+    // aligned when C is: c_vec) issued after the prologue, counted on one mbarrier, and is waited for
+    // only by the epilogue: its HBM latency runs under the main loop.
+    double *const cs = smem + St::C0;
+    uint64_t *const cbar = reinterpret_cast<uint64_t *>(smem + St::C0 + St::CD);
+    const bool stage_c = St::CS && p.beta != 0.0 && p.c_vec;
+    if (St::CS && stage_c && tid == 0) mbar_init(cbar, 1);
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
     // NN and TT (A MN-major, B K-major) copy as in 6dfac0b, rankklpf's order and index (their SASS is
@@ -753,7 +822,15 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     }
     if (S::CPF && p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
     cp_async_wait<S::STAGES - 2>();
-    __syncthreads();
+    __syncthreads(); // (also: the mbarrier is initialized)
+    if constexpr (St::CS) {
+        if (stage_c) {
+            constexpr bool NC = FragOffsets<S, AK, BKM, true>::NC;
+            if (tid == 0) mbar_arrive_expect_tx(cbar, S::BM * S::BN * 8);
+            for (int j = tid; j < S::BN; j += S::THREADS)
+                bulk_copy_g2s(cs + CStage<S::BM, S::BN, NC>::slot(j), p.C + m0 + (n0 + j) * p.ldc, S::BM * 8, cbar);
+        }
+    }
 
     Frags<S> f0, f1; // the two halves' sets
     load_half<S, AK, BKM, 0, true>(f0, sA, sB, off);
@@ -805,7 +882,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
         stage = nstage;
     }
     cp_async_wait<0>();
-    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC>(p, acc, m0, n0, wm, wn, g, t);
+    if (St::CS && stage_c) mbar_wait(cbar, 0);
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC>(p, acc, m0, n0, wm, wn, g, t, St::CS && stage_c ? cs : nullptr);
 }
 
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
@@ -1451,9 +1529,9 @@ int launch_d16(const TcParams &p0, cudaStream_t s, const char *variant) {
                             "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^31-1 tiles of %dx%dx16",
                             (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
     void (*kern)(const TcParams) = nullptr;
-    if constexpr (DB) kern = dgemm_db_kernel<S, AK, BKM, CT>;
+    size_t smem = S::SMEM;
+    if constexpr (DB) kern = dgemm_db_kernel<S, AK, BKM, CT>, smem = DbStages<S, AK, BKM, CT>::SMEM;
     else kern = dgemm_d16_kernel<S, AK, BKM, CT>;
-    constexpr size_t smem = DB ? DbStages<S, AK, BKM>::SMEM : S::SMEM;
     cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
     kern<<<(unsigned)blocks, S::THREADS, smem, s>>>(p);
@@ -1515,10 +1593,11 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_SMALLDB, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
+    TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb"};
+                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb", "smallc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
@@ -1529,7 +1608,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, rankkldb or smalldb",
+                            "dmma16p, rankkldb, smalldb or smallc",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1641,6 +1720,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeRankKLDb, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldb", "rankklpf (for rankkldb)");
     case TC_SMALLDB: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDb, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldb", "small (for smalldb)");
+    case TC_SMALLC: // full 64 x 64 tiles only; anything else runs small
+        return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
