@@ -1600,8 +1600,9 @@ const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large3
                                         "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb", "smallc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
-// a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN).
-int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool a_kmajor, bool b_kmajor, TcVariant *v) {
+// a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
+int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool a_kmajor, bool b_kmajor, bool ct,
+                   TcVariant *v) {
     const char *force = ts_env_str("TESSERA_TC_TILE");
     if (force && *force) {
         for (int i = 0; i < TC_NVARIANTS; i++)
@@ -1635,10 +1636,18 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // TN below k = 1024 (call 92, one H200, 14aed42; 16384^2 x 256 / 384 / 512 and 8192^2 x 256):
     // smalldb 0.79 / 0.86 / 0.87 / 0.79 of cuBLAS, rankklpf 0.76 / 0.81 / 0.82 / 0.76, rankkldb
     // 0.65 / 0.78 / 0.87 / 0.65, small 0.58 / 0.65 / 0.67 / 0.58: smalldb for every k < 1024 in TN.
+    // smallc (C staged in shared memory; call 95, one H200, 42aa1b9, engines interleaved, two
+    // processes within 0.007): 16384^2 x 256 NN / NT / TN 0.946 / 0.951 / 0.883 of cuBLAS against
+    // the choice before (small, small, smalldb) 0.848 / 0.860 / 0.776; x 512 0.938 / 0.972 / 0.885
+    // against smalldb's 0.926 / 0.945 / 0.875; x 1024 0.934 / 0.948 / 0.885 against rankkldb's
+    // 0.989 / 0.977 / 0.949; 8192^2 and 32768^2 x 256 NN 0.879 / 0.949 against 0.786 / 0.851: smallc
+    // below k = 1024 except TT (C^T is not staged; not measured there).
     const bool full = m % 128 == 0 && n % 64 == 0 && k % 16 == 0;
     const bool full64 = m % 64 == 0 && n % 64 == 0 && k % 16 == 0;
     if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 16384 && m >= 16384 && n >= 16384) *v = TC_DMMA16;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024) *v = TC_RANKKLDB;
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
+        *v = TC_SMALLC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > (a_kmajor && b_kmajor ? 0 : 384) && k < 1024 &&
              m >= 8192 && n >= 8192)
         *v = TC_SMALLDB; // TN from any k: 16384^2 x 256 / 384 0.79 / 0.86 of cuBLAS against small's 0.58 / 0.65
@@ -1656,11 +1665,12 @@ extern "C" const char *ts_cuda_dgemm_tessera_variant(char ta, char tb, int64_t m
                                                      int cc_major) {
     TcVariant v = TC_RANKKLPF;
     bool a_kmajor = !(ta == 'N' || ta == 'n'), b_kmajor = (tb == 'N' || tb == 'n');
-    if (a_kmajor && !b_kmajor) { // TT runs as NN on (n, m)
+    const bool ct = a_kmajor && !b_kmajor;
+    if (ct) { // TT runs as NN on (n, m)
         int64_t x = m;
         m = n, n = x, a_kmajor = false, b_kmajor = true;
     }
-    return choose_variant(m, n, k, sms, cc_major, a_kmajor, b_kmajor, &v) < 0 ? "invalid" : tc_variant_names[v];
+    return choose_variant(m, n, k, sms, cc_major, a_kmajor, b_kmajor, ct, &v) < 0 ? "invalid" : tc_variant_names[v];
 }
 
 extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m, int64_t n, int64_t k,
@@ -1705,7 +1715,7 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
     if (!aligned16(A, lda) || !aligned16(B, ldb))
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKLPF;
-    TS_CHECK(choose_variant(m, n, k, dp->sms, dp->cc_major, a_kmajor, b_kmajor, &v));
+    TS_CHECK(choose_variant(m, n, k, dp->sms, dp->cc_major, a_kmajor, b_kmajor, ct, &v));
     if ((v == TC_DMMA16 || v == TC_DMMA16P) && dp->cc_major < 9)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 .f64 (sm_90); device %d is cc %d.%d",
                  tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
