@@ -246,10 +246,10 @@ static void test_tc_variants(void **state) {
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only; dmma16p: persistent
     // blocks). TT runs as transposed NN (its only path).
-    // rankkldb, smalldb, smallc, smallcp: full tiles only (other shapes run rankklpf, small; their own
-    // cases follow the loop).
-    static const char *const tiles[] = {"rankk",   "small",   "large32", "large32pf", "rankklpf", "dmma16",
-                                        "dmma16p", "rankkldb", "smalldb", "smallc",    "smallcp"};
+    // rankkldb, smalldb, smallc: full tiles only (other shapes run rankklpf, small; their own cases
+    // follow the loop).
+    static const char *const tiles[] = {"rankk",  "small",   "large32",  "large32pf", "rankklpf",
+                                        "dmma16", "dmma16p", "rankkldb", "smalldb",   "smallc"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -262,14 +262,14 @@ static void test_tc_variants(void **state) {
             run_case(&e, key += 10);
         }
     }
-    // rankkldb, smalldb, smallc and smallcp on shapes they take (m, n multiples of 128 so that TT's transposed
+    // rankkldb, smalldb and smallc on shapes they take (m, n multiples of 128 so that TT's transposed
     // launch is one too, k a multiple of 16): k-steps 1, 3 (the prologue's count) and 9, beta 0 (C
-    // never read) and not; the 64 x 64 ones also on 64-multiples that rankkldb would not take.
-    // smallc and smallcp stage C in shared memory where ldc is even (pad 6) and reads it from global memory
+    // never read) and not; smalldb and smallc also on 64-multiples that rankkldb would not take.
+    // smallc stages C in shared memory where ldc is even (pad 6) and reads it from global memory
     // where it is odd (pad 5, the last case) or beta is 0.
-    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc", "smallcp"};
+    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc"};
     static const int64_t db[5][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48}, {192, 320, 64}, {320, 192, 32}};
-    for (int d = 0; d < 4; d++)
+    for (int d = 0; d < 3; d++)
         for (int o = 0; o < 4; o++)
             for (int i = 0; i < 3 + (d > 0) + (d > 1); i++) {
                 tc_case c = {ops[o][0], ops[o][1], db[i][0], db[i][1], db[i][2], 2, 4, i == 4 ? 5 : 6, -1.5,
@@ -310,17 +310,6 @@ static void test_tc_persistent(void **state) {
     run_case(&c, key += 10);
     tc_case t = {'T', 'T', 2048, 2176, 256, 0, 0, 0, -1.0, 1.0, 0, "dmma16p"};
     run_case(&t, key += 10);
-    // smallcp (64 x 64 tiles, two persistent blocks per SM): 32 x 31 tiles, several per block; k of
-    // 1 k-step (the copy position changes tile every step), 3 (the prologue's depth), 9 and 16; C
-    // staged (even ldc, beta != 0) or read from global memory (odd ldc, beta 0, TT); a tile count
-    // that is not a multiple of the grid leaves some blocks a tile fewer.
-    static const int64_t kp[] = {16, 48, 144, 256};
-    for (int o = 0; o < 4; o++)
-        for (size_t q = 0; q < sizeof kp / sizeof kp[0]; q++) {
-            tc_case c = {ops[o][0], ops[o][1], 2048, 1984, kp[q], 2, 4, (q == 2) ? 3 : 6,
-                         (q & 1) ? -1.0 : 0.75, (q == 1 && o == 0) ? 0.0 : 1.0, 0, "smallcp"};
-            run_case(&c, key += 10);
-        }
 }
 
 static void test_tc_medium(void **state) {

@@ -886,120 +886,6 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC>(p, acc, m0, n0, wm, wn, g, t, St::CS && stage_c ? cs : nullptr);
 }
 
-// ---- smallcp: smallc's loop in persistent blocks, the copy ring running across tiles ----
-//
-// Each block (MINB per SM, the grid no larger than the tiles) takes tiles blockIdx.x, + gridDim.x,
-// ... in the grouped order. The cp.async ring does not drain at a tile's end: the last STAGES-1
-// k-steps of a tile copy the next tile's first ones, so that a tile's fill costs nothing; the next
-// tile's C tile is bulk-copied into the C buffer once this tile's epilogue has read it, and lands
-// during the next main loop. What is left between two tiles is the epilogue itself (shared-memory
-// reads of C, the stores). All ops run the plain copy order (TN's spread copies are rankkldb's).
-template <class S, bool AK, bool BKM, bool CT = false>
-__global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_dbp_kernel(const TcParams p) {
-    static_assert(S::KS == 1 && S::PF == 0, "smallcp: k16 stages, no PF");
-    using St = DbStages<S, AK, BKM, CT>;
-    extern __shared__ __align__(128) double smem[];
-    double *const sA = smem;
-    double *const sB = smem + S::STAGES * St::A;
-    double *const cs = smem + St::C0;
-    uint64_t *const cbar = reinterpret_cast<uint64_t *>(smem + St::C0 + St::CD);
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
-    const int g = lane >> 2, t = lane & 3;
-    constexpr bool OWN = AK == BKM;
-    constexpr bool NC = FragOffsets<S, AK, BKM, true>::NC;
-    using LA = FullLoader<S::BM, AK, S::THREADS, OWN>;
-    using LB = FullLoader<S::BN, BKM, S::THREADS, OWN>;
-    const FragOffsets<S, AK, BKM, true> off(wm, wn, g, t);
-    const int ktiles = (int)(p.k / TC_BK), ntiles = p.grid_m * p.grid_n, step = (int)gridDim.x;
-    const bool stage_c = St::CS && p.beta != 0.0 && p.c_vec;
-    auto origin = [&](int idx, int64_t &m0, int64_t &n0) {
-        int bm, bn;
-        tile_of_index(p, idx, bm, bn);
-        m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
-    };
-    // C of tile idx into the C buffer (its columns at CStage slots), counted on cbar
-    auto issue_c = [&](int idx) {
-        if constexpr (St::CS) {
-            int64_t m0, n0;
-            origin(idx, m0, n0);
-            if (tid == 0) mbar_arrive_expect_tx(cbar, S::BM * S::BN * 8);
-            for (int j = tid; j < S::BN; j += S::THREADS) {
-                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // after the epilogue's reads
-                bulk_copy_g2s(cs + CStage<S::BM, S::BN, NC>::slot(j), p.C + m0 + (n0 + j) * p.ldc, S::BM * 8, cbar);
-            }
-        }
-    };
-    if (St::CS && stage_c && tid == 0) mbar_init(cbar, 1);
-
-    // The copy position: tile ctile, its k-step ck (the loaders point there).
-    int ctile = blockIdx.x, ck = 0;
-    int64_t cm0, cn0;
-    origin(ctile, cm0, cn0);
-    LA la(p.A, p.lda, cm0, tid);
-    LB lb(p.B, p.ldb, cn0, tid);
-    auto copy_step = [&](int s) {
-        if (ctile < ntiles) {
-            la.load(sA + s * St::A, p.lda);
-            lb.load(sB + s * St::B, p.ldb);
-            if (++ck == ktiles) {
-                ck = 0, ctile += step;
-                if (ctile < ntiles) {
-                    origin(ctile, cm0, cn0);
-                    la = LA(p.A, p.lda, cm0, tid), lb = LB(p.B, p.ldb, cn0, tid);
-                }
-            }
-        }
-    };
-#pragma unroll
-    for (int s = 0; s < S::STAGES - 1; s++) {
-        copy_step(s);
-        cp_async_commit();
-    }
-    cp_async_wait<S::STAGES - 2>();
-    __syncthreads(); // (also: the mbarrier is initialized)
-    if (stage_c) issue_c(blockIdx.x);
-
-    Frags<S> f0, f1;
-    load_half<S, AK, BKM, 0, true>(f0, sA, sB, off);
-    int stage = 0;
-    unsigned parity = 0;
-    double acc[S::MT][S::NT][4];
-    for (int tile = blockIdx.x; tile < ntiles; tile += step) {
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
-        const bool last_tile = tile + step >= ntiles;
-        for (int kt = 0; kt < ktiles; kt++) {
-            const double *cA = sA + stage * St::A, *cB = sB + stage * St::B;
-            const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
-            const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1; // read in the previous step
-            copy_step(wstage);
-            cp_async_commit();
-            load_half<S, AK, BKM, 1, true>(f1, cA, cB, off);
-            mma_frags<S>(acc, f0);
-            cp_async_wait<S::STAGES - 2>(); // the next k-step (of this tile or the next) has landed
-            __syncthreads();
-            if (kt + 1 < ktiles || !last_tile)
-                load_half<S, AK, BKM, 0, true>(f0, sA + nstage * St::A, sB + nstage * St::B, off);
-            mma_frags<S>(acc, f1);
-            stage = nstage;
-        }
-        int64_t m0, n0;
-        origin(tile, m0, n0);
-        if (St::CS && stage_c) mbar_wait(cbar, parity), parity ^= 1;
-        tc_epilogue<S, CT, NC>(p, acc, m0, n0, wm, wn, g, t, St::CS && stage_c ? cs : nullptr);
-        if (St::CS && stage_c && !last_tile) {
-            __syncthreads(); // every thread has read this tile's C
-            issue_c(tile + step);
-        }
-    }
-    cp_async_wait<0>();
-}
-
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
 //
 // A separate main loop (TESSERA_TC_TILE=dmma16) built on the sm_90 instruction
@@ -1679,29 +1565,6 @@ int launch_d16p(const TcParams &p0, int sms, cudaStream_t s, const char *variant
     return 0;
 }
 
-// smallcp: grid = min(tiles, MINB x SMs), full tiles only (launch_dbp_or checks).
-template <class S, bool AK, bool BKM, bool CT = false>
-int launch_dbp(const TcParams &p0, int sms, cudaStream_t s, const char *variant) {
-    TcParams p = p0;
-    p.grid_m = (int)(p.m / S::BM);
-    p.grid_n = (int)(p.n / S::BN);
-    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
-    if (p.m / S::BM > INT32_MAX || p.n / S::BN > INT32_MAX || blocks > INT32_MAX / 2 || p.k / 16 > INT32_MAX)
-        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                            "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^30 tiles of %dx%dx16",
-                            (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
-    const int64_t slots = (int64_t)S::MINB * (sms > 0 ? sms : 1);
-    const unsigned grid = (unsigned)(blocks < slots ? blocks : slots);
-    constexpr size_t smem = DbStages<S, AK, BKM, CT>::SMEM;
-    auto kern = dgemm_dbp_kernel<S, AK, BKM, CT>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
-    kern<<<grid, S::THREADS, smem, s>>>(p);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
-    return 0;
-}
-
 // The dmma16 shapes (DB: rankkldb's kernel) in every op (TT as C^T = B A like the others: same maps, same
 // instruction count).
 template <class S, bool DB = false>
@@ -1721,16 +1584,6 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
     return launch_d16_ops<S, true>(p, a_kmajor, b_kmajor, ct, s, variant);
 }
 
-// dgemm_dbp_kernel (shape S) on whole tiles, shape F on the bounded kernel otherwise.
-template <class S, class F>
-int launch_dbp_or(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s, const char *variant,
-                  const char *fallback) {
-    if (p.m % S::BM || p.n % S::BN || p.k % TC_BK) return launch_ops<F, 2>(p, a_kmajor, b_kmajor, ct, s, fallback);
-    if (ct) return launch_dbp<S, false, true, true>(p, sms, s, variant);
-    if (a_kmajor) return launch_dbp<S, true, true>(p, sms, s, variant); // TN (TT never comes here)
-    return b_kmajor ? launch_dbp<S, false, true>(p, sms, s, variant) : launch_dbp<S, false, false>(p, sms, s, variant);
-}
-
 template <class S>
 int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s,
                     const char *variant) {
@@ -1741,10 +1594,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_SMALLCP, TC_NVARIANTS
+    TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb", "smallc", "smallcp"};
+                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb", "smallc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1756,7 +1609,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, rankkldb, smalldb, smallc or smallcp",
+                            "dmma16p, rankkldb, smalldb or smallc",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1879,8 +1732,6 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeSmallDb, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldb", "small (for smalldb)");
     case TC_SMALLC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
-    case TC_SMALLCP: // full 64 x 64 tiles only; anything else runs small
-        return launch_dbp_or<ShapeSmallC, ShapeSmall>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "smallcp", "small (for smallcp)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
