@@ -190,23 +190,6 @@ __device__ __forceinline__ void bulk_copy_g2s(void *dst, const void *src, unsign
                  "l"(src), "r"(bytes), "r"(smem_addr(bar))
                  : "memory");
 }
-// An L2 policy that evicts first: C passes through L2 once (read for the staged tile, written by the
-// epilogue), and should not push out the A and B panels that the other tiles still read.
-__device__ __forceinline__ uint64_t l2_evict_first() {
-    uint64_t pol;
-    asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(pol));
-    return pol;
-}
-__device__ __forceinline__ void bulk_copy_g2s_ef(void *dst, const void *src, unsigned bytes, uint64_t *bar, uint64_t pol) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::"r"(
-            smem_addr(dst)),
-        "l"(src), "r"(bytes), "r"(smem_addr(bar)), "l"(pol)
-        : "memory");
-}
-__device__ __forceinline__ void st_v2_ef(double *p, double a, double b, uint64_t pol) {
-    asm volatile("st.global.L2::cache_hint.v2.f64 [%0], {%1, %2}, %3;\n" ::"l"(p), "d"(a), "d"(b), "l"(pol) : "memory");
-}
 __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
     unsigned done = 0;
     while (!done)
@@ -565,17 +548,6 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[mt][nt][e] *= p.alpha;
     }
-    if (!CT && sc != nullptr) { // the staged tile's block: whole, C 16-byte aligned; stored evict-first
-        const uint64_t pol = l2_evict_first();
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int h = 0; h < 2; h++)
-                    st_v2_ef(p.C + row(mt) + col(nt, h) * cs, acc[mt][nt][h], acc[mt][nt][2 + h], pol);
-        return;
-    }
 #pragma unroll
     for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -855,9 +827,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
         if (stage_c) {
             constexpr bool NC = FragOffsets<S, AK, BKM, true>::NC;
             if (tid == 0) mbar_arrive_expect_tx(cbar, S::BM * S::BN * 8);
-            const uint64_t pol = l2_evict_first();
             for (int j = tid; j < S::BN; j += S::THREADS)
-                bulk_copy_g2s_ef(cs + CStage<S::BM, S::BN, NC>::slot(j), p.C + m0 + (n0 + j) * p.ldc, S::BM * 8, cbar, pol);
+                bulk_copy_g2s(cs + CStage<S::BM, S::BN, NC>::slot(j), p.C + m0 + (n0 + j) * p.ldc, S::BM * 8, cbar);
         }
     }
 
