@@ -246,10 +246,10 @@ static void test_tc_variants(void **state) {
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only; dmma16p: persistent
     // blocks). TT runs as transposed NN (its only path).
-    // rankkldb, smalldb, smallc: full tiles only (other shapes run rankklpf, small; their own cases
+    // rankkldb, smalldb, smallc, rankkldbc: full tiles only (other shapes run rankklpf, small; their own cases
     // follow the loop).
-    static const char *const tiles[] = {"rankk",  "small",   "large32",  "large32pf", "rankklpf",
-                                        "dmma16", "dmma16p", "rankkldb", "smalldb",   "smallc"};
+    static const char *const tiles[] = {"rankk",   "small",    "large32", "large32pf", "rankklpf", "dmma16",
+                                        "dmma16p", "rankkldb", "smalldb", "smallc",    "rankkldbc"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -267,15 +267,23 @@ static void test_tc_variants(void **state) {
     // never read) and not; smalldb and smallc also on 64-multiples that rankkldb would not take.
     // smallc stages C in shared memory where ldc is even (pad 6) and reads it from global memory
     // where it is odd (pad 5, the last case) or beta is 0.
-    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc"};
-    static const int64_t db[5][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48}, {192, 320, 64}, {320, 192, 32}};
-    for (int d = 0; d < 3; d++)
+    // rankkldbc stages C into the stages its last three k-steps free (k >= 48; k = 16 reads C from
+    // global memory), cases 0-2 and 5 (k = 64, four k-steps: the C copies start in step 1; odd ldc).
+    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc", "rankkldbc"};
+    static const int64_t db[6][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48},
+                                     {192, 320, 64},  {320, 192, 32}, {256, 128, 64}};
+    for (int d = 0; d < 4; d++)
         for (int o = 0; o < 4; o++)
-            for (int i = 0; i < 3 + (d > 0) + (d > 1); i++) {
+            for (int i = 0; i < 6; i++) {
+                if (d == 0 ? i > 2 : d == 1 ? i > 3 : d == 2 ? i > 4 : (i == 3 || i == 4)) continue;
                 tc_case c = {ops[o][0], ops[o][1], db[i][0], db[i][1], db[i][2], 2, 4, i == 4 ? 5 : 6, -1.5,
                              i == 1 ? 0.0 : 0.5, 0, dbt[d]};
                 run_case(&c, key += 10);
             }
+    for (int o = 0; o < 4; o++) { // rankkldbc, k = 64 with odd ldc (C read from global memory)
+        tc_case c = {ops[o][0], ops[o][1], 256, 128, 64, 2, 4, 5, 1.0, 1.0, 0, "rankkldbc"};
+        run_case(&c, key += 10);
+    }
     for (int o = 0; o < 4; o++) {
         tc_case c = {ops[o][0], ops[o][1], 250, 190, 140, 2, 2, 1, 0.75, 0.25, 1, NULL};
         run_case(&c, key += 10);

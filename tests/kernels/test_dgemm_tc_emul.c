@@ -37,7 +37,8 @@ typedef struct {
     int l64; // 8-byte fragment loads for a K-major A and an MN-major B (rankklpf)
     int nk;  // rankkldb's maps: TN in HalfLines stages, NT with NcCols B fragments, MN-major copies by
              // swizzle key (KeyLines)
-    int cst; // C staged in shared memory (CStage) for full tiles with beta != 0, C not transposed, ldc even
+    int cst; // C staged in shared memory for full tiles with beta != 0, C not transposed, ldc even:
+             // 1 in a buffer of its own (CStage), 2 in the stages the last three k-steps free (CLate, k >= 48)
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
 static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
@@ -47,7 +48,8 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
                                {128, 64, 64, 32, 4, 1, 1, "rankklpf", 1, 0},
                                {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1},  // rankklpf's maps in NN, TT; own in TN, NT
                                {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1},    // small's tile on rankkldb's maps
-                               {64, 64, 32, 32, 4, 1, 0, "smallc", 1, 1, 1}}; // smalldb's, C staged
+                               {64, 64, 32, 32, 4, 1, 0, "smallc", 1, 1, 1},  // smalldb's, C staged
+                               {128, 64, 64, 32, 4, 1, 0, "rankkldbc", 1, 1, 2}}; // rankkldb's, C staged late
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
@@ -151,13 +153,26 @@ typedef struct {
     int nc;            // this run's B fragments and C columns are NcCols (shape nk, NT)
     int keylines;      // MN-major copies in FullLoader's key-grouped order (shape nk)
     long fast_copies;  // copies issued by load_full (no bounds, no zero-fill)
-    long staged_tiles, staged_conflicts; // CStage: tiles whose C was read from shared memory, conflicting reads
+    long staged_tiles, staged_conflicts; // tiles whose C was read from shared memory, conflicting reads
+    long staged_reads, staged_conflicts_nk; // CLate: read instructions, conflicts in TN (HalfLines stages)
 } emu;
 
 // CStage (ts_dgemm_tc.cu): column j of the staged C tile at j BM + 4 T(j) + 16 (j / 8), T(j) the
 // epilogue's t of column j ((j / 4) % 4; NcCols (j / 2) % 4); DOUBLES the buffer's length.
 static int cstage_slot(int BM, int nc, int j) { return j * BM + 4 * (nc ? (j >> 1) & 3 : (j >> 2) & 3) + 16 * (j >> 3); }
 static int cstage_doubles(int BM, int BN) { return BN * BM + 16 * (BN / 8) + 16; }
+
+// CLate (ts_dgemm_tc.cu, BM = 128, BN = 64, 4 stages): the index in shared memory (A stages of za
+// doubles from 0, B stages of zb from 4 za) of row i, column j of the late-staged C tile; kq = ktiles % 4.
+// Columns in groups of 8; group q in part q / 3 (the stage (kq + part) % 4), slot q % 3: the A
+// region's halves or the B region; column j rotated by 4 T(j) rows, 8 more where the region starts
+// 64 bytes past a 128-byte line (TN).
+static int clate_index(int nc, int za, int zb, int kq, int i, int j) {
+    const int BM = 128, q = j >> 3, part = q / 3, slot = q - 3 * part, st = (kq + part) & 3;
+    const int base = slot < 2 ? st * za + slot * BM * 8 : 4 * za + st * zb;
+    const int rot = 4 * (nc ? (j >> 1) & 3 : (j >> 2) & 3) + (base & 15); // (a region 64 bytes past a line: + 8)
+    return base + (j & 7) * BM + ((i + rot) & (BM - 1));
+}
 
 // ---- TileLoader (same formulas as the kernel) ----
 typedef struct {
@@ -416,9 +431,43 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         // CStage: the kernel's bulk copies put column j (BM doubles from row m0) at cstage_slot(j);
         // each slot written once, each column 16-byte aligned; the epilogue's 16-byte reads of rows
         // i, i + 1 conflict free per quarter-warp.
-        double *cs = NULL;
-        const int cd = cstage_doubles(S->BM, S->BN);
-        if (S->cst && beta != 0.0 && !E->ct && ldc % 2 == 0 && m0 + S->BM <= m && n0 + S->BN <= n) {
+        double *cs = NULL, *cl = NULL;
+        const int cd = cstage_doubles(S->BM, S->BN), kq = (int)((k / TC_BK) & 3);
+        if (S->cst == 2 && beta != 0.0 && !E->ct && ldc % 2 == 0 && m0 + S->BM <= m && n0 + S->BN <= n && k >= 48 &&
+            k % 16 == 0) {
+            // every element written once, inside its region (A: two groups, B: one), rows of a column
+            // 16-byte aligned in pairs; the reads' conflicts counted at the real byte offsets
+            const int tot = 4 * za + 4 * zb;
+            cl = malloc(sizeof(double) * tot);
+            int *cnt = calloc((size_t)tot, sizeof(int));
+            for (int j = 0; j < S->BN; j++)
+                for (int r = 0; r < S->BM; r++) {
+                    const int x = clate_index(E->nc, za, zb, kq, r, j), q = j >> 3, slot = q % 3;
+                    const int st = (kq + q / 3) & 3, lo = slot < 2 ? st * za + slot * 1024 : 4 * za + st * zb;
+                    assert_true(x >= lo && x < lo + 1024 && (slot < 2 ? lo + 1024 <= (st + 1) * za : lo + 1024 <= 4 * za + (st + 1) * zb));
+                    if (r % 2 == 0) assert_int_equal(clate_index(E->nc, za, zb, kq, r + 1, j), x + 1);
+                    assert_int_equal(cnt[x]++, 0);
+                    cl[x] = C[m0 + r + (n0 + j) * ldc];
+                }
+            for (int w = 0; w < threads / 32; w++)
+                for (int mt = 0; mt < MT; mt++)
+                    for (int nt = 0; nt < NT; nt++)
+                        for (int h = 0; h < 2; h++) {
+                            long addr[32];
+                            const int wm = w % warps_m, wn = w / warps_m;
+                            for (int lane = 0; lane < 32; lane++) {
+                                const int g = lane >> 2, t = lane & 3, il = wm * S->WM + 16 * mt + 2 * g;
+                                const int jl = E->nc ? 16 * nt + 8 * wn + 2 * t + h : wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                                addr[lane] = 8L * clate_index(E->nc, za, zb, kq, il, jl);
+                            }
+                            if (E->nk) E->staged_conflicts_nk += conflicts(addr, 16);
+                            else E->staged_conflicts += conflicts(addr, 16);
+                            E->staged_reads++;
+                        }
+            E->staged_tiles++;
+            free(cnt);
+        }
+        if (S->cst == 1 && beta != 0.0 && !E->ct && ldc % 2 == 0 && m0 + S->BM <= m && n0 + S->BN <= n) {
             cs = malloc(sizeof(double) * cd);
             int *cnt = calloc((size_t)cd, sizeof(int));
             for (int j = 0; j < S->BN; j++) {
@@ -465,12 +514,17 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                                 *c0 = alpha * v0 + beta * o[0], *c1 = alpha * v1 + beta * o[1];
                                 continue;
                             }
+                            if (cl) {
+                                const double *o = cl + clate_index(E->nc, za, zb, kq, (int)(i - m0), (int)(j - n0));
+                                *c0 = alpha * v0 + beta * o[0], *c1 = alpha * v1 + beta * o[1];
+                                continue;
+                            }
                             *c0 = beta == 0.0 ? alpha * v0 : alpha * v0 + beta * *c0;
                             if (i + 1 < m) *c1 = beta == 0.0 ? alpha * v1 : alpha * v1 + beta * *c1;
                         }
             }
         }
-        free(cs);
+        free(cs), free(cl);
     }
     for (int i = 0; i < grid_m * grid_n; i++) assert_true(done[i]);
     free(sA), free(sB), free(wa), free(wb), free(acc), free(done), free(xfull), free(fast);
@@ -511,6 +565,8 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
     last_fast_copies = E.fast_copies;
     last_staged_tiles = E.staged_tiles;
     assert_int_equal(E.staged_conflicts, 0);
+    if (E.staged_reads) printf("    CLate reads %ld, TN conflicts %ld\n", E.staged_reads, E.staged_conflicts_nk);
+    assert_int_equal(E.staged_conflicts_nk, 0);
     assert_true(err <= 2.0);
     assert_int_equal(E.frag_conflicts, 0);
     // 8-byte loads only where the shape asks for them (TN's A, NT's B), and at most 2-way: a 16-byte
@@ -590,12 +646,28 @@ static void test_emul_unbounded_copies(void **state) {
     }
 }
 
+// rankkldbc's late-staged C (CLate) on whole tiles, every op, k of 3, 4 and 7 k-steps (the stage
+// index of each part depends on k % 4); k = 32 (two steps) reads C from global memory.
+static void test_emul_late_c(void **state) {
+    const shape *S = NULL;
+    for (int s = 0; s < NSHAPES; s++)
+        if (shapes[s].cst == 2) S = &shapes[s];
+    assert_non_null(S);
+    uint64_t key = 4000;
+    static const int ks[] = {48, 64, 112, 32};
+    for (int o = 0; o < 4; o++)
+        for (int q = 0; q < 4; q++) {
+            run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, 2 * S->BN, ks[q], 0, key += 10);
+            assert_int_equal(last_staged_tiles, o == 3 || ks[q] < 48 ? 0 : 4);
+        }
+}
+
 // smallc's staged C (CStage) on whole tiles, every op: TT (C^T) and beta = 0 read C from global
 // memory, the others from the staged copy; several tiles in m and n, one and three k-steps.
 static void test_emul_staged_c(void **state) {
     const shape *S = NULL;
     for (int s = 0; s < NSHAPES; s++)
-        if (shapes[s].cst) S = &shapes[s];
+        if (shapes[s].cst == 1) S = &shapes[s];
     assert_non_null(S);
     uint64_t key = 3000;
     for (int o = 0; o < 4; o++)
@@ -611,7 +683,7 @@ int main(void) {
         cmocka_unit_test(test_m8n8k4_decomposition), cmocka_unit_test(test_emul_shapes_ops),
         cmocka_unit_test(test_emul_vec1),            cmocka_unit_test(test_emul_small_sizes),
         cmocka_unit_test(test_emul_block_order),     cmocka_unit_test(test_emul_unbounded_copies),
-        cmocka_unit_test(test_emul_staged_c),
+        cmocka_unit_test(test_emul_staged_c),        cmocka_unit_test(test_emul_late_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 
 #include "core/ts_env.h"
 #include "core/ts_error.h"
@@ -83,11 +84,13 @@ struct TcParams {
 // KS: BK = 16 KS per stage; CPF: L2 prefetch of C; PF: the next k-step's first fragments load
 // across the barrier (1: its B fragments, 2: and its A tile 0).
 template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int KS_ = 1, bool CPF_ = false,
-          int PF_ = 0, bool L64_ = false, bool CST_ = false>
+          int PF_ = 0, bool L64_ = false, int CST_ = 0>
 struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
     static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
-    static constexpr bool CST = CST_; // rankkldb's kernel: C staged in shared memory (CStage)
+    // rankkldb's kernel: C staged in shared memory, 1: in a buffer of its own from the start (CStage),
+    // 2: in the stage buffers that the last three k-steps free (CLate)
+    static constexpr int CST = CST_;
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
     static constexpr int PF = PF_;
@@ -136,7 +139,11 @@ using ShapeSmallDb = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGE
 // at the start of the main loop (CStage), two blocks per SM (64 KB of stages + 33 KB of C): the
 // epilogue of a short rank-k tile then reads C from shared memory instead of waiting for HBM.
 using ShapeSmallC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                            /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ true>;
+                            /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 1>;
+// rankkldbc: rankkldb with its C tile bulk-copied into the stage buffers that the last three k-steps
+// free (CLate; no shared memory added, two blocks per SM as rankkldb).
+using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -210,6 +217,48 @@ struct CStage {
     static constexpr int DOUBLES = BN * BM + 16 * (BN / 8) + 16;
     __device__ __forceinline__ static int slot(int j) { return j * BM + 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3) + 16 * (j >> 3); }
 };
+
+// The late-staged C tile (CST 2: rankkldbc, 128 x 64 tiles, 4 stages; C not transposed). Columns go
+// in groups of 8 (8 x 128 doubles); the k-step loop of iteration ktiles - 3 + part (part 0..2)
+// copies groups 3 part .. 3 part + 2 into the stage that the previous k-step freed: groups 3 part
+// and 3 part + 1 into its A region's halves, 3 part + 2 into its B region (64 x 16 doubles: one
+// group). Each column is rotated by 4 T(j) rows (T(j) as in CStage; two bulk copies), plus 8 rows
+// where its region starts 64 bytes past a 128-byte line (TN's HalfLines stages are 64 bytes longer
+// than a multiple of 128), so that the epilogue's 16-byte reads of rows 2g, 2g + 1 land on chunk
+// (g + 2t) % 8: conflict free.
+// tests/kernels/test_dgemm_tc_emul.c replays it.
+struct CLateMap {
+    const double *a, *b; // the A and B stage regions
+    int sa, sb, kq;      // their lengths (doubles), ktiles % 4
+};
+template <int BM, bool NC>
+__device__ __forceinline__ int clate_rot(int j) { return 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3); }
+template <int BM, bool NC>
+__device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int j) {
+    const int q = j >> 3, part = q / 3, slot = q - 3 * part, st = (m.kq + part) & 3;
+    const double *base = slot < 2 ? m.a + st * m.sa + slot * (BM * 8) : m.b + st * m.sb;
+    const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15; // the region's start past a 128-byte line
+    return base + (j & 7) * BM + ((i + clate_rot<BM, NC>(j) + e) & (BM - 1));
+}
+// Part `part` of the block's C tile (rows m0.., columns n0..) into the stage regions a, b (the stage
+// the previous k-step freed); thread 0 sets the whole tile's byte count with part 0.
+// ea, eb: the regions' starts (doubles from the start of shared memory) modulo 16.
+template <int BM, int BN, bool NC>
+__device__ __forceinline__ void clate_issue(const double *C, int64_t ldc, int64_t m0, int64_t n0, int part, double *a,
+                                            double *b, int ea, int eb, uint64_t *bar, int tid) {
+    static_assert(BM == 128 && BN == 64, "CLate: 128 x 64 tiles (three parts of up to 24 columns)");
+    const int first = 24 * part, cols = BN - first < 24 ? BN - first : 24;
+    if (part == 0 && tid == 0) mbar_arrive_expect_tx(bar, BM * BN * 8);
+    if (tid < 2 * cols) {
+        const int c = first + (tid >> 1), slot = (c >> 3) - 3 * part;
+        const int rot = (clate_rot<BM, NC>(c) + (slot < 2 ? ea : eb)) & (BM - 1);
+        double *col = (slot < 2 ? a + slot * (BM * 8) : b) + (c & 7) * BM;
+        const double *src = C + m0 + (n0 + c) * ldc;
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the stage's last reads came before
+        if ((tid & 1) == 0) bulk_copy_g2s(col + rot, src, (BM - rot) * 8, bar);
+        else if (rot) bulk_copy_g2s(col, src + BM - rot, rot * 8, bar);
+    }
+}
 
 // d = a b + d for one m16n8k8 tile (fragments as in the header comment).
 __device__ __forceinline__ void mma_m16n8k8(double (&c)[4], const double (&a)[4], const double (&b)[2]) {
@@ -489,10 +538,12 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-// sc: the block's C tile staged in shared memory (CStage; !CT, full tiles, beta != 0), or null.
+// sc: the block's C tile staged in shared memory (CStage; !CT, full tiles, beta != 0), or null; cl:
+// the late-staged tile (CLate), or null.
 template <class S, bool CT, bool NC = false>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
-                                            int wm, int wn, int g, int t, const double *sc = nullptr) {
+                                            int wm, int wn, int g, int t, const double *sc = nullptr,
+                                            const CLateMap *cl = nullptr) {
     // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
     // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result (NC, NcCols: n0 + 16nt + 8wn + 2t +
     // e%2); (i, j) is C[i rs + j cs] (CT: the result is C^T). Pair (mt, nt, h) holds elements h (row
@@ -515,6 +566,19 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                     const int il = wm * S::WM + 16 * mt + 2 * g;
                     const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                     const double2 o = *reinterpret_cast<const double2 *>(sc + CStage<S::BM, S::BN, NC>::slot(jl) + il);
+                    acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
+                    acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
+                }
+    } else if (!CT && cl != nullptr) { // the late-staged tile, likewise
+#pragma unroll
+        for (int mt = 0; mt < S::MT; mt++)
+#pragma unroll
+            for (int nt = 0; nt < S::NT; nt++)
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    const int il = wm * S::WM + 16 * mt + 2 * g;
+                    const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+                    const double2 o = *reinterpret_cast<const double2 *>(clate_ptr<S::BM, NC>(*cl, il, jl));
                     acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
                     acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
                 }
@@ -768,11 +832,12 @@ struct FullLoader {
 // CST shapes (C not transposed) add the staged C tile and its mbarrier behind the stages.
 template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
-    static constexpr bool NK = AK && BKM, CS = S::CST && !CT;
+    static constexpr bool NK = AK && BKM, CS = S::CST == 1 && !CT, CL = S::CST == 2 && !CT;
     static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
     static constexpr int C0 = S::STAGES * (A + B); // the C tile (doubles from the start; a multiple of 2)
     static constexpr int CD = CS ? CStage<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>::DOUBLES : 0;
-    static constexpr size_t SMEM = (size_t)(C0 + CD + (CS ? 2 : 0)) * sizeof(double); // + the mbarrier
+    static constexpr size_t SMEM = (size_t)(C0 + CD + (CS || CL ? 2 : 0)) * sizeof(double); // + the mbarrier
+    static_assert(!CL || (S::STAGES == 4 && A >= S::BM * 16 && B >= S::BM * 8), "CLate: 4 stages, room for 3 groups");
     static_assert(SMEM <= 227 * 1024 && C0 % 2 == 0 && CD % 2 == 0, "rankkldb stages");
 };
 
@@ -792,8 +857,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     // only by the epilogue: its HBM latency runs under the main loop.
     double *const cs = smem + St::C0;
     uint64_t *const cbar = reinterpret_cast<uint64_t *>(smem + St::C0 + St::CD);
-    const bool stage_c = St::CS && p.beta != 0.0 && p.c_vec;
-    if (St::CS && stage_c && tid == 0) mbar_init(cbar, 1);
+    // (CLate needs three k-steps to free its stages)
+    const bool stage_c = (St::CS || St::CL) && p.beta != 0.0 && p.c_vec && (!St::CL || p.k >= 3 * TC_BK);
+    if ((St::CS || St::CL) && stage_c && tid == 0) mbar_init(cbar, 1);
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
     // NN and TT (A MN-major, B K-major) copy as in 6dfac0b, rankklpf's order and index (their SASS is
@@ -835,10 +901,17 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     Frags<S> f0, f1; // the two halves' sets
     load_half<S, AK, BKM, 0, true>(f0, sA, sB, off);
     int stage = 0;
-    for (int kt = 0; kt < ktiles; kt++) {
+    // One k-step; ISSUE (CLate, the last three k-steps only): part kt - (ktiles - 3) of the C tile
+    // into the stage the previous step freed. CLate runs those steps in a loop of their own, so that
+    // the main loop carries none of the copies' registers.
+    auto kstep = [&](const int kt, auto issue) {
         const double *cA = sA + stage * St::A, *cB = sB + stage * St::B;
         const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
         const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1; // read in step kt-1, before its barrier
+        if constexpr (decltype(issue)::value)
+            clate_issue<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>(
+                p.C, p.ldc, m0, n0, kt - (ktiles - 3), sA + wstage * St::A, sB + wstage * St::B, (wstage * St::A) & 15,
+                (S::STAGES * St::A + wstage * St::B) & 15, cbar, tid);
         // rankkldb's TN: copy i written after mma i of half 0 (A's copies, then B's), the half-1
         // fragments loaded first. The compiler then gives each copy its own source address (base
         // plus a uniform offset) and issues them spread over half 0's mma; d7c0d22's loop issued
@@ -880,10 +953,20 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
             load_half<S, AK, BKM, 0, true>(f0, sA + nstage * St::A, sB + nstage * St::B, off);
         mma_frags<S>(acc, f1);
         stage = nstage;
+    };
+    if constexpr (St::CL) {
+        const int kmain = stage_c ? ktiles - 3 : ktiles;
+        int kt = 0;
+        for (; kt < kmain; kt++) kstep(kt, std::false_type{});
+        for (; kt < ktiles; kt++) kstep(kt, std::true_type{});
+    } else {
+        for (int kt = 0; kt < ktiles; kt++) kstep(kt, std::false_type{});
     }
     cp_async_wait<0>();
-    if (St::CS && stage_c) mbar_wait(cbar, 0);
-    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC>(p, acc, m0, n0, wm, wn, g, t, St::CS && stage_c ? cs : nullptr);
+    if ((St::CS || St::CL) && stage_c) mbar_wait(cbar, 0);
+    const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC>(p, acc, m0, n0, wm, wn, g, t, St::CS && stage_c ? cs : nullptr,
+                                                          St::CL && stage_c ? &cl : nullptr);
 }
 
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
@@ -1594,10 +1677,10 @@ int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bo
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_NVARIANTS
+    TC_RANKKLDBC, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb", "smallc"};
+                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb", "smallc", "rankkldbc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1609,7 +1692,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, rankkldb, smalldb or smallc",
+                            "dmma16p, rankkldb, smalldb, smallc or rankkldbc",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1732,6 +1815,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeSmallDb, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldb", "small (for smalldb)");
     case TC_SMALLC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
+    case TC_RANKKLDBC: // full tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
