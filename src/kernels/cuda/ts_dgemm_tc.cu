@@ -1728,7 +1728,12 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     const bool full = m % 128 == 0 && n % 64 == 0 && k % 16 == 0;
     const bool full64 = m % 64 == 0 && n % 64 == 0 && k % 16 == 0;
     if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 16384 && m >= 16384 && n >= 16384) *v = TC_DMMA16;
-    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024) *v = TC_RANKKLDB;
+    // rankkldbc (C into the freed stages; call 99, one H200, 13ffbed, two processes each, identical
+    // to 0.005): NT 8192^2 x 1024, 16384^2 x 1024 / 2048 1.005 / 0.984 / 0.970 of cuBLAS against
+    // rankkldb's 0.983 / 0.968 / 0.962; NN 0.94-0.97 against 0.96-0.99 and TN 0.93-0.94 against
+    // 0.94-0.96 (their loops took the registers' cost): NT only, for k up to 2048 (measured).
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024)
+        *v = !a_kmajor && !b_kmajor && k <= 2048 ? TC_RANKKLDBC : TC_RANKKLDB;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > (a_kmajor && b_kmajor ? 0 : 384) && k < 1024 &&
