@@ -10,9 +10,9 @@
 #   kernel), smallc (smalldb's kernel with C staged in shared memory, the choice below k = 1024) and
 #   rankkldbc (rankkldb with C copied into the freed stages, NT's choice at k = 1024-2048): the
 #   rank-k shapes in NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
-#   tiles): 8192 NN, NT and the rank-k shapes; large32, large32pf, rankk, dmma16p: the rank-k
-#   shapes (TC_ALL_SHAPES=1 for the rest). (The variants that lost, large, largepf, rankkc,
-#   large32c, rankkl and dmma16h, were removed; git has them.)
+#   tiles): 8192 NN, NT and the rank-k shapes; large32, large32pf, rankk: the rank-k shapes
+#   (TC_ALL_SHAPES=1 for the rest). (The variants that lost, large, largepf, rankkc, large32c,
+#   rankkl, dmma16h and dmma16p, were removed; git has them.)
 # The dmma16 comparison (each line against cuBLAS in the same process, ~80 s on an H200):
 #   TC_VARIANTS="default dmma16" bench/tc_variants.sh build-device/bin/tessera "$OUT"
 # Each call runs the engines interleaved (--interleave), so every ratio is to cuBLAS in the same process.

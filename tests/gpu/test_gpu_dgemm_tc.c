@@ -244,12 +244,12 @@ static void test_tc_variants(void **state) {
     if (!g_set) skip();
     // Every TESSERA_TC_TILE name (large32*: BK = 32; rankklpf: C prefetched into L2, 8-byte
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
-    // the barrier, for ops with A 'N'; dmma16*: mma.m16n8k16, sm_90 only; dmma16p: persistent
-    // blocks). TT runs as transposed NN (its only path).
+    // the barrier, for ops with A 'N'; dmma16: mma.m16n8k16, sm_90 only). TT runs as transposed NN
+    // (its only path).
     // rankkldb, smalldb, smallc, rankkldbc: full tiles only (other shapes run rankklpf, small; their own cases
     // follow the loop).
-    static const char *const tiles[] = {"rankk",   "small",    "large32", "large32pf", "rankklpf", "dmma16",
-                                        "dmma16p", "rankkldb", "smalldb", "smallc",    "rankkldbc"};
+    static const char *const tiles[] = {"rankk",    "small",   "large32", "large32pf", "rankklpf",
+                                        "dmma16",   "rankkldb", "smalldb", "smallc",    "rankkldbc"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -293,31 +293,27 @@ static void test_tc_variants(void **state) {
     run_case(&cc, key += 10);
 }
 
-// dmma16p: persistent blocks walk several tiles each (grid = SMs), the copies run across tile
-// boundaries and C goes through shared memory in parts during the main loop. More tiles than SMs
-// (2100 x 1900: 17 x 15 tiles of 128, both edges partial), every op, k from one partial k-step to
-// many (k <= 80: C copied in the epilogue; k > 80: during the main loop), beta zero and not, padded
-// leading dimensions (C's odd and even).
-static void test_tc_persistent(void **state) {
+// smallc and rankkldbc on many tiles (more than two per SM), sm_90 only (bulk copies): C staged in
+// every block (even ldc, beta != 0), k of 3, 16 and 64 k-steps (rankkldbc's three parts of C land in
+// stages that depend on k % 4); then odd ldc and beta 0, where C is read from global memory.
+static void test_tc_staged_c(void **state) {
     if (!g_set) skip();
     if (ts_device_props_of(ts_devset_device(g_set, 0))->cc_major < 9) skip();
-    static const int64_t ks[] = {5, 40, 80, 81, 300};
+    static const int64_t ks[] = {48, 256, 1024};
     uint64_t key = 1500;
     for (int o = 0; o < 4; o++)
-        for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
-            // A and B with even leading dimensions (odd ones take the 8-byte-copy kernel), padded or
-            // not; C's leading dimension odd or even (C goes through 8-byte copies and, for TT, pairs)
-            const int64_t m = 2100, n = 1900, k = ks[q], w = (int64_t)((o + q) % 2);
-            const int64_t ar = ops[o][0] == 'N' ? m : k, br = ops[o][1] == 'N' ? k : n;
-            tc_case c = {ops[o][0], ops[o][1], m, n, k, ar % 2 + 2 * w, br % 2 + 2 * (1 - w), w,
-                         (q & 1) ? -1.0 : 0.75, (q % 3 == 2) ? 0.0 : 1.0, 0, "dmma16p"};
-            run_case(&c, key += 10);
-        }
-    // more tiles than SMs with exact multiples of the tile (the copies' unbounded path, C 16-byte aligned)
-    tc_case c = {'N', 'N', 2048, 2176, 256, 0, 0, 0, -1.0, 1.0, 0, "dmma16p"};
-    run_case(&c, key += 10);
-    tc_case t = {'T', 'T', 2048, 2176, 256, 0, 0, 0, -1.0, 1.0, 0, "dmma16p"};
-    run_case(&t, key += 10);
+        for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++)
+            for (int v = 0; v < 2; v++) {
+                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * v, ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
+                             1.0, 0, v ? "rankkldbc" : "smallc"};
+                run_case(&c, key += 10);
+            }
+    for (int v = 0; v < 2; v++) {
+        tc_case odd = {'N', 'N', 2048, 2048, 272, 2, 4, 3, 1.0, -0.5, 0, v ? "rankkldbc" : "smallc"};
+        run_case(&odd, key += 10);
+        tc_case b0 = {'N', 'T', 2048, 2048, 272, 2, 4, 6, 1.0, 0.0, 0, v ? "rankkldbc" : "smallc"};
+        run_case(&b0, key += 10);
+    }
 }
 
 static void test_tc_medium(void **state) {
@@ -383,7 +379,7 @@ static void test_tc_quick_returns(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tc_odd_sizes),   cmocka_unit_test(test_tc_variants),
-        cmocka_unit_test(test_tc_persistent),
+        cmocka_unit_test(test_tc_staged_c),
         cmocka_unit_test(test_tc_medium),      cmocka_unit_test(test_tc_large),
         cmocka_unit_test(test_tc_rank_k),      cmocka_unit_test(test_tc_quick_returns),
     };

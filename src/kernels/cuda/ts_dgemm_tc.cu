@@ -65,12 +65,13 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
 //   rankk for operands without 16-byte alignment.
 //   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 16384 on sm_90 (choose_variant);
-//   dmma16p (dmma16's loop in persistent blocks, the next tile's stages and C loaded during the
-//   current tile: the rank-k shapes) only when forced, until measured;
 //   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
-//   k >= 1024 below dmma16's range (choose_variant); smalldb (small's tile on rankkldb's kernel,
-//   three blocks per SM) for full 64 x 64 tiles with 384 < k < 1024 (TN: any k < 1024) and m, n >=
-//   8192 (HPL's short updates).
+//   k >= 1024 below dmma16's range (choose_variant), rankkldbc (its C tile copied into the stages
+//   the last three k-steps free) for NT with k <= 2048; smallc (small's tile on rankkldb's kernel,
+//   two blocks per SM, the C tile staged in shared memory) for full 64 x 64 tiles with k < 1024 and
+//   m, n >= 8192 (HPL's short updates), smalldb (the same at three blocks per SM, C not staged)
+//   for TT there with 384 < k < 1024. (dmma16p, dmma16's loop in persistent blocks, was removed:
+//   0.82-0.86 of cuBLAS at 16384^2 x 256-1024 against the choice's 0.94-0.99, call 101.)
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -1292,272 +1293,6 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_d16_kernel(const Tc
             }
 }
 
-// ---- dmma16p: the dmma16 main loop in persistent blocks (fill and C traffic hidden) ----
-// With one 128 x 128 block per SM, dmma16 pays every tile's pipeline fill and its epilogue (C read
-// and written: 2 x 8 x 128 x 128 bytes per tile, ~55% of the math time at k = 256 if exposed) with
-// the tensor pipe idle. dmma16p runs one block per SM (grid = min(tiles, SMs)); block b computes
-// tiles b, b + grid, ... in the grouped order, and its cp.async ring runs across tile boundaries:
-// the copy issued during a k-step is for the k-step STAGES-1 further along the block's sequence of
-// (tile, k-step), so the next tile's first stages load during the current tile's last k-steps and
-// its first k-step starts right after the epilogue. Its C tile goes to shared memory (128 KB beside
-// the 96 KB ring): prefetched into L2 D16P_CPF_LEAD k-steps before the previous tile ends, then
-// copied by 8-byte cp.async in D16P_CPARTS parts during k-steps 1 .. D16P_CPARTS of the tile, in the
-// pipeline's own commit groups (so the main loop's waits cover them; tiles of fewer than
-// D16P_CPARTS + 2 k-steps copy their C in the epilogue and wait for it). The epilogue then reads C
-// from shared memory (no global-load latency) and its stores drain while the next tile multiplies.
-// Shared C layout: element (u, v) (u contiguous in memory: the row of C, or the column for CT) at
-// v 128 + (u ^ key(v)), key(v) = 4 ((v >> 1) & 3) (C) or (v & 1) | 8 ((v >> 1) & 1) (CT): the
-// epilogue's 8-byte loads hit 16 distinct 8-byte slots per half-warp, the copies write whole lines.
-constexpr int D16P_CPARTS = 4;    // k-steps that carry the C tile's copies
-constexpr int D16P_CPF_LEAD = 8;  // k-steps before a tile's end at which the next tile's C is prefetched into L2
-
-// 8-byte copy, issued only where `on`.
-__device__ __forceinline__ void cp_async8_if(unsigned dst, const double *src, bool on) {
-    asm volatile("{\n .reg .pred p;\n setp.ne.b32 p, %2, 0;\n"
-                 " @p cp.async.ca.shared.global [%0], [%1], 8;\n}\n" ::"r"(dst), "l"(src), "r"((int)on)
-                 : "memory");
-}
-
-// Shared C slot of tile element (u, v) (doubles).
-template <bool CT>
-__device__ __forceinline__ int d16p_cslot(int u, int v) {
-    return v * 128 + (u ^ (CT ? (v & 1) | (((v >> 1) & 1) << 3) : ((v >> 1) & 3) << 2));
-}
-
-template <class S, bool AK, bool BKM, bool CT>
-__global__ void __launch_bounds__(S::THREADS, 1) dgemm_d16p_kernel(const TcParams p) {
-    extern __shared__ __align__(128) double smem[];
-    constexpr int BM = S::BM, BN = S::BN, MT = S::MT, NT = S::NT, NQ = S::NQ, CP_AFTER = 1, ST = S::STAGES;
-    constexpr unsigned STAGE_B = 8u * S::STAGE_D, B_OFF = 8u * BM * 16;
-    constexpr int CV = S::THREADS / 128, CPER = 128 / CV / D16P_CPARTS; // C copies: lines per pass, copies per part
-    static_assert(BM == 128 && BN == 128 && CV == 2 && CPER % 4 == 0, "dmma16p: 128 x 128 tiles, 256 threads");
-    const double *const sC = smem + ST * S::STAGE_D;
-
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
-    const int g = lane >> 2, t = lane & 3;
-    const int ntiles = p.grid_m * p.grid_n, grid = (int)gridDim.x;
-    const int ktiles = (int)((p.k + 15) / 16), kfull = (int)(p.k / 16);
-    const bool has_c = p.beta != 0.0;
-    const bool c_early = ktiles >= D16P_CPARTS + 2;
-    const int cpf_step = ktiles > D16P_CPF_LEAD ? ktiles - D16P_CPF_LEAD : 0;
-    const unsigned sbase = smem_addr(smem), cbase = smem_addr(sC);
-
-    // The tile being multiplied: ctile at (bm, bn), its k-step kt. The copies run STAGES-1 k-steps
-    // ahead in the block's sequence of (tile, k-step); the loaders are set up again whenever that
-    // position enters a new tile (no separate cursor: registers are what this kernel is short of).
-    // (bm, bn) are recomputed where needed rather than kept.
-    int ctile = blockIdx.x, kt = 0;
-    int bm0, bn0;
-    tile_of_index(p, ctile, bm0, bn0);
-    D16Loader<BM, AK, S::THREADS> la(p.A, p.lda, (int64_t)bm0 * BM, p.m, tid);
-    D16Loader<BN, BKM, S::THREADS> lb(p.B, p.ldb, (int64_t)bn0 * BN, p.n, tid);
-    bool whole = la.whole && lb.whole;
-
-    // k-step `ahead` steps after (ctile, kt) into the stage at `stage` (bytes), one commit group
-    // (empty past the block's last tile: uniform wait counts).
-    auto issue = [&](unsigned stage, int ahead) {
-        int lk = kt + ahead, lt = ctile;
-        while (lk >= ktiles) lk -= ktiles, lt += grid;
-        if (lt < ntiles) {
-            if (lk == 0) {
-                int lbm, lbn;
-                tile_of_index(p, lt, lbm, lbn);
-                la = D16Loader<BM, AK, S::THREADS>(p.A, p.lda, (int64_t)lbm * BM, p.m, tid);
-                lb = D16Loader<BN, BKM, S::THREADS>(p.B, p.ldb, (int64_t)lbn * BN, p.n, tid);
-                whole = la.whole && lb.whole;
-            }
-            if (whole && lk < kfull) {
-                la.copy(stage), lb.copy(stage + B_OFF);
-            } else {
-                la.copy_bounded(stage, 16 * (int64_t)lk, p.k);
-                lb.copy_bounded(stage + B_OFF, 16 * (int64_t)lk, p.k);
-            }
-        }
-        cp_async_commit();
-    };
-
-    // Part q of the C tile at (bm, bn): thread tid copies element u = tid % 128 of lines
-    // v = tid / 128 + CV r, r in [q CPER, (q + 1) CPER).
-    const int cu = tid & 127, cv0 = tid / 128;
-    auto c_part = [&](int q) {
-        int bm, bn;
-        tile_of_index(p, ctile, bm, bn);
-        const int64_t r0 = (int64_t)(CT ? bn : bm) * 128, c0 = (int64_t)(CT ? bm : bn) * 128 + cv0 + CV * CPER * q;
-        const bool uok = cu < (CT ? p.n : p.m) - r0;
-        const int64_t vrem = (CT ? p.m : p.n) - c0;
-        const double *src = p.C + (r0 + cu) + c0 * p.ldc;
-        const unsigned dst = cbase + 8u * (unsigned)((cv0 + CV * CPER * q) * 128);
-#pragma unroll
-        for (int r = 0; r < CPER; r++)
-            cp_async8_if(dst + 8u * (unsigned)(CV * r * 128 + (cu ^ (CT ? cv0 | ((r & 1) << 3) : (r & 3) << 2))),
-                         src + (int64_t)(CV * r) * p.ldc, uok && CV * r < vrem);
-    };
-
-    // Fragment bases as in dgemm_d16_kernel.
-    int ab[AK ? 4 : 2], bb[BKM ? 4 : 2];
-#pragma unroll
-    for (int q = 0; q < (AK ? 4 : 2); q++)
-        ab[q] = AK ? (wm * S::WM + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BM + wm * S::WM + ((g + 8 * q) ^ (4 * t));
-#pragma unroll
-    for (int q = 0; q < (BKM ? 4 : 2); q++)
-        bb[q] = BKM ? (wn * S::WN + g) * 16 + t + 4 * (q ^ (g & 3)) : t * BN + wn * S::WN + ((g + 8 * q) ^ (4 * t));
-    auto lda_ = [&](int st, int mt, int i) -> double {
-        const int j = i >> 1, h = i & 1;
-        return AK ? smem[st + ab[j] + 256 * mt + 128 * h] : smem[st + ab[h] + 4 * j * BM + 16 * mt];
-    };
-    auto ldb_ = [&](int st, int nt, int i) -> double {
-        return BKM ? smem[st + B_OFF / 8 + bb[i] + 128 * nt] : smem[st + B_OFF / 8 + bb[nt & 1] + 4 * i * BN + 16 * (nt >> 1)];
-    };
-
-    double acc[MT][NT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-            for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.0;
-
-    // Epilogue of the tile at (m0, n0): acc[mt][nt][2h + c] is its row wm WM + 16 mt + g + 8h, column
-    // wn WN + 8 nt + 2t + c; (i, j) of the kernel's result is C[i rs + j cs] (CT: C^T, a thread's two
-    // columns adjacent in memory: one double2 where C allows). Leaves acc zeroed for the next tile.
-    auto epilogue = [&]() {
-        const int64_t rstr = CT ? p.ldc : 1, cstr = CT ? 1 : p.ldc;
-        int bm, bn;
-        tile_of_index(p, ctile, bm, bn);
-        const int64_t m0 = (int64_t)bm * BM, n0 = (int64_t)bn * BN;
-        const bool vec = CT && p.c_vec;
-        if (has_c) {
-            if (!c_early) { // a short tile: its C copies now, then wait for them
-#pragma unroll 1
-                for (int q = 0; q < D16P_CPARTS; q++) c_part(q);
-                cp_async_commit();
-                cp_async_wait<0>();
-                __syncthreads();
-            }
-            // d16p_cslot of (i, j) = (wm WM + 16 mt + 8h + g, wn WN + 8 nt + 2t + c) as per-thread bases
-            // plus immediates: the XOR key depends on t (C) or g (CT) only. (Elements outside C read
-            // stale shared memory; they are not stored.)
-            int cb[2][2];
-#pragma unroll
-            for (int a = 0; a < 2; a++)
-#pragma unroll
-                for (int c = 0; c < 2; c++)
-                    cb[a][c] = CT ? (wm * S::WM + g) * 128 + wn * S::WN + ((8 * a + 2 * t + c) ^ ((g & 1) | ((g & 2) << 2)))
-                                  : (wn * S::WN + 2 * t + c) * 128 + wm * S::WM + ((g + 8 * a) ^ (4 * t));
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        double o0, o1;
-                        if (CT) {
-                            o0 = sC[cb[nt & 1][0] + (16 * mt + 8 * h) * 128 + 16 * (nt >> 1)];
-                            o1 = sC[cb[nt & 1][1] + (16 * mt + 8 * h) * 128 + 16 * (nt >> 1)];
-                        } else {
-                            o0 = sC[cb[h][0] + 8 * nt * 128 + 16 * mt];
-                            o1 = sC[cb[h][1] + 8 * nt * 128 + 16 * mt];
-                        }
-                        acc[mt][nt][2 * h] = p.alpha * acc[mt][nt][2 * h] + p.beta * o0;
-                        acc[mt][nt][2 * h + 1] = p.alpha * acc[mt][nt][2 * h + 1] + p.beta * o1;
-                    }
-        } else {
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-                for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) acc[mt][nt][e] *= p.alpha;
-        }
-#pragma unroll
-        for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int64_t i = m0 + wm * S::WM + 16 * mt + g + 8 * h, j = n0 + wn * S::WN + 8 * nt + 2 * t;
-                    if (i < p.m && j < p.n) {
-                        double *c = p.C + i * rstr + j * cstr;
-                        if (vec && j + 1 < p.n) {
-                            *reinterpret_cast<double2 *>(c) = make_double2(acc[mt][nt][2 * h], acc[mt][nt][2 * h + 1]);
-                        } else {
-                            c[0] = acc[mt][nt][2 * h];
-                            if (j + 1 < p.n) c[cstr] = acc[mt][nt][2 * h + 1];
-                        }
-                    }
-                    acc[mt][nt][2 * h] = 0.0, acc[mt][nt][2 * h + 1] = 0.0;
-                }
-    };
-
-    // Prologue (once per block): the first tile's C into L2, k-steps 0 .. STAGES-2 of the sequence.
-    if (has_c) prefetch_c<S, CT>(p, (int64_t)bm0 * BM, (int64_t)bn0 * BN, tid);
-#pragma unroll
-    for (int s = 0; s < ST - 1; s++) issue(sbase + s * STAGE_B, s);
-    cp_async_wait<ST - 2>();
-    __syncthreads();
-
-    double fa[MT][8], fb[NT][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int i = 0; i < 8; i++) fa[mt][i] = lda_(0, mt, i);
-
-    // The block's k-steps, all tiles in one sequence, unrolled by the stage count (every stage
-    // offset an immediate). After a tile's last k-step the epilogue runs with the next tile's
-    // stages already in flight, then the next tile's first A fragments load.
-    for (bool more = true; more;) {
-#pragma unroll
-        for (int s = 0; s < ST; s++) {
-            const unsigned ws = ((s + ST - 1) % ST) * STAGE_B;
-            const int st = s * (S::STAGE_D), sn = ((s + 1) % ST) * S::STAGE_D;
-#pragma unroll
-            for (int nt = 0; nt < NT; nt++) {
-#pragma unroll
-                for (int i = 0; i < 4; i++) fb[nt][i] = ldb_(st, nt, i);
-                if (nt == CP_AFTER) {
-                    if (has_c) {
-                        // this tile's C copies ride in this step's group (after step 0's barrier:
-                        // the previous epilogue has read the buffer)
-                        if (c_early && kt >= 1 && kt <= D16P_CPARTS) c_part(kt - 1);
-                        if (kt == cpf_step && ctile + grid < ntiles) {
-                            int nbm, nbn;
-                            tile_of_index(p, ctile + grid, nbm, nbn);
-                            prefetch_c<S, CT>(p, (int64_t)nbm * BM, (int64_t)nbn * BN, tid);
-                        }
-                    }
-                    issue(sbase + ws, ST - 1);
-                }
-                if (nt < NT - NQ)
-#pragma unroll
-                    for (int mt = 0; mt < MT; mt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-            }
-            cp_async_wait<ST - 2>();
-            __syncthreads();
-#pragma unroll
-            for (int mt = 0; mt < MT; mt++) {
-#pragma unroll
-                for (int nt = NT - NQ; nt < NT; nt++) mma_m16n8k16(acc[mt][nt], fa[mt], fb[nt]);
-                // the next k-step's A fragments (after a tile's last k-step: the next tile's first,
-                // already landed; past the block's last tile: stale, unused)
-#pragma unroll
-                for (int i = 0; i < 8; i++) fa[mt][i] = lda_(sn, mt, i);
-            }
-            if (kt == ktiles - 1) {
-                epilogue();
-                kt = 0, ctile += grid;
-                if (ctile >= ntiles) {
-                    more = false;
-                    break;
-                }
-            } else {
-                kt++;
-            }
-        }
-    }
-    cp_async_wait<0>(); // nothing may be in flight into shared memory when the block exits
-}
-
 // C = beta C (k == 0 or alpha == 0: A and B are not read; beta == 0 writes zeros without reading C).
 __global__ void dscale_kernel(int64_t m, int64_t n, double beta, double *C, int64_t ldc) {
     for (int64_t j = blockIdx.y; j < n; j += gridDim.y)
@@ -1623,31 +1358,6 @@ int launch_d16(const TcParams &p0, cudaStream_t s, const char *variant) {
     return 0;
 }
 
-// dmma16p: grid = min(tiles, SMs), one persistent block per SM; shared memory: the ring and the C tile.
-template <class S, bool AK, bool BKM, bool CT = false>
-int launch_d16p(const TcParams &p0, int sms, cudaStream_t s, const char *variant) {
-    TcParams p = p0;
-    p.grid_m = (int)((p.m + S::BM - 1) / S::BM);
-    p.grid_n = (int)((p.n + S::BN - 1) / S::BN);
-    const int64_t blocks = (int64_t)p.grid_m * p.grid_n;
-    // (tile indices step by the grid inside the kernel: keep them far from INT32_MAX)
-    if ((p.m + S::BM - 1) / S::BM > INT32_MAX || (p.n + S::BN - 1) / S::BN > INT32_MAX || blocks > INT32_MAX / 2 ||
-        (p.k + 15) / 16 > INT32_MAX / 2)
-        return ts_error_set(TS_ERR_UNSUPPORTED, __FILE__, __LINE__,
-                            "ts_cuda_dgemm_tessera: %lld x %lld x %lld is more than 2^30 tiles of %dx%dx16",
-                            (long long)p.m, (long long)p.n, (long long)p.k, S::BM, S::BN);
-    const unsigned grid = (unsigned)(blocks < (int64_t)(sms > 0 ? sms : 1) ? blocks : (sms > 0 ? sms : 1));
-    constexpr size_t smem = S::SMEM + (size_t)S::BM * S::BN * sizeof(double);
-    static_assert(smem <= 227 * 1024, "dmma16p shared memory");
-    auto kern = dgemm_d16p_kernel<S, AK, BKM, CT>;
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "cudaFuncSetAttribute", variant);
-    kern<<<grid, S::THREADS, smem, s>>>(p);
-    e = cudaGetLastError();
-    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
-    return 0;
-}
-
 // The dmma16 shapes (DB: rankkldb's kernel) in every op (TT as C^T = B A like the others: same maps, same
 // instruction count).
 template <class S, bool DB = false>
@@ -1667,20 +1377,12 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
     return launch_d16_ops<S, true>(p, a_kmajor, b_kmajor, ct, s, variant);
 }
 
-template <class S>
-int launch_d16p_ops(const TcParams &p, int sms, bool a_kmajor, bool b_kmajor, bool ct, cudaStream_t s,
-                    const char *variant) {
-    if (ct) return launch_d16p<S, false, true, true>(p, sms, s, variant);
-    if (a_kmajor) return launch_d16p<S, true, true>(p, sms, s, variant); // TN (TT never comes here)
-    return b_kmajor ? launch_d16p<S, false, true>(p, sms, s, variant) : launch_d16p<S, false, false>(p, sms, s, variant);
-}
-
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_DMMA16P, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
     TC_RANKKLDBC, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "dmma16p", "rankkldb", "smalldb", "smallc", "rankkldbc"};
+                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1692,7 +1394,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "dmma16p, rankkldb, smalldb, smallc or rankkldbc",
+                            "rankkldb, smalldb, smallc or rankkldbc",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1804,12 +1506,11 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_ops<ShapeRankK, 1>(p, a_kmajor, b_kmajor, ct, s, "rankk/8-byte copies");
     TcVariant v = TC_RANKKLPF;
     TS_CHECK(choose_variant(m, n, k, dp->sms, dp->cc_major, a_kmajor, b_kmajor, ct, &v));
-    if ((v == TC_DMMA16 || v == TC_DMMA16P) && dp->cc_major < 9)
+    if (v == TC_DMMA16 && dp->cc_major < 9)
         TS_RAISE(TS_ERR_UNSUPPORTED, "ts_cuda_dgemm_tessera: %s needs mma.m16n8k16 .f64 (sm_90); device %d is cc %d.%d",
                  tc_variant_names[v], dp->ordinal, dp->cc_major, dp->cc_minor);
     switch (v) {
     case TC_DMMA16: return launch_d16_ops<ShapeD16>(p, a_kmajor, b_kmajor, ct, s, "dmma16");
-    case TC_DMMA16P: return launch_d16p_ops<ShapeD16>(p, dp->sms, a_kmajor, b_kmajor, ct, s, "dmma16p");
     case TC_RANKK: return launch_ops<ShapeRankK, 2>(p, a_kmajor, b_kmajor, ct, s, "rankk");
     case TC_LARGE32: return launch_ops<ShapeLarge32, 2>(p, a_kmajor, b_kmajor, ct, s, "large32");
     case TC_LARGE32PF: return launch_ops<ShapeLarge32Pf, 2>(p, a_kmajor, b_kmajor, ct, s, "large32pf");
