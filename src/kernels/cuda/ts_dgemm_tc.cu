@@ -213,10 +213,13 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
 // 2g, 2g + 1 then lands on chunk (2t + g) % 8 of a bank row: 8 distinct chunks, conflict free;
 // each column starts 16-byte aligned (one bulk copy of BM * 8 bytes), and the 16 doubles per 8
 // columns keep the rotated columns apart. tests/kernels/test_dgemm_tc_emul.c replays it.
+// 4 T(j): the rotation of column j that both staged layouts use.
+template <bool NC>
+__device__ __forceinline__ int c_rot(int j) { return 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3); }
 template <int BM, int BN, bool NC>
 struct CStage {
     static constexpr int DOUBLES = BN * BM + 16 * (BN / 8) + 16;
-    __device__ __forceinline__ static int slot(int j) { return j * BM + 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3) + 16 * (j >> 3); }
+    __device__ __forceinline__ static int slot(int j) { return j * BM + c_rot<NC>(j) + 16 * (j >> 3); }
 };
 
 // The late-staged C tile (CST 2: rankkldbc, 128 x 64 tiles, 4 stages; C not transposed). Columns go
@@ -233,13 +236,11 @@ struct CLateMap {
     int sa, sb, kq;      // their lengths (doubles), ktiles % 4
 };
 template <int BM, bool NC>
-__device__ __forceinline__ int clate_rot(int j) { return 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3); }
-template <int BM, bool NC>
 __device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int j) {
     const int q = j >> 3, part = q / 3, slot = q - 3 * part, st = (m.kq + part) & 3;
     const double *base = slot < 2 ? m.a + st * m.sa + slot * (BM * 8) : m.b + st * m.sb;
     const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15; // the region's start past a 128-byte line
-    return base + (j & 7) * BM + ((i + clate_rot<BM, NC>(j) + e) & (BM - 1));
+    return base + (j & 7) * BM + ((i + c_rot<NC>(j) + e) & (BM - 1));
 }
 // Part `part` of the block's C tile (rows m0.., columns n0..) into the stage regions a, b (the stage
 // the previous k-step freed); thread 0 sets the whole tile's byte count with part 0.
@@ -252,7 +253,7 @@ __device__ __forceinline__ void clate_issue(const double *C, int64_t ldc, int64_
     if (part == 0 && tid == 0) mbar_arrive_expect_tx(bar, BM * BN * 8);
     if (tid < 2 * cols) {
         const int c = first + (tid >> 1), slot = (c >> 3) - 3 * part;
-        const int rot = (clate_rot<BM, NC>(c) + (slot < 2 ? ea : eb)) & (BM - 1);
+        const int rot = (c_rot<NC>(c) + (slot < 2 ? ea : eb)) & (BM - 1);
         double *col = (slot < 2 ? a + slot * (BM * 8) : b) + (c & 7) * BM;
         const double *src = C + m0 + (n0 + c) * ldc;
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the stage's last reads came before
@@ -539,9 +540,9 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-// sc: the block's C tile staged in shared memory (CStage; !CT, full tiles, beta != 0), or null; cl:
-// the late-staged tile (CLate), or null.
-template <class S, bool CT, bool NC = false>
+// CSM: how the caller stages C (0 not at all, 1 CStage, 2 CLate); sc: the block's C tile staged
+// by CStage (!CT, full tiles, beta != 0), or null; cl: the tile staged by CLate, or null.
+template <class S, bool CT, bool NC = false, int CSM = 0>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
                                             int wm, int wn, int g, int t, const double *sc = nullptr,
                                             const CLateMap *cl = nullptr) {
@@ -557,7 +558,7 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
     };
     // Two passes, every C load before the first store, so that the loads need not wait for stores
     // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
-    if (!CT && sc != nullptr) { // the staged tile: rows i - m0, i - m0 + 1 of column j - n0 as one LDS.128
+    if (!CT && CSM != 0 && (CSM == 1 ? sc != nullptr : cl != nullptr)) { // staged: rows il, il + 1 of column jl as one LDS.128
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -566,20 +567,10 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                 for (int h = 0; h < 2; h++) {
                     const int il = wm * S::WM + 16 * mt + 2 * g;
                     const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
-                    const double2 o = *reinterpret_cast<const double2 *>(sc + CStage<S::BM, S::BN, NC>::slot(jl) + il);
-                    acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
-                    acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
-                }
-    } else if (!CT && cl != nullptr) { // the late-staged tile, likewise
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int il = wm * S::WM + 16 * mt + 2 * g;
-                    const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
-                    const double2 o = *reinterpret_cast<const double2 *>(clate_ptr<S::BM, NC>(*cl, il, jl));
+                    const double *src;
+                    if constexpr (CSM == 1) src = sc + CStage<S::BM, S::BN, NC>::slot(jl) + il;
+                    else src = clate_ptr<S::BM, NC>(*cl, il, jl);
+                    const double2 o = *reinterpret_cast<const double2 *>(src);
                     acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
                     acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
                 }
@@ -966,8 +957,9 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     cp_async_wait<0>();
     if ((St::CS || St::CL) && stage_c) mbar_wait(cbar, 0);
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
-    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC>(p, acc, m0, n0, wm, wn, g, t, St::CS && stage_c ? cs : nullptr,
-                                                          St::CL && stage_c ? &cl : nullptr);
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t,
+                                                                                      St::CS && stage_c ? cs : nullptr,
+                                                                                      St::CL && stage_c ? &cl : nullptr);
 }
 
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
@@ -1438,9 +1430,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
         *v = !a_kmajor && !b_kmajor && k <= 2048 ? TC_RANKKLDBC : TC_RANKKLDB;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLC;
-    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > (a_kmajor && b_kmajor ? 0 : 384) && k < 1024 &&
-             m >= 8192 && n >= 8192)
-        *v = TC_SMALLDB; // TN from any k: 16384^2 x 256 / 384 0.79 / 0.86 of cuBLAS against small's 0.58 / 0.65
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
+        *v = TC_SMALLDB; // only TT comes here (smallc takes the other ops)
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
