@@ -8,8 +8,9 @@
 #   8192 and 16384 in NN, NT, TN, TT and the rank-k shapes in NN and NT; rankkldb (two fragment
 #   sets, full tiles): 8192 in the four ops and the rank-k shapes; smalldb (64 x 64 on rankkldb's
 #   kernel), smallc (smalldb's kernel with C staged in shared memory, the choice below k = 1024) and
-#   rankkldbc (rankkldb with C copied into the freed stages, NT's choice at k = 1024-2048): the
-#   rank-k shapes in NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
+#   rankkldbc (rankkldb with C copied into the freed stages, NT's choice at k = 1024-2048) and
+#   smalldbc (smalldb, three blocks per SM, with C copied into the freed stages): the rank-k shapes
+#   in NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
 #   tiles): 8192 NN, NT and the rank-k shapes; large32, large32pf, rankk: the rank-k shapes
 #   (TC_ALL_SHAPES=1 for the rest). (The variants that lost, large, largepf, rankkc, large32c,
 #   rankkl, dmma16h and dmma16p, were removed; git has them.)
@@ -18,13 +19,14 @@
 # Each call runs the engines interleaved (--interleave), so every ratio is to cuBLAS in the same process.
 # Estimated time on an H200 (host data generation and verification dominate): 8192 in four ops
 # ~6 s, 16384^3 in four ops ~20 s, the three rank-k shapes in two ops ~20 s, ~1 s start per call:
-# default 46 + rankkldb 26 + smallc 25 + rankkldbc 25 + smalldb 20 + dmma16 46 + small 24 + rankklpf 24 ~ 240 s.
+# default 46 + rankkldb 26 + smallc 25 + rankkldbc 25 + smalldbc 25 + smalldb 20 + dmma16 46 + small 24 +
+# rankklpf 24 ~ 265 s.
 # TC_ALL_SHAPES=1 runs every shape for every variant.
 set -uo pipefail
 tessera=${1:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 out=${2:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 mkdir -p "$out"
-variants=${TC_VARIANTS:-default rankkldb smallc rankkldbc smalldb dmma16 small rankklpf}
+variants=${TC_VARIANTS:-default rankkldb smallc rankkldbc smalldbc smalldb dmma16 small rankklpf}
 rankk_shapes="16384x16384x256 16384x16384x512 16384x16384x1024"
 status=0
 t0=$(date +%s)
@@ -50,7 +52,7 @@ for v in $variants; do
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
   sqops=NN,NT sq16ops=NN,NT rkops=NN
   case $v in default|dmma16|rankkldb) sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT ;; esac
-  case $v in default|dmma16|rankkldb|smalldb) rkops=NN,NT ;; smallc|rankkldbc) rkops=NN,NT,TN ;; esac
+  case $v in default|dmma16|rankkldb|smalldb) rkops=NN,NT ;; smallc|rankkldbc|smalldbc) rkops=NN,NT,TN ;; esac
   [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
   [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops
   [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops $rkops

@@ -49,7 +49,8 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
                                {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1},  // rankklpf's maps in NN, TT; own in TN, NT
                                {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1},    // small's tile on rankkldb's maps
                                {64, 64, 32, 32, 4, 1, 0, "smallc", 1, 1, 1},  // smalldb's, C staged
-                               {128, 64, 64, 32, 4, 1, 0, "rankkldbc", 1, 1, 2}}; // rankkldb's, C staged late
+                               {128, 64, 64, 32, 4, 1, 0, "rankkldbc", 1, 1, 2}, // rankkldb's, C staged late
+                               {64, 64, 32, 32, 4, 1, 0, "smalldbc", 1, 1, 2}};  // smalldb's, C staged late
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
@@ -161,21 +162,23 @@ typedef struct {
 static int cstage_slot(int BM, int nc, int j) { return j * BM + 4 * (nc ? (j >> 1) & 3 : (j >> 2) & 3) + 16 * (j >> 3); }
 static int cstage_doubles(int BM, int BN) { return BN * BM + 16 * (BN / 8) + 16; }
 
-// CLate (ts_dgemm_tc.cu, BM = 128, BN = 64, 4 stages): the index in shared memory (A stages of za
+// CLate (ts_dgemm_tc.cu, BM x BN tiles, 4 stages): the index in shared memory (A stages of za
 // doubles from 0, B stages of zb from 4 za) of row i, column j of the late-staged C tile; kq = ktiles % 4.
-// Columns in groups of 8; group q in part q / 3 (the stage (kq + part) % 4), slot q % 3: the A
-// region's halves or the B region; column j rotated by 4 T(j) rows, 8 more where the region starts
-// 64 bytes past a 128-byte line (TN).
-static int clate_index(int nc, int za, int zb, int kq, int i, int j) {
-    const int BM = 128, q = j >> 3, part = q / 3, slot = q - 3 * part, st = (kq + part) & 3;
-    const int base = slot < 2 ? st * za + slot * BM * 8 : 4 * za + st * zb;
+// Columns in groups of 8 (8 BM doubles); a part holds gp = 2 + 2 BN / BM groups: group q in part
+// q / gp (the stage (kq + part) % 4), slot q % gp: the A region's two halves, then the B region's
+// groups; column j rotated by 4 T(j) rows, 8 more where the region starts 64 bytes past a 128-byte
+// line (TN).
+static int clate_gp(int BM, int BN) { return 2 + 2 * BN / BM; }
+static int clate_index(int BM, int BN, int nc, int za, int zb, int kq, int i, int j) {
+    const int gp = clate_gp(BM, BN), q = j >> 3, part = q / gp, slot = q - gp * part, st = (kq + part) & 3;
+    const int base = slot < 2 ? st * za + slot * BM * 8 : 4 * za + st * zb + (slot - 2) * BM * 8;
     const int rot = 4 * (nc ? (j >> 1) & 3 : (j >> 2) & 3) + (base & 15); // (a region 64 bytes past a line: + 8)
     return base + (j & 7) * BM + ((i + rot) & (BM - 1));
 }
 
 // Row i, column j of the staged C tile in its buffer: CStage (cst 1) or CLate (cst 2).
 static int staged_index(const shape *S, int nc, int za, int zb, int kq, int i, int j) {
-    return S->cst == 1 ? cstage_slot(S->BM, nc, j) + i : clate_index(nc, za, zb, kq, i, j);
+    return S->cst == 1 ? cstage_slot(S->BM, nc, j) + i : clate_index(S->BM, S->BN, nc, za, zb, kq, i, j);
 }
 
 // ---- TileLoader (same formulas as the kernel) ----
@@ -440,17 +443,20 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         const int kq = (int)((k / TC_BK) & 3);
         const int whole = beta != 0.0 && !E->ct && ldc % 2 == 0 && m0 + S->BM <= m && n0 + S->BN <= n;
         if (S->cst == 2 && whole && k >= 48 && k % 16 == 0) {
-            // every element written once, inside its region (A: two groups, B: one), rows of a column
-            // 16-byte aligned in pairs
-            const int tot = 4 * za + 4 * zb;
+            // every element written once, inside its group's 8 BM doubles of its region (A: two
+            // groups, B: 2 BN / BM), in the first three stages after kq; rows of a column 16-byte
+            // aligned in pairs
+            const int tot = 4 * za + 4 * zb, gp = clate_gp(S->BM, S->BN), gl = 8 * S->BM;
             cs = malloc(sizeof(double) * tot);
             int *cnt = calloc((size_t)tot, sizeof(int));
             for (int j = 0; j < S->BN; j++)
                 for (int r = 0; r < S->BM; r++) {
-                    const int x = clate_index(E->nc, za, zb, kq, r, j), q = j >> 3, slot = q % 3;
-                    const int st = (kq + q / 3) & 3, lo = slot < 2 ? st * za + slot * 1024 : 4 * za + st * zb;
-                    assert_true(x >= lo && x < lo + 1024 && (slot < 2 ? lo + 1024 <= (st + 1) * za : lo + 1024 <= 4 * za + (st + 1) * zb));
-                    if (r % 2 == 0) assert_int_equal(clate_index(E->nc, za, zb, kq, r + 1, j), x + 1);
+                    const int x = clate_index(S->BM, S->BN, E->nc, za, zb, kq, r, j), q = j >> 3, slot = q % gp;
+                    const int part = q / gp, st = (kq + part) & 3;
+                    const int lo = slot < 2 ? st * za + slot * gl : 4 * za + st * zb + (slot - 2) * gl;
+                    assert_true(part < 3 && x >= lo && x < lo + gl &&
+                                (slot < 2 ? lo + gl <= (st + 1) * za : lo + gl <= 4 * za + (st + 1) * zb));
+                    if (r % 2 == 0) assert_int_equal(clate_index(S->BM, S->BN, E->nc, za, zb, kq, r + 1, j), x + 1);
                     assert_int_equal(cnt[x]++, 0);
                     cs[x] = C[m0 + r + (n0 + j) * ldc];
                 }
@@ -633,20 +639,24 @@ static void test_emul_unbounded_copies(void **state) {
     }
 }
 
-// rankkldbc's late-staged C (CLate) on whole tiles, every op, k of 3, 4 and 7 k-steps (the stage
-// index of each part depends on k % 4); k = 32 (two steps) reads C from global memory.
+// The late-staged C (CLate: rankkldbc's 128 x 64 tiles in three parts, smalldbc's 64 x 64 in two)
+// on whole tiles, every op, k of 3, 4 and 7 k-steps (the stage index of each part depends on k %
+// 4); k = 32 (two steps) reads C from global memory.
 static void test_emul_late_c(void **state) {
-    const shape *S = NULL;
-    for (int s = 0; s < NSHAPES; s++)
-        if (shapes[s].cst == 2) S = &shapes[s];
-    assert_non_null(S);
+    int nshapes = 0;
     uint64_t key = 4000;
     static const int ks[] = {48, 64, 112, 32};
-    for (int o = 0; o < 4; o++)
-        for (int q = 0; q < 4; q++) {
-            run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, 2 * S->BN, ks[q], 0, key += 10);
-            assert_int_equal(last_staged_tiles, o == 3 || ks[q] < 48 ? 0 : 4);
-        }
+    for (int s = 0; s < NSHAPES; s++) {
+        const shape *S = &shapes[s];
+        if (S->cst != 2) continue;
+        nshapes++;
+        for (int o = 0; o < 4; o++)
+            for (int q = 0; q < 4; q++) {
+                run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, 2 * S->BN, ks[q], 0, key += 10);
+                assert_int_equal(last_staged_tiles, o == 3 || ks[q] < 48 ? 0 : 4);
+            }
+    }
+    assert_int_equal(nshapes, 2);
 }
 
 // smallc's staged C (CStage) on whole tiles, every op: TT (C^T) and beta = 0 read C from global

@@ -145,6 +145,10 @@ using ShapeSmallC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES
 // free (CLate; no shared memory added, two blocks per SM as rankkldb).
 using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
+// smalldbc: smalldb's tile and three blocks per SM with its C tile bulk-copied into the stage buffers
+// that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
+using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
+                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -222,11 +226,13 @@ struct CStage {
     __device__ __forceinline__ static int slot(int j) { return j * BM + c_rot<NC>(j) + 16 * (j >> 3); }
 };
 
-// The late-staged C tile (CST 2: rankkldbc, 128 x 64 tiles, 4 stages; C not transposed). Columns go
-// in groups of 8 (8 x 128 doubles); the k-step loop of iteration ktiles - 3 + part (part 0..2)
-// copies groups 3 part .. 3 part + 2 into the stage that the previous k-step freed: groups 3 part
-// and 3 part + 1 into its A region's halves, 3 part + 2 into its B region (64 x 16 doubles: one
-// group). Each column is rotated by 4 T(j) rows (T(j) as in CStage; two bulk copies), plus 8 rows
+// The late-staged C tile (CST 2: rankkldbc's 128 x 64 and smalldbc's 64 x 64 tiles, 4 stages; C not
+// transposed). Columns go in groups of 8 (8 x BM doubles); a stage's A region (BM x 16 doubles)
+// holds two groups, its B region (BN x 16) GB = 2 BN / BM (128 x 64: one, 64 x 64: two), so a part
+// is GP = 2 + GB groups. The k-step loop of iteration ktiles - 3 + part copies groups GP part ..
+// GP part + GP - 1 into the stage that the previous k-step freed: two into its A region's halves,
+// the rest into its B region (128 x 64: three parts of 24, 24 and 16 columns; 64 x 64: two parts
+// of 32, the third step idle). Each column is rotated by 4 T(j) rows (T(j) as in CStage; two bulk copies), plus 8 rows
 // where its region starts 64 bytes past a 128-byte line (TN's HalfLines stages are 64 bytes longer
 // than a multiple of 128), so that the epilogue's 16-byte reads of rows 2g, 2g + 1 land on chunk
 // (g + 2t) % 8: conflict free.
@@ -235,10 +241,19 @@ struct CLateMap {
     const double *a, *b; // the A and B stage regions
     int sa, sb, kq;      // their lengths (doubles), ktiles % 4
 };
-template <int BM, bool NC>
+template <int BM, int BN>
+struct CLateParts {
+    static_assert((BM == 128 || BM == 64) && 2 * BN % BM == 0, "CLate: column groups of 8 x BM doubles");
+    static constexpr int GB = 2 * BN / BM, GP = 2 + GB, COLS = 8 * GP; // B-region groups, groups and columns a part
+    static constexpr int PARTS = (BN / 8 + GP - 1) / GP;
+    static_assert(PARTS <= 3, "CLate: the last three k-steps free three stages");
+};
+template <int BM, int BN, bool NC>
 __device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int j) {
-    const int q = j >> 3, part = q / 3, slot = q - 3 * part, st = (m.kq + part) & 3;
-    const double *base = slot < 2 ? m.a + st * m.sa + slot * (BM * 8) : m.b + st * m.sb;
+    constexpr int GP = CLateParts<BM, BN>::GP;
+    const int q = j >> 3, part = q / GP, slot = q - GP * part, st = (m.kq + part) & 3;
+    const double *base = slot < 2 ? m.a + st * m.sa + slot * (BM * 8)
+                                  : m.b + st * m.sb + (CLateParts<BM, BN>::GB > 1 ? (slot - 2) * (BM * 8) : 0);
     const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15; // the region's start past a 128-byte line
     return base + (j & 7) * BM + ((i + c_rot<NC>(j) + e) & (BM - 1));
 }
@@ -248,13 +263,14 @@ __device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int
 template <int BM, int BN, bool NC>
 __device__ __forceinline__ void clate_issue(const double *C, int64_t ldc, int64_t m0, int64_t n0, int part, double *a,
                                             double *b, int ea, int eb, uint64_t *bar, int tid) {
-    static_assert(BM == 128 && BN == 64, "CLate: 128 x 64 tiles (three parts of up to 24 columns)");
-    const int first = 24 * part, cols = BN - first < 24 ? BN - first : 24;
+    using P = CLateParts<BM, BN>;
+    if (P::PARTS < 3 && part >= P::PARTS) return; // (the last step of three copies nothing)
+    const int first = P::COLS * part, cols = BN - first < P::COLS ? BN - first : P::COLS;
     if (part == 0 && tid == 0) mbar_arrive_expect_tx(bar, BM * BN * 8);
     if (tid < 2 * cols) {
-        const int c = first + (tid >> 1), slot = (c >> 3) - 3 * part;
+        const int c = first + (tid >> 1), slot = (c >> 3) - P::GP * part;
         const int rot = (c_rot<NC>(c) + (slot < 2 ? ea : eb)) & (BM - 1);
-        double *col = (slot < 2 ? a + slot * (BM * 8) : b) + (c & 7) * BM;
+        double *col = (slot < 2 ? a + slot * (BM * 8) : b + (P::GB > 1 ? (slot - 2) * (BM * 8) : 0)) + (c & 7) * BM;
         const double *src = C + m0 + (n0 + c) * ldc;
         asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the stage's last reads came before
         if ((tid & 1) == 0) bulk_copy_g2s(col + rot, src, (BM - rot) * 8, bar);
@@ -569,7 +585,8 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                     const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                     const double *src;
                     if constexpr (CSM == 1) src = sc + CStage<S::BM, S::BN, NC>::slot(jl) + il;
-                    else src = clate_ptr<S::BM, NC>(*cl, il, jl);
+                    else if constexpr (CSM == 2) src = clate_ptr<S::BM, S::BN, NC>(*cl, il, jl);
+                    else src = nullptr; // (not reached: CSM 0 stages nothing)
                     const double2 o = *reinterpret_cast<const double2 *>(src);
                     acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
                     acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
@@ -829,7 +846,8 @@ struct DbStages {
     static constexpr int C0 = S::STAGES * (A + B); // the C tile (doubles from the start; a multiple of 2)
     static constexpr int CD = CS ? CStage<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>::DOUBLES : 0;
     static constexpr size_t SMEM = (size_t)(C0 + CD + (CS || CL ? 2 : 0)) * sizeof(double); // + the mbarrier
-    static_assert(!CL || (S::STAGES == 4 && A >= S::BM * 16 && B >= S::BM * 8), "CLate: 4 stages, room for 3 groups");
+    static_assert(!CL || (S::STAGES == 4 && A >= S::BM * 16 && B >= CLateParts<S::BM, S::BN>::GB * S::BM * 8),
+                  "CLate: 4 stages, room for a part's groups");
     static_assert(SMEM <= 227 * 1024 && C0 % 2 == 0 && CD % 2 == 0, "rankkldb stages");
 };
 
@@ -1371,10 +1389,10 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_RANKKLDBC, TC_NVARIANTS
+    TC_RANKKLDBC, TC_SMALLDBC, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc"};
+                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1386,7 +1404,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, smallc or rankkldbc",
+                            "rankkldb, smalldb, smallc, rankkldbc or smalldbc",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1514,6 +1532,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
     case TC_RANKKLDBC: // full tiles only; anything else runs rankklpf
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
+    case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
+        return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
