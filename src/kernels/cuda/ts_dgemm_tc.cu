@@ -149,6 +149,13 @@ using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*ST
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
+// widedb, widec: rankkldb's kernel on 64 x 128 tiles (warps of 32 x 64; cuBLAS's rank-k tile in NN
+// and TN), two blocks per SM; widec with its C tile bulk-copied into the freed stages (CLate: three
+// parts of 48, 48 and 32 columns).
+using ShapeWideDb = TcShape</*BM*/ 64, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                            /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
+using ShapeWideC = TcShape</*BM*/ 64, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                           /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -1389,10 +1396,11 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_RANKKLDBC, TC_SMALLDBC, TC_NVARIANTS
+    TC_RANKKLDBC, TC_SMALLDBC, TC_WIDEDB, TC_WIDEC, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc"};
+                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc",
+                                        "widedb", "widec"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1404,7 +1412,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, smallc, rankkldbc or smalldbc",
+                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc, widedb or widec",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1534,6 +1542,10 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
+    case TC_WIDEDB: // full 64 x 128 tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeWideDb, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "widedb", "rankklpf (for widedb)");
+    case TC_WIDEC: // full 64 x 128 tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeWideC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "widec", "rankklpf (for widec)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
