@@ -1454,10 +1454,18 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.94-0.96 (their loops took the registers' cost): NT only, for k up to 2048 (measured).
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024)
         *v = !a_kmajor && !b_kmajor && k <= 2048 ? TC_RANKKLDBC : TC_RANKKLDB;
+    // smalldbc and rankkldbc below k = 1024 (calls 103-104, one H200, d8d4d89 / d65d615, each beside
+    // cuBLAS in its process, two processes each within 0.004): 16384^2 x 256 NN / NT / TN smalldbc
+    // 0.958 / 0.958 / 0.889 against smallc's 0.947 / 0.949 / 0.885 and rankkldbc's 0.911 / 0.907 /
+    // 0.873; x 512 rankkldbc 0.957 / 0.991 / 0.926 against smallc's 0.943 / 0.982 / 0.889 and
+    // smalldbc's 0.944 / 0.965 / 0.896; 8192^2 x 256 smalldbc NN / NT 0.898 / 0.961 against smallc's
+    // 0.878 / 0.943. (widedb and widec, cuBLAS's 64 x 128 tile on our kernel, lost everywhere.)
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && !ct && k >= 512 && k < 1024 && m >= 8192 && n >= 8192)
+        *v = TC_RANKKLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
-        *v = TC_SMALLC;
+        *v = TC_SMALLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
-        *v = TC_SMALLDB; // only TT comes here (smallc takes the other ops)
+        *v = TC_SMALLDB; // only TT comes here (smalldbc takes the other ops)
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
