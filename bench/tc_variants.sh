@@ -7,14 +7,13 @@
 #   default (TESSERA_TC_TILE unset: the automatic choice per shape) and dmma16 (mma.m16n8k16):
 #   8192 and 16384 in NN, NT, TN, TT and the rank-k shapes in NN and NT; rankkldb (two fragment
 #   sets, full tiles): 8192 in the four ops and the rank-k shapes; smalldb (64 x 64 on rankkldb's
-#   kernel), smallc (smalldb's kernel with C staged in shared memory, the choice below k = 1024) and
-#   rankkldbc (rankkldb with C copied into the freed stages, NT's choice at k = 1024-2048) and
-#   smalldbc (smalldb, three blocks per SM, with C copied into the freed stages), widedb and widec
-#   (rankkldb's kernel on 64 x 128 tiles, widec with C copied into the freed stages; forced only):
-#   the rank-k shapes in NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
+#   kernel), smallc (smalldb's kernel with C staged in shared memory, NT's choice at k = 384-511),
+#   rankkldbc (rankkldb with C copied into the freed stages, the choice at k = 512-1023 and NT's at
+#   1024-2048) and smalldbc (smalldb, three blocks per SM, with C copied into the freed stages, the
+#   choice below k = 512): the rank-k shapes in NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
 #   tiles): 8192 NN, NT and the rank-k shapes; large32, large32pf, rankk: the rank-k shapes
 #   (TC_ALL_SHAPES=1 for the rest). (The variants that lost, large, largepf, rankkc, large32c,
-#   rankkl, dmma16h and dmma16p, were removed; git has them.)
+#   rankkl, dmma16h, dmma16p, widedb and widec, were removed; git has them.)
 # The dmma16 comparison (each line against cuBLAS in the same process, ~80 s on an H200):
 #   TC_VARIANTS="default dmma16" bench/tc_variants.sh build-device/bin/tessera "$OUT"
 # Each call runs the engines interleaved (--interleave), so every ratio is to cuBLAS in the same process.
@@ -53,7 +52,7 @@ for v in $variants; do
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
   sqops=NN,NT sq16ops=NN,NT rkops=NN
   case $v in default|dmma16|rankkldb) sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT ;; esac
-  case $v in default|dmma16|rankkldb|smalldb) rkops=NN,NT ;; smallc|rankkldbc|smalldbc|widedb|widec) rkops=NN,NT,TN ;; esac
+  case $v in default|dmma16|rankkldb|smalldb) rkops=NN,NT ;; smallc|rankkldbc|smalldbc) rkops=NN,NT,TN ;; esac
   [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
   [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops
   [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops $rkops

@@ -246,11 +246,10 @@ static void test_tc_variants(void **state) {
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16: mma.m16n8k16, sm_90 only). TT runs as transposed NN
     // (its only path).
-    // rankkldb, smalldb, smallc, rankkldbc, smalldbc, widedb, widec: full tiles only (other shapes run
-    // rankklpf, small; their own cases follow the loop).
-    static const char *const tiles[] = {"rankk",    "small",    "large32",  "large32pf", "rankklpf",
-                                        "dmma16",   "rankkldb", "smalldb",  "smallc",    "rankkldbc",
-                                        "smalldbc", "widedb",   "widec"};
+    // rankkldb, smalldb, smallc, rankkldbc, smalldbc: full tiles only (other shapes run rankklpf, small;
+    // their own cases follow the loop).
+    static const char *const tiles[] = {"rankk",    "small",   "large32", "large32pf", "rankklpf",  "dmma16",
+                                        "rankkldb", "smalldb", "smallc",  "rankkldbc", "smalldbc"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -268,13 +267,13 @@ static void test_tc_variants(void **state) {
     // never read) and not; smalldb and smallc also on 64-multiples that rankkldb would not take.
     // smallc stages C in shared memory where ldc is even (pad 6) and reads it from global memory
     // where it is odd (pad 5, the last case) or beta is 0.
-    // rankkldbc, smalldbc and widec stage C into the stages their last three k-steps free (k >= 48;
-    // k = 16 reads C from global memory): rankkldbc cases 0-2 and 5 (k = 64, four k-steps: the C
-    // copies start in step 1; odd ldc), smalldbc every case; widedb and widec (64 x 128) cases 0-2, 5.
-    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc", "widedb", "widec"};
+    // rankkldbc and smalldbc stage C into the stages their last three k-steps free (k >= 48; k = 16
+    // reads C from global memory): rankkldbc cases 0-2 and 5 (k = 64, four k-steps: the C copies
+    // start in step 1; odd ldc), smalldbc every case.
+    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc"};
     static const int64_t db[6][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48},
                                      {192, 320, 64},  {320, 192, 32}, {256, 128, 64}};
-    for (int d = 0; d < 7; d++)
+    for (int d = 0; d < 5; d++)
         for (int o = 0; o < 4; o++)
             for (int i = 0; i < 6; i++) {
                 if (d == 0 ? i > 2 : d == 1 ? i > 3 : d == 2 ? i > 4 : d == 4 ? 0 : (i == 3 || i == 4)) continue;
@@ -303,16 +302,16 @@ static void test_tc_staged_c(void **state) {
     if (!g_set) skip();
     if (ts_device_props_of(ts_devset_device(g_set, 0))->cc_major < 9) skip();
     static const int64_t ks[] = {48, 256, 1024};
-    static const char *const staged[] = {"smallc", "rankkldbc", "smalldbc", "widec"};
+    static const char *const staged[] = {"smallc", "rankkldbc", "smalldbc"};
     uint64_t key = 1500;
     for (int o = 0; o < 4; o++)
         for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++)
-            for (int v = 0; v < 4; v++) {
-                tc_case c = {ops[o][0], ops[o][1], 2048, 1920 + 128 * (v & 1), ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
+            for (int v = 0; v < 3; v++) {
+                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * (v & 1), ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
                              1.0, 0, staged[v]};
                 run_case(&c, key += 10);
             }
-    for (int v = 0; v < 4; v++) {
+    for (int v = 0; v < 3; v++) {
         tc_case odd = {'N', 'N', 2048, 2048, 272, 2, 4, 3, 1.0, -0.5, 0, staged[v]};
         run_case(&odd, key += 10);
         tc_case b0 = {'N', 'T', 2048, 2048, 272, 2, 4, 6, 1.0, 0.0, 0, staged[v]};

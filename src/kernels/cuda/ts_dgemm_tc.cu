@@ -149,13 +149,6 @@ using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*ST
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
-// widedb, widec: rankkldb's kernel on 64 x 128 tiles (warps of 32 x 64; cuBLAS's rank-k tile in NN
-// and TN), two blocks per SM; widec with its C tile bulk-copied into the freed stages (CLate: three
-// parts of 48, 48 and 32 columns).
-using ShapeWideDb = TcShape</*BM*/ 64, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                            /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
-using ShapeWideC = TcShape</*BM*/ 64, /*BN*/ 128, /*WM*/ 32, /*WN*/ 64, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                           /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -1396,11 +1389,10 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_RANKKLDBC, TC_SMALLDBC, TC_WIDEDB, TC_WIDEC, TC_NVARIANTS
+    TC_RANKKLDBC, TC_SMALLDBC, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc",
-                                        "widedb", "widec"};
+                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1412,7 +1404,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc, widedb or widec",
+                            "rankkldb, smalldb, smallc, rankkldbc or smalldbc",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1454,16 +1446,20 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.94-0.96 (their loops took the registers' cost): NT only, for k up to 2048 (measured).
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024)
         *v = !a_kmajor && !b_kmajor && k <= 2048 ? TC_RANKKLDBC : TC_RANKKLDB;
-    // smalldbc and rankkldbc below k = 1024 (calls 103-104, one H200, d8d4d89 / d65d615, each beside
-    // cuBLAS in its process, two processes each within 0.004): 16384^2 x 256 NN / NT / TN smalldbc
-    // 0.958 / 0.958 / 0.889 against smallc's 0.947 / 0.949 / 0.885 and rankkldbc's 0.911 / 0.907 /
-    // 0.873; x 512 rankkldbc 0.957 / 0.991 / 0.926 against smallc's 0.943 / 0.982 / 0.889 and
-    // smalldbc's 0.944 / 0.965 / 0.896; 8192^2 x 256 smalldbc NN / NT 0.898 / 0.961 against smallc's
-    // 0.878 / 0.943. (widedb and widec, cuBLAS's 64 x 128 tile on our kernel, lost everywhere.)
+    // smalldbc and rankkldbc below k = 1024 (calls 103-105, one H200, d8d4d89 to 7151f8c, each beside
+    // cuBLAS in its process, two processes each within 0.005): 16384^2 x 256 NN / NT / TN smalldbc
+    // 0.95-0.96 / 0.956-0.958 / 0.885-0.890 against smallc's 0.944-0.947 / 0.948-0.953 / 0.880-0.885
+    // and rankkldbc's 0.911 / 0.907 / 0.873; x 384 smalldbc 0.944 / 0.972 / 0.890 against smallc's
+    // 0.939 / 0.988 / 0.884; x 512 rankkldbc 0.957 / 0.983-0.991 / 0.924 against smallc's 0.939 /
+    // 0.971-0.982 / 0.885 and smalldbc's 0.944 / 0.965 / 0.896; x 768 rankkldbc 0.961 / 0.984-0.989 /
+    // 0.931 against smallc's 0.936 / 0.951 / 0.886; 8192^2 x 256 smalldbc 0.900 / 0.958 / 0.898
+    // against 0.882 / 0.947 / 0.896, x 512 and 768 rankkldbc +1-4.5% on smallc. So: rankkldbc from
+    // k = 512, smalldbc below, but smallc for NT from k = 384. (widedb and widec, cuBLAS's 64 x 128
+    // rank-k tile on our kernel, lost everywhere: 0.63-0.90 at k = 256, removed.)
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && !ct && k >= 512 && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_RANKKLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
-        *v = TC_SMALLDBC;
+        *v = !a_kmajor && !b_kmajor && k >= 384 ? TC_SMALLC : TC_SMALLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLDB; // only TT comes here (smalldbc takes the other ops)
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
@@ -1550,10 +1546,6 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
-    case TC_WIDEDB: // full 64 x 128 tiles only; anything else runs rankklpf
-        return launch_db_or<ShapeWideDb, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "widedb", "rankklpf (for widedb)");
-    case TC_WIDEC: // full 64 x 128 tiles only; anything else runs rankklpf
-        return launch_db_or<ShapeWideC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "widec", "rankklpf (for widec)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
