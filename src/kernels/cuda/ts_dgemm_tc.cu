@@ -232,10 +232,10 @@ struct CStage {
 // is GP = 2 + GB groups. The k-step loop of iteration ktiles - 3 + part copies groups GP part ..
 // GP part + GP - 1 into the stage that the previous k-step freed: two into its A region's halves,
 // the rest into its B region (128 x 64: three parts of 24, 24 and 16 columns; 64 x 64: two parts
-// of 32, the third step idle). Each column is rotated by 4 T(j) rows (T(j) as in CStage; two bulk copies), plus 8 rows
-// where its region starts 64 bytes past a 128-byte line (TN's HalfLines stages are 64 bytes longer
-// than a multiple of 128), so that the epilogue's 16-byte reads of rows 2g, 2g + 1 land on chunk
-// (g + 2t) % 8: conflict free.
+// of 32, the third step idle). Each column is rotated by 4 T(j) rows (T(j) as in CStage; two bulk
+// copies), plus 8 rows where its region starts 64 bytes past a 128-byte line (TN's HalfLines stages
+// are 64 bytes longer than a multiple of 128), so that the epilogue's 16-byte reads of rows 2g,
+// 2g + 1 land on chunk (g + 2t) % 8: conflict free.
 // tests/kernels/test_dgemm_tc_emul.c replays it.
 struct CLateMap {
     const double *a, *b; // the A and B stage regions
@@ -1461,7 +1461,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
         *v = !a_kmajor && !b_kmajor && k >= 384 ? TC_SMALLC : TC_SMALLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
-        *v = TC_SMALLDB; // only TT comes here (smalldbc takes the other ops)
+        *v = TC_SMALLDB; // only TT comes here (smalldbc and smallc take the other ops)
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
