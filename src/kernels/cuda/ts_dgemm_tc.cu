@@ -60,17 +60,19 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   block's epilogue overlaps the other's main loop, and with the bounds-free copies it measured
 //   ahead of the 128x128 shapes on squares too; the 8-byte loads measured +4-7% on NT and TN at
 //   4096 and 8192 (bench/notes/gemm-kernels.md);
-//   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192; smalldb takes those above
-//   k = 384 on sm_90 where the tiles are full, see below), and the 128x128 shapes for
+//   small again for HPL's rank-k shapes with k <= 512 (m, n >= 8192; on sm_90 the staged variants
+//   below take them where the tiles are full), and the 128x128 shapes for
 //   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
 //   rankk for operands without 16-byte alignment.
 //   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 16384 on sm_90 (choose_variant);
 //   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
 //   k >= 1024 below dmma16's range (choose_variant), rankkldbc (its C tile copied into the stages
-//   the last three k-steps free) for NT with k <= 2048; smallc (small's tile on rankkldb's kernel,
-//   two blocks per SM, the C tile staged in shared memory) for full 64 x 64 tiles with k < 1024 and
-//   m, n >= 8192 (HPL's short updates), smalldb (the same at three blocks per SM, C not staged)
-//   for TT there with 384 < k < 1024. (dmma16p, dmma16's loop in persistent blocks, was removed:
+//   the last three k-steps free) for NT with k <= 2048. HPL's short updates (k < 1024, m, n >=
+//   8192, not TT): rankkldbc for full tiles with k >= 512; below, smalldbc (small's tile on
+//   rankkldb's kernel, three blocks per SM, C copied into the freed stages) for full 64 x 64 tiles,
+//   smallc (the same tile at two blocks per SM, C staged in a buffer of its own) for NT from k =
+//   384; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
+//   (dmma16p, dmma16's loop in persistent blocks, was removed:
 //   0.82-0.86 of cuBLAS at 16384^2 x 256-1024 against the choice's 0.94-0.99, call 101.)
 
 struct TcParams {
