@@ -39,6 +39,7 @@
 #include <cuda_runtime.h>
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <type_traits>
@@ -147,6 +148,10 @@ using ShapeSmallC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES
 // free (CLate; no shared memory added, two blocks per SM as rankkldb).
 using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
+// rankkldbcp: rankkldbc with the C tile prefetched into L2 at the tile's start (CPF), so that the late
+// bulk copies read L2 rather than HBM (experiment, forced only).
+using ShapeRankKLDbCP = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                                /*CPF*/ true, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
 // smalldbc: smalldb's tile and three blocks per SM with its C tile bulk-copied into the stage buffers
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
@@ -212,6 +217,33 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
                      : "r"(smem_addr(bar)), "r"(parity)
                      : "memory");
 }
+
+// ---- block timeline (builds configured with TESSERA_TC_TRACE=ON only; bench/tc_trace.py) ----
+// Thread 0 of each of the first TC_TRACE_BLOCKS blocks of dgemm_db_kernel records its SM, the global
+// timer at entry and exit and the SM clock at entry, after the prologue's fill, at the end of the k
+// loop, after the staged C tile's wait and after the epilogue's stores are issued; the launcher
+// writes them to $TESSERA_TC_TRACE_OUT after each launch (the last launch wins).
+#ifdef TS_TC_TRACE
+constexpr int TC_TRACE_BLOCKS = 1 << 16, TC_TRACE_WORDS = 8;
+__device__ unsigned long long tc_trace_buf[TC_TRACE_BLOCKS * TC_TRACE_WORDS];
+__device__ __forceinline__ void tc_trace(int word) {
+    if (threadIdx.x != 0 || blockIdx.x >= TC_TRACE_BLOCKS) return;
+    unsigned long long v;
+    if (word == 0) {
+        unsigned sm;
+        asm volatile("mov.u32 %0, %%smid;\n" : "=r"(sm));
+        v = sm;
+    } else if (word == 1 || word == 7) {
+        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(v));
+    } else {
+        asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(v));
+    }
+    tc_trace_buf[(size_t)blockIdx.x * TC_TRACE_WORDS + word] = v;
+}
+#define TC_TRACE(word) tc_trace(word)
+#else
+#define TC_TRACE(word) ((void)0)
+#endif
 
 // The staged C tile (CST shapes, C not transposed): column j of the block's BM x BN tile, BM
 // contiguous doubles, at slot(j) = j BM + 4 T(j) + 16 (j / 8), T(j) = the thread's t of the
@@ -860,6 +892,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     extern __shared__ __align__(128) double smem[];
     double *const sA = smem;
     double *const sB = smem + S::STAGES * St::A;
+    TC_TRACE(0), TC_TRACE(1), TC_TRACE(2);
     int bm, bn;
     tile_of_block(p, bm, bn);
     const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
@@ -901,6 +934,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     if (S::CPF && p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
     cp_async_wait<S::STAGES - 2>();
     __syncthreads(); // (also: the mbarrier is initialized)
+    TC_TRACE(3);
     if constexpr (St::CS) {
         if (stage_c) {
             constexpr bool NC = FragOffsets<S, AK, BKM, true>::NC;
@@ -974,12 +1008,15 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     } else {
         for (int kt = 0; kt < ktiles; kt++) kstep(kt, std::false_type{});
     }
+    TC_TRACE(4);
     cp_async_wait<0>();
     if ((St::CS || St::CL) && stage_c) mbar_wait(cbar, 0);
+    TC_TRACE(5);
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
     tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t,
                                                                                       St::CS && stage_c ? cs : nullptr,
                                                                                       St::CL && stage_c ? &cl : nullptr);
+    TC_TRACE(6), TC_TRACE(7);
 }
 
 // ---- dmma16: one DMMA.16x8x16 per 2048 FMA, fragments by 8-byte loads into place ----
@@ -1345,6 +1382,32 @@ int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStr
     return b_kmajor ? launch<S, false, true, VEC>(p, s, variant) : launch<S, false, false, VEC>(p, s, variant);
 }
 
+#ifdef TS_TC_TRACE
+// The trace of the launch just made into $TESSERA_TC_TRACE_OUT (if set): eight int64 (magic, blocks
+// traced, BM, BN, threads, m, n, k), the variant's name in 32 bytes, then TC_TRACE_WORDS words a block.
+int tc_trace_write(cudaStream_t s, int64_t blocks, int bm, int bn, int threads, const TcParams &p, const char *variant) {
+    const char *out = ts_env_str("TESSERA_TC_TRACE_OUT");
+    if (!out || !*out) return 0;
+    const int64_t nb = blocks < TC_TRACE_BLOCKS ? blocks : TC_TRACE_BLOCKS;
+    cudaError_t e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "trace: cudaStreamSynchronize", variant);
+    unsigned long long *h = (unsigned long long *)malloc((size_t)nb * TC_TRACE_WORDS * sizeof *h);
+    if (!h) return ts_error_set(TS_ERR_NOMEM, __FILE__, __LINE__, "trace: %lld blocks", (long long)nb);
+    e = cudaMemcpyFromSymbol(h, tc_trace_buf, (size_t)nb * TC_TRACE_WORDS * sizeof *h);
+    if (e != cudaSuccess) return free(h), cuda_fail(e, __FILE__, __LINE__, "trace: cudaMemcpyFromSymbol", variant);
+    FILE *f = fopen(out, "wb");
+    if (!f) return free(h), ts_error_set(TS_ERR_IO, __FILE__, __LINE__, "trace: cannot write %s", out);
+    const int64_t hdr[8] = {0x54435452, nb, bm, bn, threads, p.m, p.n, p.k};
+    char name[32] = {0};
+    strncpy(name, variant, sizeof name - 1);
+    const bool ok = fwrite(hdr, sizeof hdr, 1, f) == 1 && fwrite(name, sizeof name, 1, f) == 1 &&
+                    fwrite(h, sizeof *h, (size_t)nb * TC_TRACE_WORDS, f) == (size_t)nb * TC_TRACE_WORDS;
+    free(h);
+    if (fclose(f) != 0 || !ok) return ts_error_set(TS_ERR_IO, __FILE__, __LINE__, "trace: writing %s failed", out);
+    return 0;
+}
+#endif
+
 // One block per BM x BN tile of a kernel whose k loop counts 16-k steps in an int (dmma16; rankkldb,
 // DB: its kernel for full tiles, where the rounded-up tile counts are exact).
 template <class S, bool AK, bool BKM, bool CT = false, bool DB = false>
@@ -1367,6 +1430,9 @@ int launch_d16(const TcParams &p0, cudaStream_t s, const char *variant) {
     kern<<<(unsigned)blocks, S::THREADS, smem, s>>>(p);
     e = cudaGetLastError();
     if (e != cudaSuccess) return cuda_fail(e, __FILE__, __LINE__, "kernel launch", variant);
+#ifdef TS_TC_TRACE
+    if (DB) TS_CHECK(tc_trace_write(s, blocks, S::BM, S::BN, S::THREADS, p, variant));
+#endif
     return 0;
 }
 
@@ -1391,10 +1457,11 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_RANKKLDBC, TC_SMALLDBC, TC_NVARIANTS
+    TC_RANKKLDBC, TC_SMALLDBC, TC_RANKKLDBCP, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc"};
+                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc",
+                                        "rankkldbcp"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1406,7 +1473,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, smallc, rankkldbc or smalldbc",
+                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc or rankkldbcp",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1546,6 +1613,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
     case TC_RANKKLDBC: // full tiles only; anything else runs rankklpf
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
+    case TC_RANKKLDBCP: // full tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeRankKLDbCP, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbcp", "rankklpf (for rankkldbcp)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
