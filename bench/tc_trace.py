@@ -6,7 +6,8 @@ run with TESSERA_TC_TRACE_OUT=FILE; src/kernels/cuda/ts_dgemm_tc.cu, tc_trace_wr
 
 For each trace: the SM clock (from the global timer), the median / p10 / p90 of each phase of a
 block (fill: entry to the prologue's first stage; loop: the k loop; cwait: the wait for the staged
-C tile after the loop; epi: the epilogue's loads, arithmetic and issued stores), cycles per k-step
+C tile after the loop; epi: the epilogue, split into combine, C read and alpha acc + beta C, and
+stores, until the last store is issued), cycles per k-step
 against the tensor pipe's bound (128 FMA a clock an SM on sm_90, shared by the resident blocks),
 how many blocks an SM held on average and how many of them were in their k loop, and how far apart
 co-resident blocks started (0: together, 0.5: half a tile apart).
@@ -16,7 +17,7 @@ import statistics
 import struct
 import sys
 
-WORDS = 8
+WORDS = 9  # SM, timer at entry, clock at entry / fill / loop end / C wait / stores issued, timer at exit, clock after C's pass
 FMA_PER_CLK_SM = 128  # sm_90 FP64 tensor pipe: 67 TFLOP/s at 1.98 GHz on 132 SMs
 
 
@@ -39,7 +40,7 @@ def load(path):
 
 
 def summarize(t):
-    bl = [b for b in t["blocks"] if b[7] > b[1] and b[6] > b[2]]
+    bl = [b for b in t["blocks"] if b[7] > b[1] and b[6] >= b[8] >= b[5] >= b[2]]
     if not bl:
         raise SystemExit(f"{t['variant']}: no complete block records")
     ghz = statistics.median((b[6] - b[2]) / (b[7] - b[1]) for b in bl if b[7] - b[1] > 2000)
@@ -49,6 +50,8 @@ def summarize(t):
         "loop": [b[4] - b[3] for b in bl],
         "cwait": [b[5] - b[4] for b in bl],
         "epi": [b[6] - b[5] for b in bl],
+        "combine": [b[8] - b[5] for b in bl],
+        "stores": [b[6] - b[8] for b in bl],
         "block": [b[6] - b[2] for b in bl],
     }
     out = {

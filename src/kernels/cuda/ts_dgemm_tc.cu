@@ -148,10 +148,12 @@ using ShapeSmallC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES
 // free (CLate; no shared memory added, two blocks per SM as rankkldb).
 using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
-// rankkldbcp: rankkldbc with the C tile prefetched into L2 at the tile's start (CPF), so that the late
-// bulk copies read L2 rather than HBM (experiment, forced only).
-using ShapeRankKLDbCP = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                                /*CPF*/ true, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
+// rankkldbcs, smalldbcs: rankkldbc and smalldbc whose epilogue writes the result over the staged C
+// tile and stores it by bulk copies (CST 3; experiment, forced only).
+using ShapeRankKLDbCS = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
+using ShapeSmallDbCS = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
+                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
 // smalldbc: smalldb's tile and three blocks per SM with its C tile bulk-copied into the stage buffers
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
@@ -221,10 +223,11 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
 // ---- block timeline (builds configured with TESSERA_TC_TRACE=ON only; bench/tc_trace.py) ----
 // Thread 0 of each of the first TC_TRACE_BLOCKS blocks of dgemm_db_kernel records its SM, the global
 // timer at entry and exit and the SM clock at entry, after the prologue's fill, at the end of the k
-// loop, after the staged C tile's wait and after the epilogue's stores are issued; the launcher
+// loop, after the staged C tile's wait, after the epilogue's C pass (word 8) and after its stores are
+// issued; the launcher
 // writes them to $TESSERA_TC_TRACE_OUT after each launch (the last launch wins).
 #ifdef TS_TC_TRACE
-constexpr int TC_TRACE_BLOCKS = 1 << 16, TC_TRACE_WORDS = 8;
+constexpr int TC_TRACE_BLOCKS = 1 << 16, TC_TRACE_WORDS = 9;
 __device__ unsigned long long tc_trace_buf[TC_TRACE_BLOCKS * TC_TRACE_WORDS];
 __device__ __forceinline__ void tc_trace(int word) {
     if (threadIdx.x != 0 || blockIdx.x >= TC_TRACE_BLOCKS) return;
@@ -236,7 +239,7 @@ __device__ __forceinline__ void tc_trace(int word) {
     } else if (word == 1 || word == 7) {
         asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(v));
     } else {
-        asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(v));
+        asm volatile("mov.u64 %0, %%clock64;\n" : "=l"(v)::"memory"); // (memory: loads and stores stay on their side)
     }
     tc_trace_buf[(size_t)blockIdx.x * TC_TRACE_WORDS + word] = v;
 }
@@ -290,6 +293,43 @@ __device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int
                                   : m.b + st * m.sb + (CLateParts<BM, BN>::GB > 1 ? (slot - 2) * (BM * 8) : 0);
     const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15; // the region's start past a 128-byte line
     return base + (j & 7) * BM + ((i + c_rot<NC>(j) + e) & (BM - 1));
+}
+// Column j of the late-staged tile: its BM doubles start at *base, row i at base[(i + rot) % BM].
+template <int BM, int BN, bool NC>
+__device__ __forceinline__ double *clate_col(const CLateMap &m, int j, int &rot) {
+    constexpr int GP = CLateParts<BM, BN>::GP;
+    const int q = j >> 3, part = q / GP, slot = q - GP * part, st = (m.kq + part) & 3;
+    const double *base = slot < 2 ? m.a + st * m.sa + slot * (BM * 8)
+                                  : m.b + st * m.sb + (CLateParts<BM, BN>::GB > 1 ? (slot - 2) * (BM * 8) : 0);
+    const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15;
+    rot = (c_rot<NC>(j) + e) & (BM - 1);
+    return const_cast<double *>(base) + (j & 7) * BM;
+}
+// bytes (a multiple of 16, both addresses 16-byte aligned) from shared to global memory, in the
+// thread's bulk group.
+__device__ __forceinline__ void bulk_copy_s2g(void *dst, const void *src, unsigned bytes) {
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(smem_addr(src)),
+                 "r"(bytes)
+                 : "memory");
+}
+// CST 3: the block's result, written over its late-staged C tile, back to C by bulk copies (two per
+// column, undoing the rotation), the stores off the threads' load-store path; each copying thread
+// waits until its copies have read shared memory before the block may exit.
+template <int BM, int BN, bool NC>
+__device__ __forceinline__ void clate_store(const CLateMap &m, double *C, int64_t ldc, int64_t m0, int64_t n0, int tid,
+                                            int threads) {
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // this thread's writes, to the async proxy
+    __syncthreads();                                                // everyone's
+    for (int x = tid; x < 2 * BN; x += threads) {
+        const int c = x >> 1;
+        int rot;
+        const double *col = clate_col<BM, BN, NC>(m, c, rot);
+        double *dst = C + m0 + (n0 + c) * ldc;
+        if ((x & 1) == 0) bulk_copy_s2g(dst, col + rot, (BM - rot) * 8);
+        else if (rot) bulk_copy_s2g(dst + BM - rot, col, rot * 8);
+    }
+    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 // Part `part` of the block's C tile (rows m0.., columns n0..) into the stage regions a, b (the stage
 // the previous k-step freed); thread 0 sets the whole tile's byte count with part 0.
@@ -403,6 +443,14 @@ struct TileLoader {
 __device__ __forceinline__ double lds64(const double *p) {
     double v;
     asm volatile("ld.volatile.shared.f64 %0, [%1];\n" : "=d"(v) : "r"(smem_addr(p)));
+    return v;
+}
+// A 16-byte shared-memory load of a generic pointer into shared memory: the staged C tile's reads,
+// which the compiler otherwise issues as generic loads (LD.E.128) since the tile's address reaches the
+// epilogue through a struct.
+__device__ __forceinline__ double2 lds128(const double *p) {
+    double2 v;
+    asm volatile("ld.shared.v2.f64 {%0, %1}, [%2];\n" : "=d"(v.x), "=d"(v.y) : "r"(smem_addr(p)));
     return v;
 }
 
@@ -590,7 +638,7 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-// CSM: how the caller stages C (0 not at all, 1 CStage, 2 CLate); sc: the block's C tile staged
+// CSM: how the caller stages C (0 not at all, 1 CStage, 2 CLate, 3 CLate stored back by bulk copies); sc: the block's C tile staged
 // by CStage (!CT, full tiles, beta != 0), or null; cl: the tile staged by CLate, or null.
 template <class S, bool CT, bool NC = false, int CSM = 0>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
@@ -619,12 +667,21 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                     const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                     const double *src;
                     if constexpr (CSM == 1) src = sc + CStage<S::BM, S::BN, NC>::slot(jl) + il;
-                    else if constexpr (CSM == 2) src = clate_ptr<S::BM, S::BN, NC>(*cl, il, jl);
+                    else if constexpr (CSM >= 2) src = clate_ptr<S::BM, S::BN, NC>(*cl, il, jl);
                     else src = nullptr; // (not reached: CSM 0 stages nothing)
-                    const double2 o = *reinterpret_cast<const double2 *>(src);
+                    const double2 o = lds128(src);
                     acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
                     acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
+                    if constexpr (CSM == 3) // the result over the C it replaces (the same thread's 16 bytes)
+                        asm volatile("st.shared.v2.f64 [%0], {%1, %2};\n" ::"r"(smem_addr(src)), "d"(acc[mt][nt][h]),
+                                     "d"(acc[mt][nt][2 + h])
+                                     : "memory");
                 }
+        if constexpr (CSM == 3) {
+            TC_TRACE(8);
+            clate_store<S::BM, S::BN, NC>(*cl, p.C, p.ldc, m0, n0, threadIdx.x, S::THREADS);
+            return;
+        }
     } else if (p.beta != 0.0) {
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
@@ -655,6 +712,7 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
 #pragma unroll
                 for (int e = 0; e < 4; e++) acc[mt][nt][e] *= p.alpha;
     }
+    TC_TRACE(8); // (trace builds: C combined, the stores next)
 #pragma unroll
     for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -875,7 +933,7 @@ struct FullLoader {
 // CST shapes (C not transposed) add the staged C tile and its mbarrier behind the stages.
 template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
-    static constexpr bool NK = AK && BKM, CS = S::CST == 1 && !CT, CL = S::CST == 2 && !CT;
+    static constexpr bool NK = AK && BKM, CS = S::CST == 1 && !CT, CL = S::CST >= 2 && !CT;
     static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
     static constexpr int C0 = S::STAGES * (A + B); // the C tile (doubles from the start; a multiple of 2)
     static constexpr int CD = CS ? CStage<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>::DOUBLES : 0;
@@ -1013,7 +1071,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     if ((St::CS || St::CL) && stage_c) mbar_wait(cbar, 0);
     TC_TRACE(5);
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
-    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t,
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? S::CST : 0>(p, acc, m0, n0, wm, wn, g, t,
                                                                                       St::CS && stage_c ? cs : nullptr,
                                                                                       St::CL && stage_c ? &cl : nullptr);
     TC_TRACE(6), TC_TRACE(7);
@@ -1384,7 +1442,9 @@ int launch_ops(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaStr
 
 #ifdef TS_TC_TRACE
 // The trace of the launch just made into $TESSERA_TC_TRACE_OUT (if set): eight int64 (magic, blocks
-// traced, BM, BN, threads, m, n, k), the variant's name in 32 bytes, then TC_TRACE_WORDS words a block.
+// traced, BM, BN, threads, m, n, k), the variant's name in 32 bytes, then TC_TRACE_WORDS (9) words a
+// block: SM, global timer at entry, SM clock at entry, after the fill, after the k loop, after C's
+// wait, after the stores, global timer at exit, SM clock after the epilogue's C pass.
 int tc_trace_write(cudaStream_t s, int64_t blocks, int bm, int bn, int threads, const TcParams &p, const char *variant) {
     const char *out = ts_env_str("TESSERA_TC_TRACE_OUT");
     if (!out || !*out) return 0;
@@ -1457,11 +1517,11 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_RANKKLDBC, TC_SMALLDBC, TC_RANKKLDBCP, TC_NVARIANTS
+    TC_RANKKLDBC, TC_SMALLDBC, TC_RANKKLDBCS, TC_SMALLDBCS, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
                                         "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc",
-                                        "rankkldbcp"};
+                                        "rankkldbcs", "smalldbcs"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1473,7 +1533,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc or rankkldbcp",
+                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc, rankkldbcs or smalldbcs",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1613,8 +1673,10 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
     case TC_RANKKLDBC: // full tiles only; anything else runs rankklpf
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
-    case TC_RANKKLDBCP: // full tiles only; anything else runs rankklpf
-        return launch_db_or<ShapeRankKLDbCP, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbcp", "rankklpf (for rankkldbcp)");
+    case TC_RANKKLDBCS: // full tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeRankKLDbCS, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbcs", "rankklpf (for rankkldbcs)");
+    case TC_SMALLDBCS: // full 64 x 64 tiles only; anything else runs small
+        return launch_db_or<ShapeSmallDbCS, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbcs", "small (for smalldbcs)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
