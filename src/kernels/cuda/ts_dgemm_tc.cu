@@ -639,11 +639,12 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
 // CSM: how the caller stages C (0 not at all, 1 CStage, 2 CLate, 3 CLate stored back by bulk copies); sc: the block's C tile staged
-// by CStage (!CT, full tiles, beta != 0), or null; cl: the tile staged by CLate, or null.
+// by CStage (!CT, full tiles, beta != 0), or null; cl: the tile staged by CLate where clate (by value: a
+// pointer to it put the map in local memory, reloaded 19 times in rankkldbc's epilogue).
 template <class S, bool CT, bool NC = false, int CSM = 0>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
                                             int wm, int wn, int g, int t, const double *sc = nullptr,
-                                            const CLateMap *cl = nullptr) {
+                                            const CLateMap cl = CLateMap{}, const bool clate = false) {
     // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
     // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result (NC, NcCols: n0 + 16nt + 8wn + 2t +
     // e%2); (i, j) is C[i rs + j cs] (CT: the result is C^T). Pair (mt, nt, h) holds elements h (row
@@ -656,7 +657,7 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
     };
     // Two passes, every C load before the first store, so that the loads need not wait for stores
     // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
-    if (!CT && CSM != 0 && (CSM == 1 ? sc != nullptr : cl != nullptr)) { // staged: rows il, il + 1 of column jl as one LDS.128
+    if (!CT && CSM != 0 && (CSM == 1 ? sc != nullptr : clate)) { // staged: rows il, il + 1 of column jl as one LDS.128
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -667,7 +668,7 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                     const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                     const double *src;
                     if constexpr (CSM == 1) src = sc + CStage<S::BM, S::BN, NC>::slot(jl) + il;
-                    else if constexpr (CSM >= 2) src = clate_ptr<S::BM, S::BN, NC>(*cl, il, jl);
+                    else if constexpr (CSM >= 2) src = clate_ptr<S::BM, S::BN, NC>(cl, il, jl);
                     else src = nullptr; // (not reached: CSM 0 stages nothing)
                     const double2 o = lds128(src);
                     acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
@@ -679,7 +680,7 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                 }
         if constexpr (CSM == 3) {
             TC_TRACE(8);
-            clate_store<S::BM, S::BN, NC>(*cl, p.C, p.ldc, m0, n0, threadIdx.x, S::THREADS);
+            clate_store<S::BM, S::BN, NC>(cl, p.C, p.ldc, m0, n0, threadIdx.x, S::THREADS);
             return;
         }
     } else if (p.beta != 0.0) {
@@ -1073,7 +1074,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
     tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? S::CST : 0>(p, acc, m0, n0, wm, wn, g, t,
                                                                                       St::CS && stage_c ? cs : nullptr,
-                                                                                      St::CL && stage_c ? &cl : nullptr);
+                                                                                      cl, St::CL && stage_c);
     TC_TRACE(6), TC_TRACE(7);
 }
 
