@@ -249,8 +249,7 @@ static void test_tc_variants(void **state) {
     // rankkldb, smalldb, smallc, rankkldbc, smalldbc: full tiles only (other shapes run rankklpf, small;
     // their own cases follow the loop).
     static const char *const tiles[] = {"rankk",    "small",   "large32", "large32pf", "rankklpf",  "dmma16",
-                                        "rankkldb", "smalldb", "smallc",  "rankkldbc", "smalldbc", "rankkldbcs",
-                                        "smalldbcs"};
+                                        "rankkldb", "smalldb", "smallc",  "rankkldbc", "smalldbc", "rankkldbl"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -296,7 +295,7 @@ static void test_tc_variants(void **state) {
     run_case(&cc, key += 10);
 }
 
-// smallc, rankkldbc and smalldbc (and rankkldbcs, smalldbcs: the result stored back by bulk copies) on
+// smallc, rankkldbc and smalldbc (and rankkldbl: C prefetched into L2 before the loop's last k-steps) on
 // many tiles (more than their blocks per SM), sm_90 only (bulk copies): C staged in every block (even
 // ldc, beta != 0), k of 3, 16 and 64 k-steps (the late parts of C land in stages that depend on k % 4);
 // then odd ldc and beta 0, where C is read from global memory.
@@ -304,7 +303,7 @@ static void test_tc_staged_c(void **state) {
     if (!g_set) skip();
     if (ts_device_props_of(ts_devset_device(g_set, 0))->cc_major < 9) skip();
     static const int64_t ks[] = {48, 256, 1024};
-    static const char *const staged[] = {"smallc", "rankkldbc", "smalldbc", "rankkldbcs", "smalldbcs"};
+    static const char *const staged[] = {"smallc", "rankkldbc", "smalldbc", "rankkldbl"};
     const int nst = (int)(sizeof staged / sizeof staged[0]);
     uint64_t key = 1500;
     for (int o = 0; o < 4; o++)

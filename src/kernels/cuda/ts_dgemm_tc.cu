@@ -148,12 +148,11 @@ using ShapeSmallC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES
 // free (CLate; no shared memory added, two blocks per SM as rankkldb).
 using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
-// rankkldbcs, smalldbcs: rankkldbc and smalldbc whose epilogue writes the result over the staged C
-// tile and stores it by bulk copies (CST 3; experiment, forced only).
-using ShapeRankKLDbCS = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
-using ShapeSmallDbCS = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
-                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
+// rankkldbl: rankkldb with its C tile prefetched into L2 before the main loop (CPF), so that the
+// epilogue's C loads hit L2 (experiment, forced only; a prefetch between the loop's last k-steps,
+// splitting the loop, cost NN's loop 59 instructions a step).
+using ShapeRankKLDbL = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                               /*CPF*/ true, /*PF*/ 0, /*L64*/ true>;
 // smalldbc: smalldb's tile and three blocks per SM with its C tile bulk-copied into the stage buffers
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
@@ -293,43 +292,6 @@ __device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int
                                   : m.b + st * m.sb + (CLateParts<BM, BN>::GB > 1 ? (slot - 2) * (BM * 8) : 0);
     const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15; // the region's start past a 128-byte line
     return base + (j & 7) * BM + ((i + c_rot<NC>(j) + e) & (BM - 1));
-}
-// Column j of the late-staged tile: its BM doubles start at *base, row i at base[(i + rot) % BM].
-template <int BM, int BN, bool NC>
-__device__ __forceinline__ double *clate_col(const CLateMap &m, int j, int &rot) {
-    constexpr int GP = CLateParts<BM, BN>::GP;
-    const int q = j >> 3, part = q / GP, slot = q - GP * part, st = (m.kq + part) & 3;
-    const double *base = slot < 2 ? m.a + st * m.sa + slot * (BM * 8)
-                                  : m.b + st * m.sb + (CLateParts<BM, BN>::GB > 1 ? (slot - 2) * (BM * 8) : 0);
-    const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15;
-    rot = (c_rot<NC>(j) + e) & (BM - 1);
-    return const_cast<double *>(base) + (j & 7) * BM;
-}
-// bytes (a multiple of 16, both addresses 16-byte aligned) from shared to global memory, in the
-// thread's bulk group.
-__device__ __forceinline__ void bulk_copy_s2g(void *dst, const void *src, unsigned bytes) {
-    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(smem_addr(src)),
-                 "r"(bytes)
-                 : "memory");
-}
-// CST 3: the block's result, written over its late-staged C tile, back to C by bulk copies (two per
-// column, undoing the rotation), the stores off the threads' load-store path; each copying thread
-// waits until its copies have read shared memory before the block may exit.
-template <int BM, int BN, bool NC>
-__device__ __forceinline__ void clate_store(const CLateMap &m, double *C, int64_t ldc, int64_t m0, int64_t n0, int tid,
-                                            int threads) {
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // this thread's writes, to the async proxy
-    __syncthreads();                                                // everyone's
-    for (int x = tid; x < 2 * BN; x += threads) {
-        const int c = x >> 1;
-        int rot;
-        const double *col = clate_col<BM, BN, NC>(m, c, rot);
-        double *dst = C + m0 + (n0 + c) * ldc;
-        if ((x & 1) == 0) bulk_copy_s2g(dst, col + rot, (BM - rot) * 8);
-        else if (rot) bulk_copy_s2g(dst + BM - rot, col, rot * 8);
-    }
-    asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
-    asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
 }
 // Part `part` of the block's C tile (rows m0.., columns n0..) into the stage regions a, b (the stage
 // the previous k-step freed); thread 0 sets the whole tile's byte count with part 0.
@@ -638,7 +600,7 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-// CSM: how the caller stages C (0 not at all, 1 CStage, 2 CLate, 3 CLate stored back by bulk copies); sc: the block's C tile staged
+// CSM: how the caller stages C (0 not at all, 1 CStage, 2 CLate); sc: the block's C tile staged
 // by CStage (!CT, full tiles, beta != 0), or null; cl: the tile staged by CLate where clate (by value: a
 // pointer to it put the map in local memory, reloaded 19 times in rankkldbc's epilogue).
 template <class S, bool CT, bool NC = false, int CSM = 0>
@@ -668,21 +630,12 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                     const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                     const double *src;
                     if constexpr (CSM == 1) src = sc + CStage<S::BM, S::BN, NC>::slot(jl) + il;
-                    else if constexpr (CSM >= 2) src = clate_ptr<S::BM, S::BN, NC>(cl, il, jl);
+                    else if constexpr (CSM == 2) src = clate_ptr<S::BM, S::BN, NC>(cl, il, jl);
                     else src = nullptr; // (not reached: CSM 0 stages nothing)
                     const double2 o = lds128(src);
                     acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
                     acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
-                    if constexpr (CSM == 3) // the result over the C it replaces (the same thread's 16 bytes)
-                        asm volatile("st.shared.v2.f64 [%0], {%1, %2};\n" ::"r"(smem_addr(src)), "d"(acc[mt][nt][h]),
-                                     "d"(acc[mt][nt][2 + h])
-                                     : "memory");
                 }
-        if constexpr (CSM == 3) {
-            TC_TRACE(8);
-            clate_store<S::BM, S::BN, NC>(cl, p.C, p.ldc, m0, n0, threadIdx.x, S::THREADS);
-            return;
-        }
     } else if (p.beta != 0.0) {
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
@@ -934,7 +887,7 @@ struct FullLoader {
 // CST shapes (C not transposed) add the staged C tile and its mbarrier behind the stages.
 template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
-    static constexpr bool NK = AK && BKM, CS = S::CST == 1 && !CT, CL = S::CST >= 2 && !CT;
+    static constexpr bool NK = AK && BKM, CS = S::CST == 1 && !CT, CL = S::CST == 2 && !CT;
     static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
     static constexpr int C0 = S::STAGES * (A + B); // the C tile (doubles from the start; a multiple of 2)
     static constexpr int CD = CS ? CStage<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>::DOUBLES : 0;
@@ -1072,7 +1025,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     if ((St::CS || St::CL) && stage_c) mbar_wait(cbar, 0);
     TC_TRACE(5);
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
-    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? S::CST : 0>(p, acc, m0, n0, wm, wn, g, t,
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t,
                                                                                       St::CS && stage_c ? cs : nullptr,
                                                                                       cl, St::CL && stage_c);
     TC_TRACE(6), TC_TRACE(7);
@@ -1518,11 +1471,11 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_RANKKLDBC, TC_SMALLDBC, TC_RANKKLDBCS, TC_SMALLDBCS, TC_NVARIANTS
+    TC_RANKKLDBC, TC_SMALLDBC, TC_RANKKLDBL, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
                                         "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc",
-                                        "rankkldbcs", "smalldbcs"};
+                                        "rankkldbl"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1534,7 +1487,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc, rankkldbcs or smalldbcs",
+                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc or rankkldbl",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1674,10 +1627,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
     case TC_RANKKLDBC: // full tiles only; anything else runs rankklpf
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
-    case TC_RANKKLDBCS: // full tiles only; anything else runs rankklpf
-        return launch_db_or<ShapeRankKLDbCS, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbcs", "rankklpf (for rankkldbcs)");
-    case TC_SMALLDBCS: // full 64 x 64 tiles only; anything else runs small
-        return launch_db_or<ShapeSmallDbCS, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbcs", "small (for smalldbcs)");
+    case TC_RANKKLDBL: // full tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeRankKLDbL, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbl", "rankklpf (for rankkldbl)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
