@@ -246,10 +246,10 @@ static void test_tc_variants(void **state) {
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16: mma.m16n8k16, sm_90 only). TT runs as transposed NN
     // (its only path).
-    // rankkldb, smalldb, smallc, rankkldbc, smalldbc: full tiles only (other shapes run rankklpf, small;
+    // rankkldb, smalldb, rankkldbc, smalldbc: full tiles only (other shapes run rankklpf, small;
     // their own cases follow the loop).
     static const char *const tiles[] = {"rankk",    "small",   "large32", "large32pf", "rankklpf",  "dmma16",
-                                        "rankkldb", "smalldb", "smallc",  "rankkldbc", "smalldbc", "rankkldbl"};
+                                        "rankkldb", "smalldb", "rankkldbc", "smalldbc"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -262,21 +262,20 @@ static void test_tc_variants(void **state) {
             run_case(&e, key += 10);
         }
     }
-    // rankkldb, smalldb and smallc on shapes they take (m, n multiples of 128 so that TT's transposed
+    // rankkldb and smalldb on shapes they take (m, n multiples of 128 so that TT's transposed
     // launch is one too, k a multiple of 16): k-steps 1, 3 (the prologue's count) and 9, beta 0 (C
-    // never read) and not; smalldb and smallc also on 64-multiples that rankkldb would not take.
-    // smallc stages C in shared memory where ldc is even (pad 6) and reads it from global memory
-    // where it is odd (pad 5, the last case) or beta is 0.
+    // never read) and not; smalldb also on 64-multiples that rankkldb would not take.
+    // Case 4 has an odd ldc (pad 5).
     // rankkldbc and smalldbc stage C into the stages their last three k-steps free (k >= 48; k = 16
     // reads C from global memory): rankkldbc cases 0-2 and 5 (k = 64, four k-steps: the C copies
     // start in step 1; odd ldc), smalldbc every case.
-    static const char *const dbt[] = {"rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc"};
+    static const char *const dbt[] = {"rankkldb", "smalldb", "rankkldbc", "smalldbc"};
     static const int64_t db[6][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48},
                                      {192, 320, 64},  {320, 192, 32}, {256, 128, 64}};
-    for (int d = 0; d < 5; d++)
+    for (int d = 0; d < 4; d++)
         for (int o = 0; o < 4; o++)
             for (int i = 0; i < 6; i++) {
-                if (d == 0 ? i > 2 : d == 1 ? i > 3 : d == 2 ? i > 4 : d == 4 ? 0 : (i == 3 || i == 4)) continue;
+                if (d == 0 ? i > 2 : d == 1 ? i > 3 : d == 3 ? 0 : (i == 3 || i == 4)) continue;
                 tc_case c = {ops[o][0], ops[o][1], db[i][0], db[i][1], db[i][2], 2, 4, i == 4 ? 5 : 6, -1.5,
                              i == 1 ? 0.0 : 0.5, 0, dbt[d]};
                 run_case(&c, key += 10);
@@ -295,15 +294,14 @@ static void test_tc_variants(void **state) {
     run_case(&cc, key += 10);
 }
 
-// smallc, rankkldbc and smalldbc (and rankkldbl: C prefetched into L2 before the loop's last k-steps) on
-// many tiles (more than their blocks per SM), sm_90 only (bulk copies): C staged in every block (even
-// ldc, beta != 0), k of 3, 16 and 64 k-steps (the late parts of C land in stages that depend on k % 4);
-// then odd ldc and beta 0, where C is read from global memory.
+// rankkldbc and smalldbc on many tiles (more than their blocks per SM), sm_90 only (bulk copies): C
+// staged in every block (even ldc, beta != 0), k of 3, 16 and 64 k-steps (the late parts of C land in
+// stages that depend on k % 4); then odd ldc and beta 0, where C is read from global memory.
 static void test_tc_staged_c(void **state) {
     if (!g_set) skip();
     if (ts_device_props_of(ts_devset_device(g_set, 0))->cc_major < 9) skip();
     static const int64_t ks[] = {48, 256, 1024};
-    static const char *const staged[] = {"smallc", "rankkldbc", "smalldbc", "rankkldbl"};
+    static const char *const staged[] = {"rankkldbc", "smalldbc"};
     const int nst = (int)(sizeof staged / sizeof staged[0]);
     uint64_t key = 1500;
     for (int o = 0; o < 4; o++)

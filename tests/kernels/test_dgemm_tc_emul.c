@@ -37,8 +37,8 @@ typedef struct {
     int l64; // 8-byte fragment loads for a K-major A and an MN-major B (rankklpf)
     int nk;  // rankkldb's maps: TN in HalfLines stages, NT with NcCols B fragments, MN-major copies by
              // swizzle key (KeyLines)
-    int cst; // C staged in shared memory for full tiles with beta != 0, C not transposed, ldc even:
-             // 1 in a buffer of its own (CStage), 2 in the stages the last three k-steps free (CLate, k >= 48)
+    int cst; // 2: C staged in the stages the last three k-steps free for full tiles with beta != 0, C
+             // not transposed, ldc even, k >= 48 (CLate; 1, a buffer of its own, was smallc's, removed)
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
 static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
@@ -48,7 +48,6 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
                                {128, 64, 64, 32, 4, 1, 1, "rankklpf", 1, 0},
                                {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1},  // rankklpf's maps in NN, TT; own in TN, NT
                                {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1},    // small's tile on rankkldb's maps
-                               {64, 64, 32, 32, 4, 1, 0, "smallc", 1, 1, 1},  // smalldb's, C staged
                                {128, 64, 64, 32, 4, 1, 0, "rankkldbc", 1, 1, 2}, // rankkldb's, C staged late
                                {64, 64, 32, 32, 4, 1, 0, "smalldbc", 1, 1, 2}};  // smalldb's, C staged late
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
@@ -157,11 +156,6 @@ typedef struct {
     long staged_tiles, staged_reads, staged_conflicts; // staged C: tiles, read instructions, conflicting lanes
 } emu;
 
-// CStage (ts_dgemm_tc.cu): column j of the staged C tile at j BM + 4 T(j) + 16 (j / 8), T(j) the
-// epilogue's t of column j ((j / 4) % 4; NcCols (j / 2) % 4); DOUBLES the buffer's length.
-static int cstage_slot(int BM, int nc, int j) { return j * BM + 4 * (nc ? (j >> 1) & 3 : (j >> 2) & 3) + 16 * (j >> 3); }
-static int cstage_doubles(int BM, int BN) { return BN * BM + 16 * (BN / 8) + 16; }
-
 // CLate (ts_dgemm_tc.cu, BM x BN tiles, 4 stages): the index in shared memory (A stages of za
 // doubles from 0, B stages of zb from 4 za) of row i, column j of the late-staged C tile; kq = ktiles % 4.
 // Columns in groups of 8 (8 BM doubles); a part holds gp = 2 + 2 BN / BM groups: group q in part
@@ -176,9 +170,9 @@ static int clate_index(int BM, int BN, int nc, int za, int zb, int kq, int i, in
     return base + (j & 7) * BM + ((i + rot) & (BM - 1));
 }
 
-// Row i, column j of the staged C tile in its buffer: CStage (cst 1) or CLate (cst 2).
+// Row i, column j of the staged C tile in shared memory (CLate).
 static int staged_index(const shape *S, int nc, int za, int zb, int kq, int i, int j) {
-    return S->cst == 1 ? cstage_slot(S->BM, nc, j) + i : clate_index(S->BM, S->BN, nc, za, zb, kq, i, j);
+    return clate_index(S->BM, S->BN, nc, za, zb, kq, i, j);
 }
 
 // ---- TileLoader (same formulas as the kernel) ----
@@ -435,10 +429,8 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         }
         // Epilogue: (mt, nt, e) -> row m0 + wm WM + 16 mt + 2g + e/2, column n0 + wn WN + 16 (nt/2) + 4t + nt%2 + 2 (e%2)
         // (NcCols: column n0 + 16 nt + 8 wn + 2t + e%2).
-        // CStage: the kernel's bulk copies put column j (BM doubles from row m0) at cstage_slot(j);
-        // each slot written once, each column 16-byte aligned; the epilogue's 16-byte reads of rows
-        // i, i + 1 conflict free per quarter-warp.
-        // cs: the staged copy (CStage or CLate), built here as the kernel's bulk copies place it
+        // cs: the staged copy (CLate), built here as the kernel's bulk copies place it; the epilogue's
+        // 16-byte reads of rows i, i + 1 conflict free per quarter-warp
         double *cs = NULL;
         const int kq = (int)((k / TC_BK) & 3);
         const int whole = beta != 0.0 && !E->ct && ldc % 2 == 0 && m0 + S->BM <= m && n0 + S->BN <= n;
@@ -460,20 +452,6 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                     assert_int_equal(cnt[x]++, 0);
                     cs[x] = C[m0 + r + (n0 + j) * ldc];
                 }
-            free(cnt);
-        }
-        if (S->cst == 1 && whole) {
-            const int cd = cstage_doubles(S->BM, S->BN);
-            cs = malloc(sizeof(double) * cd);
-            int *cnt = calloc((size_t)cd, sizeof(int));
-            for (int j = 0; j < S->BN; j++) {
-                const int sl = cstage_slot(S->BM, E->nc, j);
-                assert_true(sl % 2 == 0 && sl + S->BM <= cd);
-                for (int r = 0; r < S->BM; r++) {
-                    assert_int_equal(cnt[sl + r]++, 0);
-                    cs[sl + r] = C[m0 + r + (n0 + j) * ldc];
-                }
-            }
             free(cnt);
         }
         if (cs) { // the epilogue's reads, conflicts counted at the real byte offsets
@@ -659,28 +637,12 @@ static void test_emul_late_c(void **state) {
     assert_int_equal(nshapes, 2);
 }
 
-// smallc's staged C (CStage) on whole tiles, every op: TT (C^T) and beta = 0 read C from global
-// memory, the others from the staged copy; several tiles in m and n, one and three k-steps.
-static void test_emul_staged_c(void **state) {
-    const shape *S = NULL;
-    for (int s = 0; s < NSHAPES; s++)
-        if (shapes[s].cst == 1) S = &shapes[s];
-    assert_non_null(S);
-    uint64_t key = 3000;
-    for (int o = 0; o < 4; o++)
-        for (int b = 0; b < 2; b++) {
-            run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, 3 * S->BN, b ? 48 : 16, b, key += 10);
-            if (o == 3 || b) assert_int_equal(last_staged_tiles, 0);
-            else assert_int_equal(last_staged_tiles, 6);
-        }
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_m8n8k4_decomposition), cmocka_unit_test(test_emul_shapes_ops),
         cmocka_unit_test(test_emul_vec1),            cmocka_unit_test(test_emul_small_sizes),
         cmocka_unit_test(test_emul_block_order),     cmocka_unit_test(test_emul_unbounded_copies),
-        cmocka_unit_test(test_emul_staged_c),        cmocka_unit_test(test_emul_late_c),
+        cmocka_unit_test(test_emul_late_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,12 +69,14 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
 //   k >= 1024 below dmma16's range (choose_variant), rankkldbc (its C tile copied into the stages
 //   the last three k-steps free) for NT with k <= 2048. HPL's short updates (k < 1024, m, n >=
-//   8192, not TT): rankkldbc for full tiles with k >= 512; below, smalldbc (small's tile on
-//   rankkldb's kernel, three blocks per SM, C copied into the freed stages) for full 64 x 64 tiles,
-//   smallc (the same tile at two blocks per SM, C staged in a buffer of its own) for NT from k =
-//   384; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
-//   (dmma16p, dmma16's loop in persistent blocks, was removed:
-//   0.82-0.86 of cuBLAS at 16384^2 x 256-1024 against the choice's 0.94-0.99, call 101.)
+//   8192, not TT): rankkldbc for full tiles with k >= 256 (NN: k >= 320); below, smalldbc (small's
+//   tile on rankkldb's kernel, three blocks per SM, C copied into the freed stages) for full 64 x 64
+//   tiles; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
+//   (Removed: dmma16p, dmma16's loop in persistent blocks, 0.82-0.86 of cuBLAS at 16384^2 x
+//   256-1024 against the choice's 0.94-0.99, call 101; smallc, smalldb's tile at two blocks per SM
+//   with C in a buffer of its own, behind rankkldbc at every k once the epilogue's reloads were
+//   gone, call 115; rankkldbl, rankkldb with C prefetched into L2, 0.979 against 0.989 at 16384^2 x
+//   1024 NN, call 115.)
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -92,8 +94,8 @@ template <int BM_, int BN_, int WM_, int WN_, int STAGES_, int MINB_, int KS_ = 
 struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
     static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
-    // rankkldb's kernel: C staged in shared memory, 1: in a buffer of its own from the start (CStage),
-    // 2: in the stage buffers that the last three k-steps free (CLate)
+    // rankkldb's kernel: 2: C staged in the stage buffers that the last three k-steps free (CLate; 1,
+    // a buffer of its own from the start, was smallc's, removed after a414fc6)
     static constexpr int CST = CST_;
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
@@ -139,20 +141,10 @@ using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 // weigh most and a third block per SM covers them.
 using ShapeSmallDb = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
-// smallc: smalldb's tile and kernel with the C tile staged in shared memory by bulk copies issued
-// at the start of the main loop (CStage), two blocks per SM (64 KB of stages + 33 KB of C): the
-// epilogue of a short rank-k tile then reads C from shared memory instead of waiting for HBM.
-using ShapeSmallC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                            /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 1>;
 // rankkldbc: rankkldb with its C tile bulk-copied into the stage buffers that the last three k-steps
 // free (CLate; no shared memory added, two blocks per SM as rankkldb).
 using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
-// rankkldbl: rankkldb with its C tile prefetched into L2 before the main loop (CPF), so that the
-// epilogue's C loads hit L2 (experiment, forced only; a prefetch between the loop's last k-steps,
-// splitting the loop, cost NN's loop 59 instructions a step).
-using ShapeRankKLDbL = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                               /*CPF*/ true, /*PF*/ 0, /*L64*/ true>;
 // smalldbc: smalldb's tile and three blocks per SM with its C tile bulk-copied into the stage buffers
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
@@ -247,20 +239,11 @@ __device__ __forceinline__ void tc_trace(int word) {
 #define TC_TRACE(word) ((void)0)
 #endif
 
-// The staged C tile (CST shapes, C not transposed): column j of the block's BM x BN tile, BM
-// contiguous doubles, at slot(j) = j BM + 4 T(j) + 16 (j / 8), T(j) = the thread's t of the
-// epilogue's column map ((j / 4) % 4, NcCols (j / 2) % 4). A quarter-warp's 16-byte read of rows
-// 2g, 2g + 1 then lands on chunk (2t + g) % 8 of a bank row: 8 distinct chunks, conflict free;
-// each column starts 16-byte aligned (one bulk copy of BM * 8 bytes), and the 16 doubles per 8
-// columns keep the rotated columns apart. tests/kernels/test_dgemm_tc_emul.c replays it.
-// 4 T(j): the rotation of column j that both staged layouts use.
+// 4 T(j): the rotation of column j of the staged C tile, T(j) = the thread's t of the epilogue's
+// column map ((j / 4) % 4, NcCols (j / 2) % 4): a quarter-warp's 16-byte read of rows 2g, 2g + 1
+// of its columns then lands on chunk (2t + g) % 8 of a bank row, 8 distinct chunks.
 template <bool NC>
 __device__ __forceinline__ int c_rot(int j) { return 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3); }
-template <int BM, int BN, bool NC>
-struct CStage {
-    static constexpr int DOUBLES = BN * BM + 16 * (BN / 8) + 16;
-    __device__ __forceinline__ static int slot(int j) { return j * BM + c_rot<NC>(j) + 16 * (j >> 3); }
-};
 
 // The late-staged C tile (CST 2: rankkldbc's 128 x 64 and smalldbc's 64 x 64 tiles, 4 stages; C not
 // transposed). Columns go in groups of 8 (8 x BM doubles); a stage's A region (BM x 16 doubles)
@@ -268,7 +251,7 @@ struct CStage {
 // is GP = 2 + GB groups. The k-step loop of iteration ktiles - 3 + part copies groups GP part ..
 // GP part + GP - 1 into the stage that the previous k-step freed: two into its A region's halves,
 // the rest into its B region (128 x 64: three parts of 24, 24 and 16 columns; 64 x 64: two parts
-// of 32, the third step idle). Each column is rotated by 4 T(j) rows (T(j) as in CStage; two bulk
+// of 32, the third step idle). Each column is rotated by 4 T(j) rows (c_rot; two bulk
 // copies), plus 8 rows where its region starts 64 bytes past a 128-byte line (TN's HalfLines stages
 // are 64 bytes longer than a multiple of 128), so that the epilogue's 16-byte reads of rows 2g,
 // 2g + 1 land on chunk (g + 2t) % 8: conflict free.
@@ -600,13 +583,12 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-// CSM: how the caller stages C (0 not at all, 1 CStage, 2 CLate); sc: the block's C tile staged
-// by CStage (!CT, full tiles, beta != 0), or null; cl: the tile staged by CLate where clate (by value: a
-// pointer to it put the map in local memory, reloaded 19 times in rankkldbc's epilogue).
+// CSM: how the caller stages C (0 not at all, 2 CLate); cl: the tile staged by CLate where clate (by
+// value: a pointer to it put the map in local memory, reloaded 19 times in rankkldbc's epilogue).
 template <class S, bool CT, bool NC = false, int CSM = 0>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
-                                            int wm, int wn, int g, int t, const double *sc = nullptr,
-                                            const CLateMap cl = CLateMap{}, const bool clate = false) {
+                                            int wm, int wn, int g, int t, const CLateMap cl = CLateMap{},
+                                            const bool clate = false) {
     // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
     // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result (NC, NcCols: n0 + 16nt + 8wn + 2t +
     // e%2); (i, j) is C[i rs + j cs] (CT: the result is C^T). Pair (mt, nt, h) holds elements h (row
@@ -619,7 +601,7 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
     };
     // Two passes, every C load before the first store, so that the loads need not wait for stores
     // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
-    if (!CT && CSM != 0 && (CSM == 1 ? sc != nullptr : clate)) { // staged: rows il, il + 1 of column jl as one LDS.128
+    if (!CT && CSM == 2 && clate) { // staged: rows il, il + 1 of column jl as one LDS.128
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -628,13 +610,11 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
                 for (int h = 0; h < 2; h++) {
                     const int il = wm * S::WM + 16 * mt + 2 * g;
                     const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
-                    const double *src;
-                    if constexpr (CSM == 1) src = sc + CStage<S::BM, S::BN, NC>::slot(jl) + il;
-                    else if constexpr (CSM == 2) src = clate_ptr<S::BM, S::BN, NC>(cl, il, jl);
-                    else src = nullptr; // (not reached: CSM 0 stages nothing)
-                    const double2 o = lds128(src);
-                    acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
-                    acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
+                    if constexpr (CSM == 2) { // (CLateParts exists for the CLate shapes only)
+                        const double2 o = lds128(clate_ptr<S::BM, S::BN, NC>(cl, il, jl));
+                        acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
+                        acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
+                    }
                 }
     } else if (p.beta != 0.0) {
 #pragma unroll
@@ -884,17 +864,17 @@ struct FullLoader {
 };
 
 // Shared memory of rankkldb: TN (NK) uses HalfLines stages, 8 doubles longer per operand.
-// CST shapes (C not transposed) add the staged C tile and its mbarrier behind the stages.
+// CLate shapes (C not transposed) add the staged C tile's mbarrier behind the stages.
 template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
-    static constexpr bool NK = AK && BKM, CS = S::CST == 1 && !CT, CL = S::CST == 2 && !CT;
+    static_assert(S::CST == 0 || S::CST == 2, "rankkldb: C not staged or staged late");
+    static constexpr bool NK = AK && BKM, CL = S::CST == 2 && !CT;
     static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
-    static constexpr int C0 = S::STAGES * (A + B); // the C tile (doubles from the start; a multiple of 2)
-    static constexpr int CD = CS ? CStage<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>::DOUBLES : 0;
-    static constexpr size_t SMEM = (size_t)(C0 + CD + (CS || CL ? 2 : 0)) * sizeof(double); // + the mbarrier
+    static constexpr int C0 = S::STAGES * (A + B); // the mbarrier (doubles from the start; a multiple of 2)
+    static constexpr size_t SMEM = (size_t)(C0 + (CL ? 2 : 0)) * sizeof(double);
     static_assert(!CL || (S::STAGES == 4 && A >= S::BM * 16 && B >= CLateParts<S::BM, S::BN>::GB * S::BM * 8),
                   "CLate: 4 stages, room for a part's groups");
-    static_assert(SMEM <= 227 * 1024 && C0 % 2 == 0 && CD % 2 == 0, "rankkldb stages");
+    static_assert(SMEM <= 227 * 1024 && C0 % 2 == 0, "rankkldb stages");
 };
 
 template <class S, bool AK, bool BKM, bool CT = false>
@@ -909,14 +889,12 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     tile_of_block(p, bm, bn);
     const int64_t m0 = (int64_t)bm * S::BM, n0 = (int64_t)bn * S::BN;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    // CST: the C tile goes to shared memory by BN bulk copies (one column of BM doubles each, 16-byte
-    // aligned when C is: c_vec) issued after the prologue, counted on one mbarrier, and is waited for
-    // only by the epilogue: its HBM latency runs under the main loop.
-    double *const cs = smem + St::C0;
-    uint64_t *const cbar = reinterpret_cast<uint64_t *>(smem + St::C0 + St::CD);
-    // (CLate needs three k-steps to free its stages)
-    const bool stage_c = (St::CS || St::CL) && p.beta != 0.0 && p.c_vec && (!St::CL || p.k >= 3 * TC_BK);
-    if ((St::CS || St::CL) && stage_c && tid == 0) mbar_init(cbar, 1);
+    // CLate: the C tile goes to shared memory by bulk copies (columns of BM doubles, 16-byte aligned
+    // when C is: c_vec) issued in the last three k-steps, counted on one mbarrier, and is waited for
+    // only by the epilogue (it needs three k-steps to free its stages).
+    uint64_t *const cbar = reinterpret_cast<uint64_t *>(smem + St::C0);
+    const bool stage_c = St::CL && p.beta != 0.0 && p.c_vec && p.k >= 3 * TC_BK;
+    if (St::CL && stage_c && tid == 0) mbar_init(cbar, 1);
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
     // NN and TT (A MN-major, B K-major) copy as in 6dfac0b, rankklpf's order and index (their SASS is
@@ -947,14 +925,6 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     cp_async_wait<S::STAGES - 2>();
     __syncthreads(); // (also: the mbarrier is initialized)
     TC_TRACE(3);
-    if constexpr (St::CS) {
-        if (stage_c) {
-            constexpr bool NC = FragOffsets<S, AK, BKM, true>::NC;
-            if (tid == 0) mbar_arrive_expect_tx(cbar, S::BM * S::BN * 8);
-            for (int j = tid; j < S::BN; j += S::THREADS)
-                bulk_copy_g2s(cs + CStage<S::BM, S::BN, NC>::slot(j), p.C + m0 + (n0 + j) * p.ldc, S::BM * 8, cbar);
-        }
-    }
 
     Frags<S> f0, f1; // the two halves' sets
     load_half<S, AK, BKM, 0, true>(f0, sA, sB, off);
@@ -1022,12 +992,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     }
     TC_TRACE(4);
     cp_async_wait<0>();
-    if ((St::CS || St::CL) && stage_c) mbar_wait(cbar, 0);
+    if (St::CL && stage_c) mbar_wait(cbar, 0);
     TC_TRACE(5);
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
-    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 1 : St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t,
-                                                                                      St::CS && stage_c ? cs : nullptr,
-                                                                                      cl, St::CL && stage_c);
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t, cl,
+                                                                         St::CL && stage_c);
     TC_TRACE(6), TC_TRACE(7);
 }
 
@@ -1470,12 +1439,11 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLC,
-    TC_RANKKLDBC, TC_SMALLDBC, TC_RANKKLDBL, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_RANKKLDBC,
+    TC_SMALLDBC, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "smallc", "rankkldbc", "smalldbc",
-                                        "rankkldbl"};
+                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "rankkldbc", "smalldbc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1487,7 +1455,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, smallc, rankkldbc, smalldbc or rankkldbl",
+                            "rankkldb, smalldb, rankkldbc or smalldbc (smallc removed after a414fc6)",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1514,7 +1482,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // TN below k = 1024 (call 92, one H200, 14aed42; 16384^2 x 256 / 384 / 512 and 8192^2 x 256):
     // smalldb 0.79 / 0.86 / 0.87 / 0.79 of cuBLAS, rankklpf 0.76 / 0.81 / 0.82 / 0.76, rankkldb
     // 0.65 / 0.78 / 0.87 / 0.65, small 0.58 / 0.65 / 0.67 / 0.58: smalldb for every k < 1024 in TN.
-    // smallc (C staged in shared memory; call 95, one H200, 42aa1b9, engines interleaved, two
+    // smallc (removed after a414fc6; C staged in shared memory; call 95, one H200, 42aa1b9, engines interleaved, two
     // processes within 0.007): 16384^2 x 256 NN / NT / TN 0.946 / 0.951 / 0.883 of cuBLAS against
     // the choice before (small, small, smalldb) 0.848 / 0.860 / 0.776; x 512 0.938 / 0.972 / 0.885
     // against smalldb's 0.926 / 0.945 / 0.875; x 1024 0.934 / 0.948 / 0.885 against rankkldb's
@@ -1529,22 +1497,22 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.94-0.96 (their loops took the registers' cost): NT only, for k up to 2048 (measured).
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024)
         *v = !a_kmajor && !b_kmajor && k <= 2048 ? TC_RANKKLDBC : TC_RANKKLDB;
-    // smalldbc and rankkldbc below k = 1024 (calls 103-105, one H200, d8d4d89 to 7151f8c, each beside
-    // cuBLAS in its process, two processes each within 0.005): 16384^2 x 256 NN / NT / TN smalldbc
-    // 0.95-0.96 / 0.956-0.958 / 0.885-0.890 against smallc's 0.944-0.947 / 0.948-0.953 / 0.880-0.885
-    // and rankkldbc's 0.911 / 0.907 / 0.873; x 384 smalldbc 0.944 / 0.972 / 0.890 against smallc's
-    // 0.939 / 0.988 / 0.884; x 512 rankkldbc 0.957 / 0.983-0.991 / 0.924 against smallc's 0.939 /
-    // 0.971-0.982 / 0.885 and smalldbc's 0.944 / 0.965 / 0.896; x 768 rankkldbc 0.961 / 0.984-0.989 /
-    // 0.931 against smallc's 0.936 / 0.951 / 0.886; 8192^2 x 256 smalldbc 0.900 / 0.958 / 0.898
-    // against 0.882 / 0.947 / 0.896, x 512 and 768 rankkldbc +1-4.5% on smallc. So: rankkldbc from
-    // k = 512, smalldbc below, but smallc for NT from k = 384. (widedb and widec, cuBLAS's 64 x 128
-    // rank-k tile on our kernel, lost everywhere: 0.63-0.90 at k = 256, removed.)
-    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && !ct && k >= 512 && k < 1024 && m >= 8192 && n >= 8192)
+    // smalldbc and rankkldbc below k = 1024 (calls 103-105, one H200, d8d4d89 to 7151f8c: rankkldbc
+    // from k = 512, smalldbc below; widedb and widec, cuBLAS's 64 x 128 rank-k tile on our kernel,
+    // lost everywhere: 0.63-0.90 at k = 256, removed). Since their epilogue reads the staged C without
+    // local-memory reloads (ed29370; call 115, one H200, a414fc6, each beside cuBLAS in its process):
+    // 16384^2 x 256 NN / NT / TN rankkldbc 0.965 / 0.999 / 0.923 of cuBLAS against smalldbc's 0.980 /
+    // 0.982 / 0.910; x 384 0.970 / 1.002 / 0.929 against 0.958 / 0.976 / 0.905 (smallc 0.936 / 0.971 /
+    // 0.882); x 512 0.975 / 0.999 / 0.929 against 0.953 / 0.955 / 0.904; 8192^2 x 256 0.899 / 0.996 /
+    // 0.924 against 0.922 / 0.985 / 0.919. So: rankkldbc from k = 256 in NT and TN and from k = 320 in
+    // NN (halfway between 256 and 384), smalldbc below.
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full && !ct && k < 1024 && m >= 8192 && n >= 8192 &&
+             k >= (!a_kmajor && b_kmajor ? 320 : 256))
         *v = TC_RANKKLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
-        *v = !a_kmajor && !b_kmajor && k >= 384 ? TC_SMALLC : TC_SMALLDBC;
+        *v = TC_SMALLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
-        *v = TC_SMALLDB; // only TT comes here (smalldbc and smallc take the other ops)
+        *v = TC_SMALLDB; // only TT comes here (rankkldbc and smalldbc take the other ops)
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
@@ -1623,12 +1591,8 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeRankKLDb, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldb", "rankklpf (for rankkldb)");
     case TC_SMALLDB: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDb, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldb", "small (for smalldb)");
-    case TC_SMALLC: // full 64 x 64 tiles only; anything else runs small
-        return launch_db_or<ShapeSmallC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smallc", "small (for smallc)");
     case TC_RANKKLDBC: // full tiles only; anything else runs rankklpf
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
-    case TC_RANKKLDBL: // full tiles only; anything else runs rankklpf
-        return launch_db_or<ShapeRankKLDbL, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbl", "rankklpf (for rankkldbl)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
