@@ -3,6 +3,7 @@
 run with TESSERA_TC_TRACE_OUT=FILE; src/kernels/cuda/ts_dgemm_tc.cu, tc_trace_write).
 
     python3 bench/tc_trace.py FILE [FILE ...] [--json OUT]
+    python3 bench/tc_trace.py --self-test     (a synthetic trace with known phases; CTest bench_tc_trace)
 
 For each trace: the SM clock (from the global timer), the median / p10 / p90 of each phase of a
 block (fill: entry to the prologue's first stage; loop: the k loop; cwait: the wait for the staged
@@ -97,7 +98,55 @@ def summarize(t):
     return out
 
 
+def self_test():
+    """Two blocks per SM half a tile apart, 2 GHz, 256 k: fill 1000, loop 30000, cwait 100, combine 4000,
+    stores 2000 cycles; the summary must give back those phases, 2 resident, the loop share, offset 0.5."""
+    import os
+    import tempfile
+    ghz, sms, waves = 2.0, 4, 6
+    fill, loop, cwait, comb, st = 1000, 30000, 100, 4000, 2000
+    tile = fill + loop + cwait + comb + st
+    blocks = []
+    for w in range(waves):
+        for sm in range(sms):
+            for slot in range(2):
+                c0 = 10000 + w * tile + slot * tile // 2 + sm * 7
+                c = [c0, c0 + fill, c0 + fill + loop, c0 + fill + loop + cwait]
+                c8 = c[3] + comb
+                c6 = c8 + st
+                blocks.append([sm, int(c0 / ghz), c[0], c[1], c[2], c[3], c6, int(c6 / ghz), c8])
+    raw = struct.pack("<8q", 0x54435452, len(blocks), 128, 64, 128, 16384, 16384, 256) + b"selftest".ljust(32, b"\0")
+    raw += b"".join(struct.pack(f"<{WORDS}Q", *b) for b in blocks)
+    fd, path = tempfile.mkstemp(suffix=".trace")
+    with os.fdopen(fd, "wb") as f:
+        f.write(raw)
+    try:
+        s = summarize(load(path))
+    finally:
+        os.unlink(path)
+    us = lambda cyc: cyc / ghz / 1000.0
+    ph = s["phase_us"]
+    checks = [("sm_clock_ghz", s["sm_clock_ghz"], ghz, 0.01)]
+    for name, cyc in (("fill", fill), ("loop", loop), ("cwait", cwait), ("combine", comb), ("stores", st),
+                      ("epi", comb + st), ("block", tile)):
+        checks.append((name, ph[name]["median"], us(cyc), 0.01))
+    # the SM holds 2 blocks except while the first and the last half-tile run alone
+    span = (waves * tile + tile // 2)
+    checks.append(("blocks_resident_mean", s["blocks_resident_mean"], 2 * waves * tile / span, 0.01))
+    checks.append(("blocks_in_loop_mean", s["blocks_in_loop_mean"], 2 * waves * loop / span, 0.01))
+    checks.append(("start_offset_median", s["start_offset_median"], 0.5, 0.01))
+    checks.append(("loop_cycles_per_kstep", s["loop_cycles_per_kstep"], loop / 15, 0.1))
+    checks.append(("ideal_cycles_per_kstep", s["ideal_cycles_per_kstep"], 2048.0, 0.1))
+    bad = [(n, got, want) for n, got, want, tol in checks if abs(got - want) > tol * max(1.0, abs(want))]
+    for n, got, want in bad:
+        print(f"tc_trace self-test: {n} = {got}, expected {want}")
+    print(f"tc_trace self-test: {len(checks) - len(bad)} of {len(checks)} checks passed")
+    return 1 if bad else 0
+
+
 def main(argv):
+    if argv == ["--self-test"]:
+        return self_test()
     js = None
     if "--json" in argv:
         i = argv.index("--json")
