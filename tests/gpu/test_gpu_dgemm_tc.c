@@ -307,7 +307,7 @@ static void test_tc_staged_c(void **state) {
     for (int o = 0; o < 4; o++)
         for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++)
             for (int v = 0; v < nst; v++) {
-                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * (v & 1), ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
+                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * v, ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
                              1.0, 0, staged[v]};
                 run_case(&c, key += 10);
             }

@@ -170,10 +170,6 @@ static int clate_index(int BM, int BN, int nc, int za, int zb, int kq, int i, in
     return base + (j & 7) * BM + ((i + rot) & (BM - 1));
 }
 
-// Row i, column j of the staged C tile in shared memory (CLate).
-static int staged_index(const shape *S, int nc, int za, int zb, int kq, int i, int j) {
-    return clate_index(S->BM, S->BN, nc, za, zb, kq, i, j);
-}
 
 // ---- TileLoader (same formulas as the kernel) ----
 typedef struct {
@@ -464,7 +460,7 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                             for (int lane = 0; lane < 32; lane++) {
                                 const int g = lane >> 2, t = lane & 3, il = wm * S->WM + 16 * mt + 2 * g;
                                 const int jl = E->nc ? 16 * nt + 8 * wn + 2 * t + h : wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
-                                addr[lane] = 8L * staged_index(S, E->nc, za, zb, kq, il, jl);
+                                addr[lane] = 8L * clate_index(S->BM, S->BN, E->nc, za, zb, kq, il, jl);
                             }
                             E->staged_conflicts += conflicts(addr, 16);
                             E->staged_reads++;
@@ -487,7 +483,7 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                             double *c0 = E->ct ? C + j + i * ldc : C + i + j * ldc;
                             double *c1 = E->ct ? C + j + (i + 1) * ldc : C + i + 1 + j * ldc;
                             if (cs) { // the staged copy (C's own values, so a wrong slot gives wrong numbers)
-                                const double *o = cs + staged_index(S, E->nc, za, zb, kq, (int)(i - m0), (int)(j - n0));
+                                const double *o = cs + clate_index(S->BM, S->BN, E->nc, za, zb, kq, (int)(i - m0), (int)(j - n0));
                                 *c0 = alpha * v0 + beta * o[0], *c1 = alpha * v1 + beta * o[1];
                                 continue;
                             }

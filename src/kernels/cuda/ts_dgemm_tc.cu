@@ -215,8 +215,7 @@ __device__ __forceinline__ void mbar_wait(uint64_t *bar, unsigned parity) {
 // Thread 0 of each of the first TC_TRACE_BLOCKS blocks of dgemm_db_kernel records its SM, the global
 // timer at entry and exit and the SM clock at entry, after the prologue's fill, at the end of the k
 // loop, after the staged C tile's wait, after the epilogue's C pass (word 8) and after its stores are
-// issued; the launcher
-// writes them to $TESSERA_TC_TRACE_OUT after each launch (the last launch wins).
+// issued; the launcher writes them to $TESSERA_TC_TRACE_OUT after each launch (the last launch wins).
 #ifdef TS_TC_TRACE
 constexpr int TC_TRACE_BLOCKS = 1 << 16, TC_TRACE_WORDS = 9;
 __device__ unsigned long long tc_trace_buf[TC_TRACE_BLOCKS * TC_TRACE_WORDS];
@@ -1482,8 +1481,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // TN below k = 1024 (call 92, one H200, 14aed42; 16384^2 x 256 / 384 / 512 and 8192^2 x 256):
     // smalldb 0.79 / 0.86 / 0.87 / 0.79 of cuBLAS, rankklpf 0.76 / 0.81 / 0.82 / 0.76, rankkldb
     // 0.65 / 0.78 / 0.87 / 0.65, small 0.58 / 0.65 / 0.67 / 0.58: smalldb for every k < 1024 in TN.
-    // smallc (removed after a414fc6; C staged in shared memory; call 95, one H200, 42aa1b9, engines interleaved, two
-    // processes within 0.007): 16384^2 x 256 NN / NT / TN 0.946 / 0.951 / 0.883 of cuBLAS against
+    // smallc (removed after a414fc6; C staged in shared memory; call 95, one H200, 42aa1b9, engines
+    // interleaved, two processes within 0.007): 16384^2 x 256 NN / NT / TN 0.946 / 0.951 / 0.883 of cuBLAS against
     // the choice before (small, small, smalldb) 0.848 / 0.860 / 0.776; x 512 0.938 / 0.972 / 0.885
     // against smalldb's 0.926 / 0.945 / 0.875; x 1024 0.934 / 0.948 / 0.885 against rankkldb's
     // 0.989 / 0.977 / 0.949; 8192^2 and 32768^2 x 256 NN 0.879 / 0.949 against 0.786 / 0.851: smallc
