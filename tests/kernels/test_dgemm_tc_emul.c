@@ -38,8 +38,7 @@ typedef struct {
     int nk;  // rankkldb's maps: TN in HalfLines stages, NT with NcCols B fragments, MN-major copies by
              // swizzle key (KeyLines)
     int cst; // 2: C staged in the stages the last three k-steps free for full tiles with beta != 0, C
-             // not transposed, ldc even, k >= 48 (CLate; 1, a buffer of its own, was smallc's, removed);
-             // 3: the accumulators start as alpha beta C where alpha = +-1 and beta != 0 (CInit)
+             // not transposed, ldc even, k >= 48 (CLate; 1, a buffer of its own, was smallc's, removed)
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
 static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
@@ -50,9 +49,7 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
                                {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1},  // rankklpf's maps in NN, TT; own in TN, NT
                                {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1},    // small's tile on rankkldb's maps
                                {128, 64, 64, 32, 4, 1, 0, "rankkldbc", 1, 1, 2}, // rankkldb's, C staged late
-                               {64, 64, 32, 32, 4, 1, 0, "smalldbc", 1, 1, 2},   // smalldb's, C staged late
-                               {128, 64, 64, 32, 4, 1, 0, "rankkldbi", 1, 1, 3}, // rankkldb's, C the start
-                               {64, 64, 32, 32, 4, 1, 0, "smalldbi", 1, 1, 3}};  // smalldb's, C the start
+                               {64, 64, 32, 32, 4, 1, 0, "smalldbc", 1, 1, 2}};  // smalldb's, C staged late
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
@@ -157,7 +154,6 @@ typedef struct {
     int keylines;      // MN-major copies in FullLoader's key-grouped order (shape nk)
     long fast_copies;  // copies issued by load_full (no bounds, no zero-fill)
     long staged_tiles, staged_reads, staged_conflicts; // staged C: tiles, read instructions, conflicting lanes
-    long cinit_tiles;                                 // tiles whose accumulators started as C (CInit)
 } emu;
 
 // CLate (ts_dgemm_tc.cu, BM x BN tiles, 4 stages): the index in shared memory (A stages of za
@@ -366,23 +362,6 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         done[bm + bn * grid_m] = 1;
         int64_t m0 = (int64_t)bm * S->BM, n0 = (int64_t)bn * S->BN;
         memset(acc, 0, sizeof(double) * 32 * 32 * 4 * 8 * 4);
-        // CInit: the accumulators start as alpha beta C on the epilogue's map (below), every tile
-        const int cinit = S->cst == 3 && beta != 0.0 && (alpha == 1.0 || alpha == -1.0);
-        if (cinit) {
-            E->cinit_tiles++;
-            for (int w = 0; w < threads / 32; w++)
-                for (int lane = 0; lane < 32; lane++)
-                    for (int mt = 0; mt < MT; mt++)
-                        for (int nt = 0; nt < NT; nt++)
-                            for (int e = 0; e < 4; e++) {
-                                const int wm = w % warps_m, wn = w / warps_m, g = lane >> 2, t = lane & 3, h = e % 2;
-                                const int64_t i = m0 + wm * S->WM + 16 * mt + 2 * g + e / 2;
-                                const int64_t j = E->nc ? n0 + 16 * nt + 8 * wn + 2 * t + h
-                                                        : n0 + wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
-                                const double c = i < m && j < n ? (E->ct ? C[j + i * ldc] : C[i + j * ldc]) : 0.0;
-                                acc[w][lane][mt][nt][e] = alpha * beta * c;
-                            }
-        }
         for (int tid = 0; tid < threads; tid++)
             xfull[tid] = (unsigned char)(loader_xfull(&La, m0, m, tid) && loader_xfull(&Lb, n0, n, tid));
         if (S->cpf && beta != 0.0 && k <= 1024) {
@@ -503,11 +482,6 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                             // CT: the kernel's result is C^T, element (i, j) at C[j + i ldc]
                             double *c0 = E->ct ? C + j + i * ldc : C + i + j * ldc;
                             double *c1 = E->ct ? C + j + (i + 1) * ldc : C + i + 1 + j * ldc;
-                            if (cinit) { // alpha acc = beta C + alpha A B
-                                *c0 = alpha * v0;
-                                if (i + 1 < m) *c1 = alpha * v1;
-                                continue;
-                            }
                             if (cs) { // the staged copy (C's own values, so a wrong slot gives wrong numbers)
                                 const double *o = cs + clate_index(S->BM, S->BN, E->nc, za, zb, kq, (int)(i - m0), (int)(j - n0));
                                 *c0 = alpha * v0 + beta * o[0], *c1 = alpha * v1 + beta * o[1];
@@ -526,7 +500,6 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
 
 static long last_fast_copies;  // unbounded copies of the last run (tests that the path was taken)
 static long last_staged_tiles; // tiles of the last run whose C came from the staged copy
-static long last_cinit_tiles;  // tiles of the last run whose accumulators started as C
 
 // ct: TT the way the launcher runs it, as C^T = B A on the NN maps with the result stored transposed.
 static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t n, int64_t k, int beta_zero,
@@ -535,7 +508,7 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
     int64_t lda = ar + 3, ldb = br + 1, ldc = m + 2;
     double *A = kt_alloc_fill('d', ar, ac, lda, key + 1), *B = kt_alloc_fill('d', br, bc, ldb, key + 2);
     double *C = kt_alloc_fill('d', m, n, ldc, key + 3);
-    double alpha = S->cst == 3 ? -1.0 : -0.75, beta = beta_zero ? 0.0 : 1.25; // (CInit: alpha = +-1)
+    double alpha = -0.75, beta = beta_zero ? 0.0 : 1.25;
     if (beta_zero)
         for (int64_t i = 0; i < ldc * n; i++) C[i] = NAN;
     double *C0 = kt_dup('d', C, ldc * n);
@@ -559,7 +532,6 @@ static void run_ct(const shape *S, int vec, char ta, char tb, int64_t m, int64_t
            E.frag8_loads, E.frag8_worst);
     last_fast_copies = E.fast_copies;
     last_staged_tiles = E.staged_tiles;
-    last_cinit_tiles = E.cinit_tiles;
     if (E.staged_reads) printf("    staged C reads %ld, conflicting lanes %ld\n", E.staged_reads, E.staged_conflicts);
     assert_int_equal(E.staged_conflicts, 0);
     assert_true(err <= 2.0);
@@ -661,35 +633,12 @@ static void test_emul_late_c(void **state) {
     assert_int_equal(nshapes, 2);
 }
 
-// C as the accumulators' start (CInit: rankkldbi, smalldbi) where alpha = +-1 and beta != 0, every
-// op, partial tiles included (C outside m x n is never read: the padding is NaN); alpha = -0.5 and
-// beta = 0 take the plain epilogue.
-static void test_emul_c_start(void **state) {
-    int nshapes = 0;
-    uint64_t key = 5000;
-    for (int s = 0; s < NSHAPES; s++) {
-        const shape *S = &shapes[s];
-        if (S->cst != 3) continue;
-        nshapes++;
-        for (int o = 0; o < 4; o++) {
-            run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, 2 * S->BN, 48, 0, key += 10);
-            assert_int_equal(last_cinit_tiles, 4);
-            const int mm = S->BM + 7, nn = S->BN + 3; // (TT: C^T, an n x m launch)
-            run(S, 2, ops[o][0], ops[o][1], mm, nn, 33, 0, key += 10);
-            assert_int_equal(last_cinit_tiles, o == 3 ? ((nn + S->BM - 1) / S->BM) * ((mm + S->BN - 1) / S->BN) : 4);
-            run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, S->BN, 16, 1, key += 10);
-            assert_int_equal(last_cinit_tiles, 0);
-        }
-    }
-    assert_int_equal(nshapes, 2);
-}
-
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_m8n8k4_decomposition), cmocka_unit_test(test_emul_shapes_ops),
         cmocka_unit_test(test_emul_vec1),            cmocka_unit_test(test_emul_small_sizes),
         cmocka_unit_test(test_emul_block_order),     cmocka_unit_test(test_emul_unbounded_copies),
-        cmocka_unit_test(test_emul_late_c),         cmocka_unit_test(test_emul_c_start),
+        cmocka_unit_test(test_emul_late_c),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

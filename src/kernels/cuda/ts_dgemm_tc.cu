@@ -95,8 +95,7 @@ struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
     static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
     // rankkldb's kernel: 2: C staged in the stage buffers that the last three k-steps free (CLate; 1,
-    // a buffer of its own from the start, was smallc's, removed after a414fc6); 3: C loaded into the
-    // accumulators before the main loop where alpha = +-1 (CInit, c_start)
+    // a buffer of its own from the start, was smallc's, removed after a414fc6)
     static constexpr int CST = CST_;
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
@@ -150,13 +149,6 @@ using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*ST
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
-// rankkldbi, smalldbi: rankkldb's and smalldb's tiles with C as the accumulators' start (CInit: with
-// alpha = +-1 and beta != 0 the tile's C is loaded into the accumulators beside the fill, the
-// epilogue only stores; other scalars run rankkldb's and smalldb's epilogue).
-using ShapeRankKLDbI = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
-using ShapeSmallDbI = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
-                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -588,98 +580,27 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
     }
 }
 
-// The accumulators' map: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
-// n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result (NC, NcCols: n0 + 16nt + 8wn + 2t +
-// e%2); (i, j) is C[i rs + j cs] (CT: the result is C^T). Pair (mt, nt, h) holds elements h (row
-// i) and 2 + h (row i + 1) of column j.
-template <class S, bool NC>
-struct AccMap {
-    int64_t m0, n0;
-    int wm, wn, g, t;
-    __device__ __forceinline__ int64_t row(int mt) const { return m0 + wm * S::WM + 16 * mt + 2 * g; }
-    __device__ __forceinline__ int64_t col(int nt, int h) const {
-        return NC ? n0 + 16 * nt + 8 * wn + 2 * t + h : n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
-    }
-};
-// Rows i, i + 1 of column j of the result in C (zero outside m x n); vec: as one double2.
-__device__ __forceinline__ void c_pair(const TcParams &p, int64_t i, int64_t j, int64_t rs, int64_t cs, bool vec,
-                                       double &o0, double &o1) {
-    o0 = 0.0, o1 = 0.0;
-    if (j < p.n && i < p.m) {
-        const double *c = p.C + i * rs + j * cs;
-        if (vec && i + 1 < p.m) {
-            const double2 o = *reinterpret_cast<const double2 *>(c);
-            o0 = o.x, o1 = o.y;
-        } else {
-            o0 = c[0];
-            if (i + 1 < p.m) o1 = c[rs];
-        }
-    }
-}
-// -x by its sign bit (an integer instruction: the FP64 pipe is the tensor pipe on sm_90).
-__device__ __forceinline__ double flip_sign(double x) {
-    return __hiloint2double(__double2hiint(x) ^ (int)0x80000000, __double2loint(x));
-}
-
-// CInit (CST 3, where alpha = +-1 and beta != 0): the accumulators start as alpha beta C (1 / alpha =
-// alpha), C's elements loaded straight into them, every load in flight at once and no register
-// beyond the accumulators; the epilogue then stores alpha acc = beta C + alpha A B (for alpha = -1 a
-// sign flip, exact). C's latency is paid once beside the fill, and the epilogue has no C pass: its
-// FP64 instructions share the tensor pipe with the co-resident block's DMMA on sm_90.
-template <class S, bool CT, bool NC>
-__device__ __forceinline__ void c_start(const TcParams &p, double (&acc)[S::MT][S::NT][4], const AccMap<S, NC> a) {
-    const int64_t rs = CT ? p.ldc : 1, cs = CT ? 1 : p.ldc;
-    const bool vec = !CT && p.c_vec;
-#pragma unroll
-    for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-        for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) c_pair(p, a.row(mt), a.col(nt, h), rs, cs, vec, acc[mt][nt][h], acc[mt][nt][2 + h]);
-    const double f = p.alpha * p.beta;
-    if (f == -1.0) {
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) acc[mt][nt][e] = flip_sign(acc[mt][nt][e]);
-    } else if (f != 1.0) {
-#pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) acc[mt][nt][e] *= f;
-    }
-}
-
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-// CSM: how the caller stages C (0 not at all, 2 CLate, 3 CInit); cl: the tile staged by CLate where
-// cflag (by value: a pointer to it put the map in local memory, reloaded 19 times in rankkldbc's
-// epilogue); CInit: cflag where c_start began the accumulators with C.
+// CSM: how the caller stages C (0 not at all, 2 CLate); cl: the tile staged by CLate where clate (by
+// value: a pointer to it put the map in local memory, reloaded 19 times in rankkldbc's epilogue).
 template <class S, bool CT, bool NC = false, int CSM = 0>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
                                             int wm, int wn, int g, int t, const CLateMap cl = CLateMap{},
-                                            const bool cflag = false) {
+                                            const bool clate = false) {
+    // Epilogue: element (mt, nt, e) is row m0 + wm*WM + 16mt + 2g + e/2 and column
+    // n0 + wn*WN + 16(nt/2) + 4t + (nt%2) + 2(e%2) of the result (NC, NcCols: n0 + 16nt + 8wn + 2t +
+    // e%2); (i, j) is C[i rs + j cs] (CT: the result is C^T). Pair (mt, nt, h) holds elements h (row
+    // i) and 2 + h (row i + 1) of column j.
     const int64_t rs = CT ? p.ldc : 1, cs = CT ? 1 : p.ldc;
     const bool vec = !CT && p.c_vec; // rows i, i + 1 as one double2
-    const AccMap<S, NC> am = {m0, n0, wm, wn, g, t};
-    auto row = [&](int mt) { return am.row(mt); };
-    auto col = [&](int nt, int h) { return am.col(nt, h); };
+    auto row = [&](int mt) { return m0 + wm * S::WM + 16 * mt + 2 * g; };
+    auto col = [&](int nt, int h) {
+        return NC ? n0 + 16 * nt + 8 * wn + 2 * t + h : n0 + wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
+    };
     // Two passes, every C load before the first store, so that the loads need not wait for stores
     // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
-    if (CSM == 3 && cflag) { // CInit: acc = alpha beta C + A B
-        if (p.alpha != 1.0) {
-#pragma unroll
-            for (int mt = 0; mt < S::MT; mt++)
-#pragma unroll
-                for (int nt = 0; nt < S::NT; nt++)
-#pragma unroll
-                    for (int e = 0; e < 4; e++) acc[mt][nt][e] = flip_sign(acc[mt][nt][e]);
-        }
-    } else if (!CT && CSM == 2 && cflag) { // staged: rows il, il + 1 of column jl as one LDS.128
+    if (!CT && CSM == 2 && clate) { // staged: rows il, il + 1 of column jl as one LDS.128
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
@@ -701,8 +622,18 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
             for (int nt = 0; nt < S::NT; nt++)
 #pragma unroll
                 for (int h = 0; h < 2; h++) {
-                    double o0, o1;
-                    c_pair(p, row(mt), col(nt, h), rs, cs, vec, o0, o1);
+                    const int64_t i = row(mt), j = col(nt, h);
+                    double o0 = 0.0, o1 = 0.0;
+                    if (j < p.n && i < p.m) {
+                        const double *c = p.C + i * rs + j * cs;
+                        if (vec && i + 1 < p.m) {
+                            const double2 o = *reinterpret_cast<const double2 *>(c);
+                            o0 = o.x, o1 = o.y;
+                        } else {
+                            o0 = c[0];
+                            if (i + 1 < p.m) o1 = c[rs];
+                        }
+                    }
                     acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o0;
                     acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o1;
                 }
@@ -935,7 +866,7 @@ struct FullLoader {
 // CLate shapes (C not transposed) add the staged C tile's mbarrier behind the stages.
 template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
-    static_assert(S::CST == 0 || S::CST == 2 || S::CST == 3, "rankkldb: C not staged, staged late or the start");
+    static_assert(S::CST == 0 || S::CST == 2, "rankkldb: C not staged or staged late");
     static constexpr bool NK = AK && BKM, CL = S::CST == 2 && !CT;
     static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
     static constexpr int C0 = S::STAGES * (A + B); // the mbarrier (doubles from the start; a multiple of 2)
@@ -973,8 +904,6 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     const FragOffsets<S, AK, BKM, true> off(wm, wn, g, t);
     const int ktiles = (int)(p.k / TC_BK);
 
-    constexpr bool NC = FragOffsets<S, AK, BKM, true>::NC;
-    const bool cinit = S::CST == 3 && p.beta != 0.0 && (p.alpha == 1.0 || p.alpha == -1.0);
     double acc[S::MT][S::NT][4];
 #pragma unroll
     for (int mt = 0; mt < S::MT; mt++)
@@ -992,7 +921,6 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
         cp_async_commit();
     }
     if (S::CPF && p.beta != 0.0 && p.k <= TC_CPF_MAX_K) prefetch_c<S, CT>(p, m0, n0, tid);
-    if (cinit) c_start<S, CT, NC>(p, acc, AccMap<S, NC>{m0, n0, wm, wn, g, t});
     cp_async_wait<S::STAGES - 2>();
     __syncthreads(); // (also: the mbarrier is initialized)
     TC_TRACE(3);
@@ -1066,8 +994,8 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     if (St::CL && stage_c) mbar_wait(cbar, 0);
     TC_TRACE(5);
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
-    tc_epilogue<S, CT, NC, St::CL ? 2 : S::CST == 3 ? 3 : 0>(p, acc, m0, n0, wm, wn, g, t, cl,
-                                                             St::CL ? stage_c : cinit);
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t, cl,
+                                                                         St::CL && stage_c);
     TC_TRACE(6), TC_TRACE(7);
 }
 
@@ -1511,10 +1439,10 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_RANKKLDBC,
-    TC_SMALLDBC, TC_RANKKLDBI, TC_SMALLDBI, TC_NVARIANTS
+    TC_SMALLDBC, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",    "small",     "large32",  "large32pf", "rankklpf",  "dmma16",
-                                        "rankkldb", "smalldb",   "rankkldbc", "smalldbc", "rankkldbi", "smalldbi"};
+const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
+                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "rankkldbc", "smalldbc"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1526,7 +1454,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, rankkldbc, smalldbc, rankkldbi or smalldbi (smallc removed after a414fc6)",
+                            "rankkldb, smalldb, rankkldbc or smalldbc (smallc removed after a414fc6)",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1666,10 +1594,6 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
-    case TC_RANKKLDBI: // full tiles only; anything else runs rankklpf
-        return launch_db_or<ShapeRankKLDbI, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbi", "rankklpf (for rankkldbi)");
-    case TC_SMALLDBI: // full 64 x 64 tiles only; anything else runs small
-        return launch_db_or<ShapeSmallDbI, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbi", "small (for smalldbi)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
