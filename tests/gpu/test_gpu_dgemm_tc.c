@@ -249,7 +249,7 @@ static void test_tc_variants(void **state) {
     // rankkldb, smalldb, rankkldbc, smalldbc: full tiles only (other shapes run rankklpf, small;
     // their own cases follow the loop).
     static const char *const tiles[] = {"rankk",    "small",   "large32", "large32pf", "rankklpf",  "dmma16",
-                                        "rankkldb", "smalldb", "rankkldbc", "smalldbc"};
+                                        "rankkldb", "smalldb", "rankkldbc", "smalldbc", "rankkldbe", "smalldbe"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -294,23 +294,29 @@ static void test_tc_variants(void **state) {
     run_case(&cc, key += 10);
 }
 
-// rankkldbc and smalldbc on many tiles (more than their blocks per SM), sm_90 only (bulk copies): C
-// staged in every block (even ldc, beta != 0), k of 3, 16 and 64 k-steps (the late parts of C land in
-// stages that depend on k % 4); then odd ldc and beta 0, where C is read from global memory.
+// rankkldbc and smalldbc (CLate), rankkldbe and smalldbe (CEnd) on many tiles (more than their blocks
+// per SM), sm_90 only (bulk copies): C staged in every block (even ldc, beta != 0), k of 3, 16 and 64
+// k-steps (the parts of C land in stages that depend on k % 4), CEnd also with 1 and 2; then odd ldc
+// and beta 0, where C is read from global memory.
 static void test_tc_staged_c(void **state) {
     if (!g_set) skip();
     if (ts_device_props_of(ts_devset_device(g_set, 0))->cc_major < 9) skip();
     static const int64_t ks[] = {48, 256, 1024};
-    static const char *const staged[] = {"rankkldbc", "smalldbc"};
+    static const char *const staged[] = {"rankkldbc", "smalldbc", "rankkldbe", "smalldbe"};
     const int nst = (int)(sizeof staged / sizeof staged[0]);
     uint64_t key = 1500;
     for (int o = 0; o < 4; o++)
         for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++)
             for (int v = 0; v < nst; v++) {
-                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * v, ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
+                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * (v & 1), ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
                              1.0, 0, staged[v]};
                 run_case(&c, key += 10);
             }
+    for (int o = 0; o < 4; o++) // CEnd with one and two k-steps (CLate reads C from global memory there)
+        for (int v = 2; v < nst; v++) {
+            tc_case c = {ops[o][0], ops[o][1], 1024, 1024, 16 * (1 + (o & 1)), 2, 4, 6, -1.0, 0.5, 0, staged[v]};
+            run_case(&c, key += 10);
+        }
     for (int v = 0; v < nst; v++) {
         tc_case odd = {'N', 'N', 2048, 2048, 272, 2, 4, 3, 1.0, -0.5, 0, staged[v]};
         run_case(&odd, key += 10);

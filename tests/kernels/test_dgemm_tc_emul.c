@@ -38,7 +38,8 @@ typedef struct {
     int nk;  // rankkldb's maps: TN in HalfLines stages, NT with NcCols B fragments, MN-major copies by
              // swizzle key (KeyLines)
     int cst; // 2: C staged in the stages the last three k-steps free for full tiles with beta != 0, C
-             // not transposed, ldc even, k >= 48 (CLate; 1, a buffer of its own, was smallc's, removed)
+             // not transposed, ldc even, k >= 48 (CLate; 1, a buffer of its own, was smallc's, removed);
+             // 3: the same places filled once the main loop is done, any k (CEnd)
 } shape;
 // Every TESSERA_TC_TILE name of the kernel (same order as tc_variant_names).
 static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
@@ -49,7 +50,9 @@ static const shape shapes[] = {{128, 64, 64, 32, 4, 1, 0, "rankk", 0, 0},
                                {128, 64, 64, 32, 4, 1, 0, "rankkldb", 1, 1},  // rankklpf's maps in NN, TT; own in TN, NT
                                {64, 64, 32, 32, 4, 1, 0, "smalldb", 1, 1},    // small's tile on rankkldb's maps
                                {128, 64, 64, 32, 4, 1, 0, "rankkldbc", 1, 1, 2}, // rankkldb's, C staged late
-                               {64, 64, 32, 32, 4, 1, 0, "smalldbc", 1, 1, 2}};  // smalldb's, C staged late
+                               {64, 64, 32, 32, 4, 1, 0, "smalldbc", 1, 1, 2},   // smalldb's, C staged late
+                               {128, 64, 64, 32, 4, 1, 0, "rankkldbe", 1, 1, 3}, // rankkldb's, C staged at the end
+                               {64, 64, 32, 32, 4, 1, 0, "smalldbe", 1, 1, 3}};  // smalldb's, C staged at the end
 #define NSHAPES ((int)(sizeof shapes / sizeof shapes[0]))
 
 // ---- the mma, from the PTX ISA fragment tables (g = lane/4, t = lane%4) ----
@@ -430,7 +433,7 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
         double *cs = NULL;
         const int kq = (int)((k / TC_BK) & 3);
         const int whole = beta != 0.0 && !E->ct && ldc % 2 == 0 && m0 + S->BM <= m && n0 + S->BN <= n;
-        if (S->cst == 2 && whole && k >= 48 && k % 16 == 0) {
+        if (((S->cst == 2 && k >= 48) || S->cst == 3) && whole && k % 16 == 0) {
             // every element written once, inside its group's 8 BM doubles of its region (A: two
             // groups, B: 2 BN / BM), in the first three stages after kq; rows of a column 16-byte
             // aligned in pairs
@@ -615,22 +618,23 @@ static void test_emul_unbounded_copies(void **state) {
 
 // The late-staged C (CLate: rankkldbc's 128 x 64 tiles in three parts, smalldbc's 64 x 64 in two)
 // on whole tiles, every op, k of 3, 4 and 7 k-steps (the stage index of each part depends on k %
-// 4); k = 32 (two steps) reads C from global memory.
+// 4); k = 32 (two steps) reads C from global memory. CEnd (rankkldbe, smalldbe): the same places
+// filled after the main loop, k = 32 staged too.
 static void test_emul_late_c(void **state) {
     int nshapes = 0;
     uint64_t key = 4000;
     static const int ks[] = {48, 64, 112, 32};
     for (int s = 0; s < NSHAPES; s++) {
         const shape *S = &shapes[s];
-        if (S->cst != 2) continue;
+        if (S->cst != 2 && S->cst != 3) continue;
         nshapes++;
         for (int o = 0; o < 4; o++)
             for (int q = 0; q < 4; q++) {
                 run(S, 2, ops[o][0], ops[o][1], 2 * S->BM, 2 * S->BN, ks[q], 0, key += 10);
-                assert_int_equal(last_staged_tiles, o == 3 || ks[q] < 48 ? 0 : 4);
+                assert_int_equal(last_staged_tiles, o == 3 || (S->cst == 2 && ks[q] < 48) ? 0 : 4);
             }
     }
-    assert_int_equal(nshapes, 2);
+    assert_int_equal(nshapes, 4);
 }
 
 int main(void) {

@@ -95,7 +95,8 @@ struct TcShape {
     static constexpr int BM = BM_, BN = BN_, WM = WM_, WN = WN_, STAGES = STAGES_, MINB = MINB_;
     static constexpr bool L64 = L64_; // 8-byte fragment loads for a K-major A or an MN-major B
     // rankkldb's kernel: 2: C staged in the stage buffers that the last three k-steps free (CLate; 1,
-    // a buffer of its own from the start, was smallc's, removed after a414fc6)
+    // a buffer of its own from the start, was smallc's, removed after a414fc6); 3: C bulk-copied into
+    // the stage buffers after the main loop, on CLate's map (CEnd)
     static constexpr int CST = CST_;
     static constexpr int KS = KS_, BK = TC_BK * KS_, HALVES = 2 * KS_;
     static constexpr bool CPF = CPF_;
@@ -149,6 +150,14 @@ using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*ST
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
+// rankkldbe, smalldbe: rankkldb's and smalldb's kernels (their main loop as it is) with C bulk-copied
+// into the stage buffers once the main loop is done (CEnd), read by the staged epilogue: a tile's C
+// loads (LDG) wait ~24 us behind the co-resident block's copies (rankkldb at 16384^2 x 1024), the
+// bulk copies take the TMA's path.
+using ShapeRankKLDbE = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
+                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
+using ShapeSmallDbE = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
+                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -866,12 +875,13 @@ struct FullLoader {
 // CLate shapes (C not transposed) add the staged C tile's mbarrier behind the stages.
 template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
-    static_assert(S::CST == 0 || S::CST == 2, "rankkldb: C not staged or staged late");
+    static_assert(S::CST == 0 || S::CST == 2 || S::CST == 3, "rankkldb: C not staged, staged late or at the end");
     static constexpr bool NK = AK && BKM, CL = S::CST == 2 && !CT;
+    static constexpr bool CE = S::CST == 3 && !CT, CS = CL || CE; // CEnd; C staged either way (CLate's map)
     static constexpr int A = NK ? HalfLines<S::BM>::STAGE : S::BM * TC_BK, B = NK ? HalfLines<S::BN>::STAGE : S::BN * TC_BK;
     static constexpr int C0 = S::STAGES * (A + B); // the mbarrier (doubles from the start; a multiple of 2)
-    static constexpr size_t SMEM = (size_t)(C0 + (CL ? 2 : 0)) * sizeof(double);
-    static_assert(!CL || (S::STAGES == 4 && A >= S::BM * 16 && B >= CLateParts<S::BM, S::BN>::GB * S::BM * 8),
+    static constexpr size_t SMEM = (size_t)(C0 + (CS ? 2 : 0)) * sizeof(double);
+    static_assert(!CS || (S::STAGES == 4 && A >= S::BM * 16 && B >= CLateParts<S::BM, S::BN>::GB * S::BM * 8),
                   "CLate: 4 stages, room for a part's groups");
     static_assert(SMEM <= 227 * 1024 && C0 % 2 == 0, "rankkldb stages");
 };
@@ -890,10 +900,11 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     // CLate: the C tile goes to shared memory by bulk copies (columns of BM doubles, 16-byte aligned
     // when C is: c_vec) issued in the last three k-steps, counted on one mbarrier, and is waited for
-    // only by the epilogue (it needs three k-steps to free its stages).
+    // only by the epilogue (it needs three k-steps to free its stages). CEnd: the same copies, into
+    // the same places, issued once the main loop is done.
     uint64_t *const cbar = reinterpret_cast<uint64_t *>(smem + St::C0);
-    const bool stage_c = St::CL && p.beta != 0.0 && p.c_vec && p.k >= 3 * TC_BK;
-    if (St::CL && stage_c && tid == 0) mbar_init(cbar, 1);
+    const bool stage_c = St::CS && p.beta != 0.0 && p.c_vec && (St::CE || p.k >= 3 * TC_BK);
+    if (St::CS && stage_c && tid == 0) mbar_init(cbar, 1);
     const int wm = warp % S::WARPS_M, wn = warp / S::WARPS_M;
     const int g = lane >> 2, t = lane & 3;
     // NN and TT (A MN-major, B K-major) copy as in 6dfac0b, rankklpf's order and index (their SASS is
@@ -991,11 +1002,23 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     }
     TC_TRACE(4);
     cp_async_wait<0>();
-    if (St::CL && stage_c) mbar_wait(cbar, 0);
+    if constexpr (St::CE) {
+        if (stage_c) {
+            __syncthreads(); // every warp's last fragment loads are done: all stages are free
+#pragma unroll
+            for (int part = 0; part < 3; part++) { // CLate's places: part `part` in stage (ktiles + part) % 4
+                const int st = (ktiles + part) & 3;
+                clate_issue<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>(
+                    p.C, p.ldc, m0, n0, part, sA + st * St::A, sB + st * St::B, (st * St::A) & 15,
+                    (S::STAGES * St::A + st * St::B) & 15, cbar, tid);
+            }
+        }
+    }
+    if (St::CS && stage_c) mbar_wait(cbar, 0);
     TC_TRACE(5);
     const CLateMap cl = {sA, sB, St::A, St::B, ktiles & 3};
-    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CL ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t, cl,
-                                                                         St::CL && stage_c);
+    tc_epilogue<S, CT, FragOffsets<S, AK, BKM, true>::NC, St::CS ? 2 : 0>(p, acc, m0, n0, wm, wn, g, t, cl,
+                                                                         St::CS && stage_c);
     TC_TRACE(6), TC_TRACE(7);
 }
 
@@ -1439,10 +1462,10 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 
 enum TcVariant {
     TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_RANKKLDBC,
-    TC_SMALLDBC, TC_NVARIANTS
+    TC_SMALLDBC, TC_RANKKLDBE, TC_SMALLDBE, TC_NVARIANTS
 };
-const char *const tc_variant_names[] = {"rankk",    "small",  "large32", "large32pf",
-                                        "rankklpf", "dmma16", "rankkldb", "smalldb", "rankkldbc", "smalldbc"};
+const char *const tc_variant_names[] = {"rankk",    "small",     "large32",  "large32pf", "rankklpf",  "dmma16",
+                                        "rankkldb", "smalldb",   "rankkldbc", "smalldbc", "rankkldbe", "smalldbe"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1454,7 +1477,7 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, rankkldbc or smalldbc (smallc removed after a414fc6)",
+                            "rankkldb, smalldb, rankkldbc, smalldbc, rankkldbe or smalldbe (smallc removed after a414fc6)",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1594,6 +1617,10 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
+    case TC_RANKKLDBE: // full tiles only; anything else runs rankklpf
+        return launch_db_or<ShapeRankKLDbE, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbe", "rankklpf (for rankkldbe)");
+    case TC_SMALLDBE: // full 64 x 64 tiles only; anything else runs small
+        return launch_db_or<ShapeSmallDbE, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbe", "small (for smalldbe)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
