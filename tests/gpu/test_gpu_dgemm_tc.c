@@ -246,10 +246,10 @@ static void test_tc_variants(void **state) {
     // fragment loads for the operand that 16-byte loads deliver out of order; *pf: fragments across
     // the barrier, for ops with A 'N'; dmma16: mma.m16n8k16, sm_90 only). TT runs as transposed NN
     // (its only path).
-    // rankkldb, smalldb, rankkldbc, smalldbc: full tiles only (other shapes run rankklpf, small;
+    // rankkldb, smalldb, smalldbc, rankkldbe: full tiles only (other shapes run rankklpf, small;
     // their own cases follow the loop).
-    static const char *const tiles[] = {"rankk",    "small",   "large32", "large32pf", "rankklpf",  "dmma16",
-                                        "rankkldb", "smalldb", "rankkldbc", "smalldbc", "rankkldbe", "smalldbe"};
+    static const char *const tiles[] = {"rankk",    "small",   "large32",  "large32pf", "rankklpf",
+                                        "dmma16",   "rankkldb", "smalldb", "smalldbc",  "rankkldbe"};
     const int sm90 = ts_device_props_of(ts_devset_device(g_set, 0))->cc_major >= 9;
     uint64_t key = 1000;
     for (int v = 0; v < (int)(sizeof tiles / sizeof tiles[0]); v++) {
@@ -266,10 +266,10 @@ static void test_tc_variants(void **state) {
     // launch is one too, k a multiple of 16): k-steps 1, 3 (the prologue's count) and 9, beta 0 (C
     // never read) and not; smalldb also on 64-multiples that rankkldb would not take.
     // Case 4 has an odd ldc (pad 5).
-    // rankkldbc and smalldbc stage C into the stages their last three k-steps free (k >= 48; k = 16
-    // reads C from global memory): rankkldbc cases 0-2 and 5 (k = 64, four k-steps: the C copies
-    // start in step 1; odd ldc), smalldbc every case.
-    static const char *const dbt[] = {"rankkldb", "smalldb", "rankkldbc", "smalldbc"};
+    // rankkldbe stages C into the stages after its main loop (any k), smalldbc into those its last
+    // three k-steps free (k >= 48; k = 16 reads C from global memory): rankkldbe cases 0-2 and 5
+    // (k = 64, four k-steps), smalldbc every case (case 5: its C copies start in step 1).
+    static const char *const dbt[] = {"rankkldb", "smalldb", "rankkldbe", "smalldbc"};
     static const int64_t db[6][3] = {{256, 384, 144}, {384, 256, 16}, {128, 128, 48},
                                      {192, 320, 64},  {320, 192, 32}, {256, 128, 64}};
     for (int d = 0; d < 4; d++)
@@ -280,9 +280,9 @@ static void test_tc_variants(void **state) {
                              i == 1 ? 0.0 : 0.5, 0, dbt[d]};
                 run_case(&c, key += 10);
             }
-    for (int o = 0; o < 4; o++) // rankkldbc and smalldbc, k = 64 with odd ldc (C read from global memory)
+    for (int o = 0; o < 4; o++) // rankkldbe and smalldbc, k = 64 with odd ldc (C read from global memory)
         for (int v = 0; v < 2; v++) {
-            tc_case c = {ops[o][0], ops[o][1], 256, 128, 64, 2, 4, 5, 1.0, 1.0, 0, v ? "smalldbc" : "rankkldbc"};
+            tc_case c = {ops[o][0], ops[o][1], 256, 128, 64, 2, 4, 5, 1.0, 1.0, 0, v ? "smalldbc" : "rankkldbe"};
             run_case(&c, key += 10);
         }
     for (int o = 0; o < 4; o++) {
@@ -294,29 +294,28 @@ static void test_tc_variants(void **state) {
     run_case(&cc, key += 10);
 }
 
-// rankkldbc and smalldbc (CLate), rankkldbe and smalldbe (CEnd) on many tiles (more than their blocks
-// per SM), sm_90 only (bulk copies): C staged in every block (even ldc, beta != 0), k of 3, 16 and 64
-// k-steps (the parts of C land in stages that depend on k % 4), CEnd also with 1 and 2; then odd ldc
-// and beta 0, where C is read from global memory.
+// rankkldbe (CEnd) and smalldbc (CLate) on many tiles (more than their blocks per SM), sm_90 only
+// (bulk copies): C staged in every block (even ldc, beta != 0), k of 3, 16 and 64 k-steps (the parts
+// of C land in stages that depend on k % 4), rankkldbe also with 1 and 2; then odd ldc and beta 0,
+// where C is read from global memory.
 static void test_tc_staged_c(void **state) {
     if (!g_set) skip();
     if (ts_device_props_of(ts_devset_device(g_set, 0))->cc_major < 9) skip();
     static const int64_t ks[] = {48, 256, 1024};
-    static const char *const staged[] = {"rankkldbc", "smalldbc", "rankkldbe", "smalldbe"};
+    static const char *const staged[] = {"rankkldbe", "smalldbc"};
     const int nst = (int)(sizeof staged / sizeof staged[0]);
     uint64_t key = 1500;
     for (int o = 0; o < 4; o++)
         for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++)
             for (int v = 0; v < nst; v++) {
-                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * (v & 1), ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
+                tc_case c = {ops[o][0], ops[o][1], 2048, 1984 + 64 * v, ks[q], 2, 4, 6, (q & 1) ? -1.0 : 0.75,
                              1.0, 0, staged[v]};
                 run_case(&c, key += 10);
             }
-    for (int o = 0; o < 4; o++) // CEnd with one and two k-steps (CLate reads C from global memory there)
-        for (int v = 2; v < nst; v++) {
-            tc_case c = {ops[o][0], ops[o][1], 1024, 1024, 16 * (1 + (o & 1)), 2, 4, 6, -1.0, 0.5, 0, staged[v]};
-            run_case(&c, key += 10);
-        }
+    for (int o = 0; o < 4; o++) { // CEnd with one and two k-steps (CLate reads C from global memory there)
+        tc_case c = {ops[o][0], ops[o][1], 1024, 1024, 16 * (1 + (o & 1)), 2, 4, 6, -1.0, 0.5, 0, "rankkldbe"};
+        run_case(&c, key += 10);
+    }
     for (int v = 0; v < nst; v++) {
         tc_case odd = {'N', 'N', 2048, 2048, 272, 2, 4, 3, 1.0, -0.5, 0, staged[v]};
         run_case(&odd, key += 10);

@@ -66,17 +66,22 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   large NT (large32pf) and TN (large32) with m, n, k >= 12288 (choose_variant);
 //   rankk for operands without 16-byte alignment.
 //   dmma16 (m16n8k16, 8-byte fragment loads, sm_90) for m, n, k >= 16384 on sm_90 (choose_variant);
-//   rankkldb (two fragment sets, full tiles only, sm_90) for m % 128 = n % 64 = k % 16 = 0 with
-//   k >= 1024 below dmma16's range (choose_variant), rankkldbc (its C tile copied into the stages
-//   the last three k-steps free) for NT with k <= 2048. HPL's short updates (k < 1024, m, n >=
-//   8192, not TT): rankkldbc for full tiles with k >= 256 (NN: k >= 320); below, smalldbc (small's
-//   tile on rankkldb's kernel, three blocks per SM, C copied into the freed stages) for full 64 x 64
-//   tiles; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
+//   rankkldbe (two fragment sets, full tiles only, sm_90, its C tile bulk-copied into the stages
+//   after the main loop) for m % 128 = n % 64 = k % 16 = 0 with k >= 1024 below dmma16's range in
+//   NN, and in NT and TN up to k = 2048; rankkldb (C read in the epilogue) for the rest of that
+//   range (NT and TN above 2048, TT). HPL's short updates (k < 1024, m, n >= 8192, not TT):
+//   rankkldbe for full tiles with k >= 256 (NN: k >= 384); below, smalldbc (small's tile on
+//   rankkldb's kernel, three blocks per SM, C copied into the stages the last k-steps free) for full
+//   64 x 64 tiles; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
 //   (Removed: dmma16p, dmma16's loop in persistent blocks, 0.82-0.86 of cuBLAS at 16384^2 x
 //   256-1024 against the choice's 0.94-0.99, call 101; smallc, smalldb's tile at two blocks per SM
 //   with C in a buffer of its own, behind rankkldbc at every k once the epilogue's reloads were
 //   gone, call 115; rankkldbl, rankkldb with C prefetched into L2, 0.979 against 0.989 at 16384^2 x
-//   1024 NN, call 115.)
+//   1024 NN, call 115; rankkldbc, rankkldb with C copied into the stages the last three k-steps
+//   free (CLate; its NN loop 38 instructions a step longer), behind rankkldbe or level with it
+//   everywhere, call 119; rankkldbi and smalldbi, C loaded into the accumulators before the main
+//   loop, 0.67-0.88 of cuBLAS, call 118; smalldbe, smalldb with CEnd, behind smalldbc and
+//   rankkldbe at every k, call 119.)
 
 struct TcParams {
     int64_t m, n, k, lda, ldb, ldc;
@@ -142,22 +147,16 @@ using ShapeRankKLDb = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STA
 // weigh most and a third block per SM covers them.
 using ShapeSmallDb = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true>;
-// rankkldbc: rankkldb with its C tile bulk-copied into the stage buffers that the last three k-steps
-// free (CLate; no shared memory added, two blocks per SM as rankkldb).
-using ShapeRankKLDbC = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
-                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
 // smalldbc: smalldb's tile and three blocks per SM with its C tile bulk-copied into the stage buffers
 // that the last k-steps free (CLate: two parts of 32 columns, k-steps ktiles - 3 and ktiles - 2).
 using ShapeSmallDbC = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
                               /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 2>;
-// rankkldbe, smalldbe: rankkldb's and smalldb's kernels (their main loop as it is) with C bulk-copied
-// into the stage buffers once the main loop is done (CEnd), read by the staged epilogue: a tile's C
-// loads (LDG) wait ~24 us behind the co-resident block's copies (rankkldb at 16384^2 x 1024), the
-// bulk copies take the TMA's path.
+// rankkldbe: rankkldb's kernel (its main loop as it is) with the C tile bulk-copied into the stage
+// buffers once the main loop is done (CEnd; CLate's places), read by the staged epilogue: rankkldb's
+// C loads (LDG) wait ~24 us behind the co-resident block's copies at 16384^2 x 1024, and as long when
+// issued before the main loop (rankkldbi, call 118); the bulk copies (the TMA's path) land in ~2 us.
 using ShapeRankKLDbE = TcShape</*BM*/ 128, /*BN*/ 64, /*WM*/ 64, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 2, /*KS*/ 1,
                                /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
-using ShapeSmallDbE = TcShape</*BM*/ 64, /*BN*/ 64, /*WM*/ 32, /*WN*/ 32, /*STAGES*/ 4, /*MINB*/ 3, /*KS*/ 1,
-                              /*CPF*/ false, /*PF*/ 0, /*L64*/ true, /*CST*/ 3>;
 // C prefetch only for short k: the tile's C then waits in L2 for one short main loop (264 rankk
 // tiles in flight hold 17 MB of C, against 50-60 MB of L2).
 constexpr int64_t TC_CPF_MAX_K = 1024;
@@ -253,7 +252,8 @@ __device__ __forceinline__ void tc_trace(int word) {
 template <bool NC>
 __device__ __forceinline__ int c_rot(int j) { return 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3); }
 
-// The late-staged C tile (CST 2: rankkldbc's 128 x 64 and smalldbc's 64 x 64 tiles, 4 stages; C not
+// The late-staged C tile (CST 2: smalldbc's 64 x 64 tiles; CST 3, after the main loop: rankkldbe's
+// 128 x 64 ones; 4 stages; C not
 // transposed). Columns go in groups of 8 (8 x BM doubles); a stage's A region (BM x 16 doubles)
 // holds two groups, its B region (BN x 16) GB = 2 BN / BM (128 x 64: one, 64 x 64: two), so a part
 // is GP = 2 + GB groups. The k-step loop of iteration ktiles - 3 + part copies groups GP part ..
@@ -592,7 +592,8 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
 // CSM: how the caller stages C (0 not at all, 2 CLate); cl: the tile staged by CLate where clate (by
-// value: a pointer to it put the map in local memory, reloaded 19 times in rankkldbc's epilogue).
+// value: a pointer to it put the map in local memory, reloaded 19 times in the epilogue of rankkldbc,
+// CLate's 128 x 64 variant, since removed).
 template <class S, bool CT, bool NC = false, int CSM = 0>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
                                             int wm, int wn, int g, int t, const CLateMap cl = CLateMap{},
@@ -1461,11 +1462,11 @@ int launch_db_or(const TcParams &p, bool a_kmajor, bool b_kmajor, bool ct, cudaS
 }
 
 enum TcVariant {
-    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_RANKKLDBC,
-    TC_SMALLDBC, TC_RANKKLDBE, TC_SMALLDBE, TC_NVARIANTS
+    TC_RANKK, TC_SMALL, TC_LARGE32, TC_LARGE32PF, TC_RANKKLPF, TC_DMMA16, TC_RANKKLDB, TC_SMALLDB, TC_SMALLDBC,
+    TC_RANKKLDBE, TC_NVARIANTS
 };
 const char *const tc_variant_names[] = {"rankk",    "small",     "large32",  "large32pf", "rankklpf",  "dmma16",
-                                        "rankkldb", "smalldb",   "rankkldbc", "smalldbc", "rankkldbe", "smalldbe"};
+                                        "rankkldb", "smalldb",   "smalldbc",  "rankkldbe"};
 static_assert(sizeof tc_variant_names / sizeof *tc_variant_names == TC_NVARIANTS, "variant names");
 
 // a_kmajor, b_kmajor: the operands as the kernel reads them (after TT became NN); ct: TT, run as C^T.
@@ -1477,7 +1478,8 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
             if (!strcmp(force, tc_variant_names[i])) return *v = (TcVariant)i, 0;
         return ts_error_set(TS_ERR_PARSE, __FILE__, __LINE__,
                             "TESSERA_TC_TILE=%s: expected rankk, small, large32, large32pf, rankklpf, dmma16, "
-                            "rankkldb, smalldb, rankkldbc, smalldbc, rankkldbe or smalldbe (smallc removed after a414fc6)",
+                            "rankkldb, smalldb, smalldbc or rankkldbe (smallc removed after a414fc6, rankkldbc after "
+                            "a238817)",
                             force);
     }
     const int64_t tiles_rankk = ((m + 127) / 128) * ((n + 63) / 64);
@@ -1513,12 +1515,16 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     const bool full = m % 128 == 0 && n % 64 == 0 && k % 16 == 0;
     const bool full64 = m % 64 == 0 && n % 64 == 0 && k % 16 == 0;
     if (*v == TC_RANKKLPF && cc_major >= 9 && k >= 16384 && m >= 16384 && n >= 16384) *v = TC_DMMA16;
-    // rankkldbc (C into the freed stages; call 99, one H200, 13ffbed, two processes each, identical
-    // to 0.005): NT 8192^2 x 1024, 16384^2 x 1024 / 2048 1.005 / 0.984 / 0.970 of cuBLAS against
-    // rankkldb's 0.983 / 0.968 / 0.962; NN 0.94-0.97 against 0.96-0.99 and TN 0.93-0.94 against
-    // 0.94-0.96 (their loops took the registers' cost): NT only, for k up to 2048 (measured).
+    // rankkldbe (C bulk-copied into the stages after the main loop; call 119, one H200, a238817, two
+    // processes each, within 0.004): 16384^2 x 1024 NN / NT / TN 1.006 / 0.995-0.998 / 0.964 of cuBLAS
+    // against the choice before (rankkldb, rankkldbc, rankkldb) 0.989 / 0.998-0.999 / 0.948; x 2048
+    // 1.000-1.001 / 0.973-0.974 / 0.963-0.964 against 0.993-0.994 / 0.976 / 0.960-0.961; 8192^2 x 1024
+    // NN 0.985 against 0.961; squares 4096 NN 0.989-0.990 against 0.984-0.985, 8192 NN 0.988-0.992
+    // against 0.979-0.986, but 8192 TN 0.962 against rankkldb's 0.975-1.007 (NT 1.000-1.028 against
+    // 1.017-1.023). So: rankkldbe in NN, and in NT and TN up to k = 2048 (rankkldbc's range before, and
+    // the rank-k shapes); rankkldb above and in TT (its C^T is not staged).
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && k >= 1024)
-        *v = !a_kmajor && !b_kmajor && k <= 2048 ? TC_RANKKLDBC : TC_RANKKLDB;
+        *v = !ct && ((!a_kmajor && b_kmajor) || k <= 2048) ? TC_RANKKLDBE : TC_RANKKLDB;
     // smalldbc and rankkldbc below k = 1024 (calls 103-105, one H200, d8d4d89 to 7151f8c: rankkldbc
     // from k = 512, smalldbc below; widedb and widec, cuBLAS's 64 x 128 rank-k tile on our kernel,
     // lost everywhere: 0.63-0.90 at k = 256, removed). Since their epilogue reads the staged C without
@@ -1527,14 +1533,19 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.982 / 0.910; x 384 0.970 / 1.002 / 0.929 against 0.958 / 0.976 / 0.905 (smallc 0.936 / 0.971 /
     // 0.882); x 512 0.975 / 0.999 / 0.929 against 0.953 / 0.955 / 0.904; 8192^2 x 256 0.899 / 0.996 /
     // 0.924 against 0.922 / 0.985 / 0.919. So: rankkldbc from k = 256 in NT and TN and from k = 320 in
-    // NN (halfway between 256 and 384), smalldbc below.
+    // NN (halfway between 256 and 384), smalldbc below. rankkldbe (call 119, a238817; two processes
+    // each, within 0.004): 16384^2 x 256 NN / NT / TN 0.975-0.977 / 1.034-1.037 / 0.972-0.976 against
+    // the choice before (smalldbc, rankkldbc, rankkldbc) 0.990-0.993 / 0.993-0.994 / 0.924-0.926; x 512
+    // 1.009-1.011 / 1.030-1.032 / 0.968-0.969 against 0.979 / 1.013 / 0.933; 8192^2 x 256 NN / NT
+    // 0.910 / 1.024 against 0.934 / 0.989, x 512 1.032 / 1.037 against 1.001 / 1.018. So: rankkldbe
+    // from k = 256 in NT and TN and from k = 384 in NN (halfway between 256 and 512), smalldbc below.
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && !ct && k < 1024 && m >= 8192 && n >= 8192 &&
-             k >= (!a_kmajor && b_kmajor ? 320 : 256))
-        *v = TC_RANKKLDBC;
+             k >= (!a_kmajor && b_kmajor ? 384 : 256))
+        *v = TC_RANKKLDBE;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLDBC;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
-        *v = TC_SMALLDB; // only TT comes here (rankkldbc and smalldbc take the other ops)
+        *v = TC_SMALLDB; // only TT comes here (rankkldbe and smalldbc take the other ops)
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
         *v = a_kmajor ? TC_LARGE32 : TC_LARGE32PF; // TN (both K-major) : NT (both MN-major)
@@ -1613,14 +1624,10 @@ extern "C" int ts_cuda_dgemm_tessera(ts_stream *st, char ta, char tb, int64_t m,
         return launch_db_or<ShapeRankKLDb, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldb", "rankklpf (for rankkldb)");
     case TC_SMALLDB: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDb, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldb", "small (for smalldb)");
-    case TC_RANKKLDBC: // full tiles only; anything else runs rankklpf
-        return launch_db_or<ShapeRankKLDbC, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbc", "rankklpf (for rankkldbc)");
     case TC_SMALLDBC: // full 64 x 64 tiles only; anything else runs small
         return launch_db_or<ShapeSmallDbC, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbc", "small (for smalldbc)");
     case TC_RANKKLDBE: // full tiles only; anything else runs rankklpf
         return launch_db_or<ShapeRankKLDbE, ShapeRankKLPf>(p, a_kmajor, b_kmajor, ct, s, "rankkldbe", "rankklpf (for rankkldbe)");
-    case TC_SMALLDBE: // full 64 x 64 tiles only; anything else runs small
-        return launch_db_or<ShapeSmallDbE, ShapeSmall>(p, a_kmajor, b_kmajor, ct, s, "smalldbe", "small (for smalldbe)");
     default: return launch_ops<ShapeSmall, 2>(p, a_kmajor, b_kmajor, ct, s, "small");
     }
 }
