@@ -7,25 +7,27 @@
 #   default (TESSERA_TC_TILE unset: the automatic choice per shape) and dmma16 (mma.m16n8k16):
 #   8192 and 16384 in NN, NT, TN, TT and the rank-k shapes in NN and NT; rankkldb (two fragment
 #   sets, full tiles): 8192 in the four ops and the rank-k shapes; smalldb (64 x 64 on rankkldb's
-#   kernel), rankkldbc (rankkldb with C copied into the freed stages, the choice at k = 256-1023 (NN
-#   from 320) and NT's at 1024-2048) and smalldbc (smalldb, three blocks per SM, with C copied into
-#   the freed stages, the choice below): the rank-k shapes in NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
+#   kernel), rankkldbe (rankkldb with C bulk-copied into the stages after the main loop, the choice
+#   from k = 256 (NN from 384) and for NN at k >= 1024, NT and TN up to 2048) and smalldbc (smalldb,
+#   three blocks per SM, with C copied into the freed stages, the choice below): the rank-k shapes in
+#   NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
 #   tiles): 8192 NN, NT and the rank-k shapes; large32, large32pf, rankk: the rank-k shapes
 #   (TC_ALL_SHAPES=1 for the rest). (The variants that lost, large, largepf, rankkc, large32c,
-#   rankkl, dmma16h, dmma16p, widedb, widec, smallc and rankkldbl, were removed; git has them.)
+#   rankkl, dmma16h, dmma16p, widedb, widec, smallc, rankkldbl, rankkldbc and smalldbe, were removed;
+#   git has them.)
 # The dmma16 comparison (each line against cuBLAS in the same process, ~80 s on an H200):
 #   TC_VARIANTS="default dmma16" bench/tc_variants.sh build-device/bin/tessera "$OUT"
 # Each call runs the engines interleaved (--interleave), so every ratio is to cuBLAS in the same process.
 # Estimated time on an H200 (host data generation and verification dominate): 8192 in four ops
 # ~6 s, 16384^3 in four ops ~20 s, the three rank-k shapes in two ops ~20 s, ~1 s start per call:
-# default 46 + rankkldb 26 + rankkldbc 25 + smalldbc 25 + smalldb 20 + dmma16 46 + small 24 +
+# default 46 + rankkldb 26 + rankkldbe 25 + smalldbc 25 + smalldb 20 + dmma16 46 + small 24 +
 # rankklpf 24 ~ 240 s.
 # TC_ALL_SHAPES=1 runs every shape for every variant.
 set -uo pipefail
 tessera=${1:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 out=${2:?usage: bench/tc_variants.sh path/to/tessera OUTDIR}
 mkdir -p "$out"
-variants=${TC_VARIANTS:-default rankkldb rankkldbc smalldbc smalldb dmma16 small rankklpf}
+variants=${TC_VARIANTS:-default rankkldb rankkldbe smalldbc smalldb dmma16 small rankklpf}
 rankk_shapes="16384x16384x256 16384x16384x512 16384x16384x1024"
 status=0
 t0=$(date +%s)
@@ -51,7 +53,7 @@ for v in $variants; do
   [ "${TC_ALL_SHAPES:-0}" = 1 ] && sq8192=1 sq16384=1 rk=1
   sqops=NN,NT sq16ops=NN,NT rkops=NN
   case $v in default|dmma16|rankkldb) sqops=NN,NT,TN,TT sq16ops=NN,NT,TN,TT ;; esac
-  case $v in default|dmma16|rankkldb|smalldb) rkops=NN,NT ;; rankkldbc|smalldbc) rkops=NN,NT,TN ;; esac
+  case $v in default|dmma16|rankkldb|smalldb) rkops=NN,NT ;; rankkldbe|smalldbc) rkops=NN,NT,TN ;; esac
   [ "$sq8192" = 1 ] && gemm sq8192 8192 --ops $sqops
   [ "$sq16384" = 1 ] && gemm sq16384 16384 --ops $sq16ops
   [ "$rk" = 1 ] && gemm rankk $rankk_shapes --ops $rkops
