@@ -8,7 +8,7 @@
 #   8192 and 16384 in NN, NT, TN, TT and the rank-k shapes in NN and NT; rankkldb (two fragment
 #   sets, full tiles): 8192 in the four ops and the rank-k shapes; smalldb (64 x 64 on rankkldb's
 #   kernel), rankkldbe (rankkldb with C bulk-copied into the stages after the main loop, the choice
-#   from k = 256 (NN from 384) and for NN at k >= 1024, NT and TN up to 2048) and smalldbc (smalldb,
+#   from k = 256 (NN from 288) and for NN at k >= 1024, NT and TN up to 2048) and smalldbc (smalldb,
 #   three blocks per SM, with C copied into the freed stages, the choice below): the rank-k shapes in
 #   NN, NT and TN; small, rankklpf (the bounded kernel's shapes, taken for partial
 #   tiles): 8192 NN, NT and the rank-k shapes; large32, large32pf, rankk: the rank-k shapes

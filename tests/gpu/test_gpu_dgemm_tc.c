@@ -324,6 +324,41 @@ static void test_tc_staged_c(void **state) {
     }
 }
 
+// The automatic variant choice (a pure function of the shape and the device; runs without a GPU):
+// the table of choose_variant for a 132-SM sm_90 device, and sm_80.
+static void test_tc_choice(void **state) {
+    (void)state;
+#if !TS_HAVE_CUDA
+    skip();
+#else
+    unsetenv("TESSERA_TC_TILE");
+    static const struct {
+        char ta, tb;
+        int64_t m, n, k;
+        int cc;
+        const char *want;
+    } c[] = {
+        {'N', 'N', 16384, 16384, 256, 9, "smalldbc"},   {'N', 'N', 16384, 16384, 272, 9, "smalldbc"},
+        {'N', 'N', 16384, 16384, 288, 9, "rankkldbe"},  {'N', 'N', 16384, 16384, 512, 9, "rankkldbe"},
+        {'N', 'N', 16384, 16384, 1024, 9, "rankkldbe"}, {'N', 'N', 8192, 8192, 8192, 9, "rankkldbe"},
+        {'N', 'N', 4096, 4096, 4096, 9, "rankkldbe"},   {'N', 'N', 16384, 16384, 16384, 9, "dmma16"},
+        {'N', 'T', 16384, 16384, 240, 9, "smalldbc"},   {'N', 'T', 16384, 16384, 256, 9, "rankkldbe"},
+        {'N', 'T', 16384, 16384, 2048, 9, "rankkldbe"}, {'N', 'T', 16384, 16384, 2064, 9, "rankkldb"},
+        {'N', 'T', 8192, 8192, 8192, 9, "rankkldb"},    {'T', 'N', 16384, 16384, 256, 9, "rankkldbe"},
+        {'T', 'N', 16384, 16384, 1024, 9, "rankkldbe"}, {'T', 'N', 4096, 4096, 4096, 9, "rankkldb"},
+        {'T', 'T', 16384, 16384, 1024, 9, "rankkldb"},  {'T', 'T', 16384, 16384, 512, 9, "smalldb"},
+        {'T', 'T', 16384, 16384, 256, 9, "small"},      {'N', 'N', 16320, 16384, 1024, 9, "rankklpf"},
+        {'N', 'N', 16384, 16384, 1024, 8, "rankklpf"},  {'N', 'N', 16384, 16384, 256, 8, "small"},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        const char *got = ts_cuda_dgemm_tessera_variant(c[i].ta, c[i].tb, c[i].m, c[i].n, c[i].k, 132, c[i].cc);
+        if (strcmp(got, c[i].want) != 0)
+            fail_msg("%c%c %lldx%lldx%lld cc %d: %s, expected %s", c[i].ta, c[i].tb, (long long)c[i].m,
+                     (long long)c[i].n, (long long)c[i].k, c[i].cc, got, c[i].want);
+    }
+#endif
+}
+
 static void test_tc_medium(void **state) {
     if (!g_set) skip();
     uint64_t key = 2000;
@@ -387,7 +422,7 @@ static void test_tc_quick_returns(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tc_odd_sizes),   cmocka_unit_test(test_tc_variants),
-        cmocka_unit_test(test_tc_staged_c),
+        cmocka_unit_test(test_tc_staged_c),    cmocka_unit_test(test_tc_choice),
         cmocka_unit_test(test_tc_medium),      cmocka_unit_test(test_tc_large),
         cmocka_unit_test(test_tc_rank_k),      cmocka_unit_test(test_tc_quick_returns),
     };

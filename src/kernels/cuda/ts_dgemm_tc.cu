@@ -70,7 +70,7 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   after the main loop) for m % 128 = n % 64 = k % 16 = 0 with k >= 1024 below dmma16's range in
 //   NN, and in NT and TN up to k = 2048; rankkldb (C read in the epilogue) for the rest of that
 //   range (NT and TN above 2048, TT). HPL's short updates (k < 1024, m, n >= 8192, not TT):
-//   rankkldbe for full tiles with k >= 256 (NN: k >= 384); below, smalldbc (small's tile on
+//   rankkldbe for full tiles with k >= 256 (NN: k >= 288); below, smalldbc (small's tile on
 //   rankkldb's kernel, three blocks per SM, C copied into the stages the last k-steps free) for full
 //   64 x 64 tiles; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
 //   (Removed: dmma16p, dmma16's loop in persistent blocks, 0.82-0.86 of cuBLAS at 16384^2 x
@@ -1537,10 +1537,12 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // each, within 0.004): 16384^2 x 256 NN / NT / TN 0.975-0.977 / 1.034-1.037 / 0.972-0.976 against
     // the choice before (smalldbc, rankkldbc, rankkldbc) 0.990-0.993 / 0.993-0.994 / 0.924-0.926; x 512
     // 1.009-1.011 / 1.030-1.032 / 0.968-0.969 against 0.979 / 1.013 / 0.933; 8192^2 x 256 NN / NT
-    // 0.910 / 1.024 against 0.934 / 0.989, x 512 1.032 / 1.037 against 1.001 / 1.018. So: rankkldbe
-    // from k = 256 in NT and TN and from k = 384 in NN (halfway between 256 and 512), smalldbc below.
+    // 0.910 / 1.024 against 0.934 / 0.989, x 512 1.032 / 1.037 against 1.001 / 1.018. NN between
+    // (call 122, 6023493, two processes each): 16384^2 x 320 / 384 / 448 rankkldbe 0.988-0.989 /
+    // 0.995-0.996 / 1.002 against smalldbc's 0.969 / 0.962 / 0.957-0.958. So: rankkldbe from k = 256
+    // in NT and TN and from k = 288 in NN (halfway between 256 and 320), smalldbc below.
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && !ct && k < 1024 && m >= 8192 && n >= 8192 &&
-             k >= (!a_kmajor && b_kmajor ? 384 : 256))
+             k >= (!a_kmajor && b_kmajor ? 288 : 256))
         *v = TC_RANKKLDBE;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLDBC;
