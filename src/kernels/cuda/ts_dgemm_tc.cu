@@ -252,14 +252,14 @@ __device__ __forceinline__ void tc_trace(int word) {
 template <bool NC>
 __device__ __forceinline__ int c_rot(int j) { return 4 * (NC ? (j >> 1) & 3 : (j >> 2) & 3); }
 
-// The late-staged C tile (CST 2: smalldbc's 64 x 64 tiles; CST 3, after the main loop: rankkldbe's
-// 128 x 64 ones; 4 stages; C not
-// transposed). Columns go in groups of 8 (8 x BM doubles); a stage's A region (BM x 16 doubles)
-// holds two groups, its B region (BN x 16) GB = 2 BN / BM (128 x 64: one, 64 x 64: two), so a part
-// is GP = 2 + GB groups. The k-step loop of iteration ktiles - 3 + part copies groups GP part ..
-// GP part + GP - 1 into the stage that the previous k-step freed: two into its A region's halves,
-// the rest into its B region (128 x 64: three parts of 24, 24 and 16 columns; 64 x 64: two parts
-// of 32, the third step idle). Each column is rotated by 4 T(j) rows (c_rot; two bulk
+// The late-staged C tile (CST 2: smalldbc's 64 x 64 tiles; CST 3, copied after the main loop:
+// rankkldbe's 128 x 64 ones; 4 stages; C not transposed). Columns go in groups of 8 (8 x BM
+// doubles); a stage's A region (BM x 16 doubles) holds two groups, its B region (BN x 16) GB = 2 BN /
+// BM (128 x 64: one, 64 x 64: two), so a part is GP = 2 + GB groups. The k-step loop of iteration
+// ktiles - 3 + part copies groups GP part .. GP part + GP - 1 into the stage that the previous
+// k-step freed (CEnd: into the same stage, (ktiles + part) % 4, after the loop): two into its A
+// region's halves, the rest into its B region (128 x 64: three parts of 24, 24 and 16 columns;
+// 64 x 64: two parts of 32, the third step idle). Each column is rotated by 4 T(j) rows (c_rot; two bulk
 // copies), plus 8 rows where its region starts 64 bytes past a 128-byte line (TN's HalfLines stages
 // are 64 bytes longer than a multiple of 128), so that the epilogue's 16-byte reads of rows 2g,
 // 2g + 1 land on chunk (g + 2t) % 8: conflict free.
