@@ -171,7 +171,6 @@ static int clate_index(int BM, int BN, int nc, int za, int zb, int kq, int i, in
     return base + (j & 7) * BM + ((i + rot) & (BM - 1));
 }
 
-
 // ---- TileLoader (same formulas as the kernel) ----
 typedef struct {
     int R, kmajor, vec, threads, bk;

@@ -591,9 +591,9 @@ __device__ __forceinline__ void prefetch_c(const TcParams &p, int64_t m0, int64_
 
 // The epilogue of a TcShape tile: C = alpha acc + beta C over the block's BM x BN tile at (m0, n0)
 // (CT: the result is stored transposed).
-// CSM: how the caller stages C (0 not at all, 2 CLate); cl: the tile staged by CLate where clate (by
-// value: a pointer to it put the map in local memory, reloaded 19 times in the epilogue of rankkldbc,
-// CLate's 128 x 64 variant, since removed).
+// CSM: how the caller stages C (0 not at all, 2 on CLate's map: CLate or CEnd); cl: the tile staged
+// there where clate (by value: a pointer to it put the map in local memory, reloaded 19 times in the
+// epilogue of rankkldbc, CLate's 128 x 64 variant, since removed).
 template <class S, bool CT, bool NC = false, int CSM = 0>
 __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::MT][S::NT][4], const int64_t m0, const int64_t n0,
                                             int wm, int wn, int g, int t, const CLateMap cl = CLateMap{},
@@ -873,7 +873,7 @@ struct FullLoader {
 };
 
 // Shared memory of rankkldb: TN (NK) uses HalfLines stages, 8 doubles longer per operand.
-// CLate shapes (C not transposed) add the staged C tile's mbarrier behind the stages.
+// CLate and CEnd shapes (C not transposed) add the staged C tile's mbarrier behind the stages.
 template <class S, bool AK, bool BKM, bool CT = false>
 struct DbStages {
     static_assert(S::CST == 0 || S::CST == 2 || S::CST == 3, "rankkldb: C not staged, staged late or at the end");
@@ -943,14 +943,17 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
     // One k-step; ISSUE (CLate, the last three k-steps only): part kt - (ktiles - 3) of the C tile
     // into the stage the previous step freed. CLate runs those steps in a loop of their own, so that
     // the main loop carries none of the copies' registers.
+    // Part `part` of the C tile into stage st's regions (CLate from the k loop, CEnd after it).
+    auto c_part = [&](int part, int st) {
+        clate_issue<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>(
+            p.C, p.ldc, m0, n0, part, sA + st * St::A, sB + st * St::B, (st * St::A) & 15,
+            (S::STAGES * St::A + st * St::B) & 15, cbar, tid);
+    };
     auto kstep = [&](const int kt, auto issue) {
         const double *cA = sA + stage * St::A, *cB = sB + stage * St::B;
         const int nstage = stage == S::STAGES - 1 ? 0 : stage + 1;
         const int wstage = stage == 0 ? S::STAGES - 1 : stage - 1; // read in step kt-1, before its barrier
-        if constexpr (decltype(issue)::value)
-            clate_issue<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>(
-                p.C, p.ldc, m0, n0, kt - (ktiles - 3), sA + wstage * St::A, sB + wstage * St::B, (wstage * St::A) & 15,
-                (S::STAGES * St::A + wstage * St::B) & 15, cbar, tid);
+        if constexpr (decltype(issue)::value) c_part(kt - (ktiles - 3), wstage);
         // rankkldb's TN: copy i written after mma i of half 0 (A's copies, then B's), the half-1
         // fragments loaded first. The compiler then gives each copy its own source address (base
         // plus a uniform offset) and issues them spread over half 0's mma; d7c0d22's loop issued
@@ -1007,12 +1010,7 @@ __global__ void __launch_bounds__(S::THREADS, S::MINB) dgemm_db_kernel(const TcP
         if (stage_c) {
             __syncthreads(); // every warp's last fragment loads are done: all stages are free
 #pragma unroll
-            for (int part = 0; part < 3; part++) { // CLate's places: part `part` in stage (ktiles + part) % 4
-                const int st = (ktiles + part) & 3;
-                clate_issue<S::BM, S::BN, FragOffsets<S, AK, BKM, true>::NC>(
-                    p.C, p.ldc, m0, n0, part, sA + st * St::A, sB + st * St::B, (st * St::A) & 15,
-                    (S::STAGES * St::A + st * St::B) & 15, cbar, tid);
-            }
+            for (int part = 0; part < 3; part++) c_part(part, (ktiles + part) & 3); // CLate's places
         }
     }
     if (St::CS && stage_c) mbar_wait(cbar, 0);
