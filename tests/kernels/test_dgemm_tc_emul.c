@@ -461,6 +461,11 @@ static void emu_gemm(emu *E, char ta, char tb, int64_t m, int64_t n, int64_t k, 
                                 const int g = lane >> 2, t = lane & 3, il = wm * S->WM + 16 * mt + 2 * g;
                                 const int jl = E->nc ? 16 * nt + 8 * wn + 2 * t + h : wn * S->WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
                                 addr[lane] = 8L * clate_index(S->BM, S->BN, E->nc, za, zb, kq, il, jl);
+                                // the epilogue's grouping: member d of a group is column j0's place + d BM
+                                const int j0 = E->nc ? 16 * nt + 8 * wn + 2 * t : wn * S->WN + 16 * (nt / 2) + 4 * t;
+                                const int d = E->nc ? h : nt % 2 + 2 * h;
+                                assert_int_equal(clate_index(S->BM, S->BN, E->nc, za, zb, kq, il, jl),
+                                                 clate_index(S->BM, S->BN, E->nc, za, zb, kq, il, j0) + d * S->BM);
                             }
                             E->staged_conflicts += conflicts(addr, 16);
                             E->staged_reads++;

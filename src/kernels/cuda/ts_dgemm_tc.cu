@@ -275,14 +275,23 @@ struct CLateParts {
     static constexpr int PARTS = (BN / 8 + GP - 1) / GP;
     static_assert(PARTS <= 3, "CLate: the last three k-steps free three stages");
 };
+struct CLateCol {
+    const double *col; // the column's BM doubles
+    int shift;         // row i is at col[(i + shift) % BM]
+};
 template <int BM, int BN, bool NC>
-__device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int j) {
+__device__ __forceinline__ CLateCol clate_col(const CLateMap &m, int j) {
     constexpr int GP = CLateParts<BM, BN>::GP;
     const int q = j >> 3, part = q / GP, slot = q - GP * part, st = (m.kq + part) & 3;
     const double *base = slot < 2 ? m.a + st * m.sa + slot * (BM * 8)
                                   : m.b + st * m.sb + (CLateParts<BM, BN>::GB > 1 ? (slot - 2) * (BM * 8) : 0);
     const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15; // the region's start past a 128-byte line
-    return base + (j & 7) * BM + ((i + c_rot<NC>(j) + e) & (BM - 1));
+    return {base + (j & 7) * BM, c_rot<NC>(j) + e};
+}
+template <int BM, int BN, bool NC>
+__device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int j) {
+    const CLateCol c = clate_col<BM, BN, NC>(m, j);
+    return c.col + ((i + c.shift) & (BM - 1));
 }
 // Part `part` of the block's C tile (rows m0.., columns n0..) into the stage regions a, b (the stage
 // the previous k-step freed); thread 0 sets the whole tile's byte count with part 0.
@@ -303,6 +312,11 @@ __device__ __forceinline__ void clate_issue(const double *C, int64_t ldc, int64_
         if ((tid & 1) == 0) bulk_copy_g2s(col + rot, src, (BM - rot) * 8, bar);
         else if (rot) bulk_copy_g2s(col, src + BM - rot, rot * 8, bar);
     }
+}
+
+// -x by its sign bit (an integer instruction; exact).
+__device__ __forceinline__ double flip_sign(double x) {
+    return __hiloint2double(__double2hiint(x) ^ (int)0x80000000, __double2loint(x));
 }
 
 // d = a b + d for one m16n8k8 tile (fragments as in the header comment).
@@ -611,20 +625,53 @@ __device__ __forceinline__ void tc_epilogue(const TcParams p, double (&acc)[S::M
     // Two passes, every C load before the first store, so that the loads need not wait for stores
     // to addresses the compiler cannot tell apart (measured: no faster than interleaved on H200).
     if (!CT && CSM == 2 && clate) { // staged: rows il, il + 1 of column jl as one LDS.128
+        // alpha = 1 (the benchmarks') and -1 (HPL's): one DFMA an element, beta o + acc, after sign
+        // flips for -1 (integer instructions, exact); on sm_90 the FP64 pipe is the tensor pipe, and
+        // the co-resident block's DMMA stream delays every FP64 issue of this pass. Other alpha: a
+        // DMUL and a DFMA an element, beta o then alpha acc + it, interleaved with the loads (a
+        // pre-pass of DMULs before the loads measured 0.9-2.6% slower at k = 256 and 512, call 125).
+        const bool unit = p.alpha == 1.0 || p.alpha == -1.0;
+        if (p.alpha == -1.0) {
 #pragma unroll
-        for (int mt = 0; mt < S::MT; mt++)
+            for (int mt = 0; mt < S::MT; mt++)
 #pragma unroll
-            for (int nt = 0; nt < S::NT; nt++)
+                for (int nt = 0; nt < S::NT; nt++)
 #pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    const int il = wm * S::WM + 16 * mt + 2 * g;
-                    const int jl = NC ? 16 * nt + 8 * wn + 2 * t + h : wn * S::WN + 16 * (nt / 2) + 4 * t + (nt % 2) + 2 * h;
-                    if constexpr (CSM == 2) { // (CLateParts exists for the CLate shapes only)
-                        const double2 o = lds128(clate_ptr<S::BM, S::BN, NC>(cl, il, jl));
-                        acc[mt][nt][h] = p.alpha * acc[mt][nt][h] + p.beta * o.x;
-                        acc[mt][nt][2 + h] = p.alpha * acc[mt][nt][2 + h] + p.beta * o.y;
+                    for (int e = 0; e < 4; e++) acc[mt][nt][e] = flip_sign(acc[mt][nt][e]);
+        }
+        // A thread's columns in groups that share a column group of 8 (q) and a rotation: NcCols
+        // (NT): column 16 nt + 8 wn + 2t + h, group nt, member h (rotation 4t); otherwise column
+        // wn WN + 16 (nt / 2) + 4t + (nt % 2) + 2h, group nt / 2, member (nt % 2) + 2h (4t % 8 + 3 <
+        // 8, rotation 4 ((j / 4) % 4)). Member d of a group is column d BM doubles further, so each
+        // group's place is computed once and each row pair once per group (test_dgemm_tc_emul checks
+        // that clate_index keeps these offsets).
+        if constexpr (CSM == 2) { // (CLateParts exists for the CLate shapes only)
+            auto combine = [&](auto scaled) {
+                constexpr int GROUPS = NC ? S::NT : S::NT / 2, MEMBERS = NC ? 2 : 4;
+                const int i0 = wm * S::WM + 2 * g;
+#pragma unroll
+                for (int q = 0; q < GROUPS; q++) {
+                    const int j0 = NC ? 16 * q + 8 * wn + 2 * t : wn * S::WN + 16 * q + 4 * t;
+                    const CLateCol c = clate_col<S::BM, S::BN, NC>(cl, j0);
+#pragma unroll
+                    for (int mt = 0; mt < S::MT; mt++) {
+                        const double *const r = c.col + ((i0 + 16 * mt + c.shift) & (S::BM - 1));
+#pragma unroll
+                        for (int d = 0; d < MEMBERS; d++) {
+                            const int nt = NC ? q : 2 * q + d % 2, h = NC ? d : d / 2;
+                            const double2 o = lds128(r + d * S::BM);
+                            double &x0 = acc[mt][nt][h], &x1 = acc[mt][nt][2 + h];
+                            if constexpr (decltype(scaled)::value)
+                                x0 = fma(p.alpha, x0, p.beta * o.x), x1 = fma(p.alpha, x1, p.beta * o.y);
+                            else
+                                x0 = fma(p.beta, o.x, x0), x1 = fma(p.beta, o.y, x1);
+                        }
                     }
                 }
+            };
+            if (unit) combine(std::false_type{});
+            else combine(std::true_type{});
+        }
     } else if (p.beta != 0.0) {
 #pragma unroll
         for (int mt = 0; mt < S::MT; mt++)
