@@ -70,7 +70,7 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   after the main loop) for m % 128 = n % 64 = k % 16 = 0 with k >= 1024 below dmma16's range in
 //   NN, and in NT and TN up to k = 2048; rankkldb (C read in the epilogue) for the rest of that
 //   range (NT and TN above 2048, TT). HPL's short updates (k < 1024, m, n >= 8192, not TT):
-//   rankkldbe for full tiles with k >= 256 (NN: k >= 288); below, smalldbc (small's tile on
+//   rankkldbe for full tiles with k >= 128 (NN: k >= 192); below, smalldbc (small's tile on
 //   rankkldb's kernel, three blocks per SM, C copied into the stages the last k-steps free) for full
 //   64 x 64 tiles; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
 //   (Removed: dmma16p, dmma16's loop in persistent blocks, 0.82-0.86 of cuBLAS at 16384^2 x
@@ -1585,9 +1585,16 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
     // 0.910 / 1.024 against 0.934 / 0.989, x 512 1.032 / 1.037 against 1.001 / 1.018. NN between
     // (call 122, 6023493, two processes each): 16384^2 x 320 / 384 / 448 rankkldbe 0.988-0.989 /
     // 0.995-0.996 / 1.002 against smalldbc's 0.969 / 0.962 / 0.957-0.958. So: rankkldbe from k = 256
-    // in NT and TN and from k = 288 in NN (halfway between 256 and 320), smalldbc below.
+    // in NT and TN and from k = 288 in NN (halfway between 256 and 320), smalldbc below. Since the
+    // staged combine's one DFMA for alpha = +-1 (42de547; call 129, 2310583, two processes each,
+    // rankkldbe forced against smalldbc): 16384^2 x 128 NN / NT / TN 0.953-0.956 / 0.987 / 0.964-0.965
+    // against 0.996-0.998 / 0.975 / 0.947-0.948; x 192 1.068-1.070 / 1.024-1.025 / 1.003-1.004 against
+    // 1.065-1.066 / 1.023-1.024 / 0.995; x 240 1.022-1.023 / 1.038 / 0.987-0.988 against 1.000-1.002 /
+    // 0.988-0.989 / 0.920-0.921; x 256 NN 1.018-1.021 against 0.990-0.992 (call 128); 8192^2 x 256 NN
+    // 0.937-0.939 against 0.933-0.934. So: rankkldbe from k = 128 in NT and TN and from k = 192 in NN
+    // (level there, 4% behind at 128), smalldbc below.
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full && !ct && k < 1024 && m >= 8192 && n >= 8192 &&
-             k >= (!a_kmajor && b_kmajor ? 288 : 256))
+             k >= (!a_kmajor && b_kmajor ? 192 : 128))
         *v = TC_RANKKLDBE;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLDBC;
