@@ -72,7 +72,7 @@ constexpr int TC_GROUP_M = 8; // tile rows per group of the block order (L2 reus
 //   range (NT and TN above 2048, TT). HPL's short updates (k < 1024, m, n >= 8192, not TT):
 //   rankkldbe for full tiles with k >= 128 (NN: k >= 192); below, smalldbc (small's tile on
 //   rankkldb's kernel, three blocks per SM, C copied into the stages the last k-steps free) for full
-//   64 x 64 tiles; smalldb (three blocks per SM, C not staged) for TT with 384 < k < 1024.
+//   64 x 64 tiles; smalldb (three blocks per SM, C not staged) for TT with 256 <= k < 1024.
 //   (Removed: dmma16p, dmma16's loop in persistent blocks, 0.82-0.86 of cuBLAS at 16384^2 x
 //   256-1024 against the choice's 0.94-0.99, call 101; smallc, smalldb's tile at two blocks per SM
 //   with C in a buffer of its own, behind rankkldbc at every k once the epilogue's reloads were
@@ -1598,7 +1598,11 @@ int choose_variant(int64_t m, int64_t n, int64_t k, int sms, int cc_major, bool 
         *v = TC_RANKKLDBE;
     else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && !ct && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLDBC;
-    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k > 384 && k < 1024 && m >= 8192 && n >= 8192)
+    // TT (C^T not staged; call 132, 67b3262, each variant forced beside cuBLAS): 16384^2 x 256 smalldb
+    // 0.809 (smalldbc, which runs smalldb's kernel for TT, 0.809 too) against small's 0.791, x 512 0.857
+    // against 0.810, x 1024 0.867 against rankkldb's 0.901; so smalldb from k = 256 (call 84's H100 loss at
+    // k = 256, above, predates smalldb's epilogue fixes and was not measured again there).
+    else if (*v == TC_RANKKLPF && cc_major >= 9 && full64 && k >= 256 && k < 1024 && m >= 8192 && n >= 8192)
         *v = TC_SMALLDB; // only TT comes here (rankkldbe and smalldbc take the other ops)
     else if (*v == TC_RANKKLPF && k <= 512 && m >= 8192 && n >= 8192) *v = TC_SMALL;
     else if (*v == TC_RANKKLPF && k >= 12288 && m >= 12288 && n >= 12288 && a_kmajor == b_kmajor)
