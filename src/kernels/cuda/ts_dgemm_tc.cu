@@ -288,11 +288,6 @@ __device__ __forceinline__ CLateCol clate_col(const CLateMap &m, int j) {
     const int e = (slot < 2 ? st * m.sa : 4 * m.sa + st * m.sb) & 15; // the region's start past a 128-byte line
     return {base + (j & 7) * BM, c_rot<NC>(j) + e};
 }
-template <int BM, int BN, bool NC>
-__device__ __forceinline__ const double *clate_ptr(const CLateMap &m, int i, int j) {
-    const CLateCol c = clate_col<BM, BN, NC>(m, j);
-    return c.col + ((i + c.shift) & (BM - 1));
-}
 // Part `part` of the block's C tile (rows m0.., columns n0..) into the stage regions a, b (the stage
 // the previous k-step freed); thread 0 sets the whole tile's byte count with part 0.
 // ea, eb: the regions' starts (doubles from the start of shared memory) modulo 16.
